@@ -1,0 +1,1 @@
+//! Artifacts: full output streams spilled to files, addressed as `artifact://<id>`.

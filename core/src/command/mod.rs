@@ -1,0 +1,1 @@
+//! Command text handling before a run.

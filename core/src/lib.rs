@@ -1,0 +1,20 @@
+//! conch-core: the whole engine of conch, the bash tool runtime for AI coding agents.
+//!
+//! A model's shell command runs in a persistent real bash ([`shell`]) or on a
+//! pseudo-terminal ([`pty`]); its output is sanitized and bounded ([`output`]),
+//! spilled in full to an artifact ([`artifact`]), and shaped into what the
+//! model reads ([`tool`]). Every process it starts is contained and killed as a
+//! tree ([`process`]). Bindings (C, Python, Node, CLI) only translate types.
+
+pub mod artifact;
+pub mod cancel;
+pub mod command;
+pub mod error;
+pub mod output;
+pub mod process;
+pub mod pty;
+pub mod shell;
+pub mod tool;
+
+pub use cancel::CancelToken;
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Output pipeline: bytes to sanitized, bounded text.

@@ -1,0 +1,1 @@
+//! Process containment shared by the shell and PTY engines.

@@ -1,0 +1,1 @@
+//! PTY sessions with a virtual terminal.

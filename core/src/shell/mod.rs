@@ -1,0 +1,1 @@
+//! The persistent bash engine.

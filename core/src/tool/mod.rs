@@ -1,0 +1,1 @@
+//! The tool surfaces: what a host calls when the model calls `bash`.

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test of conch on a fresh machine: Rust (fmt, clippy, unit,
+# integration, vectors), and, as the faces land, C, Python and Node.
+# Installs what it needs itself. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
+
+echo "== toolchains"; cargo --version; python3 --version; node --version
+
+echo "== rust: fmt, clippy, tests"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
