@@ -1,1 +1,3 @@
 //! Output pipeline: bytes to sanitized, bounded text.
+
+pub mod notice;
