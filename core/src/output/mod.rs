@@ -5,6 +5,7 @@
 //! stream to an artifact once it no longer fits, and [`TailBuffer`] keeps the
 //! bounded tail that live updates show.
 
+pub mod notice;
 mod ring;
 pub mod sanitize;
 mod scan;
