@@ -48,8 +48,14 @@ fn str_of<'a>(case: &'a Value, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{}: `{key}` is not a string", case["name"]))
 }
 
+fn u64_of(case: &Value, key: &str) -> u64 {
+    case[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{}: `{key}` is not a count", case["name"]))
+}
+
 fn usize_of(case: &Value, key: &str) -> usize {
-    usize_opt(&case[key]).unwrap_or_else(|| panic!("{}: `{key}` is not a count", case["name"]))
+    u64_of(case, key) as usize
 }
 
 fn truncation_of(case: &Value) -> Truncation {
@@ -106,16 +112,16 @@ fn intercept_vectors() {
 #[test]
 fn notice_vectors() {
     replay("notice", |case| match str_of(case, "fn") {
-        "format_size" => json!(format_size(usize_of(case, "bytes"))),
+        "format_size" => json!(format_size(u64_of(case, "bytes"))),
         "format_output_notice" => json!(format_output_notice(&truncation_of(case))),
         "from_counts" => {
             let c = &case["counts"];
             let truncation = Truncation::from_counts(
                 c["truncated"].as_bool().expect("truncated"),
-                usize_of(c, "totalLines"),
-                usize_of(c, "totalBytes"),
-                usize_of(c, "outputLines"),
-                usize_of(c, "outputBytes"),
+                u64_of(c, "totalLines"),
+                u64_of(c, "totalBytes"),
+                u64_of(c, "outputLines"),
+                u64_of(c, "outputBytes"),
                 c["artifactId"].as_str().map(str::to_owned),
                 usize_opt(&c["maxBytes"]),
             );
