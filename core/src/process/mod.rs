@@ -1,1 +1,5 @@
-//! Process containment shared by the shell and PTY engines.
+//! Process containment shared by the shell and PTY engines: the environment
+//! a command gets, and finding/killing every process it started.
+
+pub mod env;
+pub mod tree;

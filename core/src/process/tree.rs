@@ -1,0 +1,255 @@
+//! Containment: finding and killing every process a command started.
+//!
+//! A command's processes do not stay in one process group: `setsid` gives a
+//! child its own session and group (so `killpg` misses it), and a double
+//! fork re-parents a grandchild. The engines therefore make their bash a
+//! child subreaper (orphans come back to it) and walk the parent links under
+//! it, signalling each member. Processes whose ancestor already died are
+//! found by session id instead ([`session_members`]).
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+pub type Pid = i32;
+
+/// Direct children of `pid`, from `/proc/<pid>/task/*/children` (one read per
+/// thread, cheap), or a full `/proc` scan where that file is unavailable.
+pub fn children(pid: Pid) -> Vec<Pid> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        match fs::read_to_string(task.path().join("children")) {
+            Ok(text) => out.extend(
+                text.split_whitespace()
+                    .filter_map(|s| s.parse::<Pid>().ok()),
+            ),
+            Err(_) => return scan().filter(|p| p.ppid == pid).map(|p| p.pid).collect(),
+        }
+    }
+    out
+}
+
+/// Every live process below `root` (not `root` itself), parents before children.
+pub fn descendants(root: Pid) -> Vec<Pid> {
+    let mut out = children(root);
+    let mut i = 0;
+    while i < out.len() {
+        for pid in children(out[i]) {
+            if !out.contains(&pid) {
+                out.push(pid);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every process whose session id is `sid` (including a leader still alive).
+/// Finds the leftovers of a session whose leader is gone, since orphans keep
+/// their session id when re-parented.
+pub fn session_members(sid: Pid) -> Vec<Pid> {
+    scan()
+        .filter(|p| p.sid == sid && p.state != 'Z')
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// Whether `pid` exists and is not a zombie.
+pub fn is_alive(pid: Pid) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| parse_stat(&s))
+        .is_some_and(|p| p.state != 'Z')
+}
+
+/// Sends `signal` to each pid, ignoring ones that are already gone.
+pub fn signal_all(pids: &[Pid], signal: i32) {
+    for &pid in pids {
+        if pid > 1 {
+            // SAFETY: kill(2) has no memory effects; a stale pid yields ESRCH.
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
+}
+
+/// Waits until none of `pids` is alive or `limit` passes; true if all gone.
+pub fn wait_gone(pids: &[Pid], limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        if !pids.iter().any(|&p| is_alive(p)) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// SIGTERM, up to `grace` for them to go, SIGKILL: for teardown (close),
+/// where the command's own chance to finish cleanly is already over.
+pub fn terminate(pids: &[Pid], grace: Duration) {
+    signal_all(pids, libc::SIGTERM);
+    if !wait_gone(pids, grace) {
+        signal_all(pids, libc::SIGKILL);
+    }
+}
+
+/// The escalation applied on timeout and abort: SIGINT, grace, SIGTERM,
+/// grace, SIGKILL, grace. Driven by the caller's event loop (which must keep
+/// draining output meanwhile, or a dying process may block on a full pipe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KillLadder {
+    /// Time given after each signal before the next, stronger one.
+    pub grace: Duration,
+}
+
+impl Default for KillLadder {
+    fn default() -> Self {
+        KillLadder {
+            grace: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What the ladder asks for at a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rung {
+    /// Send this signal to the targets now.
+    Signal(i32),
+    /// Every signal was sent and its grace passed: the target is wedged.
+    Exhausted,
+}
+
+/// One climb of a [`KillLadder`], started at the moment of the abort.
+#[derive(Debug, Clone)]
+pub struct Climb {
+    grace: Duration,
+    step: usize,
+    next_at: Instant,
+}
+
+const RUNGS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL];
+
+impl KillLadder {
+    /// Starts climbing: the first rung is due at once.
+    pub fn climb(&self) -> Climb {
+        Climb {
+            grace: self.grace,
+            step: 0,
+            next_at: Instant::now(),
+        }
+    }
+}
+
+impl Climb {
+    /// The rung due at `now`, if any; advances past it.
+    pub fn due(&mut self, now: Instant) -> Option<Rung> {
+        if now < self.next_at || self.step > RUNGS.len() {
+            return None;
+        }
+        let rung = match RUNGS.get(self.step) {
+            Some(&sig) => Rung::Signal(sig),
+            None => Rung::Exhausted,
+        };
+        self.step += 1;
+        self.next_at = now + self.grace;
+        Some(rung)
+    }
+
+    /// When the next rung is due (`None` once exhausted).
+    pub fn next_at(&self) -> Option<Instant> {
+        (self.step <= RUNGS.len()).then_some(self.next_at)
+    }
+}
+
+struct ProcStat {
+    pid: Pid,
+    ppid: Pid,
+    sid: Pid,
+    state: char,
+}
+
+fn scan() -> impl Iterator<Item = ProcStat> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|s| parse_stat(&s))
+}
+
+/// `/proc/<pid>/stat`: `pid (comm) state ppid pgrp session …`; comm may hold
+/// spaces and parens, so fields are read after the last `)`.
+fn parse_stat(text: &str) -> Option<ProcStat> {
+    let (head, rest) = text.rsplit_once(')')?;
+    let pid = head.split_whitespace().next()?.parse().ok()?;
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let _pgrp = f.next()?;
+    let sid = f.next()?.parse().ok()?;
+    Some(ProcStat {
+        pid,
+        ppid,
+        sid,
+        state,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn parses_stat_with_odd_comm() {
+        let p = parse_stat("42 (a) b (c)) S 7 42 42 0 -1").unwrap();
+        assert_eq!((p.pid, p.ppid, p.sid, p.state), (42, 7, 42, 'S'));
+    }
+
+    #[test]
+    fn finds_and_kills_a_grandchild() {
+        let mut child = Command::new("bash")
+            .args(["-c", "/bin/sleep 30 & /bin/sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let root = child.id() as Pid;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut found = Vec::new();
+        while found.len() < 2 && Instant::now() < deadline {
+            found = descendants(root);
+        }
+        assert_eq!(found.len(), 2, "two sleeps under bash");
+        assert!(found.iter().all(|&p| is_alive(p)));
+        terminate(&found, Duration::from_secs(2));
+        child.wait().unwrap();
+        assert!(found.iter().all(|&p| !is_alive(p)));
+    }
+
+    #[test]
+    fn ladder_steps_in_order() {
+        let ladder = KillLadder {
+            grace: Duration::from_millis(10),
+        };
+        let mut c = ladder.climb();
+        let t0 = Instant::now();
+        assert_eq!(c.due(t0), Some(Rung::Signal(libc::SIGINT)));
+        assert_eq!(c.due(t0), None);
+        let t1 = t0 + Duration::from_millis(10);
+        assert_eq!(c.due(t1), Some(Rung::Signal(libc::SIGTERM)));
+        let t2 = t1 + Duration::from_millis(10);
+        assert_eq!(c.due(t2), Some(Rung::Signal(libc::SIGKILL)));
+        let t3 = t2 + Duration::from_millis(10);
+        assert_eq!(c.due(t3), Some(Rung::Exhausted));
+        assert_eq!(c.next_at(), None);
+        assert_eq!(c.due(t3 + Duration::from_secs(1)), None);
+    }
+}
