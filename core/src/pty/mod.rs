@@ -1,11 +1,17 @@
 //! PTY sessions with a virtual terminal.
 //!
-//! [`keys`] turns host key input (named keys, Kitty keyboard sequences) into
-//! the bytes a legacy terminal sends; [`screen`] is the virtual terminal the
-//! program draws on.
+//! [`PtySession`] runs a command on a pseudo-terminal and keeps what it draws
+//! on a virtual [`Screen`]; [`keys`] turns host key input (named keys, Kitty
+//! keyboard sequences) into the bytes a legacy terminal sends.
 
 pub mod keys;
 pub mod screen;
+mod session;
+mod utf8;
 
 pub use keys::{Key, KeyCode, Modifiers, normalize_input};
 pub use screen::Screen;
+pub use session::{
+    DEFAULT_COLS, DEFAULT_ROWS, DRAIN_MAX, DRAIN_QUIET, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS,
+    PtyOptions, PtyResult, PtySession,
+};
