@@ -7,6 +7,7 @@
 pub mod keys;
 pub mod screen;
 mod session;
+mod spawn;
 mod utf8;
 
 pub use keys::{Key, KeyCode, Modifiers, normalize_input};

@@ -2,9 +2,10 @@
 //! that want a terminal (prompts, progress bars, full-screen tools).
 //!
 //! The command runs as `bash -c <command>` (the same bash as the engine) in
-//! its own session with the PTY as controlling terminal (portable-pty does
-//! `setsid` + `TIOCSCTTY`), with the non-interactive environment plus
-//! `TERM=xterm-256color`, the caller's env on top.
+//! its own session with the PTY as controlling terminal, with the
+//! non-interactive environment plus `TERM=xterm-256color`, the caller's env
+//! on top. portable-pty opens and resizes the terminal; the child is started
+//! without forking the host (see `spawn.rs`).
 //!
 //! [`PtySession::start`] blocks the calling thread and drives the run with
 //! one `poll(2)` over the PTY master, a pidfd of the child and a waker: no
@@ -33,10 +34,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::{MasterPty, PtySize, native_pty_system};
 
 use super::keys::{Key, normalize_input};
 use super::screen::Screen;
+use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
 use crate::cancel::{CancelToken, lock};
 use crate::output::{OutputSink, OutputSummary, SinkOptions};
@@ -399,24 +401,20 @@ struct Prepared {
 /// The slave side and the command, until the spawn.
 struct Spawn {
     slave: Box<dyn portable_pty::SlavePty + Send>,
-    cmd: CommandBuilder,
+    tty: Option<PathBuf>,
+    child: ChildSpec,
 }
 
 impl Spawn {
     /// Starts the child; the parent's copy of the slave is closed, so the
     /// master sees EOF once the command's processes let go of the terminal.
     fn spawn(self) -> std::result::Result<Pid, String> {
-        let child = self
-            .slave
-            .spawn_command(self.cmd)
-            .map_err(|e| format!("cannot start bash: {e}"))?;
+        let pid = self
+            .child
+            .spawn(&*self.slave, self.tty.as_deref())
+            .map_err(|e| format!("cannot start {}: {e}", self.child.program.display()))?;
         drop(self.slave);
-        // Reaped with waitpid (which keeps the signal number); the handle
-        // itself neither waits nor kills on drop.
-        child
-            .process_id()
-            .map(|pid| pid as Pid)
-            .ok_or_else(|| "cannot start bash: no process id".to_string())
+        Ok(pid)
     }
 }
 
@@ -466,21 +464,13 @@ fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepa
 
     let mut overrides = vec![("TERM".to_string(), "xterm-256color".to_string())];
     overrides.extend(opts.env.iter().cloned());
-    let mut cmd = CommandBuilder::new(&shell);
-    cmd.arg("-c");
-    cmd.arg(&opts.command);
-    cmd.env_clear();
-    for (k, v) in build_env(&opts.env_policy, opts.non_interactive_env, &overrides) {
-        // The non-interactive `NO_COLOR=1` is for captured pipes; a terminal
-        // renders colors, so a PTY run keeps them unless the caller or the
-        // host asked for none.
-        let asked = opts.env.iter().any(|(name, _)| *name == k) || std::env::var_os(&k).is_some();
-        if k == "NO_COLOR" && !asked {
-            continue;
-        }
-        cmd.env(k, v);
-    }
-    cmd.cwd(&cwd);
+    let mut env = build_env(&opts.env_policy, opts.non_interactive_env, &overrides);
+    // The non-interactive `NO_COLOR=1` is for captured pipes; a terminal
+    // renders colors, so a PTY run keeps them unless the caller or the host
+    // asked for none.
+    let asked =
+        |k: &str| opts.env.iter().any(|(name, _)| name == k) || std::env::var_os(k).is_some();
+    env.retain(|(k, _)| k != "NO_COLOR" || asked(k));
 
     let pair = native_pty_system()
         .openpty(PtySize {
@@ -495,6 +485,7 @@ fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepa
         .as_raw_fd()
         .ok_or("cannot open a PTY: no master descriptor")?;
     set_nonblocking(fd).map_err(|e| format!("cannot open a PTY: {e}"))?;
+    let tty = pair.master.tty_name();
     let waker = Waker::new().map_err(|e| e.to_string())?;
     let ended = Waker::new().map_err(|e| e.to_string())?;
     Ok(Prepared {
@@ -507,8 +498,14 @@ fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepa
             ended,
         },
         spawn: Spawn {
+            tty,
             slave: pair.slave,
-            cmd,
+            child: ChildSpec {
+                program: shell,
+                command: opts.command.clone(),
+                env,
+                cwd,
+            },
         },
     })
 }
