@@ -253,17 +253,23 @@ mod tests {
             spec.posix_spawn(tty.as_deref().unwrap(), ext).unwrap()
         };
         drop(pair.slave);
-        // A forked child reports back before it execs: wait for the exec.
+        // Both ways return while the exec is still in progress (portable-pty
+        // closes std's exec-report pipe early; vfork resumes the parent as
+        // the new image is being set up): wait until it has its environment.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap() != "sh\n" {
+        let environ = loop {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+            let environ = std::fs::read_to_string(format!("/proc/{pid}/environ")).unwrap();
+            if comm == "sh\n" && !environ.is_empty() {
+                break environ;
+            }
             assert!(std::time::Instant::now() < deadline, "child never exec'd");
             std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        };
         let fields = stat_fields(pid);
         // state ppid pgrp session tty_nr
         assert_eq!(fields[3], pid.to_string(), "session leader");
         assert_ne!(fields[4], "0", "has a controlling terminal");
-        let environ = std::fs::read_to_string(format!("/proc/{pid}/environ")).unwrap();
         let mut vars: Vec<&str> = environ.split_terminator('\0').collect();
         // portable-pty always sets SHELL.
         vars.retain(|v| !(fork && v.starts_with("SHELL=")));
