@@ -1,1 +1,318 @@
 //! Artifacts: full output streams spilled to files, addressed as `artifact://<id>`.
+//!
+//! A model sees at most the sink's bound (50 KiB by default) of a command's
+//! output; the rest is written to an artifact so it can be read back by id.
+//! An [`ArtifactStore`] owns one directory of `<id>.<kind>.log` files, with ids
+//! that are sequential integers (as strings) continuing after the largest id
+//! already there. Allocating an id only reserves the path: the sink creates
+//! the file when output actually spills, so unused ids leave gaps.
+//!
+//! Resolution errors keep the reference's texts: `artifact:// URL requires a
+//! numeric ID: artifact://0`, `artifact:// ID must be numeric, got: X`,
+//! `No artifacts directory found`, `Artifact N not found. Available: 0, 1`
+//! (or `Available: none`).
+
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+const URL_SCHEME: &str = "artifact://";
+
+/// A reserved artifact: its id and the path the full output goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+impl Artifact {
+    /// The `artifact://<id>` URL a model uses to read it back.
+    pub fn url(&self) -> String {
+        format!("{URL_SCHEME}{}", self.id)
+    }
+}
+
+/// A directory of artifacts. Clones share the id counter, so one store can be
+/// used from many threads without handing out an id twice.
+#[derive(Debug, Clone)]
+pub struct ArtifactStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    dir: PathBuf,
+    /// The next id to hand out; `None` until the directory was scanned.
+    next_id: Mutex<Option<u64>>,
+}
+
+impl ArtifactStore {
+    /// A store over `dir`. Nothing touches the file system until the first
+    /// [`ArtifactStore::allocate`].
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        ArtifactStore {
+            inner: Arc::new(Inner {
+                dir: dir.into(),
+                next_id: Mutex::new(None),
+            }),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Reserves the next id and its path `<dir>/<id>.<kind>.log`. Creates the
+    /// directory (mode 0700: outputs may hold secrets) if needed; the file
+    /// itself is not created here.
+    pub fn allocate(&self, kind: &str) -> Result<Artifact> {
+        if kind.is_empty() || kind.contains(['/', '\\', '\0']) || kind.starts_with('.') {
+            return Err(Error::InvalidArgument(format!(
+                "Invalid artifact kind: {kind:?} (expected a file-name part such as \"bash\")"
+            )));
+        }
+        let mut next_id = self
+            .inner
+            .next_id
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let id = match *next_id {
+            Some(id) => id,
+            None => {
+                create_private_dir(&self.inner.dir).map_err(|e| {
+                    Error::io(
+                        format!("creating artifacts directory {}", self.inner.dir.display()),
+                        e,
+                    )
+                })?;
+                self.scan_next_id()?
+            }
+        };
+        *next_id = Some(id + 1);
+        let path = self.inner.dir.join(format!("{id}.{kind}.log"));
+        Ok(Artifact {
+            id: id.to_string(),
+            path,
+        })
+    }
+
+    /// The whole text of `artifact://<id>`.
+    pub fn resolve(&self, url: &str) -> Result<String> {
+        let id = parse_url(url)?;
+        let path = self.locate(id)?;
+        let bytes = fs::read(&path)
+            .map_err(|e| Error::io(format!("reading artifact {}", path.display()), e))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Lines `[offset_line, offset_line + limit_lines)` of an artifact
+    /// (0-based, line ends kept; no limit means to the end). `id` is the bare
+    /// id or its `artifact://` URL. Lines are counted as in every summary: a
+    /// last line without `\n` counts. An offset past the last line is an
+    /// error that gives the line count; offset 0 of an empty artifact is "".
+    pub fn read(&self, id: &str, offset_line: usize, limit_lines: Option<usize>) -> Result<String> {
+        let id = if id.starts_with(URL_SCHEME) {
+            parse_url(id)?
+        } else {
+            check_id(id)?
+        };
+        let path = self.locate(id)?;
+        let context = || format!("reading artifact {}", path.display());
+        let file = fs::File::open(&path).map_err(|e| Error::io(context(), e))?;
+        let mut reader = BufReader::new(file);
+        let mut text = Vec::new();
+        let mut line = Vec::new();
+        let mut lines = 0usize;
+        let end = limit_lines.map(|limit| offset_line.saturating_add(limit));
+        loop {
+            if end.is_some_and(|end| lines >= end) {
+                break;
+            }
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| Error::io(context(), e))?;
+            if n == 0 {
+                break;
+            }
+            if lines >= offset_line {
+                text.extend_from_slice(&line);
+            }
+            lines += 1;
+        }
+        if offset_line > 0 && lines <= offset_line {
+            let total =
+                lines + count_remaining_lines(&mut reader).map_err(|e| Error::io(context(), e))?;
+            if total > offset_line {
+                // A zero limit stopped before the offset line, which exists.
+                return Ok(String::new());
+            }
+            return Err(Error::InvalidArgument(format!(
+                "Offset {offset_line} is beyond the end of artifact {id} ({total} {})",
+                if total == 1 { "line" } else { "lines" }
+            )));
+        }
+        Ok(String::from_utf8_lossy(&text).into_owned())
+    }
+
+    /// The file of artifact `id`: the first (by name) whose name starts with
+    /// `<id>.`, as the reference picks it.
+    fn locate(&self, id: &str) -> Result<PathBuf> {
+        let entries = match fs::read_dir(&self.inner.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(Error::NotFound("No artifacts directory found".into()));
+            }
+            Err(e) => {
+                return Err(Error::io(
+                    format!("listing artifacts directory {}", self.inner.dir.display()),
+                    e,
+                ));
+            }
+        };
+        let prefix = format!("{id}.");
+        let mut found: Option<String> = None;
+        let mut available: Vec<String> = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            if name.starts_with(&prefix) {
+                if found.as_ref().is_none_or(|f| name < *f) {
+                    found = Some(name);
+                }
+            } else if let Some(other) = leading_id(&name) {
+                available.push(other.to_string());
+            }
+        }
+        if let Some(name) = found {
+            return Ok(self.inner.dir.join(name));
+        }
+        available.sort_by(|a, b| numeric_order(a, b));
+        available.dedup();
+        let list = if available.is_empty() {
+            "none".to_string()
+        } else {
+            available.join(", ")
+        };
+        Err(Error::NotFound(format!(
+            "Artifact {id} not found. Available: {list}"
+        )))
+    }
+
+    /// One past the largest id of a `^(\d+)\..*\.log$` file in the directory.
+    fn scan_next_id(&self) -> Result<u64> {
+        let entries = fs::read_dir(&self.inner.dir).map_err(|e| {
+            Error::io(
+                format!("listing artifacts directory {}", self.inner.dir.display()),
+                e,
+            )
+        })?;
+        let max = entries
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let id = leading_id(&name)?;
+                let rest = &name[id.len() + 1..];
+                rest.ends_with(".log")
+                    .then(|| id.parse::<u64>().ok())
+                    .flatten()
+            })
+            .max();
+        Ok(max.map_or(0, |max| max.saturating_add(1)))
+    }
+}
+
+/// The id of an `artifact://<id>` URL (a trailing `/` is allowed).
+fn parse_url(url: &str) -> Result<&str> {
+    let Some(rest) = url.strip_prefix(URL_SCHEME) else {
+        return Err(Error::InvalidArgument(format!(
+            "Not an artifact:// URL: {url}"
+        )));
+    };
+    let id = rest.strip_suffix('/').unwrap_or(rest);
+    check_id(id)
+}
+
+fn check_id(id: &str) -> Result<&str> {
+    if id.is_empty() {
+        return Err(Error::InvalidArgument(
+            "artifact:// URL requires a numeric ID: artifact://0".into(),
+        ));
+    }
+    if !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::InvalidArgument(format!(
+            "artifact:// ID must be numeric, got: {id}"
+        )));
+    }
+    Ok(id)
+}
+
+/// The digits before the first `.` of `name`, when there are some.
+fn leading_id(name: &str) -> Option<&str> {
+    let (digits, _) = name.split_once('.')?;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+}
+
+/// Orders decimal strings by value, whatever their length.
+fn numeric_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let a = a.trim_start_matches('0');
+    let b = b.trim_start_matches('0');
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Lines left in `reader`, counted as everywhere else.
+fn count_remaining_lines(reader: &mut impl Read) -> io::Result<usize> {
+    let mut buf = [0u8; 8192];
+    let mut lines = 0;
+    let mut last = b'\n';
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(lines + usize::from(last != b'\n'));
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        last = buf[n - 1];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_urls_with_the_reference_errors() {
+        assert_eq!(parse_url("artifact://12").unwrap(), "12");
+        assert_eq!(parse_url("artifact://12/").unwrap(), "12");
+        assert_eq!(
+            parse_url("artifact://").unwrap_err().to_string(),
+            "artifact:// URL requires a numeric ID: artifact://0"
+        );
+        assert_eq!(
+            parse_url("artifact://abc").unwrap_err().to_string(),
+            "artifact:// ID must be numeric, got: abc"
+        );
+        assert!(matches!(
+            parse_url("file:///x"),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+
+    #[test]
+    fn orders_ids_by_value() {
+        let mut ids = vec!["10", "2", "0", "100", "9"];
+        ids.sort_by(|a, b| numeric_order(a, b));
+        assert_eq!(ids, ["0", "2", "9", "10", "100"]);
+    }
+}

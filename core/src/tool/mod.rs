@@ -1,1 +1,3 @@
 //! The tool surfaces: what a host calls when the model calls `bash`.
+
+pub mod render;

@@ -1,0 +1,543 @@
+//! `OutputSink`: counts a command's sanitized output, keeps a bounded part of
+//! it for the model, and spills the whole stream to an artifact once it no
+//! longer fits.
+//!
+//! # What is kept
+//! - **Tail** (the default): the last `max_bytes` bytes. When the stream is
+//!   longer, the kept text starts at a line start when the window holds a
+//!   line break with text after it, else at a character boundary (a single
+//!   huge line is still shown, cut).
+//! - **Head + tail** (`head_bytes > 0`): the first `head_bytes` bytes and the
+//!   last `max_bytes - head_bytes`, so both together stay within `max_bytes`.
+//!   When something is dropped in between, the head is cut back to its last
+//!   line break (if it has one) and the output is
+//!   `head` + `[… N lines elided …]` + `\n` + `tail`, the marker on a line of
+//!   its own (a `\n` is put before it when the head does not end with one).
+//!   N is the number of lines the dropped part touches (`1 line` when
+//!   singular); the marker counts in `output_bytes` and `output_lines`.
+//! - **Head lines** (`head_lines: Some(n)`, which overrides `head_bytes`): the
+//!   first `n` lines, at most `max_bytes` (cut back to a line break when cut).
+//!   The caller asked for the head of the complete stream, so that is the
+//!   output; [`OutputSink::head_satisfied`] tells the engine when it can stop
+//!   the command.
+//!
+//! # Lines and bytes
+//! Bytes are UTF-8 bytes of the sanitized text. Lines follow
+//! [`count_lines`](super::count_lines): `"a\nb\n"` and `"a\nb"` are 2 lines,
+//! `""` is 0 (the reference counted a trailing newline as one more line).
+//!
+//! # Artifact
+//! Until something would be dropped, the sink holds the whole stream. At the
+//! push that would first drop a byte, it creates the artifact file (mode 0600,
+//! never overwriting an existing file), writes what it held and from then on
+//! every push, so the file is byte-identical to the whole sanitized stream. A
+//! file that cannot be created means no artifact, not an error. A write error
+//! later also means no artifact: the incomplete file is removed, since an
+//! `artifact_id` promises the complete stream.
+//!
+//! # Memory
+//! Head and tail together hold at most `max_bytes + 1` bytes (one byte before
+//! the tail window tells whether it starts a line), plus the text of the
+//! current push, plus the artifact writer's fixed buffer. Buffers grow with
+//! the stream, so a short command allocates little; after warm-up a push
+//! allocates nothing.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+
+use serde::Serialize;
+
+use super::ring::Ring;
+use super::scan::count_newlines;
+use super::{Sanitizer, count_lines, grown_capacity};
+use crate::artifact::Artifact;
+
+/// Default bound of the kept output: 50 KiB.
+pub const DEFAULT_MAX_BYTES: usize = 51_200;
+
+/// How an [`OutputSink`] bounds and spills its output.
+#[derive(Debug, Clone)]
+pub struct SinkOptions {
+    /// Bound of the kept output, head and tail together.
+    pub max_bytes: usize,
+    /// Bytes of the start of the stream to keep besides the tail (0: tail only).
+    pub head_bytes: usize,
+    /// Keep the first N lines instead of a tail.
+    pub head_lines: Option<usize>,
+    /// Where the whole stream goes once it no longer fits.
+    pub artifact: Option<Artifact>,
+}
+
+impl Default for SinkOptions {
+    fn default() -> Self {
+        SinkOptions {
+            max_bytes: DEFAULT_MAX_BYTES,
+            head_bytes: 0,
+            head_lines: None,
+            artifact: None,
+        }
+    }
+}
+
+/// What a finished sink hands back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutputSummary {
+    /// The kept text, prefixed with `[notice]\n` when a notice was given.
+    pub output: String,
+    /// `output` is not the whole stream.
+    pub truncated: bool,
+    pub total_lines: u64,
+    pub total_bytes: u64,
+    /// Lines and bytes of `output`, the notice excluded.
+    pub output_lines: u64,
+    pub output_bytes: u64,
+    /// Set when the artifact file holds the whole stream.
+    pub artifact_id: Option<String>,
+}
+
+/// The artifact file's life.
+#[derive(Debug)]
+enum Spill {
+    /// No artifact was given, or it failed.
+    None,
+    /// Given, not needed yet.
+    Ready(Artifact),
+    /// Receiving the stream.
+    Open(Artifact, BufWriter<File>),
+}
+
+/// Streaming sink for one command's output. See the module docs.
+#[derive(Debug)]
+pub struct OutputSink {
+    sanitizer: Sanitizer,
+    /// Sanitized text of the current push, reused across pushes.
+    chunk: String,
+    total_bytes: u64,
+    total_newlines: u64,
+    ends_with_newline: bool,
+    /// The first bytes of the stream.
+    head: String,
+    head_limit: usize,
+    head_lines: Option<usize>,
+    head_newlines: usize,
+    /// Set once a byte went past the head: the head never grows again.
+    head_closed: bool,
+    /// The bytes after the head: the last `tail_limit` of them, plus one.
+    tail: Ring,
+    tail_limit: usize,
+    spill: Spill,
+}
+
+impl OutputSink {
+    pub fn new(opts: SinkOptions) -> Self {
+        let max = opts.max_bytes;
+        let (head_limit, tail_limit) = match opts.head_lines {
+            Some(_) => (max, 0),
+            None => {
+                let head = opts.head_bytes.min(max);
+                (head, max - head)
+            }
+        };
+        OutputSink {
+            sanitizer: Sanitizer::new(),
+            chunk: String::new(),
+            total_bytes: 0,
+            total_newlines: 0,
+            ends_with_newline: false,
+            head: String::new(),
+            head_limit,
+            head_lines: opts.head_lines,
+            head_newlines: 0,
+            head_closed: head_limit == 0,
+            tail: Ring::new(tail_limit + 1),
+            tail_limit,
+            spill: opts.artifact.map_or(Spill::None, Spill::Ready),
+        }
+    }
+
+    /// Sanitizes raw bytes and records them; returns the sanitized text of
+    /// this push (possibly empty), for live callbacks.
+    pub fn push(&mut self, bytes: &[u8]) -> &str {
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.clear();
+        self.sanitizer.push(bytes, &mut chunk);
+        self.record(&chunk);
+        self.chunk = chunk;
+        &self.chunk
+    }
+
+    /// Records text that needs no decoding (e.g. `PTY error: …\n`); it is
+    /// still sanitized.
+    pub fn push_text(&mut self, text: &str) -> &str {
+        self.push(text.as_bytes())
+    }
+
+    /// Flushes the sanitizer at the end of the stream; returns the final text
+    /// (possibly empty).
+    pub fn finish(&mut self) -> &str {
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.clear();
+        self.sanitizer.finish(&mut chunk);
+        self.record(&chunk);
+        self.chunk = chunk;
+        &self.chunk
+    }
+
+    /// With `head_lines: Some(n)`: true once the stream has n complete lines.
+    pub fn head_satisfied(&self) -> bool {
+        self.head_lines
+            .is_some_and(|n| self.total_newlines >= n as u64)
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+
+    pub fn total_lines(&self) -> u64 {
+        self.total_newlines + u64::from(self.total_bytes > 0 && !self.ends_with_newline)
+    }
+
+    /// Bytes of memory the sink keeps between pushes (head and tail
+    /// buffers): at most `max_bytes + 1`. The current push's text and the
+    /// artifact writer's fixed buffer come on top.
+    pub fn retained_bytes(&self) -> usize {
+        self.head.capacity() + self.tail.retained_bytes()
+    }
+
+    /// Consumes the sink: flushes the sanitizer, closes the artifact file and
+    /// returns the summary. `notice` is prefixed to the output as
+    /// `[notice]\n`, outside the output counts.
+    pub fn dump(mut self, notice: Option<&str>) -> OutputSummary {
+        self.finish();
+        let (output, truncated) = if self.dropped_anything() {
+            (self.truncated_output(), true)
+        } else {
+            let mut whole = std::mem::take(&mut self.head);
+            whole.push_str(&String::from_utf8_lossy(&self.tail.to_vec()));
+            (whole, false)
+        };
+        let artifact_id = match std::mem::replace(&mut self.spill, Spill::None) {
+            Spill::Open(artifact, mut writer) => match writer.flush() {
+                Ok(()) => Some(artifact.id),
+                Err(_) => {
+                    drop(writer);
+                    let _ = fs::remove_file(&artifact.path);
+                    None
+                }
+            },
+            Spill::None | Spill::Ready(_) => None,
+        };
+        let output_lines = count_lines(&output);
+        let output_bytes = output.len() as u64;
+        let output = match notice {
+            Some(notice) => format!("[{notice}]\n{output}"),
+            None => output,
+        };
+        OutputSummary {
+            output,
+            truncated,
+            total_lines: self.total_lines(),
+            total_bytes: self.total_bytes,
+            output_lines,
+            output_bytes,
+            artifact_id,
+        }
+    }
+
+    /// Records one push of sanitized text.
+    fn record(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.total_bytes += text.len() as u64;
+        self.total_newlines += count_newlines(text.as_bytes()) as u64;
+        self.ends_with_newline = text.ends_with('\n');
+
+        let head_take = self.head_take(text);
+        let rest = &text[head_take..];
+        let drops = self.tail.seen() + rest.len() as u64 > self.tail_limit as u64;
+        if drops && matches!(self.spill, Spill::Ready(_)) {
+            self.open_spill();
+        }
+        if let Spill::Open(artifact, writer) = &mut self.spill
+            && writer.write_all(text.as_bytes()).is_err()
+        {
+            let _ = fs::remove_file(&artifact.path);
+            self.spill = Spill::None;
+        }
+
+        if head_take > 0 {
+            let kept = &text[..head_take];
+            let needed = self.head.len() + kept.len();
+            if needed > self.head.capacity() {
+                let target = grown_capacity(self.head.capacity(), needed, self.head_limit);
+                self.head.reserve_exact(target - self.head.len());
+            }
+            self.head.push_str(kept);
+            if self.head_lines.is_some() {
+                self.head_newlines += count_newlines(kept.as_bytes());
+            }
+        }
+        if !rest.is_empty() {
+            self.head_closed = true;
+            self.tail.push(rest.as_bytes());
+        }
+    }
+
+    /// How many bytes at the start of `text` still belong to the head.
+    fn head_take(&self, text: &str) -> usize {
+        if self.head_closed {
+            return 0;
+        }
+        let mut take = floor_char_boundary(text, self.head_limit - self.head.len());
+        if let Some(n) = self.head_lines {
+            let wanted = n.saturating_sub(self.head_newlines);
+            let within = &text.as_bytes()[..take];
+            take = if wanted == 0 {
+                0
+            } else {
+                within
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &b)| b == b'\n')
+                    .nth(wanted - 1)
+                    .map_or(take, |(i, _)| i + 1)
+            };
+        }
+        take
+    }
+
+    /// Creates the artifact file and writes what the sink holds, which is the
+    /// whole stream so far (nothing was dropped yet).
+    fn open_spill(&mut self) {
+        let Spill::Ready(artifact) = std::mem::replace(&mut self.spill, Spill::None) else {
+            return;
+        };
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let Ok(file) = options.open(&artifact.path) else {
+            return;
+        };
+        let mut writer = BufWriter::new(file);
+        let (older, newer) = self.tail.as_slices();
+        let written = writer
+            .write_all(self.head.as_bytes())
+            .and_then(|()| writer.write_all(older))
+            .and_then(|()| writer.write_all(newer));
+        match written {
+            Ok(()) => self.spill = Spill::Open(artifact, writer),
+            Err(_) => {
+                drop(writer);
+                let _ = fs::remove_file(&artifact.path);
+            }
+        }
+    }
+
+    /// Whether some byte of the stream is in neither head nor tail.
+    fn dropped_anything(&self) -> bool {
+        self.tail.seen() > self.tail_limit as u64
+    }
+
+    /// The output when bytes were dropped: the cut head and/or tail, with the
+    /// elision marker between them in head + tail mode.
+    fn truncated_output(&mut self) -> String {
+        let head = std::mem::take(&mut self.head);
+        let head = match head.rfind('\n') {
+            Some(i) if !head.ends_with('\n') => head[..=i].to_string(),
+            _ => head,
+        };
+        if self.head_lines.is_some() {
+            return head;
+        }
+        let window = self.tail.to_vec();
+        // The ring keeps one byte before the window: is the window at a line start?
+        let (context, window) = window.split_first().unwrap_or((&b'\n', &[]));
+        let tail_start = if *context == b'\n' {
+            0
+        } else {
+            let boundary = window
+                .iter()
+                .position(|&b| (b & 0xC0) != 0x80)
+                .unwrap_or(window.len());
+            match window[boundary..].iter().position(|&b| b == b'\n') {
+                Some(i) if boundary + i + 1 < window.len() => boundary + i + 1,
+                _ => boundary,
+            }
+        };
+        let tail = String::from_utf8_lossy(&window[tail_start..]).into_owned();
+        if self.head_limit == 0 {
+            return tail;
+        }
+        // The dropped middle ends at a line break when the tail starts a line.
+        let middle_ends_line = if tail_start == 0 {
+            *context == b'\n'
+        } else {
+            window[tail_start - 1] == b'\n'
+        };
+        let middle_newlines = self.total_newlines
+            - count_newlines(head.as_bytes()) as u64
+            - count_newlines(tail.as_bytes()) as u64;
+        let elided = middle_newlines + u64::from(!middle_ends_line);
+        let mut output = head;
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&format!(
+            "[… {elided} {} elided …]\n",
+            if elided == 1 { "line" } else { "lines" }
+        ));
+        output.push_str(&tail);
+        output
+    }
+}
+
+/// The largest character boundary of `text` at or before `index`.
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    if index >= text.len() {
+        return text.len();
+    }
+    let mut index = index;
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink(max_bytes: usize) -> OutputSink {
+        OutputSink::new(SinkOptions {
+            max_bytes,
+            ..SinkOptions::default()
+        })
+    }
+
+    #[test]
+    fn keeps_a_short_stream_whole() {
+        let mut s = sink(100);
+        assert_eq!(s.push(b"\x1b[32mok\x1b[0m\r\n"), "ok\n");
+        assert_eq!(s.push(b"second"), "second");
+        let summary = s.dump(None);
+        assert_eq!(summary.output, "ok\nsecond");
+        assert!(!summary.truncated);
+        assert_eq!((summary.total_lines, summary.total_bytes), (2, 9));
+        assert_eq!((summary.output_lines, summary.output_bytes), (2, 9));
+        assert_eq!(summary.artifact_id, None);
+    }
+
+    #[test]
+    fn counts_lines_without_a_phantom_last_line() {
+        for (text, lines) in [("", 0), ("\n", 1), ("a", 1), ("a\nb", 2), ("a\nb\n", 2)] {
+            let mut s = sink(100);
+            s.push(text.as_bytes());
+            assert_eq!(s.total_lines(), lines, "{text:?}");
+            assert_eq!(s.dump(None).output_lines, lines, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn tail_starts_at_a_line_when_it_can() {
+        let mut s = sink(10);
+        s.push(b"line1\nline2\nline3\n");
+        let summary = s.dump(None);
+        // The last 10 bytes are "e2\nline3\n"; the kept text starts a line.
+        assert_eq!(summary.output, "line3\n");
+        assert!(summary.truncated);
+        assert_eq!((summary.total_lines, summary.total_bytes), (3, 18));
+        assert_eq!((summary.output_lines, summary.output_bytes), (1, 6));
+
+        let mut s = sink(10);
+        s.push("aaaaaaaaaaaaé€bbbbb\n".as_bytes());
+        // One long line: cut at a character boundary.
+        assert_eq!(s.dump(None).output, "€bbbbb\n");
+
+        let mut s = sink(6);
+        s.push(b"12345\nabcde\n");
+        // The window is exactly "abcde\n" and the byte before it is '\n'.
+        assert_eq!(s.dump(None).output, "abcde\n");
+    }
+
+    #[test]
+    fn notice_is_prefixed_outside_the_counts() {
+        let mut s = sink(100);
+        s.push(b"partial");
+        let summary = s.dump(Some("Command timed out after 5 seconds"));
+        assert_eq!(
+            summary.output,
+            "[Command timed out after 5 seconds]\npartial"
+        );
+        assert_eq!(summary.output_bytes, 7);
+        assert_eq!(summary.output_lines, 1);
+    }
+
+    #[test]
+    fn head_and_tail_with_an_elision_marker() {
+        let mut s = OutputSink::new(SinkOptions {
+            max_bytes: 20,
+            head_bytes: 8,
+            ..SinkOptions::default()
+        });
+        for i in 1..=9 {
+            s.push(format!("l{i}\n").as_bytes());
+        }
+        let summary = s.dump(None);
+        // Head keeps "l1\nl2\nl3" (8 bytes), cut back to "l1\nl2\n"; the tail
+        // is the last 12 bytes, "l6\n…l9\n", preceded by a line break.
+        assert_eq!(
+            summary.output,
+            "l1\nl2\n[… 3 lines elided …]\nl6\nl7\nl8\nl9\n"
+        );
+        assert!(summary.truncated);
+        assert_eq!(summary.output_lines, 7);
+        assert_eq!(summary.total_lines, 9);
+
+        let mut s = OutputSink::new(SinkOptions {
+            max_bytes: 20,
+            head_bytes: 8,
+            ..SinkOptions::default()
+        });
+        s.push(b"0123456789012345678");
+        assert_eq!(s.dump(None).output, "0123456789012345678");
+    }
+
+    #[test]
+    fn head_lines_keeps_the_first_lines_and_reports_satisfaction() {
+        let mut s = OutputSink::new(SinkOptions {
+            head_lines: Some(2),
+            ..SinkOptions::default()
+        });
+        s.push(b"one\ntw");
+        assert!(!s.head_satisfied());
+        s.push(b"o\nthree\nfour\n");
+        assert!(s.head_satisfied());
+        let summary = s.dump(None);
+        assert_eq!(summary.output, "one\ntwo\n");
+        assert!(summary.truncated);
+        assert_eq!((summary.total_lines, summary.output_lines), (4, 2));
+
+        let mut s = OutputSink::new(SinkOptions {
+            head_lines: Some(5),
+            ..SinkOptions::default()
+        });
+        s.push(b"a\nb");
+        let summary = s.dump(None);
+        assert_eq!(summary.output, "a\nb");
+        assert!(!summary.truncated);
+    }
+
+    #[test]
+    fn memory_stays_bounded() {
+        let mut s = sink(1000);
+        for _ in 0..1000 {
+            s.push("0123456789abcdé\n".repeat(7).as_bytes());
+            assert!(s.retained_bytes() <= 1001);
+        }
+        let summary = s.dump(None);
+        assert!(summary.output_bytes <= 1000);
+        assert_eq!(summary.total_lines, 7000);
+    }
+}

@@ -1,0 +1,205 @@
+//! `execute_shell`: one command in a fresh process, for other shells (`sh`,
+//! `zsh`) and for callers who want no state carried between commands.
+//! Same containment, output pipeline and result as [`super::Shell`].
+
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::cwd::resolve_dir;
+use super::result::{BashResult, Outcome, conclude, stop_notice};
+use super::session::find_on_path;
+use crate::artifact::{Artifact, ArtifactStore};
+use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
+use crate::process::drive::{Pump, Stop, Stopper};
+use crate::process::env::{EnvPolicy, build_env, validate_var};
+use crate::process::io::{
+    Waker, grow_pipe, pidfd_open, pipe, poll, pollin, ready, set_nonblocking,
+};
+use crate::process::spawner::{Containment, spawn};
+use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::{CancelToken, Error, Result};
+
+/// One command to run in a fresh process.
+#[derive(Debug, Clone)]
+pub struct ExecuteOptions {
+    pub command: String,
+    /// The shell run as `<shell> -c <command>`; `None`: bash from `PATH`.
+    pub shell: Option<PathBuf>,
+    /// `None`: the host's cwd.
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub cancel: Option<CancelToken>,
+    pub non_interactive_env: bool,
+    pub env_policy: EnvPolicy,
+    pub max_bytes: usize,
+    pub artifacts: Option<ArtifactStore>,
+    pub artifact: Option<Artifact>,
+    pub head_lines: Option<usize>,
+    pub tail_lines: Option<usize>,
+    pub kill_ladder: KillLadder,
+}
+
+impl Default for ExecuteOptions {
+    fn default() -> Self {
+        ExecuteOptions {
+            command: String::new(),
+            shell: None,
+            cwd: None,
+            env: Vec::new(),
+            timeout: None,
+            cancel: None,
+            non_interactive_env: true,
+            env_policy: EnvPolicy::default(),
+            max_bytes: DEFAULT_MAX_BYTES,
+            artifacts: None,
+            artifact: None,
+            head_lines: None,
+            tail_lines: None,
+            kill_ladder: KillLadder::default(),
+        }
+    }
+}
+
+/// Runs `opts.command` in a fresh `<shell> -c` process and returns when it
+/// exits (not when its pipes close: background jobs cannot hold the call;
+/// what it leaves in its session is killed).
+pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Result<BashResult> {
+    if opts.command.contains('\0') {
+        return Err(Error::InvalidArgument("command contains a NUL byte".into()));
+    }
+    for (k, v) in &opts.env {
+        validate_var(k, v)?;
+    }
+    let host_cwd =
+        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
+    let cwd = match &opts.cwd {
+        Some(dir) => resolve_dir(&host_cwd, dir)?,
+        None => host_cwd,
+    };
+    let shell = match &opts.shell {
+        Some(p) => p.clone(),
+        None => {
+            find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
+        }
+    };
+    let artifact = opts.artifact.clone().or_else(|| {
+        opts.artifacts
+            .as_ref()
+            .and_then(|s| s.allocate("bash").ok())
+    });
+    let sink = OutputSink::new(SinkOptions {
+        max_bytes: opts.max_bytes,
+        head_lines: opts.head_lines,
+        artifact,
+        ..SinkOptions::default()
+    });
+    let working_dir = Some(cwd.to_string_lossy().into_owned());
+    let cancel = opts.cancel.clone().unwrap_or_default();
+    if cancel.is_cancelled() {
+        let summary = sink.dump(stop_notice(Some(Stop::Cancel), None).as_deref());
+        return Ok(BashResult::new(
+            summary,
+            None,
+            Some(Stop::Cancel),
+            working_dir,
+            false,
+        ));
+    }
+
+    let (out, out_w) = pipe()?;
+    grow_pipe(&out, 1 << 20);
+    let mut cmd = Command::new(&shell);
+    cmd.arg("-c")
+        .arg(&opts.command)
+        .env_clear()
+        .envs(build_env(
+            &opts.env_policy,
+            opts.non_interactive_env,
+            &opts.env,
+        ))
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(
+            out_w
+                .try_clone()
+                .map_err(|e| Error::io("cannot duplicate pipe", e))?,
+        ))
+        .stderr(Stdio::from(out_w));
+    let how = Containment {
+        subreaper: true,
+        dup: None,
+    };
+    let mut child = spawn(cmd, how)
+        .map_err(|e| Error::Spawn(format!("cannot start {}: {e}", shell.display())))?;
+    let pid = child.id() as Pid;
+    set_nonblocking(&out)?;
+    let pidfd = pidfd_open(pid)?;
+    let waker = Arc::new(Waker::new()?);
+    let _wake = cancel.on_cancel({
+        let w = waker.clone();
+        move || w.wake()
+    });
+    let mut stopper = Stopper::new(opts.timeout, cancel, opts.kill_ladder);
+    let mut pump = Pump::new(sink, &mut on_chunk);
+    let mut fds = [
+        pollin(out.as_raw_fd()),
+        pollin(pidfd.as_raw_fd()),
+        pollin(waker.raw()),
+    ];
+    let loop_result: Result<()> = (|| {
+        while !ready(&fds[1]) {
+            poll(&mut fds, stopper.wake_at())?;
+            if ready(&fds[0]) && pump.read_available(fds[0].fd, 4 << 20).map_err(io_err)? {
+                fds[0].fd = -1;
+            }
+            if ready(&fds[2]) {
+                waker.reset();
+            }
+            match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
+                Some(Rung::Signal(sig)) => {
+                    let mut pids = tree::descendants(pid);
+                    pids.push(pid);
+                    tree::signal_all(&pids, sig);
+                }
+                Some(Rung::Exhausted) => tree::signal_all(&[pid], libc::SIGKILL),
+                None => {}
+            }
+        }
+        if fds[0].fd >= 0 {
+            pump.read_available(fds[0].fd, 8 << 20).map_err(io_err)?;
+        }
+        Ok(())
+    })();
+    // Nothing of a one-shot command outlives it.
+    let left = tree::descendants(pid);
+    tree::signal_all(&left, libc::SIGKILL);
+    let status = child.wait().ok();
+    tree::signal_all(&tree::session_members(pid), libc::SIGKILL);
+    loop_result?;
+
+    let exit_code = status.and_then(|s| {
+        use std::os::unix::process::ExitStatusExt;
+        s.code().or_else(|| s.signal().map(|sig| 128 + sig))
+    });
+    let outcome = Outcome {
+        exit_code,
+        stop: stopper.reason,
+        working_dir,
+        session_reset: false,
+    };
+    Ok(conclude(
+        pump,
+        outcome,
+        opts.timeout,
+        opts.head_lines,
+        opts.tail_lines,
+    ))
+}
+
+fn io_err(e: std::io::Error) -> Error {
+    Error::io("cannot read command output", e)
+}

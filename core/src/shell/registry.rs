@@ -1,0 +1,194 @@
+//! The process-wide cache of persistent sessions behind the spec's
+//! `executeBash`: calls with the same shell, prefix, snapshot, session env
+//! and session key share one [`Shell`], so state carries over between them.
+//!
+//! Unlike the spec's cache it is bounded: past [`MAX_SESSIONS`] the least
+//! recently used idle session is closed, and sessions idle longer than
+//! [`IDLE_TIMEOUT`] are closed on the next call. A running session is never
+//! evicted. Hosts call [`close_all`] at exit.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+use super::options::{RunOptions, ShellOptions, Snapshot};
+use super::result::BashResult;
+use super::session::Shell;
+use crate::artifact::{Artifact, ArtifactStore};
+use crate::cancel::lock;
+use crate::{CancelToken, Result};
+
+/// Sessions kept at most (idle ones beyond are closed, oldest first).
+pub const MAX_SESSIONS: usize = 32;
+/// Idle time after which a session is closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Options of [`execute_bash`]; the first group picks the session, the
+/// second applies to this call only.
+#[derive(Debug, Clone, Default)]
+pub struct ExecuteBashOptions {
+    /// Isolates sessions of different agents/sessions of a host.
+    pub session_key: Option<String>,
+    pub shell: Option<PathBuf>,
+    pub prefix: Option<String>,
+    pub snapshot: Snapshot,
+    pub session_env: Vec<(String, String)>,
+
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub cancel: Option<CancelToken>,
+    pub artifacts: Option<ArtifactStore>,
+    pub artifact: Option<Artifact>,
+    pub head_lines: Option<usize>,
+    pub tail_lines: Option<usize>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    shell: Option<PathBuf>,
+    prefix: Option<String>,
+    snapshot: Snapshot,
+    session_env: Vec<(String, String)>,
+    session_key: Option<String>,
+}
+
+impl std::hash::Hash for Snapshot {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Snapshot::None => 0u8.hash(state),
+            Snapshot::Auto => 1u8.hash(state),
+            Snapshot::Path(p) => p.hash(state),
+        }
+    }
+}
+
+struct Entry {
+    shell: Shell,
+    users: AtomicUsize,
+    last_used: Mutex<Instant>,
+}
+
+static SESSIONS: LazyLock<Mutex<HashMap<Key, Arc<Entry>>>> = LazyLock::new(Default::default);
+
+/// Runs `command` in the cached session for these options (creating it if
+/// needed). Timeout and cancellation come back as results
+/// (`[Command timed out after N seconds]`, `[Command cancelled]` before the
+/// output); errors are bad input or a shell that cannot start.
+pub fn execute_bash(
+    command: &str,
+    opts: ExecuteBashOptions,
+    on_chunk: impl FnMut(&str),
+) -> Result<BashResult> {
+    let mut session_env = opts.session_env.clone();
+    session_env.sort();
+    let key = Key {
+        shell: opts.shell.clone(),
+        prefix: opts.prefix.clone(),
+        snapshot: opts.snapshot.clone(),
+        session_env,
+        session_key: opts.session_key.clone(),
+    };
+    let entry = checkout(&key, &opts)?;
+    let result = entry.shell.run(
+        RunOptions {
+            command: command.to_string(),
+            cwd: opts.cwd,
+            env: opts.env,
+            timeout: opts.timeout,
+            cancel: opts.cancel,
+            head_lines: opts.head_lines,
+            tail_lines: opts.tail_lines,
+            artifact: opts.artifact.or_else(|| {
+                opts.artifacts
+                    .as_ref()
+                    .and_then(|s| s.allocate("bash").ok())
+            }),
+        },
+        on_chunk,
+    );
+    *lock(&entry.last_used) = Instant::now();
+    entry.users.fetch_sub(1, Ordering::SeqCst);
+    evict();
+    result
+}
+
+/// Closes the sessions created with `session_key`.
+pub fn close(session_key: &str) {
+    let closed: Vec<Arc<Entry>> = {
+        let mut map = lock(&SESSIONS);
+        let keys: Vec<Key> = map
+            .keys()
+            .filter(|k| k.session_key.as_deref() == Some(session_key))
+            .cloned()
+            .collect();
+        keys.iter().filter_map(|k| map.remove(k)).collect()
+    };
+    for entry in closed {
+        entry.shell.close();
+    }
+}
+
+/// Closes every cached session (call at host exit).
+pub fn close_all() {
+    let all: Vec<Arc<Entry>> = lock(&SESSIONS).drain().map(|(_, e)| e).collect();
+    for entry in all {
+        entry.shell.close();
+    }
+}
+
+/// Number of cached sessions.
+pub fn len() -> usize {
+    lock(&SESSIONS).len()
+}
+
+/// The session for `key`, marked in use; a closed or missing one is replaced.
+fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
+    let mut map = lock(&SESSIONS);
+    if let Some(entry) = map.get(key) {
+        entry.users.fetch_add(1, Ordering::SeqCst);
+        return Ok(entry.clone());
+    }
+    let shell = Shell::new(ShellOptions {
+        shell: opts.shell.clone(),
+        session_env: opts.session_env.clone(),
+        snapshot: opts.snapshot.clone(),
+        prefix: opts.prefix.clone(),
+        ..ShellOptions::default()
+    })?;
+    let entry = Arc::new(Entry {
+        shell,
+        users: AtomicUsize::new(1),
+        last_used: Mutex::new(Instant::now()),
+    });
+    map.insert(key.clone(), entry.clone());
+    Ok(entry)
+}
+
+/// Closes idle sessions past the idle time, then the oldest idle ones past
+/// the maximum. Closing happens outside the map lock.
+fn evict() {
+    let now = Instant::now();
+    let doomed: Vec<Arc<Entry>> = {
+        let mut map = lock(&SESSIONS);
+        let mut idle: Vec<(Instant, Key)> = map
+            .iter()
+            .filter(|(_, e)| e.users.load(Ordering::SeqCst) == 0)
+            .map(|(k, e)| (*lock(&e.last_used), k.clone()))
+            .collect();
+        idle.sort_by_key(|(t, _)| *t);
+        let excess = map.len().saturating_sub(MAX_SESSIONS);
+        let mut out = Vec::new();
+        for (i, (t, k)) in idle.into_iter().enumerate() {
+            if i < excess || now.duration_since(t) > IDLE_TIMEOUT {
+                out.extend(map.remove(&k));
+            }
+        }
+        out
+    };
+    for entry in doomed {
+        entry.shell.close();
+    }
+}

@@ -1,0 +1,591 @@
+//! `Shell`: one long-lived real bash that runs command after command.
+//!
+//! bash runs in its own session as a child subreaper, killed if the host
+//! dies. Commands arrive as data on a socket (see [`super::protocol`]), their
+//! stdout and stderr share one pipe, and completion arrives on a separate
+//! status pipe the command cannot write to. One `poll` on the caller's
+//! thread watches output, status, bash's pidfd and a cancel waker, so a run
+//! returns the moment its status arrives, abort and timeout act at once, and
+//! a background job holding the output pipe can never hold a call.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::cwd::{resolve_dir, utf8_path};
+use super::options::{RunOptions, ShellOptions, Snapshot};
+use super::protocol::{
+    CommandText, INLINE_LIMIT, RunLine, STATUS_FD, StatusParser, StatusRecord, startup_line,
+};
+use super::queue::Queue;
+use super::result::{BashResult, Outcome, conclude, stop_notice};
+use super::{private_dir, snapshot};
+use crate::cancel::lock;
+use crate::output::sink::{OutputSink, SinkOptions};
+use crate::process::drive::{Pump, Stop, Stopper};
+use crate::process::env::{build_env, validate_var};
+use crate::process::io::{
+    Read, Waker, grow_pipe, pidfd_open, pipe, poll, pollin, read, ready, send_all, set_nonblocking,
+    socketpair,
+};
+use crate::process::spawner::{Containment, spawn};
+use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::{CancelToken, Error, Result};
+
+/// How long bash may take to start and source the snapshot.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Output read per wake-up before completion is checked again.
+const READ_BUDGET: usize = 4 << 20;
+/// Output drained after completion: what is already in the pipe, bounded so
+/// a background job that never stops writing cannot hold the call.
+const DRAIN_BUDGET: usize = 8 << 20;
+
+/// Everything fixed at creation.
+struct Config {
+    shell: PathBuf,
+    env: Vec<(String, String)>,
+    snapshot: Option<String>,
+    unset_script: String,
+    prefix: Option<String>,
+    max_bytes: usize,
+    artifacts: Option<crate::artifact::ArtifactStore>,
+    ladder: KillLadder,
+}
+
+/// A live bash process and our ends of its pipes.
+struct Bash {
+    child: Child,
+    pid: Pid,
+    input: OwnedFd,
+    out: OwnedFd,
+    status: OwnedFd,
+    pidfd: OwnedFd,
+    parser: StatusParser,
+    seq: u64,
+}
+
+struct State {
+    bash: Option<Bash>,
+    /// The session cwd: where the last run left bash.
+    cwd: PathBuf,
+    /// A bash was started before, so the next start is a reset.
+    started: bool,
+}
+
+/// A persistent bash session. `Send + Sync`: `run` may be called from any
+/// thread (runs queue in order), `abort` from any thread at any moment.
+pub struct Shell {
+    config: Config,
+    state: Mutex<State>,
+    queue: Queue,
+    current: Mutex<Option<CancelToken>>,
+    bash_pid: AtomicI32,
+    closed: AtomicBool,
+}
+
+/// How the event loop of one run ended.
+struct Ending {
+    record: Option<StatusRecord>,
+    exited: bool,
+    stop: Option<Stop>,
+}
+
+impl Shell {
+    /// Starts bash (failing early for a bad shell path or cwd).
+    pub fn new(opts: ShellOptions) -> Result<Shell> {
+        let shell = match &opts.shell {
+            Some(p) => p.clone(),
+            None => {
+                find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
+            }
+        };
+        let host_cwd = std::env::current_dir()
+            .map_err(|e| Error::io("cannot read the current directory", e))?;
+        let cwd = match &opts.cwd {
+            Some(dir) => resolve_dir(&host_cwd, dir)?,
+            None => host_cwd,
+        };
+        for (k, v) in &opts.session_env {
+            validate_var(k, v)?;
+        }
+        let snapshot = match &opts.snapshot {
+            Snapshot::None => None,
+            Snapshot::Auto => snapshot::for_shell(&shell),
+            Snapshot::Path(p) => Some(p.clone()),
+        };
+        let snapshot = snapshot
+            .map(|p| utf8_path(&p).map(str::to_string))
+            .transpose()?;
+        let config = Config {
+            env: build_env(
+                &opts.env_policy,
+                opts.non_interactive_env,
+                &opts.session_env,
+            ),
+            unset_script: opts.env_policy.bash_unset_script(),
+            shell,
+            snapshot,
+            prefix: opts.prefix.clone(),
+            max_bytes: opts.max_bytes,
+            artifacts: opts.artifacts.clone(),
+            ladder: opts.kill_ladder,
+        };
+        let shell = Shell {
+            config,
+            state: Mutex::new(State {
+                bash: None,
+                cwd,
+                started: false,
+            }),
+            queue: Queue::default(),
+            current: Mutex::new(None),
+            bash_pid: AtomicI32::new(0),
+            closed: AtomicBool::new(false),
+        };
+        {
+            let mut state = lock(&shell.state);
+            let bash = shell.start(&state.cwd)?;
+            shell.bash_pid.store(bash.pid, Ordering::SeqCst);
+            state.bash = Some(bash);
+            state.started = true;
+        }
+        Ok(shell)
+    }
+
+    /// Runs one command, streaming sanitized output to `on_chunk` on this
+    /// thread. Timeout and cancellation are results, not errors; errors are
+    /// bad input, a closed shell, or a bash that cannot be started.
+    pub fn run(&self, opts: RunOptions, mut on_chunk: impl FnMut(&str)) -> Result<BashResult> {
+        self.check_open()?;
+        if opts.command.contains('\0') {
+            return Err(Error::InvalidArgument("command contains a NUL byte".into()));
+        }
+        for (k, v) in &opts.env {
+            validate_var(k, v)?;
+        }
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let turn = self.queue.enter(&cancel);
+        self.check_open()?;
+        let mut state = lock(&self.state);
+        let run_cwd = match &opts.cwd {
+            Some(dir) => Some(resolve_dir(&state.cwd, dir)?),
+            None => None,
+        };
+        let artifact = opts.artifact.clone().or_else(|| {
+            self.config
+                .artifacts
+                .as_ref()
+                .and_then(|store| store.allocate("bash").ok())
+        });
+        let sink = OutputSink::new(SinkOptions {
+            max_bytes: self.config.max_bytes,
+            head_lines: opts.head_lines,
+            artifact,
+            ..SinkOptions::default()
+        });
+        let session_cwd = Some(state.cwd.to_string_lossy().into_owned());
+        if turn.is_none() || cancel.is_cancelled() {
+            let summary = sink.dump(stop_notice(Some(Stop::Cancel), None).as_deref());
+            return Ok(BashResult::new(
+                summary,
+                None,
+                Some(Stop::Cancel),
+                session_cwd,
+                false,
+            ));
+        }
+
+        let mut reset = false;
+        if state.bash.as_ref().is_some_and(|b| !tree::is_alive(b.pid)) {
+            self.bury(&mut state);
+        }
+        if state.bash.is_none() {
+            let bash = self.start(&state.cwd)?;
+            self.bash_pid.store(bash.pid, Ordering::SeqCst);
+            state.bash = Some(bash);
+            reset = state.started;
+            state.started = true;
+        }
+
+        let run_token = CancelToken::new();
+        let _link = cancel.on_cancel({
+            let t = run_token.clone();
+            move || t.cancel()
+        });
+        *lock(&self.current) = Some(run_token.clone());
+        let waker = Arc::new(Waker::new()?);
+        let _wake = run_token.on_cancel({
+            let w = waker.clone();
+            move || w.wake()
+        });
+
+        let command = match &self.config.prefix {
+            Some(prefix) => format!("{prefix} {}", opts.command),
+            None => opts.command.clone(),
+        };
+        let cwd_text = run_cwd.as_deref().map(utf8_path).transpose()?;
+        let mut pump = Pump::new(sink, &mut on_chunk);
+        let bash = state.bash.as_mut().expect("bash started above");
+        let ending = run_line(
+            bash,
+            &command,
+            cwd_text,
+            &opts.env,
+            &mut pump,
+            Stopper::new(opts.timeout, run_token, self.config.ladder),
+            &waker,
+        );
+        *lock(&self.current) = None;
+        let ending = ending?;
+
+        let mut exit_code = ending.record.as_ref().map(|r| r.status);
+        if let Some(rec) = &ending.record {
+            state.cwd = PathBuf::from(&rec.cwd);
+        }
+        if ending.exited {
+            let mut bash = state.bash.take().expect("bash present");
+            let status = bash.child.wait().ok();
+            exit_code = exit_code.or_else(|| status.and_then(exit_status_code));
+            sweep_orphans(bash.pid);
+        } else if ending.stop.is_some() {
+            // What the command started and left behind dies with it.
+            let bash = state.bash.as_ref().expect("bash present");
+            let left = targets(bash.pid, &baseline_of(bash));
+            tree::terminate(&left, self.config.ladder.grace);
+        }
+        let outcome = Outcome {
+            exit_code,
+            stop: ending.stop,
+            working_dir: Some(state.cwd.to_string_lossy().into_owned()),
+            session_reset: reset,
+        };
+        drop(state);
+        Ok(conclude(
+            pump,
+            outcome,
+            opts.timeout,
+            opts.head_lines,
+            opts.tail_lines,
+        ))
+    }
+
+    /// Cancels the running command (if any), from any thread.
+    pub fn abort(&self) {
+        if let Some(token) = lock(&self.current).as_ref() {
+            token.cancel();
+        }
+    }
+
+    /// Pids of the processes bash still runs in the background (direct
+    /// children of bash; orphans of a double fork are re-parented to it).
+    pub fn background_jobs(&self) -> Vec<u32> {
+        let pid = self.bash_pid.load(Ordering::SeqCst);
+        if pid <= 0 {
+            return Vec::new();
+        }
+        tree::children(pid)
+            .into_iter()
+            .filter(|&p| tree::is_alive(p))
+            .map(|p| p as u32)
+            .collect()
+    }
+
+    /// The session's current working directory.
+    pub fn cwd(&self) -> PathBuf {
+        lock(&self.state).cwd.clone()
+    }
+
+    /// Kills whatever the session still runs (the current command, background
+    /// jobs, bash) and refuses further runs. Idempotent; also done on drop.
+    pub fn close(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.abort();
+        let mut state = lock(&self.state);
+        if let Some(mut bash) = state.bash.take() {
+            let below = tree::descendants(bash.pid);
+            tree::terminate(&below, self.config.ladder.grace);
+            let _ = bash.child.kill();
+            let _ = bash.child.wait();
+            sweep_orphans(bash.pid);
+        }
+        self.bash_pid.store(0, Ordering::SeqCst);
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            Err(Error::Closed("shell"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Forgets a bash that died between runs, killing what it left.
+    fn bury(&self, state: &mut State) {
+        if let Some(mut bash) = state.bash.take() {
+            let _ = bash.child.wait();
+            sweep_orphans(bash.pid);
+        }
+    }
+
+    /// Starts bash in `cwd` and waits until it has sourced the snapshot.
+    fn start(&self, cwd: &Path) -> Result<Bash> {
+        let (theirs, input) = socketpair()?;
+        let (out, out_w) = pipe()?;
+        let (status, status_w) = pipe()?;
+        grow_pipe(&out, 1 << 20);
+        let mut cmd = Command::new(&self.config.shell);
+        cmd.args(["--noprofile", "--norc"])
+            .env_clear()
+            .envs(self.config.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(cwd)
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::from(
+                out_w
+                    .try_clone()
+                    .map_err(|e| Error::io("cannot duplicate pipe", e))?,
+            ))
+            .stderr(Stdio::from(out_w));
+        let how = Containment {
+            subreaper: true,
+            dup: Some((status_w.as_raw_fd(), STATUS_FD)),
+        };
+        let child = spawn(cmd, how).map_err(|e| {
+            Error::Spawn(format!("cannot start {}: {e}", self.config.shell.display()))
+        })?;
+        drop(status_w);
+        set_nonblocking(&out)?;
+        set_nonblocking(&status)?;
+        let pid = child.id() as Pid;
+        let pidfd = pidfd_open(pid)?;
+        let mut bash = Bash {
+            child,
+            pid,
+            input,
+            out,
+            status,
+            pidfd,
+            parser: StatusParser::default(),
+            seq: 0,
+        };
+        let line = startup_line(self.config.snapshot.as_deref(), &self.config.unset_script);
+        let ready = send_all(&bash.input, line.as_bytes())
+            .ok()
+            .and_then(|()| wait_startup(&mut bash));
+        if ready.is_none() {
+            let _ = bash.child.kill();
+            let _ = bash.child.wait();
+            return Err(Error::Spawn(format!(
+                "{} did not start a session",
+                self.config.shell.display()
+            )));
+        }
+        Ok(bash)
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Sends one run to bash and drives it to its end.
+fn run_line(
+    bash: &mut Bash,
+    command: &str,
+    cwd: Option<&str>,
+    env: &[(String, String)],
+    pump: &mut Pump<'_>,
+    mut stopper: Stopper,
+    waker: &Waker,
+) -> Result<Ending> {
+    bash.seq += 1;
+    let file = if command.len() > INLINE_LIMIT {
+        let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid);
+        Some(private_dir::write_private(&name, command.as_bytes())?)
+    } else {
+        None
+    };
+    let text = match &file {
+        Some(path) => CommandText::File(utf8_path(path)?),
+        None => CommandText::Inline(command),
+    };
+    let line = RunLine {
+        seq: bash.seq,
+        command: text,
+        cwd,
+        env,
+    }
+    .render();
+    let baseline = baseline_of(bash);
+    let sent = send_all(&bash.input, line.as_bytes());
+    let ending = match sent {
+        Ok(()) => drive(bash, pump, &mut stopper, waker, &baseline),
+        // bash died before reading the line: report it like any death.
+        Err(_) => Ok(Ending {
+            record: None,
+            exited: true,
+            stop: None,
+        }),
+    };
+    if let Some(path) = file {
+        let _ = std::fs::remove_file(path);
+    }
+    ending
+}
+
+/// The event loop of one run.
+fn drive(
+    bash: &mut Bash,
+    pump: &mut Pump<'_>,
+    stopper: &mut Stopper,
+    waker: &Waker,
+    baseline: &[Pid],
+) -> Result<Ending> {
+    let mut fds = [
+        pollin(bash.out.as_raw_fd()),
+        pollin(bash.status.as_raw_fd()),
+        pollin(bash.pidfd.as_raw_fd()),
+        pollin(waker.raw()),
+    ];
+    let mut record = None;
+    let mut exited = false;
+    let mut status_buf = [0u8; 512];
+    while record.is_none() && !exited {
+        poll(&mut fds, stopper.wake_at())?;
+        if ready(&fds[0])
+            && pump
+                .read_available(fds[0].fd, READ_BUDGET)
+                .map_err(io_err)?
+        {
+            fds[0].fd = -1;
+        }
+        if ready(&fds[1]) {
+            match read(fds[1].fd, &mut status_buf).map_err(io_err)? {
+                Read::Data(n) => bash.parser.push(&status_buf[..n]),
+                Read::Eof => fds[1].fd = -1,
+                Read::WouldBlock => {}
+            }
+            while let Some(rec) = bash.parser.next_record() {
+                if rec.seq == bash.seq {
+                    record = Some(rec);
+                }
+            }
+        }
+        if ready(&fds[2]) {
+            exited = true;
+        }
+        if ready(&fds[3]) {
+            waker.reset();
+        }
+        match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
+            Some(Rung::Signal(sig)) => {
+                let mut pids = targets(bash.pid, baseline);
+                // A closed status pipe with bash alive means `exec`: the
+                // process is now the command itself.
+                if fds[1].fd < 0 {
+                    pids.push(bash.pid);
+                }
+                tree::signal_all(&pids, sig);
+            }
+            // Every signal went unheeded: bash itself is stuck (a builtin loop).
+            Some(Rung::Exhausted) => {
+                tree::signal_all(&targets(bash.pid, baseline), libc::SIGKILL);
+                tree::signal_all(&[bash.pid], libc::SIGKILL);
+            }
+            None => {}
+        }
+    }
+    if fds[0].fd >= 0 {
+        pump.read_available(fds[0].fd, DRAIN_BUDGET)
+            .map_err(io_err)?;
+    }
+    // With a record in hand the run completed even if bash exited right
+    // after; the next run notices the death and starts afresh.
+    let exited = exited && record.is_none();
+    Ok(Ending {
+        record,
+        exited,
+        stop: stopper.reason,
+    })
+}
+
+/// Waits for the startup record (run 0).
+fn wait_startup(bash: &mut Bash) -> Option<()> {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    let mut fds = [
+        pollin(bash.status.as_raw_fd()),
+        pollin(bash.pidfd.as_raw_fd()),
+    ];
+    let mut buf = [0u8; 512];
+    loop {
+        if poll(&mut fds, Some(deadline)).ok()? == 0 || ready(&fds[1]) {
+            return None;
+        }
+        match read(fds[0].fd, &mut buf).ok()? {
+            Read::Data(n) => bash.parser.push(&buf[..n]),
+            Read::Eof => return None,
+            Read::WouldBlock => {}
+        }
+        if bash.parser.next_record().is_some_and(|r| r.seq == 0) {
+            return Some(());
+        }
+    }
+}
+
+/// The children bash had before the run: background jobs of earlier runs,
+/// which a stop of this run must spare.
+fn baseline_of(bash: &Bash) -> Vec<Pid> {
+    tree::children(bash.pid)
+}
+
+/// Every process below bash except the subtrees of `baseline`.
+fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
+    let mut out: Vec<Pid> = tree::children(bash)
+        .into_iter()
+        .filter(|p| !baseline.contains(p))
+        .collect();
+    let mut i = 0;
+    while i < out.len() {
+        for pid in tree::children(out[i]) {
+            if !out.contains(&pid) {
+                out.push(pid);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Kills what is left of a dead bash's session: its orphans keep the
+/// session id after re-parenting, and nothing else can reach them.
+fn sweep_orphans(bash: Pid) {
+    tree::signal_all(&tree::session_members(bash), libc::SIGKILL);
+}
+
+fn exit_status_code(status: std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or_else(|| status.signal().map(|s| 128 + s))
+}
+
+fn io_err(e: std::io::Error) -> Error {
+    Error::io("cannot read command output", e)
+}
+
+/// Finds an executable on `PATH`.
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_else(|| vec!["/usr/bin".into(), "/bin".into()])
+        .into_iter()
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}

@@ -1,0 +1,209 @@
+//! ArtifactStore and the sink's spill, on a real directory.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use conch_core::artifact::ArtifactStore;
+use conch_core::error::Error;
+use conch_core::output::{OutputSink, SinkOptions};
+
+/// A fresh directory path under the system temp dir (not created).
+fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "conch-output-artifact-{}-{name}-{n}",
+        std::process::id()
+    ));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn allocates_sequential_ids_after_existing_files_without_creating_them() {
+    let dir = temp_dir("seq");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("4.bash.log"), "x").unwrap();
+    fs::write(dir.join("9.log"), "not an artifact name").unwrap();
+    fs::write(dir.join("12.read.txt"), "not a log").unwrap();
+    let store = ArtifactStore::new(&dir);
+    let a = store.allocate("bash").unwrap();
+    let b = store.clone().allocate("bash").unwrap();
+    assert_eq!((a.id.as_str(), b.id.as_str()), ("5", "6"));
+    assert_eq!(a.path, dir.join("5.bash.log"));
+    assert!(!a.path.exists());
+    assert_eq!(a.url(), "artifact://5");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn creates_the_directory_lazily_and_starts_at_zero() {
+    let dir = temp_dir("lazy").join("nested");
+    let store = ArtifactStore::new(&dir);
+    assert!(!dir.exists());
+    assert_eq!(store.allocate("bash").unwrap().id, "0");
+    assert!(dir.is_dir());
+    assert!(matches!(
+        store.allocate("../x"),
+        Err(Error::InvalidArgument(_))
+    ));
+    fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn ids_are_unique_across_threads() {
+    let dir = temp_dir("threads");
+    let store = ArtifactStore::new(&dir);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                (0..50)
+                    .map(|_| store.allocate("bash").unwrap().id)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<u64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .map(|id| id.parse().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, (0..400).collect::<Vec<u64>>());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn resolve_errors_use_the_reference_texts() {
+    let dir = temp_dir("errors");
+    let store = ArtifactStore::new(&dir);
+    let text = |r: conch_core::Result<String>| r.unwrap_err().to_string();
+    assert_eq!(
+        text(store.resolve("artifact://1")),
+        "No artifacts directory found"
+    );
+    fs::create_dir_all(&dir).unwrap();
+    assert_eq!(
+        text(store.resolve("artifact://1")),
+        "Artifact 1 not found. Available: none"
+    );
+    fs::write(dir.join("10.bash.log"), "ten").unwrap();
+    fs::write(dir.join("2.tool.txt"), "two").unwrap();
+    fs::write(dir.join("note.txt"), "ignored").unwrap();
+    assert_eq!(
+        text(store.resolve("artifact://3")),
+        "Artifact 3 not found. Available: 2, 10"
+    );
+    assert!(matches!(
+        store.resolve("artifact://3"),
+        Err(Error::NotFound(_))
+    ));
+    assert_eq!(
+        text(store.resolve("artifact://")),
+        "artifact:// URL requires a numeric ID: artifact://0"
+    );
+    assert_eq!(
+        text(store.resolve("artifact://x1")),
+        "artifact:// ID must be numeric, got: x1"
+    );
+    assert!(matches!(
+        store.resolve("artifact://x1"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert_eq!(store.resolve("artifact://2").unwrap(), "two");
+    assert_eq!(store.resolve("artifact://10").unwrap(), "ten");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn read_returns_line_ranges() {
+    let dir = temp_dir("read");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("0.bash.log"), "a\nb\nc\nd").unwrap();
+    fs::write(dir.join("1.bash.log"), "").unwrap();
+    let store = ArtifactStore::new(&dir);
+    assert_eq!(store.read("0", 0, None).unwrap(), "a\nb\nc\nd");
+    assert_eq!(store.read("0", 1, Some(2)).unwrap(), "b\nc\n");
+    assert_eq!(store.read("artifact://0", 3, Some(10)).unwrap(), "d");
+    assert_eq!(store.read("0", 3, Some(0)).unwrap(), "");
+    assert_eq!(
+        store.read("0", 4, None).unwrap_err().to_string(),
+        "Offset 4 is beyond the end of artifact 0 (4 lines)"
+    );
+    assert_eq!(store.read("1", 0, None).unwrap(), "");
+    assert!(store.read("1", 1, None).is_err());
+    assert_eq!(
+        store.read("7", 0, None).unwrap_err().to_string(),
+        "Artifact 7 not found. Available: 0, 1"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sink_spills_the_whole_stream_once_it_overflows() {
+    let dir = temp_dir("spill");
+    let store = ArtifactStore::new(&dir);
+    let artifact = store.allocate("bash").unwrap();
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: 100,
+        artifact: Some(artifact.clone()),
+        ..SinkOptions::default()
+    });
+    let mut expected = String::new();
+    for i in 0..50 {
+        let line = format!("\x1b[1mline {i}\x1b[0m\r\n");
+        expected.push_str(&format!("line {i}\n"));
+        sink.push(line.as_bytes());
+    }
+    let summary = sink.dump(None);
+    assert!(summary.truncated);
+    assert_eq!(summary.artifact_id.as_deref(), Some(artifact.id.as_str()));
+    assert_eq!(fs::read_to_string(&artifact.path).unwrap(), expected);
+    assert_eq!(store.resolve(&artifact.url()).unwrap(), expected);
+    assert!(expected.ends_with(&summary.output));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&artifact.path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sink_without_overflow_creates_no_file() {
+    let dir = temp_dir("nospill");
+    let store = ArtifactStore::new(&dir);
+    let artifact = store.allocate("bash").unwrap();
+    let mut sink = OutputSink::new(SinkOptions {
+        artifact: Some(artifact.clone()),
+        ..SinkOptions::default()
+    });
+    sink.push(b"small\n");
+    let summary = sink.dump(None);
+    assert_eq!(summary.artifact_id, None);
+    assert!(!artifact.path.exists());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unopenable_artifact_means_no_artifact_not_an_error() {
+    let dir = temp_dir("unopenable");
+    let store = ArtifactStore::new(&dir);
+    let artifact = store.allocate("bash").unwrap();
+    // The path is taken by a directory: the file cannot be created.
+    fs::create_dir(&artifact.path).unwrap();
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: 10,
+        artifact: Some(artifact),
+        ..SinkOptions::default()
+    });
+    sink.push(b"0123456789abcdef\n");
+    let summary = sink.dump(None);
+    assert!(summary.truncated);
+    assert_eq!(summary.artifact_id, None);
+    assert_eq!(summary.output, "789abcdef\n");
+    fs::remove_dir_all(&dir).unwrap();
+}

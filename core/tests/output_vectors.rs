@@ -1,0 +1,218 @@
+//! Runs the shared vectors `tests/vectors/{sanitize,sink,artifact}.json`,
+//! which the C, Python and Node suites run too.
+//!
+//! - sanitize: `{name, input | input_bytes, chunks?, expect}`; `chunks` are
+//!   byte offsets where the input is split into pushes. Here every case is
+//!   also run one byte per push.
+//! - sink: `{name, options: {max_bytes?, head_bytes?, head_lines?,
+//!   artifact?}, pushes: [string | [byte]], notice, expect}`; `artifact: true`
+//!   gives the sink an artifact from a fresh store (so its id is "0"); `expect`
+//!   holds the summary fields, plus optional `artifact_text`,
+//!   `artifact_exists` and `head_satisfied`.
+//! - artifact: `{name, files: {name: text} | null, op, …}`; `files: null`
+//!   means the directory does not exist. `op` is `allocate` (`kinds`, expect
+//!   file names), `resolve` (`url`) or `read` (`id`, `offset`, `limit`);
+//!   failures are `expect_error: {kind, message}`.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use conch_core::artifact::ArtifactStore;
+use conch_core::error::Error;
+use conch_core::output::{OutputSink, Sanitizer, SinkOptions};
+use serde_json::Value;
+
+fn load(name: &str) -> Vec<Value> {
+    let path = format!(
+        "{}/../tests/vectors/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A string value as its UTF-8 bytes, or an array of byte values.
+fn bytes_of(value: &Value) -> Vec<u8> {
+    match value {
+        Value::String(s) => s.as_bytes().to_vec(),
+        Value::Array(items) => items.iter().map(|b| b.as_u64().unwrap() as u8).collect(),
+        other => panic!("expected a string or an array of bytes, got {other}"),
+    }
+}
+
+fn temp_dir() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("conch-output-vectors-{}-{n}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    dir
+}
+
+fn sanitize_pushes<'a>(pushes: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut out = String::new();
+    let mut sanitizer = Sanitizer::new();
+    for push in pushes {
+        sanitizer.push(push, &mut out);
+    }
+    sanitizer.finish(&mut out);
+    out
+}
+
+#[test]
+fn sanitize_vectors() {
+    let cases = load("sanitize");
+    assert!(!cases.is_empty());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let input = bytes_of(case.get("input").unwrap_or(&case["input_bytes"]));
+        let expect = case["expect"].as_str().unwrap();
+        assert_eq!(sanitize_pushes([&input[..]]), expect, "{name}");
+        if let Some(Value::String(text)) = case.get("input") {
+            assert_eq!(conch_core::output::sanitize_text(text), expect, "{name}");
+        }
+        if let Some(chunks) = case.get("chunks") {
+            let mut points: Vec<usize> = chunks
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_u64().unwrap() as usize)
+                .collect();
+            points.insert(0, 0);
+            points.push(input.len());
+            let pieces = points.windows(2).map(|w| &input[w[0]..w[1]]);
+            assert_eq!(sanitize_pushes(pieces), expect, "{name} (chunked)");
+        }
+        assert_eq!(
+            sanitize_pushes(input.chunks(1)),
+            expect,
+            "{name} (byte by byte)"
+        );
+    }
+}
+
+#[test]
+fn sink_vectors() {
+    let cases = load("sink");
+    assert!(!cases.is_empty());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let options = &case["options"];
+        let dir = temp_dir();
+        let artifact = options["artifact"]
+            .as_bool()
+            .unwrap_or(false)
+            .then(|| ArtifactStore::new(&dir).allocate("bash").unwrap());
+        let mut sink = OutputSink::new(SinkOptions {
+            max_bytes: options["max_bytes"]
+                .as_u64()
+                .map_or(SinkOptions::default().max_bytes, |n| n as usize),
+            head_bytes: options["head_bytes"].as_u64().unwrap_or(0) as usize,
+            head_lines: options["head_lines"].as_u64().map(|n| n as usize),
+            artifact: artifact.clone(),
+        });
+        for push in case["pushes"].as_array().unwrap() {
+            sink.push(&bytes_of(push));
+        }
+        let expect = &case["expect"];
+        if let Some(satisfied) = expect["head_satisfied"].as_bool() {
+            assert_eq!(sink.head_satisfied(), satisfied, "{name}: head_satisfied");
+        }
+        let summary = sink.dump(case["notice"].as_str());
+        let actual = serde_json::to_value(&summary).unwrap();
+        for field in [
+            "output",
+            "truncated",
+            "total_lines",
+            "total_bytes",
+            "output_lines",
+            "output_bytes",
+            "artifact_id",
+        ] {
+            assert_eq!(actual[field], expect[field], "{name}: {field}");
+        }
+        if let Some(text) = expect["artifact_text"].as_str() {
+            let path = &artifact.as_ref().unwrap().path;
+            assert_eq!(fs::read_to_string(path).unwrap(), text, "{name}: artifact");
+        }
+        if let Some(exists) = expect["artifact_exists"].as_bool() {
+            let path = &artifact.as_ref().unwrap().path;
+            assert_eq!(path.exists(), exists, "{name}: artifact_exists");
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+fn error_kind(error: &Error) -> &'static str {
+    match error {
+        Error::InvalidArgument(_) => "invalid_argument",
+        Error::NotFound(_) => "not_found",
+        Error::Io { .. } => "io",
+        Error::Spawn(_) => "spawn",
+        Error::Closed(_) => "closed",
+    }
+}
+
+#[test]
+fn artifact_vectors() {
+    let cases = load("artifact");
+    assert!(!cases.is_empty());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let dir = temp_dir();
+        if let Some(files) = case["files"].as_object() {
+            fs::create_dir_all(&dir).unwrap();
+            for (file, text) in files {
+                fs::write(dir.join(file), text.as_str().unwrap()).unwrap();
+            }
+        }
+        let store = ArtifactStore::new(&dir);
+        let result: conch_core::Result<Value> = match case["op"].as_str().unwrap() {
+            "allocate" => case["kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|kind| {
+                    let artifact = store.allocate(kind.as_str().unwrap())?;
+                    assert_eq!(artifact.path.parent().unwrap(), dir, "{name}");
+                    let file = artifact.path.file_name().unwrap().to_str().unwrap();
+                    assert_eq!(
+                        file,
+                        format!("{}.{}.log", artifact.id, kind.as_str().unwrap())
+                    );
+                    Ok(Value::from(file))
+                })
+                .collect::<conch_core::Result<Vec<Value>>>()
+                .map(Value::from),
+            "resolve" => store
+                .resolve(case["url"].as_str().unwrap())
+                .map(Value::from),
+            "read" => store
+                .read(
+                    case["id"].as_str().unwrap(),
+                    case["offset"].as_u64().unwrap() as usize,
+                    case["limit"].as_u64().map(|n| n as usize),
+                )
+                .map(Value::from),
+            op => panic!("{name}: unknown op {op}"),
+        };
+        match (result, case.get("expect_error")) {
+            (Ok(value), None) => assert_eq!(value, case["expect"], "{name}"),
+            (Err(error), Some(expected)) => {
+                assert_eq!(
+                    error.to_string(),
+                    expected["message"].as_str().unwrap(),
+                    "{name}"
+                );
+                assert_eq!(
+                    error_kind(&error),
+                    expected["kind"].as_str().unwrap(),
+                    "{name}"
+                );
+            }
+            (Ok(value), Some(_)) => panic!("{name}: expected an error, got {value}"),
+            (Err(error), None) => panic!("{name}: unexpected error {error}"),
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

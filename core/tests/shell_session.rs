@@ -1,0 +1,319 @@
+//! The persistent shell: state, framing, death and respawn, per-run scope.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
+
+fn shell() -> Shell {
+    Shell::new(ShellOptions {
+        snapshot: Snapshot::None,
+        ..ShellOptions::default()
+    })
+    .unwrap()
+}
+
+fn run(sh: &Shell, cmd: &str) -> conch_core::shell::BashResult {
+    sh.run(RunOptions::new(cmd), |_| {}).unwrap()
+}
+
+#[test]
+fn state_persists_across_runs() {
+    let sh = shell();
+    let dir = tempdir();
+    run(
+        &sh,
+        &format!(
+            "cd {dir}; export A=1; B=2; f() {{ echo fn$1; }}; alias hi='echo alias'; shopt -s expand_aliases; set -o noclobber"
+        ),
+    );
+    let r = run(
+        &sh,
+        "echo $PWD $A $B; f 3; hi; [[ -o noclobber ]] && echo nc",
+    );
+    assert_eq!(r.output, format!("{dir} 1 2\nfn3\nalias\nnc\n"));
+    assert_eq!(r.exit_code, Some(0));
+    assert_eq!(r.working_dir.as_deref(), Some(dir.as_str()));
+}
+
+#[test]
+fn output_merges_stdout_and_stderr_and_streams_chunks() {
+    let sh = shell();
+    let mut chunks = String::new();
+    let r = sh
+        .run(RunOptions::new("echo out; echo err >&2; echo out2"), |c| {
+            chunks.push_str(c)
+        })
+        .unwrap();
+    assert_eq!(r.output, "out\nerr\nout2\n");
+    assert_eq!(chunks, r.output);
+}
+
+#[test]
+fn syntax_errors_are_bash_errors_and_the_session_lives() {
+    let sh = shell();
+    for bad in [
+        "echo 'oops",
+        "echo \"oops",
+        "if true; then",
+        "echo $((",
+        "}",
+        "case x in",
+    ] {
+        let r = run(&sh, bad);
+        assert_eq!(r.exit_code, Some(2), "{bad:?} -> {r:?}");
+        assert!(
+            !r.output.contains("__conch"),
+            "no protocol text: {:?}",
+            r.output
+        );
+        let ok = run(&sh, "echo alive; if true; then echo reserved; fi");
+        assert_eq!(ok.output, "alive\nreserved\n", "after {bad:?}");
+    }
+}
+
+#[test]
+fn an_unterminated_heredoc_behaves_as_in_bash() {
+    let sh = shell();
+    let r = run(&sh, "cat <<EOF\nbody");
+    assert_eq!(r.exit_code, Some(0), "bash warns and runs it: {r:?}");
+    assert!(r.output.ends_with("body\n"), "{:?}", r.output);
+    assert_eq!(run(&sh, "echo next").output, "next\n");
+}
+
+#[test]
+fn the_status_channel_cannot_be_forged() {
+    let sh = shell();
+    let r = run(&sh, "printf '1\\0000\\000/x\\000' >&62; echo after");
+    assert!(r.output.ends_with("after\n"), "{r:?}");
+    assert_ne!(r.working_dir.as_deref(), Some("/x"));
+    let r = run(&sh, "echo next");
+    assert_eq!(r.output, "next\n");
+}
+
+#[test]
+fn xtrace_shows_only_the_users_commands() {
+    let sh = shell();
+    let r = run(&sh, "set -x; echo traced");
+    assert!(r.output.contains("echo traced\ntraced\n"), "{:?}", r.output);
+    let r = run(&sh, "echo again");
+    assert!(
+        r.output.contains("echo again"),
+        "tracing continues: {:?}",
+        r.output
+    );
+    assert!(!r.output.contains("__conch"), "{:?}", r.output);
+    let r = run(&sh, "set +x");
+    assert!(!r.output.contains("__conch"));
+    assert_eq!(run(&sh, "echo quiet").output, "quiet\n");
+}
+
+#[test]
+fn stdin_is_dev_null() {
+    let sh = shell();
+    let start = Instant::now();
+    let r = run(
+        &sh,
+        "cat; read x; echo read=$?; python3 -c 'input()' 2>/dev/null; echo py=$?",
+    );
+    assert_eq!(r.output, "read=1\npy=1\n");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn death_returns_status_and_respawns_in_the_last_cwd() {
+    let sh = shell();
+    let dir = tempdir();
+    run(&sh, &format!("cd {dir}"));
+    for (cmd, code) in [
+        ("exit 3", 3),
+        ("set -e; false", 1),
+        ("exec /bin/true", 0),
+        ("kill -9 $$", 137),
+    ] {
+        let r = run(&sh, cmd);
+        assert_eq!(r.exit_code, Some(code), "{cmd}");
+        assert!(!r.cancelled);
+        let next = run(&sh, "pwd; [[ -o errexit ]] && echo still-e");
+        assert_eq!(next.output, format!("{dir}\n"), "after {cmd}");
+        assert!(next.session_reset, "after {cmd}");
+        assert!(!run(&sh, "true").session_reset);
+    }
+}
+
+#[test]
+fn run_env_and_cwd_are_scoped_to_the_run() {
+    let sh = shell();
+    let dir = tempdir();
+    let mut opts = RunOptions::new("echo $ONLY $PWD; cd /");
+    opts.env = vec![("ONLY".into(), "it's here".into())];
+    opts.cwd = Some(dir.clone().into());
+    let before = sh.cwd();
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(r.output, format!("it's here {dir}\n"));
+    assert_eq!(sh.cwd(), before);
+    assert_eq!(run(&sh, "echo ${ONLY-unset}").output, "unset\n");
+    let r = run(&sh, "bash -c 'echo ${ONLY-unset}'");
+    assert_eq!(r.output, "unset\n");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_and_loses_nothing() {
+    let sh = shell();
+    let mut opts = RunOptions::new("true");
+    opts.cwd = Some("/definitely/not/here".into());
+    let e = sh.run(opts, |_| {}).unwrap_err().to_string();
+    assert_eq!(e, "Working directory does not exist: /definitely/not/here");
+    let mut opts = RunOptions::new("true");
+    opts.cwd = Some("/etc/hostname".into());
+    let e = sh.run(opts, |_| {}).unwrap_err().to_string();
+    assert_eq!(e, "Working directory is not a directory: /etc/hostname");
+    assert!(sh.run(RunOptions::new("echo a\0b"), |_| {}).is_err());
+    let mut opts = RunOptions::new("true");
+    opts.env = vec![("BAD-NAME".into(), "x".into())];
+    assert!(sh.run(opts, |_| {}).is_err());
+    assert_eq!(run(&sh, "echo fine").output, "fine\n");
+    let e = Shell::new(ShellOptions {
+        shell: Some("/no/such/bash".into()),
+        ..ShellOptions::default()
+    });
+    assert!(e.is_err());
+}
+
+#[test]
+fn a_closed_shell_refuses_runs() {
+    let sh = shell();
+    sh.close();
+    let e = sh.run(RunOptions::new("true"), |_| {}).unwrap_err();
+    assert_eq!(e.to_string(), "shell is closed");
+}
+
+#[test]
+fn a_one_mebibyte_command_works() {
+    let sh = shell();
+    let payload = "y".repeat(1 << 20);
+    let r = run(&sh, &format!("x='{payload}'; echo ${{#x}}"));
+    assert_eq!(r.output, "1048576\n");
+    // Large commands keep the session state like small ones.
+    assert_eq!(run(&sh, "echo ${#x}").output, "1048576\n");
+}
+
+#[test]
+fn session_env_prefix_and_policy_apply() {
+    let sh = Shell::new(ShellOptions {
+        snapshot: Snapshot::None,
+        session_env: vec![
+            ("SESSION_V".into(), "s".into()),
+            ("MY_API_KEY".into(), "k".into()),
+        ],
+        prefix: Some("env X_PREFIXED=1".into()),
+        env_policy: conch_core::process::env::EnvPolicy {
+            exclude: vec!["*_KEY".into()],
+            ..Default::default()
+        },
+        ..ShellOptions::default()
+    })
+    .unwrap();
+    let r = run(
+        &sh,
+        "bash -c 'echo $SESSION_V ${MY_API_KEY-none} $X_PREFIXED $GIT_PAGER'",
+    );
+    assert_eq!(r.output, "s none 1 cat\n");
+}
+
+#[test]
+fn snapshot_brings_aliases_functions_and_options_but_not_core_tool_names() {
+    let home = tempdir();
+    std::fs::write(
+        format!("{home}/.bashrc"),
+        "alias ll='echo ll-alias'\nalias grep='echo hijacked'\nmyfn() { echo from-rc; }\nls() { echo hijacked; }\nshopt -s extglob\nexport PATH=\"/opt/from-rc/bin:$PATH\"\necho noisy-rc\n",
+    )
+    .unwrap();
+    let snap = conch_core::shell::snapshot::for_rc(
+        std::path::Path::new("/bin/bash"),
+        std::path::Path::new(&format!("{home}/.bashrc")),
+    )
+    .expect("snapshot made");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&snap).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    let sh = Shell::new(ShellOptions {
+        snapshot: Snapshot::Path(snap),
+        ..ShellOptions::default()
+    })
+    .unwrap();
+    let r = run(
+        &sh,
+        "ll; myfn; echo x | grep x; type -t ls; shopt -q extglob && echo extglob; echo $PATH",
+    );
+    let lines: Vec<&str> = r.output.lines().collect();
+    assert_eq!(
+        &lines[..4],
+        ["ll-alias", "from-rc", "x", "file"],
+        "{:?}",
+        r.output
+    );
+    assert_eq!(lines[4], "extglob");
+    assert!(lines[5].starts_with("/opt/from-rc/bin:"), "{}", lines[5]);
+    assert!(!r.output.contains("noisy-rc"));
+}
+
+#[test]
+fn concurrent_runs_queue_in_order() {
+    let sh = std::sync::Arc::new(shell());
+    run(&sh, "n=0");
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let sh = sh.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(30 * i));
+                run(&sh, "n=$((n+1)); /bin/sleep 0.05; echo $n").output
+            })
+        })
+        .collect();
+    let mut outs: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    outs.sort();
+    assert_eq!(outs, ["1\n", "2\n", "3\n", "4\n"]);
+}
+
+#[test]
+fn invalid_utf8_and_split_characters_come_out_valid() {
+    let sh = shell();
+    let r = run(
+        &sh,
+        r"printf 'a\xff\xfeb\n'; printf '\xe2\x82'; /bin/sleep 0.05; printf '\xac\n'",
+    );
+    assert_eq!(r.output, "a\u{fffd}\u{fffd}b\n€\n");
+}
+
+#[test]
+fn head_lines_stop_the_command_early_with_heads_status() {
+    let sh = shell();
+    let start = Instant::now();
+    let mut opts = RunOptions::new("yes");
+    opts.head_lines = Some(5);
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(r.output, "y\ny\ny\ny\ny\n");
+    assert_eq!(r.exit_code, Some(0));
+    assert!(!r.cancelled);
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let mut opts = RunOptions::new("seq 1 1000000");
+    opts.head_lines = Some(3);
+    assert_eq!(sh.run(opts, |_| {}).unwrap().output, "1\n2\n3\n");
+    let mut opts = RunOptions::new("seq 1 10");
+    opts.tail_lines = Some(2);
+    assert_eq!(sh.run(opts, |_| {}).unwrap().output, "9\n10\n");
+}
+
+fn tempdir() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "conch-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap().to_string_lossy().into_owned()
+}
