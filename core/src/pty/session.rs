@@ -46,6 +46,7 @@ use crate::process::drive::{Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::shell::session::find_on_path;
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.
@@ -731,14 +732,4 @@ fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-/// Finds an executable on the host's `PATH`.
-fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .unwrap_or_else(|| vec!["/usr/bin".into(), "/bin".into()])
-        .into_iter()
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
 }
