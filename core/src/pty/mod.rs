@@ -13,6 +13,6 @@ mod utf8;
 pub use keys::{Key, KeyCode, Modifiers, normalize_input};
 pub use screen::Screen;
 pub use session::{
-    DEFAULT_COLS, DEFAULT_ROWS, DRAIN_MAX, DRAIN_QUIET, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS,
-    PtyOptions, PtyResult, PtySession,
+    DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, PtyOptions, PtyResult,
+    PtySession,
 };

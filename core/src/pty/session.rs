@@ -60,9 +60,9 @@ pub const MAX_ROWS: u16 = 200;
 
 /// After the child exits, the drain stops once no output came for this long
 /// (output the child wrote before exiting is already readable by then)…
-pub const DRAIN_QUIET: Duration = Duration::from_millis(50);
+const DRAIN_QUIET: Duration = Duration::from_millis(50);
 /// …or this long after the exit, whatever a leftover process keeps printing.
-pub const DRAIN_MAX: Duration = Duration::from_millis(250);
+const DRAIN_MAX: Duration = Duration::from_millis(250);
 
 /// Bytes read per `read(2)`; a PTY hands out at most a few KiB at a time.
 const READ_SIZE: usize = 64 * 1024;
