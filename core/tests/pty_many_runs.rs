@@ -8,6 +8,7 @@ use conch_core::pty::{PtyOptions, PtySession};
 
 const RUNS: usize = 1_000;
 const BYTES: usize = 20_000;
+const THREADS: usize = 8;
 
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
@@ -52,6 +53,23 @@ fn every_byte_and_exit_code_over_many_runs() {
         "{RUNS} PTY runs in {elapsed:?} ({:?} per run)",
         elapsed / RUNS as u32
     );
+
+    // The same from several threads at once, one session each.
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let command = &command;
+            s.spawn(move || {
+                let pty = PtySession::new();
+                for i in 0..RUNS / THREADS / 4 {
+                    let r = pty
+                        .start(PtyOptions::new(command.as_str()), |_| {})
+                        .unwrap();
+                    assert_eq!(r.exit_code, Some(7), "thread {t} run {i}: {r:?}");
+                    assert_eq!(r.summary.total_bytes, BYTES as u64, "thread {t} run {i}");
+                }
+            });
+        }
+    });
     assert_eq!(open_fds(), fds_before, "descriptors leaked");
     assert_eq!(child_processes(), Vec::<String>::new(), "children left");
 }
