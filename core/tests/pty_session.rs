@@ -460,3 +460,13 @@ fn writers_blocked_on_a_full_terminal_are_released_at_the_end() {
     );
     assert!(r.timed_out, "{r:?}");
 }
+
+#[test]
+fn session_is_shareable_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PtySession>();
+    let pty = Arc::new(PtySession::new());
+    let remote = pty.clone();
+    let runner = thread::spawn(move || remote.start(opts("exit 4"), |_| {}).unwrap());
+    assert_eq!(runner.join().unwrap().exit_code, Some(4));
+}
