@@ -1,0 +1,84 @@
+//! The two ways a Rust host runs a command: conch's persistent `Shell`, or a
+//! `bash -c` process per command through `std::process::Command`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use conch_core::{RunOptions, Shell, ShellOptions, Snapshot};
+
+/// Runs one command at a time and reports its output's size as it arrives.
+pub trait Runner {
+    /// Runs `command`, handing the length of each piece of output to
+    /// `on_bytes`; returns the exit status (`None`: none was reported).
+    fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32>;
+}
+
+/// conch-core's `Shell`, started without an rc snapshot (as every runtime
+/// in these benchmarks: no user rc file).
+pub struct Conch(pub Arc<Shell>);
+
+impl Conch {
+    pub fn start(cwd: Option<&Path>) -> Conch {
+        let shell = Shell::new(ShellOptions {
+            snapshot: Snapshot::None,
+            cwd: cwd.map(Path::to_path_buf),
+            ..ShellOptions::default()
+        })
+        .expect("conch Shell::new");
+        Conch(Arc::new(shell))
+    }
+}
+
+impl Runner for Conch {
+    fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32> {
+        self.0
+            .run(RunOptions::new(command), |chunk| on_bytes(chunk.len()))
+            .expect("conch run")
+            .exit_code
+    }
+}
+
+/// `bash -c COMMAND` per command, stdout and stderr on one pipe, read in
+/// 256 KiB pieces: the raw cost of a process per command, with no
+/// sanitizing or bounding of the output.
+pub struct StdSpawn {
+    /// Each command runs here (a process per command keeps no `cd`).
+    pub cwd: Option<PathBuf>,
+}
+
+impl StdSpawn {
+    pub fn command(&self, command: &str) -> (Command, std::io::PipeReader) {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone().expect("dup pipe"))
+            .stderr(writer);
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
+        (cmd, reader)
+    }
+}
+
+impl Runner for StdSpawn {
+    fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32> {
+        let (mut cmd, mut reader) = self.command(command);
+        let mut child = cmd.spawn().expect("spawn bash");
+        // The writer ends live in `cmd` (and the child): drop ours for EOF.
+        drop(cmd);
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => on_bytes(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+        child.wait().expect("wait").code()
+    }
+}
