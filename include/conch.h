@@ -92,6 +92,19 @@ typedef struct conch_artifact_store conch_artifact_store;
 typedef struct conch_cancel_token conch_cancel_token;
 
 /**
+ * A pseudo-terminal session (opaque) that runs one command at a time and
+ * keeps what it draws on a virtual screen.
+ *
+ * Thread-safe: while `conch_pty_start` blocks on one thread, other threads
+ * call `conch_pty_write`, `conch_pty_write_key`, `conch_pty_resize`,
+ * `conch_pty_kill`, `conch_pty_screen_text` and `conch_pty_is_running`.
+ * `conch_pty_free` may be called from another thread while a run blocks (it
+ * kills the run; `conch_pty_start` then returns), but never concurrently
+ * with the start of another call on the handle, nor after it.
+ */
+typedef struct conch_pty conch_pty;
+
+/**
  * A persistent bash session (opaque): state (cwd, variables, functions,
  * aliases) carries over from one run to the next.
  *
@@ -259,6 +272,125 @@ typedef struct conch_bash_result {
    */
   const char *working_dir;
 } conch_bash_result;
+
+/**
+ * What to run on the terminal. Zero-initialize it, then set `command`.
+ */
+typedef struct conch_pty_options {
+  /**
+   * Bash source, run as `bash -c <command>`. Required.
+   */
+  const char *command;
+  /**
+   * Working directory; NULL: the host's cwd.
+   */
+  const char *cwd;
+  /**
+   * Variables for this run, `"KEY=VALUE"` strings ended by a NULL pointer
+   * (they win over the defaults, `TERM=xterm-256color` included); NULL:
+   * none.
+   */
+  const char *const *env;
+  /**
+   * Deadline in milliseconds from the start; 0: none.
+   */
+  uint64_t timeout_ms;
+  /**
+   * Terminal width, clamped to 20–400; 0: 120.
+   */
+  uint16_t cols;
+  /**
+   * Terminal height, clamped to 5–200; 0: 40.
+   */
+  uint16_t rows;
+  /**
+   * The bash to run; NULL: `bash` from `PATH`.
+   */
+  const char *shell;
+  /**
+   * Cancels the run when cancelled, like `conch_pty_kill`; NULL: none.
+   */
+  const struct conch_cancel_token *cancel;
+  /**
+   * Bytes of sanitized output kept for the model; 0: 51200.
+   */
+  size_t max_bytes;
+  /**
+   * Where the full output is spilled past `max_bytes`; NULL: nowhere.
+   */
+  const char *artifacts_dir;
+  /**
+   * A shared store instead of `artifacts_dir` (borrowed); NULL: none.
+   */
+  const struct conch_artifact_store *artifact_store;
+  /**
+   * Which host variables the command inherits: NULL or `"all"`, `"core"`,
+   * `"none"`.
+   */
+  const char *env_inherit;
+  /**
+   * Globs of variable names never passed on; ended by a NULL pointer.
+   */
+  const char *const *env_exclude;
+  /**
+   * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
+   */
+  bool skip_non_interactive_env;
+} conch_pty_options;
+
+/**
+ * How a PTY run ended. Owned by the caller: free it with
+ * `conch_pty_result_free` (which frees its strings too).
+ */
+typedef struct conch_pty_result {
+  /**
+   * The exit status (`128 + signal` when a signal ended the command);
+   * meaningful only when `has_exit_code`.
+   */
+  int32_t exit_code;
+  /**
+   * False when the command could not start (the output then says
+   * `PTY error: <message>`) or was cancelled before it started.
+   */
+  bool has_exit_code;
+  /**
+   * Ended by `conch_pty_kill` or the cancel token.
+   */
+  bool cancelled;
+  /**
+   * Ended by the timeout.
+   */
+  bool timed_out;
+  /**
+   * `output` is not the whole stream.
+   */
+  bool truncated;
+  /**
+   * The output for the model: sanitized (escapes removed, `\r` as line
+   * breaks) and bounded. Never NULL.
+   */
+  const char *output;
+  /**
+   * Lines of the whole sanitized stream.
+   */
+  uint64_t total_lines;
+  /**
+   * Bytes of the whole sanitized stream.
+   */
+  uint64_t total_bytes;
+  /**
+   * Lines in `output`.
+   */
+  uint64_t output_lines;
+  /**
+   * Bytes in `output`.
+   */
+  uint64_t output_bytes;
+  /**
+   * Set when the full stream was spilled to an artifact; NULL when none.
+   */
+  const char *artifact_id;
+} conch_pty_result;
 
 /**
  * How a shell is created. Zero-initialize it (`= {0}`), then set what you
@@ -526,6 +658,111 @@ int conch_execute_shell(const struct conch_execute_options *opts,
                         conch_chunk_cb cb,
                         void *user,
                         struct conch_bash_result **out);
+
+/**
+ * An idle PTY session with a blank 120x40 screen. Free it with
+ * `conch_pty_free`. NULL only on an internal error.
+ */
+struct conch_pty *conch_pty_new(void);
+
+/**
+ * Runs a command on a new terminal and blocks until it ends.
+ *
+ * `cb` (may be NULL) gets the raw terminal text, escape sequences intact,
+ * on this thread, in order, before this function returns; the result's
+ * `output` is the sanitized text for the model. A start failure (bad cwd or
+ * shell) is a result whose output is `PTY error: <message>`, not an error.
+ * Errors: NULL/invalid arguments, or a run already in progress on this
+ * session (`CONCH_ERR_INVALID_ARG`, "PTY session already running"). On
+ * `CONCH_OK`, `*out` is the result (free it with `conch_pty_result_free`).
+ *
+ * # Safety
+ * `pty` is a live handle; `opts` points to valid options; `cb`, if not NULL,
+ * is safe to call with `user`; `out` is writable.
+ */
+int conch_pty_start(struct conch_pty *pty,
+                    const struct conch_pty_options *opts,
+                    conch_chunk_cb cb,
+                    void *user,
+                    struct conch_pty_result **out);
+
+/**
+ * Sends input to the running command, as typed (`"ls\r"`: `\r` is Enter).
+ * Kitty keyboard sequences become legacy bytes and cursor keys follow the
+ * terminal's application-cursor mode. Blocks while the terminal's input
+ * buffer is full. Errors: no command running (`CONCH_ERR_INVALID_ARG`,
+ * "PTY session is not running"). `data` may be NULL only when `len` is 0.
+ *
+ * # Safety
+ * `pty` is a live handle; `data` is readable for `len` bytes.
+ */
+int conch_pty_write(struct conch_pty *pty, const uint8_t *data, size_t len);
+
+/**
+ * Sends a named key: `enter`, `tab`, `esc`, `backspace`, `up`, `down`,
+ * `left`, `right`, `home`, `end`, `pageup`, `pagedown`, `insert`,
+ * `delete`, `f1`–`f35`, or one character, optionally prefixed by `ctrl+`,
+ * `alt+`, `shift+` (`"ctrl+c"`). Errors: an unknown name, or no command
+ * running (`CONCH_ERR_INVALID_ARG`).
+ *
+ * # Safety
+ * `pty` is a live handle; `key` is a C string.
+ */
+int conch_pty_write_key(struct conch_pty *pty, const char *key);
+
+/**
+ * Resizes the terminal of the running command (clamped to 20–400 columns,
+ * 5–200 rows); the command gets SIGWINCH. Errors: no command running.
+ *
+ * # Safety
+ * `pty` is a live handle.
+ */
+int conch_pty_resize(struct conch_pty *pty, uint16_t cols, uint16_t rows);
+
+/**
+ * Stops the running command (SIGINT, then SIGTERM, then SIGKILL to all its
+ * processes); `conch_pty_start` returns a result with `cancelled` set.
+ * Returns at once. Errors: no command running.
+ *
+ * # Safety
+ * `pty` is a live handle.
+ */
+int conch_pty_kill(struct conch_pty *pty);
+
+/**
+ * Writes whether a command is running to `*out`.
+ *
+ * # Safety
+ * `pty` is a live handle; `out` is writable.
+ */
+int conch_pty_is_running(struct conch_pty *pty, bool *out);
+
+/**
+ * The visible screen as text, one line per row, trailing blanks trimmed
+ * (the last run's screen once it ended). Returns a new string (free with
+ * `conch_string_free`), or NULL on error.
+ *
+ * # Safety
+ * `pty` is a live handle.
+ */
+char *conch_pty_screen_text(struct conch_pty *pty);
+
+/**
+ * Frees the handle; a command still running is killed (a `conch_pty_start`
+ * blocked on another thread then returns). NULL is a no-op.
+ *
+ * # Safety
+ * `pty` is NULL or a live handle, not used again after this call.
+ */
+void conch_pty_free(struct conch_pty *pty);
+
+/**
+ * Frees a PTY result and its strings. NULL is a no-op.
+ *
+ * # Safety
+ * `result` is NULL or a result returned by conch, not freed before.
+ */
+void conch_pty_result_free(struct conch_pty_result *result);
 
 /**
  * Frees a result and its strings. NULL is a no-op.

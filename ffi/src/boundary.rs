@@ -130,6 +130,19 @@ pub(crate) unsafe fn opt_str_arg<'a>(p: *const c_char, name: &str) -> FfiResult<
         .map_err(|e| FfiError::arg(format!("{name} is not valid UTF-8 ({e})")))
 }
 
+/// A `(data, len)` byte buffer; `data` may be NULL only when `len` is 0.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes that outlive `'a`.
+pub(crate) unsafe fn bytes_arg<'a>(data: *const u8, len: usize, name: &str) -> FfiResult<&'a [u8]> {
+    match (data.is_null(), len) {
+        (true, 0) => Ok(&[]),
+        (true, _) => Err(FfiError::arg(format!("{name} is NULL but len is not 0"))),
+        // SAFETY: the caller guarantees `len` readable bytes at `data`.
+        (false, _) => Ok(unsafe { std::slice::from_raw_parts(data, len) }),
+    }
+}
+
 /// A NULL-terminated array of strings; a NULL array is `None`.
 ///
 /// # Safety

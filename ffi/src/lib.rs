@@ -28,6 +28,7 @@ pub mod cancel;
 pub mod command;
 pub mod execute;
 mod options;
+pub mod pty;
 pub mod result;
 pub mod shell;
 pub mod status;

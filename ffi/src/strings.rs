@@ -4,8 +4,7 @@ use std::ffi::c_char;
 
 use conch_core::output::{Sanitizer, sanitize_text};
 
-use crate::boundary::{self, c_string, free_c_string, str_arg};
-use crate::status::FfiError;
+use crate::boundary::{self, bytes_arg, c_string, free_c_string, str_arg};
 
 /// The version of conch, e.g. `"0.1.0"`.
 ///
@@ -66,12 +65,8 @@ pub unsafe extern "C" fn conch_sanitize_text(text: *const c_char) -> *mut c_char
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_sanitize_bytes(data: *const u8, len: usize) -> *mut c_char {
     boundary::pointer("conch_sanitize_bytes", || {
-        let bytes: &[u8] = match (data.is_null(), len) {
-            (true, 0) => &[],
-            (true, _) => return Err(FfiError::arg("data is NULL but len is not 0")),
-            // SAFETY: the caller guarantees `len` readable bytes at `data`.
-            (false, _) => unsafe { std::slice::from_raw_parts(data, len) },
-        };
+        // SAFETY: the caller's guarantee.
+        let bytes = unsafe { bytes_arg(data, len, "data") }?;
         let mut out = String::with_capacity(bytes.len());
         let mut sanitizer = Sanitizer::new();
         sanitizer.push(bytes, &mut out);

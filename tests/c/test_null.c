@@ -175,6 +175,34 @@ static void artifacts(void) {
   CHECK(rmdir(dir) == 0, "allocating creates no file");
 }
 
+static void pty(void) {
+  bool b;
+  conch_pty *pty = conch_pty_new();
+  if (!CHECK(pty != NULL, "conch_pty_new")) return;
+  conch_pty_options o = {0};
+  conch_pty_result *r = NULL;
+  expect_misuse(conch_pty_start(NULL, &o, NULL, NULL, &r), "conch_pty_start", "pty");
+  expect_misuse(conch_pty_start(pty, NULL, NULL, NULL, &r), "conch_pty_start", "opts");
+  expect_misuse(conch_pty_start(pty, &o, NULL, NULL, &r), "conch_pty_start", "opts->command");
+  o.command = "true";
+  expect_misuse(conch_pty_start(pty, &o, NULL, NULL, NULL), "conch_pty_start", "out");
+  o.shell = BAD_UTF8;
+  expect_misuse(conch_pty_start(pty, &o, NULL, NULL, &r), "conch_pty_start", "opts->shell");
+  CHECK(r == NULL, "out untouched on error");
+  expect_misuse(conch_pty_write(NULL, (const uint8_t *)"x", 1), "conch_pty_write", "pty");
+  expect_misuse(conch_pty_write(pty, NULL, 1), "conch_pty_write", "data");
+  expect_misuse(conch_pty_write_key(NULL, "enter"), "conch_pty_write_key", "pty");
+  expect_misuse(conch_pty_write_key(pty, NULL), "conch_pty_write_key", "key");
+  expect_misuse(conch_pty_resize(NULL, 80, 24), "conch_pty_resize", "pty");
+  expect_misuse(conch_pty_kill(NULL), "conch_pty_kill", "pty");
+  expect_misuse(conch_pty_is_running(NULL, &b), "conch_pty_is_running", "pty");
+  expect_misuse(conch_pty_is_running(pty, NULL), "conch_pty_is_running", "out");
+  expect_null(conch_pty_screen_text(NULL), "conch_pty_screen_text", "pty");
+  conch_pty_result_free(NULL);
+  conch_pty_free(pty);
+  conch_pty_free(NULL);
+}
+
 int main(void) {
   strings();
   command_helpers();
@@ -182,5 +210,6 @@ int main(void) {
   execute();
   shell();
   artifacts();
+  pty();
   return check_finish();
 }

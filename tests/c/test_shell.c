@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "chunks.h"
 
 #ifndef CONCH_EXPECTED_VERSION
 #error "compile with -DCONCH_EXPECTED_VERSION=\"<version of conch-ffi>\""
@@ -20,53 +21,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Collects chunks, checking the callback contract as they arrive. */
-struct chunks {
-  char text[1 << 16];
-  size_t len;
-  int calls;
-  bool wrong_thread, not_terminated;
-  pthread_t owner;
-  /* Signalled at the first chunk (for the abort tests). */
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  bool started;
-};
-
-static void chunks_init(struct chunks *c) {
-  memset(c, 0, sizeof *c);
-  c->owner = pthread_self();
-  pthread_mutex_init(&c->mu, NULL);
-  pthread_cond_init(&c->cv, NULL);
-}
-
-static void chunks_destroy(struct chunks *c) {
-  pthread_mutex_destroy(&c->mu);
-  pthread_cond_destroy(&c->cv);
-}
-
-static void on_chunk(void *user, const char *utf8, size_t len) {
-  struct chunks *c = user;
-  c->calls++;
-  if (!pthread_equal(pthread_self(), c->owner)) c->wrong_thread = true;
-  if (utf8[len] != '\0') c->not_terminated = true;
-  if (c->len + len < sizeof c->text) {
-    memcpy(c->text + c->len, utf8, len);
-    c->len += len;
-    c->text[c->len] = '\0';
-  }
-  pthread_mutex_lock(&c->mu);
-  c->started = true;
-  pthread_cond_signal(&c->cv);
-  pthread_mutex_unlock(&c->mu);
-}
-
-static void wait_started(struct chunks *c) {
-  pthread_mutex_lock(&c->mu);
-  while (!c->started) pthread_cond_wait(&c->cv, &c->mu);
-  pthread_mutex_unlock(&c->mu);
 }
 
 /* Runs `command` with default run options; returns the result or NULL. */
@@ -125,7 +79,7 @@ static void test_streaming(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
   struct chunks c;
-  chunks_init(&c);
+  chunks_init(&c, NULL);
   conch_run_options o = {0};
   o.command = "for i in 1 2 3; do echo line$i; sleep 0.05; done";
   conch_bash_result *r = NULL;
@@ -268,13 +222,14 @@ static void test_timeout(void) {
 struct abort_job {
   conch_shell *sh;
   struct chunks *chunks;
+  bool started;
   int rc;
   double at;
 };
 
 static void *abort_when_started(void *arg) {
   struct abort_job *job = arg;
-  wait_started(job->chunks);
+  job->started = wait_started(job->chunks);
   job->at = now_s();
   job->rc = conch_shell_abort(job->sh);
   return NULL;
@@ -284,16 +239,18 @@ static void test_abort_from_another_thread(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
   struct chunks c;
-  chunks_init(&c);
-  struct abort_job job = {sh, &c, -100, 0};
+  chunks_init(&c, NULL);
+  struct abort_job job = {sh, &c, false, -100, 0};
   pthread_t t;
   pthread_create(&t, NULL, abort_when_started, &job);
   conch_run_options o = {0};
   o.command = "echo started; /bin/sleep 100";
+  o.timeout_ms = 20000; /* a safety net: the abort must come long before */
   conch_bash_result *r = NULL;
   int rc = conch_shell_run(sh, &o, on_chunk, &c, &r);
   double returned = now_s();
   pthread_join(t, NULL);
+  CHECK(job.started, "the command started");
   CHECK_RC(job.rc, CONCH_OK, "conch_shell_abort");
   if (CHECK_RC(rc, CONCH_OK, "aborted run is a result")) {
     CHECK(r->cancelled && !r->timed_out && !r->has_exit_code, "cancelled, not timed out");
@@ -317,7 +274,7 @@ struct free_job {
 
 static void *free_when_started(void *arg) {
   struct free_job *job = arg;
-  wait_started(job->chunks);
+  if (!wait_started(job->chunks)) fprintf(stderr, "the command did not start; freeing anyway\n");
   conch_shell_free(job->sh);
   return NULL;
 }
@@ -326,7 +283,7 @@ static void test_free_while_running(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
   struct chunks c;
-  chunks_init(&c);
+  chunks_init(&c, NULL);
   struct free_job job = {sh, &c};
   pthread_t t;
   pthread_create(&t, NULL, free_when_started, &job);
@@ -498,7 +455,7 @@ static void test_concurrent_runs_queue(void) {
 
 static void test_execute_shell(void) {
   struct chunks c;
-  chunks_init(&c);
+  chunks_init(&c, NULL);
   conch_execute_options o = {0};
   o.command = "echo $0; echo one-shot; exit 4";
   o.shell = "/bin/sh";
@@ -525,7 +482,18 @@ static void test_execute_shell(void) {
   o.timeout_ms = 0;
   o.command = "true";
   r = NULL;
-  CHECK_RC(conch_execute_shell(&o, NULL, NULL, &r), CONCH_ERR_SPAWN, "missing shell");
+  /* A one-shot runs under a supervising bash: a missing shell is that
+   * bash's "No such file or directory" and status 127, as in a terminal. */
+  if (CHECK_RC(conch_execute_shell(&o, NULL, NULL, &r), CONCH_OK, "missing shell")) {
+    CHECK(r->has_exit_code && r->exit_code == 127, "status 127, got %d", r->exit_code);
+    CHECK(strstr(r->output, "/nonexistent/bash") != NULL, "the output names it");
+  }
+  conch_bash_result_free(r);
+  o.shell = NULL;
+  o.cwd = "/nonexistent-conch-dir";
+  r = NULL;
+  CHECK_RC(conch_execute_shell(&o, NULL, NULL, &r), CONCH_ERR_INVALID_ARG, "one-shot in a missing cwd");
+  CHECK_STR(conch_last_error(), "Working directory does not exist: /nonexistent-conch-dir", "its message");
   CHECK(r == NULL, "no result on error");
 
   conch_shell_options so = {0};

@@ -1,6 +1,6 @@
 /* Replays the shared vectors (tests/vectors/{normalize,intercept,sanitize,
- * artifact}.json) through the C API. The case tables come from vectors.h,
- * generated from the JSON by tests/c/gen_vectors.py. */
+ * artifact}.json) through the C API. The case tables come from
+ * vectors_<name>.h, generated from the JSON by tests/c/gen_vectors.py. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,50 +9,11 @@
 
 #include "check.h"
 
-struct normalize_case {
-  const char *name;
-  enum { NORMALIZE, APPLY_HEAD_TAIL } fn;
-  const char *input; /* the command, or the text */
-  const char *expect;
-  int64_t expect_head, expect_tail; /* NORMALIZE: -1 none */
-  int64_t head, tail;               /* APPLY_HEAD_TAIL: -1 none */
-};
-
-struct intercept_case {
-  const char *name, *command;
-  const char *const *tool_names;
-  const char *rules_json;  /* NULL: the default rules */
-  const int *rule_errors;  /* indexes of invalid rules, ended by -1 */
-  const char *expect_message, *expect_tool; /* NULL: not blocked */
-};
-
-struct sanitize_case {
-  const char *name, *input;
-  size_t input_len;
-  bool text_ok; /* the input is a C string (valid UTF-8, no NUL) */
-  const char *expect;
-};
-
-struct artifact_file {
-  const char *name, *text;
-  size_t len;
-};
-
-struct artifact_case {
-  const char *name;
-  bool has_dir;
-  const struct artifact_file *files;
-  enum { ALLOCATE, RESOLVE, READ } op;
-  const char *const *kinds;
-  const char *url, *id;
-  int64_t offset, limit;
-  const char *const *expect_files; /* ALLOCATE */
-  const char *expect;              /* RESOLVE, READ */
-  int expect_status;
-  const char *expect_error;
-};
-
-#include "vectors.h"
+#include "cases.h"
+#include "vectors_artifact.h"
+#include "vectors_intercept.h"
+#include "vectors_normalize.h"
+#include "vectors_sanitize.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
