@@ -3,10 +3,20 @@
 # C++17 with -Wall -Werror, declares exactly the exported symbols), runs the
 # C tests in tests/c/ under valgrind (no definite leak, no memory error) and
 # builds and runs examples/c/ against the shared and the static library.
-# Installs valgrind when missing. Exits non-zero on any failure.
+# Installs valgrind and g++ when missing. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+
+# Debian packages for the tools the C checks need (CI is a fresh Debian).
+need=()
+command -v valgrind >/dev/null || need+=(valgrind)
+command -v c++ >/dev/null || need+=(g++)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== c: installing ${need[*]}"
+  SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
 
 echo "== c: build conch-ffi"
 cargo build -p conch-ffi --locked
@@ -33,11 +43,6 @@ echo "== c: tests/c/test_null.c calls every function of the header"
 missing=$(header_fns | while read -r fn; do grep -qw "$fn" tests/c/test_null.c || echo "$fn"; done)
 [ -z "$missing" ] || { echo "not called with NULL arguments in tests/c/test_null.c: $missing"; exit 1; }
 
-if ! command -v valgrind >/dev/null; then
-  echo "== c: installing valgrind"
-  SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq valgrind >/dev/null
-fi
 # valgrind 3.19 (Debian 12) lacks pidfd_open, which conch uses to wait for
 # its children; this shim emulates it under valgrind only (see the file).
 cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -pthread tests/c/pidfd_shim.c -ldl -o "$OUT/pidfd_shim.so"
