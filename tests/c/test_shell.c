@@ -267,6 +267,50 @@ static void test_abort_from_another_thread(void) {
   conch_shell_free(sh);
 }
 
+/* A callback may abort the run it is called from. */
+struct self_abort {
+  conch_shell *sh;
+  int calls, rc;
+};
+
+static void abort_on_first_chunk(void *user, const char *utf8, size_t len) {
+  (void)utf8;
+  (void)len;
+  struct self_abort *a = user;
+  if (a->calls++ == 0) a->rc = conch_shell_abort(a->sh);
+}
+
+static void test_abort_from_callback(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  struct self_abort a = {sh, 0, -100};
+  conch_run_options o = {0};
+  o.command = "echo started; /bin/sleep 100";
+  o.timeout_ms = 20000;
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_shell_run(sh, &o, abort_on_first_chunk, &a, &r), CONCH_OK, "self-aborted run"))
+    CHECK(r->cancelled && !r->timed_out, "aborted from inside the callback");
+  CHECK_RC(a.rc, CONCH_OK, "conch_shell_abort inside a callback");
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+/* The last error belongs to the thread that failed. */
+static void *other_thread_error(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)(conch_last_error()[0] == '\0');
+}
+
+static void test_last_error_is_per_thread(void) {
+  CHECK(conch_sanitize_text(NULL) == NULL, "a failing call");
+  pthread_t t;
+  void *clean = NULL;
+  pthread_create(&t, NULL, other_thread_error, NULL);
+  pthread_join(t, &clean);
+  CHECK(clean != NULL, "another thread does not see this thread's error");
+  CHECK(strstr(conch_last_error(), "conch_sanitize_text") != NULL, "this thread still does");
+}
+
 struct free_job {
   conch_shell *sh;
   struct chunks *chunks;
@@ -531,7 +575,9 @@ int main(void) {
   test_head_tail();
   test_timeout();
   test_abort_from_another_thread();
+  test_abort_from_callback();
   test_free_while_running();
+  test_last_error_is_per_thread();
   test_cancel_token();
   test_artifacts();
   test_background_jobs_and_free();
