@@ -71,10 +71,17 @@ pub fn spawn(mut cmd: Command, how: Containment) -> io::Result<Child> {
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            if let Some((from, to)) = how.dup
-                && libc::dup2(from, to) < 0
-            {
-                return Err(io::Error::last_os_error());
+            if let Some((from, to)) = how.dup {
+                // dup2 onto itself keeps FD_CLOEXEC, and the descriptor
+                // would vanish at exec: clear the flag instead.
+                let done = if from == to {
+                    libc::fcntl(to, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(from, to)
+                };
+                if done < 0 {
+                    return Err(io::Error::last_os_error());
+                }
             }
             Ok(())
         });
