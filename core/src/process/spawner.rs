@@ -72,14 +72,13 @@ pub fn spawn(mut cmd: Command, how: Containment) -> io::Result<Child> {
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
             if let Some((from, to)) = how.dup {
-                // dup2 onto itself keeps FD_CLOEXEC, and the descriptor
-                // would vanish at exec: clear the flag instead.
-                let done = if from == to {
-                    libc::fcntl(to, libc::F_SETFD, 0)
+                // dup2 onto itself is a no-op that would leave FD_CLOEXEC set.
+                let ok = if from == to {
+                    libc::fcntl(to, libc::F_SETFD, 0) == 0
                 } else {
-                    libc::dup2(from, to)
+                    libc::dup2(from, to) >= 0
                 };
-                if done < 0 {
+                if !ok {
                     return Err(io::Error::last_os_error());
                 }
             }
