@@ -207,10 +207,10 @@ impl BashSession {
             meta: Meta {
                 truncation: Truncation::from_counts(
                     result.truncated,
-                    result.total_lines as usize,
-                    result.total_bytes as usize,
-                    result.output_lines as usize,
-                    result.output_bytes as usize,
+                    result.total_lines,
+                    result.total_bytes,
+                    result.output_lines,
+                    result.output_bytes,
                     result.artifact_id.clone(),
                     Some(DEFAULT_MAX_BYTES),
                 ),

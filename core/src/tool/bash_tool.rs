@@ -21,7 +21,8 @@
 //! Live output reaches `on_update` as the tail of the output, at most once
 //! per `update_interval` (see [`super::live`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -33,7 +34,9 @@ use super::selection::Limits;
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
+use crate::output::Sanitizer;
 use crate::process::drive::Stop;
+use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
@@ -78,8 +81,11 @@ pub struct BashToolConfig {
     pub prefix: Option<String>,
     /// The rc snapshot the shell sources.
     pub snapshot: Snapshot,
-    /// Variables exported in the shell session.
+    /// Variables exported in the shell session (and given to PTY runs).
     pub session_env: Vec<(String, String)>,
+    /// Size of the PTY.
+    pub pty_cols: u16,
+    pub pty_rows: u16,
 }
 
 impl BashToolConfig {
@@ -98,6 +104,8 @@ impl BashToolConfig {
             prefix: None,
             snapshot: Snapshot::Auto,
             session_env: Vec::new(),
+            pty_cols: crate::pty::DEFAULT_COLS,
+            pty_rows: crate::pty::DEFAULT_ROWS,
         }
     }
 }
@@ -190,6 +198,7 @@ pub struct BashTool {
     config: BashToolConfig,
     intercept: Intercept,
     artifacts: Option<ArtifactStore>,
+    pty: Arc<PtySession>,
 }
 
 impl BashTool {
@@ -212,6 +221,7 @@ impl BashTool {
             config,
             intercept,
             artifacts,
+            pty: Arc::new(PtySession::new()),
         })
     }
 
@@ -222,6 +232,14 @@ impl BashTool {
     /// The store the outputs are spilled to, for reading `artifact://<id>`.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
         self.artifacts.as_ref()
+    }
+
+    /// The terminal of PTY runs, for a UI to show (`screen_text`), type
+    /// into (`write_key`), resize or kill while a command runs. A kill
+    /// there is a cancellation the caller did not ask for: the outcome is
+    /// a failure starting `[Command cancelled]`.
+    pub fn pty(&self) -> &Arc<PtySession> {
+        &self.pty
     }
 
     /// Runs one call; see the module docs.
@@ -272,8 +290,13 @@ impl BashTool {
             limits,
             artifact,
         };
+        let use_pty = self.config.virtual_terminal && ctx.has_ui && pty_allowed_by_env();
         let ran = with_live_updates(self.config.update_interval, ctx.on_update, |on_chunk| {
-            self.run_shell(call, on_chunk)
+            if use_pty {
+                self.run_pty(call, on_chunk)
+            } else {
+                self.run_shell(call, on_chunk)
+            }
         });
         let result = match ran {
             Ok(result) => result,
@@ -335,6 +358,35 @@ impl BashTool {
             on_chunk,
         )
     }
+
+    /// Runs the call on the tool's PTY. Live updates get the sanitized
+    /// text (the raw terminal stream is for the screen, see [`BashTool::pty`]).
+    fn run_pty(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
+        let command = match &self.config.prefix {
+            Some(prefix) => format!("{prefix} {}", call.command),
+            None => call.command,
+        };
+        let mut opts = PtyOptions::new(command);
+        opts.cwd = Some(call.cwd.clone());
+        opts.env = self.config.session_env.clone();
+        opts.timeout = Some(call.timeout);
+        opts.cols = self.config.pty_cols;
+        opts.rows = self.config.pty_rows;
+        opts.shell = self.config.shell.clone();
+        opts.cancel = Some(call.cancel);
+        opts.sink.head_lines = call.limits.head;
+        opts.sink.artifact = call.artifact;
+        let mut sanitizer = Sanitizer::new();
+        let mut clean = String::new();
+        let result = self.pty.start(opts, |raw| {
+            clean.clear();
+            sanitizer.push(raw.as_bytes(), &mut clean);
+            if !clean.is_empty() {
+                on_chunk(&clean);
+            }
+        })?;
+        Ok(pty_result(result, call.timeout, call.limits, &call.cwd))
+    }
 }
 
 /// One call's settled inputs.
@@ -345,6 +397,47 @@ struct Call {
     cancel: CancelToken,
     limits: Limits,
     artifact: Option<Artifact>,
+}
+
+/// A PTY run in the shape of the shell's result: the stop notice before
+/// the output and the line limits applied, as the shell engine does.
+fn pty_result(r: PtyResult, timeout: Duration, limits: Limits, cwd: &Path) -> BashResult {
+    let stop = if r.timed_out {
+        Some(Stop::Timeout)
+    } else if r.cancelled {
+        Some(Stop::Cancel)
+    } else {
+        None
+    };
+    let summary = r.summary;
+    let mut output = summary.output;
+    if limits.head.is_some() || limits.tail.is_some() {
+        output = crate::command::normalize::apply_head_tail(&output, limits.head, limits.tail);
+    }
+    if let Some(notice) = stop_notice(stop, Some(timeout)) {
+        output = format!("[{notice}]\n{output}");
+    }
+    BashResult {
+        output,
+        exit_code: if stop.is_some() { None } else { r.exit_code },
+        cancelled: stop.is_some(),
+        timed_out: r.timed_out,
+        truncated: summary.truncated,
+        total_lines: summary.total_lines,
+        total_bytes: summary.total_bytes,
+        output_lines: summary.output_lines,
+        output_bytes: summary.output_bytes,
+        artifact_id: summary.artifact_id,
+        working_dir: Some(cwd.to_string_lossy().into_owned()),
+        session_reset: false,
+    }
+}
+
+/// `CONCH_NO_PTY=1` (or omp's `PI_NO_PTY=1`) turns PTY runs off.
+fn pty_allowed_by_env() -> bool {
+    ["CONCH_NO_PTY", "PI_NO_PTY"]
+        .iter()
+        .all(|name| std::env::var_os(name).is_none_or(|v| v != "1"))
 }
 
 /// The timeout used for `seconds` (the model's argument): clamped to

@@ -54,9 +54,9 @@ pub(crate) fn select(
     limits: Limits,
     artifact_path: Option<&Path>,
 ) -> Shown {
-    let total_lines = result.total_lines as usize;
-    let total_bytes = result.total_bytes as usize;
-    let kept_lines = result.output_lines as usize;
+    let total_lines = result.total_lines;
+    let total_bytes = result.total_bytes;
+    let kept_lines = result.output_lines;
     let artifact_id = result.artifact_id.clone();
     let whole = |text: &str| Shown {
         text: text.to_string(),
@@ -71,7 +71,7 @@ pub(crate) fn select(
                 total_lines,
                 total_bytes,
                 kept_lines,
-                result.output_bytes as usize,
+                result.output_bytes,
                 artifact_id,
                 Some(DEFAULT_MAX_BYTES),
             ),
@@ -83,12 +83,12 @@ pub(crate) fn select(
     }
     match limits.head {
         None => {
-            let tail = limits.tail.unwrap_or(usize::MAX);
+            let tail = limits.tail.map_or(u64::MAX, |n| n as u64);
             if kept_lines >= tail {
                 return whole(body);
             }
             // The last `tail` lines are more than the bound: show the bound.
-            let shown_lines = crate::output::count_lines(body) as usize;
+            let shown_lines = crate::output::count_lines(body);
             Shown {
                 text: body.to_string(),
                 truncation: Some(bytes_cut(
@@ -96,21 +96,21 @@ pub(crate) fn select(
                     total_lines,
                     total_bytes,
                     shown_lines,
-                    body.len(),
+                    body.len() as u64,
                     range_ending(total_lines, shown_lines),
                     artifact_id,
                 )),
             }
         }
         Some(head) => {
-            let head_end = head.min(total_lines);
+            let head_end = (head as u64).min(total_lines);
             if kept_lines >= head_end {
                 return whole(body);
             }
             // The sink kept only the start of the head.
             match (limits.tail, artifact_path.filter(|_| artifact_id.is_some())) {
                 (Some(tail), Some(path)) => {
-                    let first = head_end.saturating_sub(tail);
+                    let first = head_end.saturating_sub(tail as u64);
                     match read_lines(path, first, head_end, DEFAULT_MAX_BYTES) {
                         Some(read) if read.complete => whole(&read.text),
                         Some(read) => Shown {
@@ -119,7 +119,7 @@ pub(crate) fn select(
                                 total_lines,
                                 total_bytes,
                                 read.lines,
-                                read.text.len(),
+                                read.text.len() as u64,
                                 range_ending(head_end, read.lines),
                                 artifact_id,
                             )),
@@ -138,8 +138,8 @@ pub(crate) fn select(
 /// artifact cannot help: what the engine made of the kept lines, labelled
 /// with the lines it really is.
 fn kept_start(result: &BashResult, body: &str, artifact_id: Option<String>) -> Shown {
-    let kept_lines = result.output_lines as usize;
-    let shown_lines = crate::output::count_lines(body) as usize;
+    let kept_lines = result.output_lines;
+    let shown_lines = crate::output::count_lines(body);
     let (direction, end) = if shown_lines < kept_lines {
         (Direction::Tail, kept_lines)
     } else {
@@ -149,10 +149,10 @@ fn kept_start(result: &BashResult, body: &str, artifact_id: Option<String>) -> S
         text: body.to_string(),
         truncation: Some(bytes_cut(
             direction,
-            result.total_lines as usize,
-            result.total_bytes as usize,
+            result.total_lines,
+            result.total_bytes,
             shown_lines,
-            body.len(),
+            body.len() as u64,
             range_ending(end, shown_lines),
             artifact_id,
         )),
@@ -160,7 +160,7 @@ fn kept_start(result: &BashResult, body: &str, artifact_id: Option<String>) -> S
 }
 
 /// Lines `end - count + 1 ..= end` (1-based), or none when nothing is shown.
-fn range_ending(end: usize, count: usize) -> Option<LineRange> {
+fn range_ending(end: u64, count: u64) -> Option<LineRange> {
     (count > 0 && end >= count).then(|| LineRange {
         start: end - count + 1,
         end,
@@ -169,10 +169,10 @@ fn range_ending(end: usize, count: usize) -> Option<LineRange> {
 
 fn bytes_cut(
     direction: Direction,
-    total_lines: usize,
-    total_bytes: usize,
-    output_lines: usize,
-    output_bytes: usize,
+    total_lines: u64,
+    total_bytes: u64,
+    output_lines: u64,
+    output_bytes: u64,
     shown_range: Option<LineRange>,
     artifact_id: Option<String>,
 ) -> Truncation {
@@ -194,7 +194,7 @@ struct ReadLines {
     /// The last lines of the range that fit in the byte bound.
     text: String,
     /// How many lines `text` holds.
-    lines: usize,
+    lines: u64,
     /// `text` is the whole range.
     complete: bool,
 }
@@ -204,12 +204,12 @@ struct ReadLines {
 /// than that is kept whole, as the sink does with the line it cuts). Reads
 /// the file once, holding at most the bound plus one line. `None` when the
 /// file cannot be read.
-fn read_lines(path: &Path, first: usize, end: usize, max_bytes: usize) -> Option<ReadLines> {
+fn read_lines(path: &Path, first: u64, end: u64, max_bytes: usize) -> Option<ReadLines> {
     let mut reader = BufReader::new(File::open(path).ok()?);
     let mut kept: VecDeque<Vec<u8>> = VecDeque::new();
     let mut kept_bytes = 0usize;
     let mut dropped = false;
-    let mut index = 0usize;
+    let mut index = 0u64;
     let mut line = Vec::new();
     while index < end {
         line.clear();
@@ -226,7 +226,7 @@ fn read_lines(path: &Path, first: usize, end: usize, max_bytes: usize) -> Option
         }
         index += 1;
     }
-    let lines = kept.len();
+    let lines = kept.len() as u64;
     let bytes: Vec<u8> = kept.into_iter().flatten().collect();
     Some(ReadLines {
         text: String::from_utf8_lossy(&bytes).into_owned(),
