@@ -196,3 +196,24 @@ fn a_bad_run_cwd_is_an_error_with_the_spec_text() {
     );
     assert!(!s.is_running());
 }
+
+#[test]
+fn a_run_token_cancels_that_run_even_before_it_starts() {
+    let s = session("token", |_, _| {});
+    let cancel = conch_core::CancelToken::new();
+    cancel.cancel();
+    let start = Instant::now();
+    let r = s
+        .execute_bash_with(
+            "/bin/sleep 30",
+            BangOptions {
+                cancel: Some(cancel),
+                ..BangOptions::default()
+            },
+            |_| {},
+        )
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(r.cancelled);
+    assert_eq!(r.output, "[Command cancelled]\n");
+}

@@ -74,6 +74,9 @@ pub struct BangOptions {
     pub cwd: Option<PathBuf>,
     /// Deadline for this run; `None`: the session's.
     pub timeout: Option<Duration>,
+    /// Cancels this run (also before it starts, e.g. while it waits behind
+    /// another), besides [`BashSession::abort`].
+    pub cancel: Option<CancelToken>,
 }
 
 /// The record of one bang command.
@@ -127,7 +130,7 @@ impl BashSession {
         on_chunk: impl FnMut(&str),
     ) -> Result<BashResult> {
         let started = SystemTime::now();
-        let cancel = CancelToken::new();
+        let cancel = opts.cancel.unwrap_or_default();
         let run_id = self.next_run.fetch_add(1, Ordering::Relaxed);
         lock(&self.running).push((run_id, cancel.clone()));
         let _running = Running {
