@@ -13,9 +13,10 @@
 //!    truncated, only the `artifact://` link is missing;
 //! 6. engine: a PTY when the host enables a virtual terminal, has a UI and
 //!    `CONCH_NO_PTY`/`PI_NO_PTY` is not `1`; otherwise the persistent shell
-//!    of the session registry. The line limits go to the engine, which keeps
-//!    the head itself and stops the command once the head is complete
-//!    (`yes | head -n 5` returns at once);
+//!    of the session registry. The head limit goes to the engine, whose
+//!    sink keeps the head itself and which stops the command once the head
+//!    is complete (`yes | head -n 5` returns at once); the tail of that is
+//!    taken afterwards, from memory or the artifact (see `selection.rs`);
 //! 7. result: see [`super::result`].
 //!
 //! Live output reaches `on_update` as the tail of the output, at most once
@@ -351,8 +352,8 @@ impl BashTool {
                 timeout: Some(call.timeout),
                 cancel: Some(call.cancel),
                 artifact: call.artifact,
+                // The tail is taken by the tool (see `selection`).
                 head_lines: call.limits.head,
-                tail_lines: call.limits.tail,
                 ..ExecuteBashOptions::default()
             },
             on_chunk,
@@ -385,7 +386,7 @@ impl BashTool {
                 on_chunk(&clean);
             }
         })?;
-        Ok(pty_result(result, call.timeout, call.limits, &call.cwd))
+        Ok(pty_result(result, call.timeout, &call.cwd))
     }
 }
 
@@ -400,8 +401,8 @@ struct Call {
 }
 
 /// A PTY run in the shape of the shell's result: the stop notice before
-/// the output and the line limits applied, as the shell engine does.
-fn pty_result(r: PtyResult, timeout: Duration, limits: Limits, cwd: &Path) -> BashResult {
+/// the output, as the shell engine puts it.
+fn pty_result(r: PtyResult, timeout: Duration, cwd: &Path) -> BashResult {
     let stop = if r.timed_out {
         Some(Stop::Timeout)
     } else if r.cancelled {
@@ -410,13 +411,10 @@ fn pty_result(r: PtyResult, timeout: Duration, limits: Limits, cwd: &Path) -> Ba
         None
     };
     let summary = r.summary;
-    let mut output = summary.output;
-    if limits.head.is_some() || limits.tail.is_some() {
-        output = crate::command::normalize::apply_head_tail(&output, limits.head, limits.tail);
-    }
-    if let Some(notice) = stop_notice(stop, Some(timeout)) {
-        output = format!("[{notice}]\n{output}");
-    }
+    let output = match stop_notice(stop, Some(timeout)) {
+        Some(notice) => format!("[{notice}]\n{}", summary.output),
+        None => summary.output,
+    };
     BashResult {
         output,
         exit_code: if stop.is_some() { None } else { r.exit_code },

@@ -191,8 +191,8 @@ pub(crate) fn shape(result: &BashResult, how: &Shaping<'_>) -> Result<ToolResult
 }
 
 /// Separates the `[notice]\n` line a stopped run's output starts with from
-/// the command's own output. The notice is reconstructed when a tail limit
-/// already cut it off the front of a non-empty output.
+/// the command's own output. A non-empty output that lacks it (an engine
+/// that applied a line limit to the notice too) gets the expected one.
 fn split_stop_notice<'r>(
     result: &'r BashResult,
     expected: Option<&'r str>,
@@ -285,7 +285,7 @@ mod tests {
                 true,
                 ("failed", "[Command timed out after 5 seconds]\nx"),
             ),
-            // a tail limit cut the notice off: it is put back
+            // a notice missing from the output is put back
             (
                 stopped("y\n", false),
                 false,
