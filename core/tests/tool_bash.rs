@@ -602,3 +602,28 @@ fn exec_with_updates(t: &BashTool, command: &str, on_update: &mut dyn FnMut(Tool
     )
     .unwrap();
 }
+
+#[test]
+fn shell_state_persists_between_calls_but_the_cwd_does_not() {
+    let t = tool("persist");
+    exec(&t, "export GREETING=hi; shout() { echo \"${1^^}\"; }; cd /").unwrap();
+    let r = exec(&t, "echo $GREETING; shout quiet; pwd").unwrap();
+    assert_eq!(r.text, format!("hi\nQUIET\n{}", t.config().cwd.display()));
+}
+
+#[test]
+fn tools_and_sessions_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<BashTool>();
+    shareable::<conch_core::tool::BashSession>();
+    let t = std::sync::Arc::new(tool("threads"));
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let t = t.clone();
+            std::thread::spawn(move || exec(&t, &format!("echo {i}")).unwrap().text)
+        })
+        .collect();
+    let mut outputs: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    outputs.sort();
+    assert_eq!(outputs, ["0", "1", "2", "3"]);
+}
