@@ -166,6 +166,7 @@ pub struct ToolRun {
 }
 
 impl ToolRun {
+    /// A call whose command did not run.
     fn refused(error: ToolError) -> ToolRun {
         ToolRun {
             outcome: Err(error),
@@ -226,6 +227,7 @@ impl BashTool {
         })
     }
 
+    /// The configuration, with `cwd` made absolute.
     pub fn config(&self) -> &BashToolConfig {
         &self.config
     }
@@ -303,17 +305,18 @@ impl BashTool {
             Ok(result) => result,
             Err(e) => return ToolRun::refused(ToolError::failed(e.to_string())),
         };
+        // The notice a stopped run's output starts with.
         let stop = if result.timed_out {
-            Some(Stop::Timeout)
+            Stop::Timeout
         } else {
-            Some(Stop::Cancel)
+            Stop::Cancel
         };
         let outcome = shape(
             &result,
             &Shaping {
                 limits,
                 aborted_by_caller: cancel.is_cancelled(),
-                stop_notice: stop_notice(stop, Some(timeout)),
+                stop_notice: stop_notice(Some(stop), Some(timeout)),
                 artifact_path: artifact_path.as_deref(),
             },
         );
