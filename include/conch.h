@@ -65,6 +65,20 @@ enum conch_status
    * A lookup failed (an artifact id, an artifacts directory).
    */
   CONCH_ERR_NOT_FOUND = -6,
+  /**
+   * The bash tool's interceptor refused the command (nothing ran); the
+   * result names the tool to use instead.
+   */
+  CONCH_ERR_BLOCKED = -7,
+  /**
+   * The bash tool's command failed: it could not run, exited non-zero,
+   * had no exit status, timed out or was cancelled by someone else.
+   */
+  CONCH_ERR_TOOL = -8,
+  /**
+   * The bash tool's call was aborted by its cancel token.
+   */
+  CONCH_ERR_ABORTED = -9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -116,6 +130,18 @@ typedef struct conch_pty conch_pty;
  * another call on the handle, nor after it.
  */
 typedef struct conch_shell conch_shell;
+
+/**
+ * The model's `bash` tool (opaque).
+ *
+ * Thread-safe: calls from several threads run one after another on the
+ * tool's persistent shell. Cancel a call with its `conch_cancel_token`.
+ * `conch_tool_free` may be called while a call runs on another thread
+ * (with a `session_key` the tool's shell is closed, which stops the call;
+ * without, the call completes), never concurrently with the start of a
+ * call.
+ */
+typedef struct conch_tool conch_tool;
 
 /**
  * A blocked command: why, and which host tool to use instead. Owned by the
@@ -488,6 +514,124 @@ typedef struct conch_run_options {
   const struct conch_cancel_token *cancel;
 } conch_run_options;
 
+/**
+ * How a tool is set up. Zero-initialize it: zero / NULL fields are the
+ * defaults.
+ */
+typedef struct conch_tool_options {
+  /**
+   * The project directory: commands run there, relative `cwd` arguments
+   * resolve against it; NULL: the host's cwd.
+   */
+  const char *cwd;
+  /**
+   * Where truncated outputs are spilled (`<dir>/<id>.bash.log`), for the
+   * model to read back as `artifact://<id>`; NULL: no artifacts.
+   */
+  const char *artifacts_dir;
+  /**
+   * The host's tool names, ended by a NULL pointer: an interceptor rule
+   * applies only when its tool is among them; NULL: none.
+   */
+  const char *const *tool_names;
+  /**
+   * Refuse commands the host has a dedicated tool for (`cat f` → `read`).
+   */
+  bool interceptor;
+  /**
+   * The interceptor's rules as a JSON array of `{"pattern", "flags"?,
+   * "tool", "message"}`; NULL: the default rules. A bad rule fails
+   * `conch_tool_new`.
+   */
+  const char *rules_json;
+  /**
+   * Run on a PTY when the call says the host has a UI.
+   */
+  bool virtual_terminal;
+  /**
+   * Gives this tool its own persistent shell; NULL: the shell is shared
+   * by every tool of the process with the same settings.
+   */
+  const char *session_key;
+  /**
+   * Least time between two live updates, in milliseconds; 0: 50.
+   */
+  uint64_t update_interval_ms;
+  /**
+   * The bash to run; NULL: `bash` from `PATH`.
+   */
+  const char *shell;
+  /**
+   * Text put before every command; NULL: none.
+   */
+  const char *prefix;
+  /**
+   * The rc snapshot: NULL or `"auto"`, `"none"`, or a file path.
+   */
+  const char *snapshot;
+  /**
+   * Variables exported in the shell session (and given to PTY runs),
+   * `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
+   */
+  const char *const *session_env;
+  /**
+   * Size of the PTY; 0: 120 columns, 40 rows.
+   */
+  uint16_t pty_cols;
+  uint16_t pty_rows;
+} conch_tool_options;
+
+/**
+ * Receives a live update of a tool call: `utf8` (`len` bytes, then a NUL)
+ * is the tail of the output so far, up to 50 KiB; it replaces the previous
+ * update, it does not add to it. Updates come at most once per
+ * `update_interval_ms`, plus one after the last change.
+ *
+ * Runs on the thread that called `conch_tool_execute`, never concurrently,
+ * before it returns; `utf8` is valid only during the call.
+ */
+typedef conch_chunk_cb conch_update_cb;
+
+/**
+ * What one tool call produced. Owned by the caller: free it with
+ * `conch_tool_result_free` (which frees everything in it).
+ */
+typedef struct conch_tool_result {
+  /**
+   * The outcome, also returned by `conch_tool_execute`: `CONCH_OK`,
+   * `CONCH_ERR_BLOCKED` (the interceptor refused the command; nothing
+   * ran), `CONCH_ERR_TOOL` (the command failed, exited non-zero, timed out
+   * or could not run) or `CONCH_ERR_ABORTED` (the call's cancel token).
+   */
+  int32_t status;
+  /**
+   * What the model reads, in every outcome (the output with its notices,
+   * `(no output)`, `Command exited with code N`, `Blocked: …`). Never NULL.
+   */
+  const char *text;
+  /**
+   * The structured details as JSON, e.g. `{"meta":{"truncation":
+   * {"direction":"tail","truncatedBy":"bytes","totalLines":…,
+   * "artifactId":"3",…}}}`; NULL when there is nothing to say.
+   */
+  const char *details_json;
+  /**
+   * The tool the model should use instead; set only when `status` is
+   * `CONCH_ERR_BLOCKED`.
+   */
+  const char *suggested_tool;
+  /**
+   * The status a command-line front end would exit with: the command's
+   * own, 124 on timeout, 130 when aborted, 1 when it could not run.
+   */
+  int32_t exit_status;
+  /**
+   * The engine's result (exit code, counts, artifact id, cwd); NULL when
+   * the command did not run.
+   */
+  struct conch_bash_result *bash;
+} conch_tool_result;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -773,6 +917,17 @@ void conch_pty_result_free(struct conch_pty_result *result);
 void conch_bash_result_free(struct conch_bash_result *result);
 
 /**
+ * Closes cached shells, killing what they still run: those of
+ * `session_key`, or all of them when it is NULL. Tools share cached shells
+ * (unless given their own `session_key`); a host calls
+ * `conch_close_sessions(NULL)` at exit.
+ *
+ * # Safety
+ * `session_key` is NULL or a C string.
+ */
+int conch_close_sessions(const char *session_key);
+
+/**
  * Starts a persistent bash session.
  *
  * `opts` may be NULL (all defaults). Fails early on a bad shell path, cwd or
@@ -899,6 +1054,63 @@ char *conch_sanitize_text(const char *text);
  * `data` is valid for reads of `len` bytes.
  */
 char *conch_sanitize_bytes(const uint8_t *data, size_t len);
+
+/**
+ * Creates the model's `bash` tool. `opts` may be NULL (all defaults).
+ * Fails on bad options, e.g. an interceptor rule that does not compile.
+ * Returns the handle (free with `conch_tool_free`), or NULL on error.
+ *
+ * # Safety
+ * `opts` is NULL or points to valid options.
+ */
+struct conch_tool *conch_tool_new(const struct conch_tool_options *opts);
+
+/**
+ * Runs one call of the `bash` tool and blocks until it ends.
+ *
+ * `args_json` is the model's arguments as it sent them: `{"command": …,
+ * "cwd"?: …, "timeout"?: seconds (clamped to 1–3600, default 300),
+ * "head"?: N, "tail"?: N}`. `cancel` (may be NULL) aborts the call from
+ * any thread. `has_ui`: the host shows a UI (with `virtual_terminal`, the
+ * command then runs on a PTY). `on_update` (may be NULL) gets live updates
+ * on this thread, with `user`.
+ *
+ * Returns `CONCH_OK`, or the tool's outcome `CONCH_ERR_BLOCKED`,
+ * `CONCH_ERR_TOOL`, `CONCH_ERR_ABORTED`; in these four cases `*out` is set
+ * (free with `conch_tool_result_free`): the model reads `text` whatever
+ * the outcome. Other codes (NULL arguments, bad `args_json`,
+ * `CONCH_ERR_PANIC`) leave `*out` untouched.
+ *
+ * # Safety
+ * `tool` is a live handle; `args_json` a C string; `cancel` NULL or a live
+ * token; `on_update`, if not NULL, safe to call with `user`; `out`
+ * writable.
+ */
+int conch_tool_execute(struct conch_tool *tool,
+                       const char *args_json,
+                       const struct conch_cancel_token *cancel,
+                       bool has_ui,
+                       conch_update_cb on_update,
+                       void *user,
+                       struct conch_tool_result **out);
+
+/**
+ * Frees the handle. A tool with its own `session_key` closes its shell
+ * (killing what it still runs); shared shells live on until
+ * `conch_close_sessions`. NULL is a no-op.
+ *
+ * # Safety
+ * `tool` is NULL or a live handle, not used again after this call.
+ */
+void conch_tool_free(struct conch_tool *tool);
+
+/**
+ * Frees a tool result and everything in it. NULL is a no-op.
+ *
+ * # Safety
+ * `result` is NULL or a result returned by conch, not freed before.
+ */
+void conch_tool_result_free(struct conch_tool_result *result);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -76,10 +76,11 @@ pub struct conch_interception {
     pub suggested_tool: *const c_char,
 }
 
-fn parse_rules(json: &str) -> FfiResult<Vec<Rule>> {
+/// Interceptor rules from their JSON form (also used by the tool options).
+pub(crate) fn parse_rules(json: &str, name: &str) -> FfiResult<Vec<Rule>> {
     serde_json::from_str(json).map_err(|e| {
         FfiError::arg(format!(
-            "rules_json is not a JSON array of {{pattern, flags?, tool, message}}: {e}"
+            "{name} is not a JSON array of {{pattern, flags?, tool, message}}: {e}"
         ))
     })
 }
@@ -115,7 +116,9 @@ pub unsafe extern "C" fn conch_check_bash_interception(
                 out_arg(out, "out")?,
             )
         };
-        let rules = rules_json.map(parse_rules).transpose()?;
+        let rules = rules_json
+            .map(|json| parse_rules(json, "rules_json"))
+            .transpose()?;
         let hit = check_bash_interception(command, &tool_names, rules.as_deref())?;
         *out = match hit {
             None => std::ptr::null_mut(),

@@ -30,8 +30,10 @@ pub mod execute;
 mod options;
 pub mod pty;
 pub mod result;
+pub mod sessions;
 pub mod shell;
 pub mod status;
 pub mod strings;
+pub mod tool;
 
 pub use status::conch_status;

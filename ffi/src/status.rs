@@ -28,6 +28,14 @@ pub enum conch_status {
     CONCH_ERR_PANIC = -5,
     /// A lookup failed (an artifact id, an artifacts directory).
     CONCH_ERR_NOT_FOUND = -6,
+    /// The bash tool's interceptor refused the command (nothing ran); the
+    /// result names the tool to use instead.
+    CONCH_ERR_BLOCKED = -7,
+    /// The bash tool's command failed: it could not run, exited non-zero,
+    /// had no exit status, timed out or was cancelled by someone else.
+    CONCH_ERR_TOOL = -8,
+    /// The bash tool's call was aborted by its cancel token.
+    CONCH_ERR_ABORTED = -9,
 }
 
 /// Why an entry point failed: the code it returns and the text

@@ -203,6 +203,30 @@ static void pty(void) {
   conch_pty_free(NULL);
 }
 
+static void tool(void) {
+  conch_tool_options o = {0};
+  o.rules_json = "[";
+  expect_null(conch_tool_new(&o), "conch_tool_new", "opts->rules_json");
+  o.rules_json = NULL;
+  o.session_key = BAD_UTF8;
+  expect_null(conch_tool_new(&o), "conch_tool_new", "opts->session_key");
+  o.session_key = "ctest-null";
+  o.snapshot = "none";
+  conch_tool *t = conch_tool_new(&o);
+  if (!CHECK(t != NULL, "conch_tool_new")) return;
+  conch_tool_result *r = NULL;
+  expect_misuse(conch_tool_execute(NULL, "{}", NULL, false, NULL, NULL, &r), "conch_tool_execute", "tool");
+  expect_misuse(conch_tool_execute(t, NULL, NULL, false, NULL, NULL, &r), "conch_tool_execute", "args_json");
+  expect_misuse(conch_tool_execute(t, "{\"command\": \"true\"}", NULL, false, NULL, NULL, NULL),
+                "conch_tool_execute", "out");
+  CHECK(r == NULL, "out untouched on error");
+  conch_tool_result_free(NULL);
+  conch_tool_free(t);
+  conch_tool_free(NULL);
+  expect_misuse(conch_close_sessions(BAD_UTF8), "conch_close_sessions", "session_key");
+  CHECK_RC(conch_close_sessions(NULL), CONCH_OK, "conch_close_sessions(NULL) closes all");
+}
+
 int main(void) {
   strings();
   command_helpers();
@@ -211,5 +235,6 @@ int main(void) {
   shell();
   artifacts();
   pty();
+  tool();
   return check_finish();
 }
