@@ -10,7 +10,8 @@
  *   message (per thread).
  * - Pointer arguments are required unless documented "may be NULL";
  *   strings are NUL-terminated UTF-8; output parameters are written only
- *   on success.
+ *   on success (and with the bash tool's outcomes CONCH_ERR_BLOCKED,
+ *   CONCH_ERR_TOOL, CONCH_ERR_ABORTED, which come with a result).
  * - What conch returns is owned by the caller: free it with the matching
  *   _free function (conch_string_free for char *). Every _free accepts NULL.
  * - Chunk callbacks run on the thread that called the running function, in

@@ -10,7 +10,8 @@
 //!   `conch_last_error()`, which is per thread.
 //! - Every pointer argument is required unless its documentation says it may
 //!   be NULL; strings are NUL-terminated UTF-8. Output parameters are written
-//!   only on success.
+//!   only on success (and with the bash tool's outcomes `CONCH_ERR_BLOCKED`,
+//!   `CONCH_ERR_TOOL`, `CONCH_ERR_ABORTED`, whose result the model reads).
 //! - What conch returns is owned by the caller and freed with the matching
 //!   `_free` function (`conch_string_free` for `char *`); every `_free`
 //!   accepts NULL.
