@@ -61,4 +61,19 @@ struct key_case {
   const char *error_prefix; /* the error message starts with it */
 };
 
+struct tool_case {
+  const char *name;
+  /* The tool's configuration. */
+  bool interceptor;
+  const char *const *tool_names; /* NULL: none */
+  const char *rules_json;        /* NULL: the default rules */
+  bool artifacts;                /* a fresh artifacts directory */
+  const char *args_json;         /* the model's arguments */
+  int expect_status;             /* CONCH_OK or the tool's outcome code */
+  /* The text exactly, or its start and/or end; "{cwd}" is the tool's cwd. */
+  const char *text, *text_starts_with, *text_ends_with;
+  int truncated; /* 1: details_json carries truncation, 0: no details, -1: unchecked */
+  const char *suggested_tool;
+};
+
 #endif

@@ -160,6 +160,33 @@ def keys(cases, out):
     out.append("};")
 
 
+def tool(cases, out):
+    kinds = {"ok": "CONCH_OK", "failed": "CONCH_ERR_TOOL", "aborted": "CONCH_ERR_ABORTED",
+             "blocked": "CONCH_ERR_BLOCKED"}
+    for i, c in enumerate(cases):
+        names = (c.get("config") or {}).get("tool_names")
+        if names is not None:
+            listed = ", ".join(c_str(t) for t in names)
+            out.append(f"static const char *const TOOL_NAMES_{i}[] = {{{listed}{', ' if listed else ''}NULL}};")
+    out.append("static const struct tool_case TOOL_CASES[] = {")
+    for i, c in enumerate(cases):
+        config = c.get("config") or {}
+        e = c["expect"]
+        rules = config.get("rules")
+        truncated = e.get("truncated")
+        out.append(
+            "  {%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s},"
+            % (c_str(c["name"]), "true" if config.get("interceptor") else "false",
+               f"TOOL_NAMES_{i}" if config.get("tool_names") is not None else "NULL",
+               c_str(None if rules is None else json.dumps(rules)),
+               "true" if config.get("artifacts") else "false", c_str(json.dumps(c["args"])),
+               kinds[e["kind"]], c_str(e.get("text")), c_str(e.get("text_starts_with")),
+               c_str(e.get("text_ends_with")), "-1" if truncated is None else str(int(truncated)),
+               c_str(e.get("suggested_tool")))
+        )
+    out.append("};")
+
+
 # The vector files the C face replays, and the writer of each one's table.
 TABLES = {
     "normalize": normalize,
@@ -167,6 +194,7 @@ TABLES = {
     "sanitize": sanitize,
     "artifact": artifact,
     "keys": keys,
+    "tool": tool,
 }
 
 

@@ -1,14 +1,19 @@
 /* The model's bash tool through the C API: the outcomes (success, non-zero
  * exit, timeout, blocked, aborted, bad cwd), the text the model reads and
  * its details JSON, head/tail extraction, truncation with an artifact the
- * store reads back, live updates, and option errors. */
+ * store reads back, live updates, option errors; and the shared vectors
+ * tests/vectors/tool.json. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "check.h"
 #include "chunks.h"
+#include "vectors_tool.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static char artifacts[] = "/tmp/conch-ctest-tool-XXXXXX";
 
@@ -168,6 +173,73 @@ static void test_errors(conch_tool *tool) {
   conch_tool_free(defaults);
 }
 
+/* `text` with "{cwd}" replaced by `cwd`, in `buf`. */
+static const char *with_cwd(const char *text, const char *cwd, char *buf, size_t cap) {
+  if (text == NULL) return NULL;
+  size_t n = 0;
+  for (const char *p = text; *p && n + 1 < cap;) {
+    if (strncmp(p, "{cwd}", 5) == 0) {
+      n += (size_t)snprintf(buf + n, cap - n, "%s", cwd);
+      p += 5;
+    } else {
+      buf[n++] = *p++;
+    }
+  }
+  buf[n < cap ? n : cap - 1] = '\0';
+  return buf;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static void tool_vectors(void) {
+  for (size_t i = 0; i < COUNT(TOOL_CASES); i++) {
+    const struct tool_case *c = &TOOL_CASES[i];
+    char tmp[] = "/tmp/conch-ctest-vec-XXXXXX", cwd[PATH_MAX], art[PATH_MAX + 16], key[64];
+    if (!CHECK(mkdtemp(tmp) != NULL && realpath(tmp, cwd) != NULL, "%s: a fresh cwd", c->name)) continue;
+    snprintf(art, sizeof art, "%s/artifacts", cwd);
+    snprintf(key, sizeof key, "ctest-tool-vectors-%zu", i);
+    conch_tool_options o = {0};
+    o.cwd = cwd;
+    o.artifacts_dir = c->artifacts ? art : NULL;
+    o.tool_names = c->tool_names;
+    o.interceptor = c->interceptor;
+    o.rules_json = c->rules_json;
+    o.session_key = key;
+    o.snapshot = "none";
+    conch_tool *tool = conch_tool_new(&o);
+    conch_tool_result *r = NULL;
+    int rc = tool ? conch_tool_execute(tool, c->args_json, NULL, false, NULL, NULL, &r) : -100;
+    if (CHECK_RC(rc, c->expect_status, c->name) && r != NULL) {
+      char want[4096];
+      if (c->text) CHECK_STR(r->text, with_cwd(c->text, cwd, want, sizeof want), c->name);
+      if (c->text_starts_with) {
+        with_cwd(c->text_starts_with, cwd, want, sizeof want);
+        CHECK(strncmp(r->text, want, strlen(want)) == 0, "%s: text starts with \"%s\"", c->name, want);
+      }
+      if (c->text_ends_with) {
+        with_cwd(c->text_ends_with, cwd, want, sizeof want);
+        CHECK(ends_with(r->text, want), "%s: text ends with \"%s\", got ...\"%s\"", c->name, want,
+              r->text + (strlen(r->text) > 200 ? strlen(r->text) - 200 : 0));
+      }
+      if (c->truncated >= 0)
+        CHECK((r->details_json != NULL &&
+               strstr(r->details_json, "\"truncation\"") != NULL) == (c->truncated == 1),
+              "%s: truncated %d, details %s", c->name, c->truncated,
+              r->details_json ? r->details_json : "(null)");
+      if (c->suggested_tool) CHECK_STR(r->suggested_tool, c->suggested_tool, c->name);
+    }
+    conch_tool_result_free(r);
+    conch_tool_free(tool);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cwd);
+    CHECK(system(cmd) == 0, "%s: cleanup", c->name);
+  }
+  printf("tool vectors: %zu cases\n", COUNT(TOOL_CASES));
+}
+
 int main(void) {
   if (mkdtemp(artifacts) == NULL) return 2;
   conch_tool *tool = new_tool(false);
@@ -179,6 +251,7 @@ int main(void) {
     conch_tool_free(tool);
   }
   test_blocked();
+  tool_vectors();
   CHECK_RC(conch_close_sessions(NULL), CONCH_OK, "conch_close_sessions");
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", artifacts);
