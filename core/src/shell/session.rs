@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
-    CommandText, INLINE_LIMIT, RunLine, STATUS_FD, StatusParser, StatusRecord, startup_line,
+    CommandText, INLINE_LIMIT, RunLine, StatusParser, StatusRecord, startup_line,
 };
 use super::queue::Queue;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
@@ -27,11 +27,8 @@ use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::{build_env, validate_var};
-use crate::process::io::{
-    Read, Waker, grow_pipe, pidfd_open, pipe, poll, pollin, read, ready, send_all, set_nonblocking,
-    socketpair,
-};
-use crate::process::spawner::{Containment, spawn};
+use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::supervised::{Supervised, spawn_supervised};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::{CancelToken, Error, Result};
 
@@ -335,33 +332,18 @@ impl Shell {
     /// Starts bash in `cwd` and waits until it has sourced the snapshot.
     fn start(&self, cwd: &Path) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
-        let (out, out_w) = pipe()?;
-        let (status, status_w) = pipe()?;
-        grow_pipe(&out, 1 << 20);
         let mut cmd = Command::new(&self.config.shell);
         cmd.args(["--noprofile", "--norc"])
             .env_clear()
             .envs(self.config.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(cwd)
-            .stdin(Stdio::from(theirs))
-            .stdout(Stdio::from(
-                out_w
-                    .try_clone()
-                    .map_err(|e| Error::io("cannot duplicate pipe", e))?,
-            ))
-            .stderr(Stdio::from(out_w));
-        let how = Containment {
-            subreaper: true,
-            dup: Some((status_w.as_raw_fd(), STATUS_FD)),
-        };
-        let child = spawn(cmd, how).map_err(|e| {
-            Error::Spawn(format!("cannot start {}: {e}", self.config.shell.display()))
-        })?;
-        drop(status_w);
-        set_nonblocking(&out)?;
-        set_nonblocking(&status)?;
-        let pid = child.id() as Pid;
-        let pidfd = pidfd_open(pid)?;
+            .current_dir(cwd);
+        let Supervised {
+            child,
+            pid,
+            out,
+            status,
+            pidfd,
+        } = spawn_supervised(cmd, Stdio::from(theirs))?;
         let mut bash = Bash {
             child,
             pid,
