@@ -1,0 +1,125 @@
+"""conch: the bash tool runtime for AI coding agents.
+
+Run a model's shell commands in a persistent real bash (``Shell``) or a
+fresh process (``execute_shell``), stream their output (``on_chunk``), bound
+its memory, spill the full text to an artifact, kill the whole process tree
+on timeout or abort, and get back a result the model can read.
+
+Blocking calls release the GIL; ``*_async`` twins are awaitable and stop
+the command when their task is cancelled. Every error is a ``ConchError``.
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Any
+
+from . import _aio
+from ._conch import (
+    Artifact,
+    ArtifactStore,
+    BashResult,
+    CancelToken,
+    Interception,
+    NormalizedCommand,
+    Sanitizer,
+    __version__,
+    apply_head_tail,
+    check_bash_interception,
+    close_all_sessions,
+    close_session,
+    default_interceptor_rules,
+    execute_bash,
+    execute_shell,
+    normalize_bash_command,
+    sanitize_text,
+)
+from ._conch import Shell as _Shell
+from ._conch import _shutdown
+from ._errors import (
+    BlockedError,
+    ClosedError,
+    ConchError,
+    InvalidArgumentError,
+    IoError,
+    NotFoundError,
+    SpawnError,
+    ToolAbortError,
+    ToolError,
+)
+
+
+class Shell(_Shell):
+    __doc__ = _Shell.__doc__
+    __slots__ = ()
+
+    async def run_async(
+        self, command: str, *, cancel: CancelToken | None = None, **options: Any
+    ) -> BashResult:
+        """``run`` as a coroutine (same arguments). Cancelling the awaiting
+        task stops the command and its process tree; the task ends once it
+        has stopped. ``on_chunk`` is called on a worker thread."""
+        token = CancelToken(cancel)
+        return await _aio.run_in_thread(
+            lambda: self.run(command, cancel=token, **options), token
+        )
+
+    def __repr__(self) -> str:
+        return f"<conch.Shell cwd={str(self.cwd)!r}>"
+
+
+async def execute_shell_async(
+    command: str, *, cancel: CancelToken | None = None, **options: Any
+) -> BashResult:
+    """``execute_shell`` as a coroutine; cancelling the task stops the command."""
+    token = CancelToken(cancel)
+    return await _aio.run_in_thread(
+        lambda: execute_shell(command, cancel=token, **options), token
+    )
+
+
+async def execute_bash_async(
+    command: str, *, cancel: CancelToken | None = None, **options: Any
+) -> BashResult:
+    """``execute_bash`` as a coroutine; cancelling the task stops the command."""
+    token = CancelToken(cancel)
+    return await _aio.run_in_thread(
+        lambda: execute_bash(command, cancel=token, **options), token
+    )
+
+
+# Nothing a session started outlives the host: bash itself dies with us,
+# but its background jobs would be re-parented and live on.
+atexit.register(_shutdown)
+
+__all__ = [
+    "Artifact",
+    "ArtifactStore",
+    "BashResult",
+    "BlockedError",
+    "CancelToken",
+    "ClosedError",
+    "ConchError",
+    "Interception",
+    "InvalidArgumentError",
+    "IoError",
+    "NormalizedCommand",
+    "NotFoundError",
+    "Sanitizer",
+    "Shell",
+    "SpawnError",
+    "ToolAbortError",
+    "ToolError",
+    "__version__",
+    "apply_head_tail",
+    "check_bash_interception",
+    "close_all_sessions",
+    "close_session",
+    "default_interceptor_rules",
+    "execute_bash",
+    "execute_bash_async",
+    "execute_shell",
+    "execute_shell_async",
+    "normalize_bash_command",
+    "sanitize_text",
+]
