@@ -12,6 +12,7 @@ mod convert;
 mod drive;
 mod errors;
 mod live;
+mod pty;
 mod result;
 mod shell;
 
@@ -31,6 +32,8 @@ mod _conch {
         PyInterception, PyNormalizedCommand, PySanitizer, apply_head_tail, check_bash_interception,
         default_interceptor_rules, normalize_bash_command, sanitize_text,
     };
+    #[pymodule_export]
+    use crate::pty::{PyPtyResult, PyPtySession};
     #[pymodule_export]
     use crate::result::PyBashResult;
     #[pymodule_export]

@@ -22,6 +22,7 @@ from ._conch import (
     CancelToken,
     Interception,
     NormalizedCommand,
+    PtyResult,
     Sanitizer,
     __version__,
     apply_head_tail,
@@ -34,6 +35,7 @@ from ._conch import (
     normalize_bash_command,
     sanitize_text,
 )
+from ._conch import PtySession as _PtySession
 from ._conch import Shell as _Shell
 from ._conch import _shutdown
 from ._errors import (
@@ -66,6 +68,25 @@ class Shell(_Shell):
 
     def __repr__(self) -> str:
         return f"<conch.Shell cwd={str(self.cwd)!r}>"
+
+
+class PtySession(_PtySession):
+    __doc__ = _PtySession.__doc__
+    __slots__ = ()
+
+    async def start_async(
+        self, command: str, *, cancel: CancelToken | None = None, **options: Any
+    ) -> PtyResult:
+        """``start`` as a coroutine (same arguments). Cancelling the awaiting
+        task kills the command; ``on_chunk`` is called on a worker thread."""
+        token = CancelToken(cancel)
+        return await _aio.run_in_thread(
+            lambda: self.start(command, cancel=token, **options), token
+        )
+
+    def __repr__(self) -> str:
+        state = "running" if self.is_running() else "idle"
+        return f"<conch.PtySession {state} {self.size()[0]}x{self.size()[1]}>"
 
 
 async def execute_shell_async(
@@ -105,6 +126,8 @@ __all__ = [
     "IoError",
     "NormalizedCommand",
     "NotFoundError",
+    "PtyResult",
+    "PtySession",
     "Sanitizer",
     "Shell",
     "SpawnError",
