@@ -5,6 +5,7 @@
 //! Translation only: every behaviour is conch-core's. Blocking calls
 //! release the GIL; chunk callbacks run on the calling thread ([`drive`]).
 
+mod aio;
 mod artifact;
 mod cancel;
 mod command;

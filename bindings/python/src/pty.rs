@@ -7,8 +7,9 @@ use std::sync::Arc;
 use conch_core::output::{DEFAULT_MAX_BYTES, SinkOptions};
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
+use crate::aio;
 use crate::cancel::{PyCancelToken, py_bool, run_token};
 use crate::convert::{callback, env_pairs, seconds};
 use crate::drive::drive;
@@ -19,7 +20,7 @@ use crate::errors::to_py;
 /// tools. ``start`` blocks (GIL released) while other threads ``write``
 /// input, ``resize`` or ``kill``; ``screen_text()`` shows what a user
 /// would see. A context manager: leaving it kills a running command.
-#[pyclass(frozen, subclass, module = "conch._conch", name = "PtySession")]
+#[pyclass(frozen, module = "conch", name = "PtySession")]
 pub struct PyPtySession {
     inner: Arc<pty::PtySession>,
 }
@@ -83,6 +84,18 @@ impl PyPtySession {
         result.map(PyPtyResult::from).map_err(to_py)
     }
 
+    /// ``start`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task kills the command; ``on_chunk`` is called on a worker thread.
+    #[pyo3(signature = (command, *, cancel=None, **options))]
+    fn start_async<'py>(
+        slf: &Bound<'py, Self>,
+        command: Bound<'py, PyAny>,
+        cancel: Option<Bound<'py, PyAny>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::coroutine(slf.getattr("start")?, command, cancel, options)
+    }
+
     /// Sends input to the running command as typed (``bytes`` or ``str``):
     /// Kitty keyboard sequences become legacy bytes, cursor keys follow the
     /// terminal's mode. Blocks while the terminal's input buffer is full.
@@ -133,6 +146,16 @@ impl PyPtySession {
     /// ``(cols, rows)`` of the terminal.
     fn size(&self) -> (u16, u16) {
         self.inner.size()
+    }
+
+    fn __repr__(&self) -> String {
+        let (cols, rows) = self.inner.size();
+        let state = if self.inner.is_running() {
+            "running"
+        } else {
+            "idle"
+        };
+        format!("<conch.PtySession {state} {cols}x{rows}>")
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -7,7 +7,9 @@ use conch_core::output::DEFAULT_MAX_BYTES;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions, Snapshot};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
+use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds};
 use crate::drive::drive;
@@ -34,7 +36,7 @@ use crate::result::PyBashResult;
 ///
 /// Use it as a context manager, or call ``close()``: closing kills
 /// everything the session still runs, background jobs included.
-#[pyclass(frozen, subclass, module = "conch._conch", name = "Shell")]
+#[pyclass(frozen, module = "conch", name = "Shell")]
 pub struct PyShell {
     inner: Arc<shell::Shell>,
 }
@@ -136,6 +138,19 @@ impl PyShell {
         result.map(PyBashResult::from).map_err(to_py)
     }
 
+    /// ``run`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task stops the command and its process tree; the task ends once it
+    /// has stopped. ``on_chunk`` is called on a worker thread.
+    #[pyo3(signature = (command, *, cancel=None, **options))]
+    fn run_async<'py>(
+        slf: &Bound<'py, Self>,
+        command: Bound<'py, PyAny>,
+        cancel: Option<Bound<'py, PyAny>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::coroutine(slf.getattr("run")?, command, cancel, options)
+    }
+
     /// Cancels the command running now (if any), from any thread. The
     /// blocked ``run`` returns with ``cancelled=True``.
     fn abort(&self) {
@@ -158,6 +173,10 @@ impl PyShell {
     fn close(&self, py: Python<'_>) {
         let shell = self.inner.clone();
         py.detach(move || shell.close());
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<conch.Shell cwd={:?}>", self.inner.cwd())
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

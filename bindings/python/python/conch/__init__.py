@@ -23,7 +23,9 @@ from ._conch import (
     Interception,
     NormalizedCommand,
     PtyResult,
+    PtySession,
     Sanitizer,
+    Shell,
     __version__,
     apply_head_tail,
     check_bash_interception,
@@ -35,8 +37,6 @@ from ._conch import (
     normalize_bash_command,
     sanitize_text,
 )
-from ._conch import PtySession as _PtySession
-from ._conch import Shell as _Shell
 from ._conch import _shutdown
 from ._errors import (
     BlockedError,
@@ -51,62 +51,18 @@ from ._errors import (
 )
 
 
-class Shell(_Shell):
-    __doc__ = _Shell.__doc__
-    __slots__ = ()
-
-    async def run_async(
-        self, command: str, *, cancel: CancelToken | None = None, **options: Any
-    ) -> BashResult:
-        """``run`` as a coroutine (same arguments). Cancelling the awaiting
-        task stops the command and its process tree; the task ends once it
-        has stopped. ``on_chunk`` is called on a worker thread."""
-        token = CancelToken(cancel)
-        return await _aio.run_in_thread(
-            lambda: self.run(command, cancel=token, **options), token
-        )
-
-    def __repr__(self) -> str:
-        return f"<conch.Shell cwd={str(self.cwd)!r}>"
-
-
-class PtySession(_PtySession):
-    __doc__ = _PtySession.__doc__
-    __slots__ = ()
-
-    async def start_async(
-        self, command: str, *, cancel: CancelToken | None = None, **options: Any
-    ) -> PtyResult:
-        """``start`` as a coroutine (same arguments). Cancelling the awaiting
-        task kills the command; ``on_chunk`` is called on a worker thread."""
-        token = CancelToken(cancel)
-        return await _aio.run_in_thread(
-            lambda: self.start(command, cancel=token, **options), token
-        )
-
-    def __repr__(self) -> str:
-        state = "running" if self.is_running() else "idle"
-        return f"<conch.PtySession {state} {self.size()[0]}x{self.size()[1]}>"
-
-
 async def execute_shell_async(
     command: str, *, cancel: CancelToken | None = None, **options: Any
 ) -> BashResult:
     """``execute_shell`` as a coroutine; cancelling the task stops the command."""
-    token = CancelToken(cancel)
-    return await _aio.run_in_thread(
-        lambda: execute_shell(command, cancel=token, **options), token
-    )
+    return await _aio.call_async(execute_shell, command, cancel, options)
 
 
 async def execute_bash_async(
     command: str, *, cancel: CancelToken | None = None, **options: Any
 ) -> BashResult:
     """``execute_bash`` as a coroutine; cancelling the task stops the command."""
-    token = CancelToken(cancel)
-    return await _aio.run_in_thread(
-        lambda: execute_bash(command, cancel=token, **options), token
-    )
+    return await _aio.call_async(execute_bash, command, cancel, options)
 
 
 # Nothing a session started outlives the host: bash itself dies with us,

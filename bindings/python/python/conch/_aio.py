@@ -1,19 +1,36 @@
 """asyncio glue: a blocking conch call on its own thread, awaitable, and
-cancelled (through a ``CancelToken``) when the awaiting task is cancelled."""
+cancelled (through a ``CancelToken``) when the awaiting task is cancelled.
+The ``*_async`` methods of the native classes return ``call_async(...)``."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
+
+from ._conch import CancelToken
 
 T = TypeVar("T")
 
 
-async def run_in_thread(call: Callable[[], T], cancel: Any) -> T:
+async def call_async(
+    call: Callable[..., T],
+    first: Any,
+    cancel: CancelToken | None,
+    options: Mapping[str, Any] | None,
+) -> T:
+    """Awaits ``call(first, cancel=<token>, **options)`` run on a new thread.
+    The token is a child of ``cancel``: cancelling the awaiting task cancels
+    it, and so stops the call, without touching the caller's token."""
+    token = CancelToken(cancel)
+    kwargs = dict(options or {})
+    return await run_in_thread(lambda: call(first, cancel=token, **kwargs), token)
+
+
+async def run_in_thread(call: Callable[[], T], token: CancelToken) -> T:
     """Runs ``call()`` on a new thread and awaits its result. If the awaiting
-    task is cancelled, ``cancel.cancel()`` stops the call; the task waits
-    for the call to return (so nothing it started is left running) before
+    task is cancelled, ``token.cancel()`` stops the call; the task waits for
+    the call to return (so nothing it started is left running) before
     ``CancelledError`` propagates.
 
     A thread per call, not the loop's default executor: agent commands run
@@ -44,7 +61,7 @@ async def run_in_thread(call: Callable[[], T], cancel: Any) -> T:
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
-        cancel.cancel()
+        token.cancel()
         try:
             await asyncio.shield(done)
         except BaseException:  # noqa: BLE001 - the cancellation wins
