@@ -44,7 +44,9 @@ impl PyPtySession {
     /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
     /// command is already running on this session.
     #[pyo3(signature = (command, *, cols=80, rows=24, cwd=None, env=None, timeout=None, shell=None,
-                        on_chunk=None, cancel=None, max_bytes=DEFAULT_MAX_BYTES))]
+                        on_chunk=None, cancel=None, max_bytes=DEFAULT_MAX_BYTES),
+               text_signature = "($self, command, *, cols=80, rows=24, cwd=None, env=None, timeout=None, \
+                                 shell=None, on_chunk=None, cancel=None, max_bytes=51200)")]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,

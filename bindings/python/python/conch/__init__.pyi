@@ -28,7 +28,7 @@ _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
 
-class InterceptorRule(TypedDict):
+class _InterceptorRule(TypedDict):
     """One interceptor rule (other keys are ignored)."""
 
     pattern: str
@@ -41,7 +41,7 @@ class CancelToken:
     """Cancels the runs it is passed to, from any thread. ``CancelToken(parent)``
     is cancelled whenever ``parent`` is."""
 
-    def __init__(self, parent: CancelToken | None = None) -> None: ...
+    def __new__(cls, parent: CancelToken | None = None) -> Self: ...
     def cancel(self) -> None: ...
     def is_cancelled(self) -> bool: ...
 
@@ -74,12 +74,13 @@ class BashResult:
     @property
     def session_reset(self) -> bool: ...
 
+@final
 class Shell:
     """A persistent bash session; a context manager (closing kills
     everything it still runs)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         shell: _Path | None = None,
         cwd: _Path | None = None,
@@ -91,7 +92,7 @@ class Shell:
         artifacts_dir: _Path | ArtifactStore | None = None,
         inherit_env: _Inherit = "all",
         exclude_env: Sequence[str] = (),
-    ) -> None: ...
+    ) -> Self: ...
     def run(
         self,
         command: str,
@@ -207,9 +208,9 @@ def close_all_sessions() -> None: ...
 class NormalizedCommand:
     """A command with its trailing ``| head``/``| tail`` stages taken off."""
 
-    def __init__(
-        self, command: str, head_lines: int | None = None, tail_lines: int | None = None
-    ) -> None: ...
+    def __new__(
+        cls, command: str, head_lines: int | None = None, tail_lines: int | None = None
+    ) -> Self: ...
     @property
     def command(self) -> str: ...
     @property
@@ -233,9 +234,9 @@ class Interception:
 def check_bash_interception(
     command: str,
     tool_names: Iterable[str],
-    rules: Sequence[InterceptorRule | Mapping[str, Any]] | None = None,
+    rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
 ) -> Interception | None: ...
-def default_interceptor_rules() -> list[InterceptorRule]: ...
+def default_interceptor_rules() -> list[_InterceptorRule]: ...
 def sanitize_text(text: str | bytes) -> str: ...
 @final
 class Sanitizer:
@@ -260,7 +261,7 @@ class Artifact:
 class ArtifactStore:
     """A directory of artifacts with sequential ids."""
 
-    def __init__(self, dir: _Path) -> None: ...
+    def __new__(cls, dir: _Path) -> Self: ...
     @property
     def dir(self) -> Path: ...
     def allocate(self, kind: str = "bash") -> Artifact: ...
@@ -292,6 +293,7 @@ class PtyResult:
     @property
     def artifact_id(self) -> str | None: ...
 
+@final
 class PtySession:
     """A pseudo-terminal running one command at a time, with a virtual screen."""
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
-from ._conch import CancelToken
+if TYPE_CHECKING:
+    from . import CancelToken
+else:
+    from ._conch import CancelToken
 
 T = TypeVar("T")
 
@@ -48,6 +51,7 @@ async def run_in_thread(call: Callable[[], T], token: CancelToken) -> T:
             done.set_exception(value)
 
     def work() -> None:
+        outcome: tuple[bool, Any]
         try:
             outcome = (True, call())
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
