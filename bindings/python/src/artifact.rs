@@ -17,6 +17,13 @@ pub struct PyArtifactStore {
     pub inner: ArtifactStore,
 }
 
+impl PyArtifactStore {
+    /// Wraps a store owned elsewhere (clones share the id counter).
+    pub fn shared(inner: ArtifactStore) -> Self {
+        PyArtifactStore { inner }
+    }
+}
+
 #[pymethods]
 impl PyArtifactStore {
     #[new]

@@ -14,6 +14,9 @@ pyo3::import_exception!(conch._errors, IoError);
 pyo3::import_exception!(conch._errors, SpawnError);
 pyo3::import_exception!(conch._errors, ClosedError);
 pyo3::import_exception!(conch._errors, NotFoundError);
+pyo3::import_exception!(conch._errors, ToolError);
+pyo3::import_exception!(conch._errors, BlockedError);
+pyo3::import_exception!(conch._errors, ToolAbortError);
 
 /// The Python exception for a core error.
 pub fn to_py(err: Error) -> PyErr {

@@ -12,10 +12,12 @@ mod command;
 mod convert;
 mod drive;
 mod errors;
+mod json;
 mod live;
 mod pty;
 mod result;
 mod shell;
+mod tool;
 
 use pyo3::prelude::*;
 
@@ -41,6 +43,8 @@ mod _conch {
     use crate::shell::{
         _shutdown, PyShell, close_all_sessions, close_session, execute_bash, execute_shell,
     };
+    #[pymodule_export]
+    use crate::tool::{PyBashTool, PyToolResult};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

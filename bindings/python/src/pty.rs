@@ -25,6 +25,13 @@ pub struct PyPtySession {
     inner: Arc<pty::PtySession>,
 }
 
+impl PyPtySession {
+    /// Wraps a terminal owned elsewhere (a `BashTool`'s).
+    pub fn shared(inner: Arc<pty::PtySession>) -> Self {
+        PyPtySession { inner }
+    }
+}
+
 #[pymethods]
 impl PyPtySession {
     #[new]

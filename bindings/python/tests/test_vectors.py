@@ -1,7 +1,7 @@
 """Replays the shared vectors (tests/vectors/*.json, also run by the Rust, C
-and Node suites) through the Python API: sanitize, artifact, normalize and
-intercept. (sink, notice and render have no Python API of their own; their
-effects show in BashResult and the tool results.)"""
+and Node suites) through the Python API: sanitize, artifact, normalize,
+intercept and tool. (sink, notice and render have no Python API of their
+own; their effects show in BashResult and the tool results.)"""
 
 from __future__ import annotations
 
@@ -110,3 +110,49 @@ def test_intercept(case):
     else:
         assert hit is not None and hit.blocked
         assert {"message": hit.message, "suggested_tool": hit.suggested_tool} == case["expect"]
+
+
+@pytest.mark.parametrize("case", cases("tool"))
+def test_tool(case, tmp_path):
+    root = tmp_path.resolve()
+    config = case.get("config") or {}
+    tool = conch.BashTool(
+        root,
+        snapshot=None,
+        session_key=f"tool-vectors-{root.name}",
+        interceptor=config.get("interceptor", False),
+        tool_names=config.get("tool_names", []),
+        rules=config.get("rules"),
+        artifacts_dir=root / "artifacts" if config.get("artifacts") else None,
+    )
+    try:
+        try:
+            r = tool.execute(case["args"])
+            got = {"kind": "ok", "truncated": r.details is not None}
+            text = r.text
+        except conch.BlockedError as e:
+            got = {"kind": "blocked", "suggested_tool": e.suggested_tool}
+            text = str(e)
+        except conch.ToolError as e:
+            got = {"kind": "failed", "truncated": e.details is not None}
+            text = str(e)
+        except conch.ToolAbortError as e:
+            got = {"kind": "aborted", "truncated": e.details is not None}
+            text = str(e)
+    finally:
+        tool.close()
+    expect = case["expect"]
+    for key in ("kind", "truncated", "suggested_tool"):
+        if key in expect:
+            assert got.get(key) == expect[key], key
+
+    def want(key: str) -> str | None:
+        value = expect.get(key)
+        return None if value is None else value.replace("{cwd}", str(root))
+
+    if want("text") is not None:
+        assert text == want("text")
+    if want("text_starts_with") is not None:
+        assert text.startswith(want("text_starts_with"))
+    if want("text_ends_with") is not None:
+        assert text.endswith(want("text_ends_with"))

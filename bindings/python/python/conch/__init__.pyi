@@ -341,3 +341,84 @@ class PtySession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool: ...
+
+class _Truncation(TypedDict):
+    """Which part of an output the text shows, and where the rest is."""
+
+    direction: Literal["head", "tail"]
+    truncated_by: Literal["bytes", "lines"]
+    total_lines: int
+    total_bytes: int
+    output_lines: int
+    output_bytes: int
+    max_bytes: NotRequired[int]
+    shown_range: NotRequired[dict[str, int]]
+    artifact_id: NotRequired[str]
+
+class _Meta(TypedDict, total=False):
+    truncation: _Truncation
+
+class _Details(TypedDict):
+    meta: _Meta
+
+class _ToolArgs(TypedDict, total=False):
+    command: str
+    cwd: str
+    timeout: float
+    head: int
+    tail: int
+
+@final
+class ToolResult:
+    """A successful tool call: ``text`` for the model, ``details`` the metadata."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def details(self) -> _Details | None: ...
+
+@final
+class BashTool:
+    """The model's ``bash`` tool (normalize, intercept, cwd, timeout, run, shape)."""
+
+    def __new__(
+        cls,
+        cwd: _Path = ".",
+        *,
+        artifacts_dir: _Path | None = None,
+        tool_names: Sequence[str] = (),
+        interceptor: bool = False,
+        virtual_terminal: bool = False,
+        has_ui: bool = False,
+        session_key: str | None = None,
+        rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
+        shell: _Path | None = None,
+        prefix: str | None = None,
+        snapshot: _Snapshot = "auto",
+        env: _Env | None = None,
+        update_interval: float = 0.05,
+    ) -> Self: ...
+    def execute(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    async def execute_async(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    @property
+    def artifacts(self) -> ArtifactStore | None: ...
+    @property
+    def pty(self) -> PtySession: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
