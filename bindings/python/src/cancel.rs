@@ -5,6 +5,8 @@ use conch_core::CancelToken;
 use conch_core::cancel::CancelGuard;
 use pyo3::prelude::*;
 
+use crate::repr::py_bool;
+
 /// A token that cancels the runs it is passed to (``cancel=``), from any
 /// thread, at any moment. ``CancelToken(parent)`` makes a child token:
 /// cancelling the parent cancels the child, not the other way round.
@@ -70,9 +72,4 @@ pub fn run_token(caller: Option<&PyCancelToken>) -> (CancelToken, Option<CancelG
         }
         None => (CancelToken::new(), None),
     }
-}
-
-/// `True`/`False`, as Python prints them.
-pub fn py_bool(value: bool) -> &'static str {
-    if value { "True" } else { "False" }
 }

@@ -86,7 +86,7 @@ impl PyInterception {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "Interception(blocked={}, message={}, suggested_tool={})",
-            crate::cancel::py_bool(self.blocked),
+            crate::repr::py_bool(self.blocked),
             PyString::new(py, &self.message).repr()?,
             PyString::new(py, &self.suggested_tool).repr()?
         ))

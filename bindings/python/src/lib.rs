@@ -15,6 +15,7 @@ mod errors;
 mod json;
 mod live;
 mod pty;
+mod repr;
 mod result;
 mod shell;
 mod tool;

@@ -10,10 +10,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::aio;
-use crate::cancel::{PyCancelToken, py_bool, run_token};
+use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{callback, env_pairs, seconds};
 use crate::drive::drive;
 use crate::errors::to_py;
+use crate::repr::py_bool;
 
 /// A pseudo-terminal that runs one command at a time (``bash -c``), for
 /// programs that want a terminal: prompts, progress bars, full-screen

@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 
-use crate::cancel::py_bool;
+use crate::repr::py_bool;
 
 /// What one command produced.
 ///
