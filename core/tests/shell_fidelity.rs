@@ -44,7 +44,10 @@ fn the_corpus_behaves_as_in_bash_c() {
         let r = sh.run(RunOptions::new(script.clone()), |_| {}).unwrap();
         let got = (r.output.clone(), r.exit_code);
         if got != expected {
-            failures.push(format!("{}:\n  bash -c: {expected:?}\n  conch:   {got:?}", path.display()));
+            failures.push(format!(
+                "{}:\n  bash -c: {expected:?}\n  conch:   {got:?}",
+                path.display()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

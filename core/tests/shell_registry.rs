@@ -25,7 +25,10 @@ fn sessions_are_shared_by_key_isolated_bounded_and_closable() {
     assert_eq!(run("echo ${SHARED-none}", opts("agent-2")).output, "none\n");
     let mut with_env = opts("agent-1");
     with_env.session_env = vec![("Z".into(), "1".into()), ("A".into(), "2".into())];
-    assert_eq!(run("echo ${SHARED-none}$Z$A", with_env.clone()).output, "none12\n");
+    assert_eq!(
+        run("echo ${SHARED-none}$Z$A", with_env.clone()).output,
+        "none12\n"
+    );
     // Session env order does not make another session.
     with_env.session_env.reverse();
     run("export MARK=same", with_env.clone());
@@ -53,7 +56,10 @@ fn sessions_are_shared_by_key_isolated_bounded_and_closable() {
         run("true", opts(&format!("lru-{i}")));
     }
     assert!(registry::len() <= MAX_SESSIONS);
-    assert_eq!(run("echo ${FIRST-evicted}", opts("lru-0")).output, "evicted\n");
+    assert_eq!(
+        run("echo ${FIRST-evicted}", opts("lru-0")).output,
+        "evicted\n"
+    );
     registry::close_all();
     assert_eq!(registry::len(), 0);
 }

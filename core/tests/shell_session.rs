@@ -329,5 +329,9 @@ fn a_slow_rc_gives_no_snapshot_within_the_capture_timeout() {
         std::path::Path::new(&rc),
     );
     assert!(snap.is_none());
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
 }
