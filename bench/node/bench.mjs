@@ -96,6 +96,8 @@ async function abort(rt, [warm, n]) {
   const samples = []
   let notCancelled = 0
   for (let i = 0; i < warm + n; i++) {
+    // A stop may replace the session: start the new one outside the measure.
+    await rt.run('true', noop)
     const ctl = new AbortController()
     let settled
     const run = rt.run('/bin/sleep 100', noop, { signal: ctl.signal }).then((r) => {
@@ -116,6 +118,7 @@ async function timeout(rt, [warm, n]) {
   const samples = []
   let notTimedOut = 0
   for (let i = 0; i < warm + n; i++) {
+    await rt.run('true', noop)
     const t0 = now()
     const r = await rt.run('/bin/sleep 10', noop, { timeoutMs: TIMEOUT_MS })
     const took = ms(t0)

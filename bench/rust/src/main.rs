@@ -53,9 +53,7 @@ fn main() -> ExitCode {
             }
         },
         _ => {
-            eprintln!(
-                "usage: conch-bench suite | flood conch|std | loop N COMMAND"
-            );
+            eprintln!("usage: conch-bench suite | flood conch|std | loop N COMMAND");
             ExitCode::FAILURE
         }
     }

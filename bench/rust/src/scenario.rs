@@ -147,6 +147,8 @@ fn throughput(cfg: &Config, runner: &mut dyn Runner, name: &str, (warm, n): (usi
 fn abort_conch(conch: &Conch, (warm, n): (usize, usize)) {
     let mut samples = Vec::with_capacity(n);
     for i in 0..warm + n {
+        // A stop replaces the session: start the new one outside the measure.
+        warm_up(conch);
         let shell = conch.0.clone();
         let runner = thread::spawn(move || {
             let result = shell.run(RunOptions::new("/bin/sleep 100"), |_| {});
@@ -184,10 +186,20 @@ fn abort_std((warm, n): (usize, usize)) {
         .print();
 }
 
+/// One quick run, so that a session replaced by the previous stop is
+/// started again before the next measurement.
+fn warm_up(conch: &Conch) {
+    conch
+        .0
+        .run(RunOptions::new("true"), |_| {})
+        .expect("conch run");
+}
+
 /// Elapsed minus the timeout, for `/bin/sleep 10` with a 500 ms timeout.
 fn timeout_conch(conch: &mut Conch, (warm, n): (usize, usize)) {
     let mut samples = Vec::with_capacity(n);
     for i in 0..warm + n {
+        warm_up(conch);
         let start = Instant::now();
         let result = conch
             .0

@@ -1,0 +1,237 @@
+"""Turns the JSON records of every harness into ONE markdown table (medians,
+min-max, ratios conch / baseline), checks the targets, and writes it with a
+description of the machine. Called by bench/run.sh.
+
+    python3 report.py --results work/results.jsonl --sink work/sink.txt \
+        --load "0.50 0.40 0.30" --out RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+
+SCENARIOS = {
+    "builtin": "Run latency, builtin `true` (µs)",
+    "external": "Run latency, `/bin/true` (µs)",
+    "sequence": "20-command agent sequence (ms)",
+    "throughput": "1 GiB through the chunk callback (MB/s, higher is better)",
+    "sink": "1 GiB through `OutputSink`, in process (GB/s, higher is better)",
+    "flood_rss": "Peak RSS growth of the host, 2 GiB flood (MiB)",
+    "abort": "Abort latency, `/bin/sleep 100` (ms)",
+    "timeout": "Timeout overshoot, `/bin/sleep 10` at 500 ms (ms)",
+    "concurrent": "100 concurrent sessions × 4 commands (ms, total)",
+}
+LANGS = {"rust": "Rust", "node": "Node", "python": "Python"}
+BASELINES = {
+    "rust": {"std": "`std::process::Command` `bash -c`"},
+    "node": {
+        "pi-natives": "`@oh-my-pi/pi-natives` `Shell`",
+        "spawn": "`child_process.spawn` `bash -c`",
+    },
+    "python": {
+        "pexpect": "pexpect 4.9.0, persistent bash",
+        "subprocess": "`subprocess.run(shell=True)`",
+    },
+}
+# (scenario, baseline runtime, bound, "le" | "ge"): conch / baseline from Node.
+TARGETS = [
+    ("builtin", "pi-natives", 0.6, "le"),
+    ("external", "pi-natives", 0.5, "le"),
+    ("external", "spawn", 0.3, "le"),
+    ("throughput", "pi-natives", 2.5, "ge"),
+    ("timeout", "pi-natives", 0.25, "le"),
+]
+
+
+def fmt(x: float) -> str:
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+class Cell:
+    """A median with its min-max, or the reason there is none."""
+
+    def __init__(self, rec: dict | None):
+        self.rec = rec
+        self.samples = rec.get("samples") if rec else None
+        self.median = statistics.median(self.samples) if self.samples else None
+
+    def text(self) -> str:
+        if self.rec is None:
+            return "no result"
+        if self.median is None:
+            return self.rec.get("unavailable", "no samples")
+        s = self.samples
+        if len(s) == 1:
+            return fmt(s[0])
+        return f"{fmt(self.median)} ({fmt(min(s))}–{fmt(max(s))})"
+
+
+def load(path: Path) -> dict:
+    records = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        records[(rec["lang"], rec["runtime"], rec["scenario"])] = rec
+    return records
+
+
+def sink_records(path: Path, records: dict) -> None:
+    """The sink benchmark prints `sink, ASCII   1.23 GB/s ...` lines."""
+    if ("rust", "conch", "sink") in records or not path.exists():
+        return
+    found = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"(sink(?: \+ artifact file)?), (ASCII|mixed)\s+([\d.]+) GB/s", line)
+        if m:
+            found[f"{m.group(1)}, {m.group(2)}"] = float(m.group(3))
+    if found:
+        ascii_ = found.get("sink, ASCII")
+        records[("rust", "conch", "sink")] = {
+            "lang": "rust",
+            "runtime": "conch",
+            "scenario": "sink",
+            "unit": "GB/s",
+            "samples": [ascii_] if ascii_ else [],
+            "note": "; ".join(f"{k}: {v:.2f} GB/s" for k, v in found.items()),
+        }
+
+
+def table(records: dict) -> tuple[str, list[str]]:
+    rows = [
+        "| Scenario | From | conch: median (min–max) | Baseline | baseline: median (min–max) | conch / baseline |",
+        "|---|---|---|---|---|---|",
+    ]
+    notes = []
+
+    def note_of(rec, who):
+        if rec and rec.get("note"):
+            notes.append(f"{who}: {rec['note']}")
+            return f" [{len(notes)}]"
+        return ""
+
+    for scenario, title in SCENARIOS.items():
+        for lang, lang_name in LANGS.items():
+            conch_rec = records.get((lang, "conch", scenario))
+            baselines = BASELINES[lang] if scenario != "sink" else {}
+            if scenario == "sink" and lang != "rust":
+                continue
+            conch = Cell(conch_rec)
+            conch_text = conch.text() + note_of(conch_rec, f"{lang_name} conch, {scenario}")
+            if not baselines:
+                rows.append(f"| {title} | {lang_name} | {conch_text} | — | — | — |")
+                continue
+            for runtime, label in baselines.items():
+                base_rec = records.get((lang, runtime, scenario))
+                base = Cell(base_rec)
+                base_text = base.text() + note_of(base_rec, f"{lang_name} {runtime}, {scenario}")
+                ratio = "—"
+                if conch.median is not None and base.median:
+                    ratio = f"{conch.median / base.median:.2f}×"
+                rows.append(f"| {title} | {lang_name} | {conch_text} | {label} | {base_text} | {ratio} |")
+    return "\n".join(rows), notes
+
+
+def targets(records: dict) -> list[str]:
+    out = []
+    for scenario, runtime, bound, sense in TARGETS:
+        what = f"{SCENARIOS[scenario].split(' (')[0]} from Node: conch / {runtime} {'≤' if sense == 'le' else '≥'} {bound}"
+        conch = Cell(records.get(("node", "conch", scenario)))
+        base = Cell(records.get(("node", runtime, scenario)))
+        if conch.median is None or not base.median:
+            why = conch.text() if conch.median is None else base.text()
+            out.append(f"- {what}: not measured ({why})")
+            continue
+        ratio = conch.median / base.median
+        holds = ratio <= bound if sense == "le" else ratio >= bound
+        out.append(f"- {what}: {'holds' if holds else '**does not hold**'} ({ratio:.2f}×)")
+    return out
+
+
+def command(*args: str) -> str:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "not found"
+
+
+def package_version(path: Path) -> str:
+    try:
+        return json.loads(path.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "not installed"
+
+
+def machine(load_at_start: str) -> list[str]:
+    cpu = "unknown"
+    for line in command("lscpu").splitlines():
+        if line.startswith("Model name:"):
+            cpu = line.split(":", 1)[1].strip()
+    venv_python = BENCH / ".venv" / "bin" / "python"
+    pexpect = command(str(venv_python), "-c", "import pexpect; print(pexpect.__version__)")
+    modules = BENCH / "node_modules" / "@oh-my-pi"
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} cores; kernel {platform.release()}",
+        f"- Load average at start: {load_at_start}",
+        f"- node {command('node', '--version')}, {command('python3', '--version')}, "
+        f"bash {command('bash', '-c', 'echo $BASH_VERSION')}, {command('rustc', '--version')}",
+        f"- Baselines: pexpect {pexpect}; pi-natives `Shell` from "
+        f"@oh-my-pi/pi-natives-linux-x64 {package_version(modules / 'pi-natives-linux-x64' / 'package.json')}",
+        f"- conch: commit {command('git', '-C', str(BENCH), 'rev-parse', '--short', 'HEAD')}"
+        + (f"; Node: {os.environ['BENCH_NODE_SOURCE']}" if os.environ.get("BENCH_NODE_SOURCE") else ""),
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", type=Path, required=True)
+    ap.add_argument("--sink", type=Path, required=True)
+    ap.add_argument("--load", default="unknown")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+
+    records = load(args.results)
+    sink_records(args.sink, records)
+    body, notes = table(records)
+    text = "\n".join(
+        [
+            "# conch benchmarks",
+            "",
+            "Made by `./bench/run.sh` (see `bench/README-performance.md`). Medians over the repetitions,",
+            "min–max in parentheses; ratio = conch median / baseline median (for time and memory lower is",
+            "better, for throughput higher is better). Every runtime runs the same commands in the same run.",
+            "",
+            body,
+            "",
+            *(f"{i}. {n}" for i, n in enumerate(notes, 1)),
+            "",
+            "## Targets",
+            "",
+            *targets(records),
+            "",
+            "## Machine",
+            "",
+            *machine(args.load),
+            "",
+        ]
+    )
+    print(text)
+    args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
