@@ -111,7 +111,8 @@ async function abort(rt, [warm, n]) {
     if (!r.cancelled) notCancelled++
     if (i >= warm) samples.push(Number(settled - t0) / 1e6)
   }
-  emit('abort', rt.name, 'ms', samples, notCancelled ? `${notCancelled} runs not reported as cancelled` : undefined)
+  const how = { spawn: 'the signal option: SIGTERM to bash only, its children survive' }[rt.name]
+  emit('abort', rt.name, 'ms', samples, notCancelled ? `${notCancelled} runs not reported as cancelled` : how)
 }
 
 async function timeout(rt, [warm, n]) {
@@ -125,7 +126,8 @@ async function timeout(rt, [warm, n]) {
     if (!r.timedOut && !r.cancelled) notTimedOut++
     if (i >= warm) samples.push(took - TIMEOUT_MS)
   }
-  emit('timeout', rt.name, 'ms', samples, notTimedOut ? `${notTimedOut} runs did not time out` : undefined)
+  const how = { spawn: 'the timeout option: SIGTERM to bash only, its children survive' }[rt.name]
+  emit('timeout', rt.name, 'ms', samples, notTimedOut ? `${notTimedOut} runs did not time out` : how)
 }
 
 async function concurrent(rt, [warm, n]) {

@@ -138,7 +138,7 @@ def abort(rt, warm_n):
         if i >= warm:
             samples.append(took * 1e3)
     note = {
-        "subprocess": "Popen.kill() (SIGKILL) then wait(); run() itself cannot be aborted",
+        "subprocess": "Popen.kill() (SIGKILL to bash only) then wait(); run() itself cannot be aborted",
         "pexpect": "sendintr() (Ctrl-C), then the prompt",
     }.get(rt.name)
     emit("abort", rt.name, "ms", samples, note)
@@ -163,7 +163,11 @@ def timeout(rt, warm_n):
             missed += not rt.result("/bin/sleep 10", noop, timeout=TIMEOUT).timed_out
         if i >= warm:
             samples.append((time.perf_counter() - t0 - TIMEOUT) * 1e3)
-    emit("timeout", rt.name, "ms", samples, f"{missed} runs did not time out" if missed else None)
+    how = {
+        "subprocess": "run(timeout=) kills bash only (SIGKILL), its children survive",
+        "pexpect": "expect timeout, then sendintr() (Ctrl-C) and the prompt",
+    }.get(rt.name)
+    emit("timeout", rt.name, "ms", samples, f"{missed} runs did not time out" if missed else how)
 
 
 def concurrent(rt, warm_n):

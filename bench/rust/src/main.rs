@@ -26,15 +26,14 @@ use record::Record;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let cfg = Config::from_env();
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["suite"] => {
-            scenario::suite(&cfg);
+            scenario::suite(&Config::from_env());
             ExitCode::SUCCESS
         }
         ["flood", runtime] => match runtime {
             "conch" | "std" => {
-                scenario::flood(&cfg, runtime);
+                scenario::flood(&Config::from_env(), runtime);
                 ExitCode::SUCCESS
             }
             other => {
