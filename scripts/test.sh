@@ -12,3 +12,5 @@ echo "== rust: fmt, clippy, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+./scripts/test-node.sh

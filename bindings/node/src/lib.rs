@@ -8,14 +8,17 @@
 //! threads. The core calls the chunk callback on that thread; [`stream`]
 //! carries each chunk to the JS thread, in order, and the promise settles
 //! only after the last one was delivered.
+//!
+//! The modules are public so that the Rust items behind each JS export stay
+//! reachable in every build (napi registers them in a static initializer).
 
-mod artifact;
-mod command;
-mod errors;
-mod execute;
-mod options;
-mod result;
-mod shell;
-mod signal;
-mod stream;
-mod worker;
+pub mod artifact;
+pub mod command;
+pub mod errors;
+pub mod execute;
+pub mod options;
+pub mod result;
+pub mod shell;
+pub mod signal;
+pub mod stream;
+pub mod worker;

@@ -9,7 +9,7 @@
 
 use conch_core::CancelToken;
 use napi::bindgen_prelude::{
-    Env, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, TypeName,
+    Env, FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, TypeName,
     ValidateNapiValue, sys,
 };
 use napi::{Result, ValueType};
@@ -39,6 +39,8 @@ impl FromNapiValue for Signal {
 }
 
 type Listener = FunctionRef<(), ()>;
+/// `addEventListener` / `removeEventListener`.
+type ListenerMethod<'env> = Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, ()>;
 
 /// A signal tied to a token for the duration of one call.
 pub struct Attached {
@@ -77,10 +79,9 @@ impl Attached {
             token.cancel();
             Ok(())
         })?;
-        let add: Function<napi::bindgen_prelude::FnArgs<(&str, Function<(), ()>)>, ()> =
-            signal.get_named_property("addEventListener").map_err(|_| {
-                napi::Error::new(napi::Status::InvalidArg, "signal must be an AbortSignal")
-            })?;
+        let add: ListenerMethod = signal.get_named_property("addEventListener").map_err(|_| {
+            napi::Error::new(napi::Status::InvalidArg, "signal must be an AbortSignal")
+        })?;
         self.listener = Some(listener.create_ref()?);
         add.apply(signal, ("abort", listener).into())?;
         Ok(())
@@ -92,9 +93,8 @@ impl Attached {
             if let (Ok(signal), Ok(listener_fn)) =
                 (self.signal.get_value(env), listener.borrow_back(env))
             {
-                let remove: Result<
-                    Function<napi::bindgen_prelude::FnArgs<(&str, Function<(), ()>)>, ()>,
-                > = signal.get_named_property("removeEventListener");
+                let remove: Result<ListenerMethod> =
+                    signal.get_named_property("removeEventListener");
                 if let Ok(remove) = remove {
                     let _ = remove.apply(signal, ("abort", listener_fn).into());
                 }
