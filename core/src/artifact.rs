@@ -79,17 +79,17 @@ impl ArtifactStore {
             .next_id
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Created on every allocation (a no-op when it exists), so a
+        // directory removed meanwhile comes back; scanned only once.
+        create_private_dir(&self.inner.dir).map_err(|e| {
+            Error::io(
+                format!("creating artifacts directory {}", self.inner.dir.display()),
+                e,
+            )
+        })?;
         let id = match *next_id {
             Some(id) => id,
-            None => {
-                create_private_dir(&self.inner.dir).map_err(|e| {
-                    Error::io(
-                        format!("creating artifacts directory {}", self.inner.dir.display()),
-                        e,
-                    )
-                })?;
-                self.scan_next_id()?
-            }
+            None => self.scan_next_id()?,
         };
         *next_id = Some(id + 1);
         let path = self.inner.dir.join(format!("{id}.{kind}.log"));

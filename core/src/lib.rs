@@ -16,5 +16,15 @@ pub mod pty;
 pub mod shell;
 pub mod tool;
 
+pub use artifact::{Artifact, ArtifactStore};
 pub use cancel::CancelToken;
+pub use command::intercept;
+pub use command::normalize::{NormalizedCommand, apply_head_tail, normalize_bash_command};
 pub use error::{Error, Result};
+pub use output::{OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text};
+pub use pty::{PtyOptions, PtyResult, PtySession};
+pub use shell::registry;
+pub use shell::{
+    BashResult, ExecuteOptions, RunOptions, Shell, ShellOptions, Snapshot, execute_shell,
+};
+pub use tool::render;

@@ -142,6 +142,17 @@ proptest! {
     }
 
     #[test]
+    fn bytes_decode_like_from_utf8_lossy(
+        bytes in prop_oneof![tricky_bytes(), prop::collection::vec(any::<u8>(), 0..300)],
+        cuts in prop::collection::vec(0.0f64..1.0, 0..6),
+    ) {
+        // Decoding is the lossy conversion; sanitizing comes on top of it.
+        let lossy = String::from_utf8_lossy(&bytes);
+        let pieces = split_at_fractions(&bytes, &cuts);
+        prop_assert_eq!(sanitize_chunks(&pieces), sanitize_text(&lossy));
+    }
+
+    #[test]
     fn valid_text_matches_the_one_shot_form(text in "\\PC{0,40}", noise in "[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}]{0,4}") {
         let input = format!("{text}{noise}{text}");
         prop_assert_eq!(sanitize_text(&input), sanitize_chunks(&[input.into_bytes()]));

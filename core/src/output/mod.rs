@@ -11,6 +11,7 @@ pub mod sanitize;
 mod scan;
 pub mod sink;
 pub mod tail;
+mod utf8;
 
 pub use sanitize::{Sanitizer, sanitize_text};
 pub use sink::{DEFAULT_MAX_BYTES, OutputSink, OutputSummary, SinkOptions};

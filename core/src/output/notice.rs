@@ -30,8 +30,8 @@ pub enum TruncatedBy {
 /// Lines `start..=end` (1-based) of the whole output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineRange {
-    pub start: usize,
-    pub end: usize,
+    pub start: u64,
+    pub end: u64,
 }
 
 /// What was shown of an output, and where the whole of it is.
@@ -41,11 +41,11 @@ pub struct Truncation {
     pub direction: Direction,
     pub truncated_by: TruncatedBy,
     /// Lines and bytes of the whole output.
-    pub total_lines: usize,
-    pub total_bytes: usize,
+    pub total_lines: u64,
+    pub total_bytes: u64,
     /// Lines and bytes shown.
-    pub output_lines: usize,
-    pub output_bytes: usize,
+    pub output_lines: u64,
+    pub output_bytes: u64,
     /// The byte limit that cut the output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<usize>,
@@ -59,15 +59,16 @@ pub struct Truncation {
 
 impl Truncation {
     /// The metadata of an output whose tail was kept, from the counts an
-    /// output sink reports (`OutputSink::dump`); `None` when nothing was cut.
-    /// The cause is bytes when fewer bytes were shown than produced, else
-    /// lines; the shown range is the last `output_lines` lines.
+    /// output sink reports (its `OutputSummary`) and the sink's byte limit;
+    /// `None` when nothing was cut. The cause is bytes when fewer bytes were
+    /// shown than produced, else lines; the shown range is the last
+    /// `output_lines` lines.
     pub fn from_counts(
         truncated: bool,
-        total_lines: usize,
-        total_bytes: usize,
-        output_lines: usize,
-        output_bytes: usize,
+        total_lines: u64,
+        total_bytes: u64,
+        output_lines: u64,
+        output_bytes: u64,
         artifact_id: Option<String>,
         max_bytes: Option<usize>,
     ) -> Option<Truncation> {
@@ -104,13 +105,13 @@ impl Truncation {
 
     /// The size named as the limit: the byte limit, else what was shown.
     pub(crate) fn limit_size(&self) -> String {
-        format_size(self.max_bytes.unwrap_or(self.output_bytes))
+        format_size(self.max_bytes.map_or(self.output_bytes, |b| b as u64))
     }
 }
 
 /// A byte count as omp shows it: `512B`, `50.0KB`, `1.5MB`, `2.0GB` (binary
 /// units, one decimal rounded half up like JavaScript's `toFixed(1)`).
-pub fn format_size(bytes: usize) -> String {
+pub fn format_size(bytes: u64) -> String {
     const KB: u128 = 1024;
     let (unit, name) = match bytes as u128 {
         b if b < KB => return format!("{b}B"),
@@ -195,6 +196,6 @@ mod tests {
         assert_eq!(format_size(1280), "1.3KB");
         assert_eq!(format_size(1_572_864), "1.5MB");
         assert_eq!(format_size(3 << 30), "3.0GB");
-        assert_eq!(format_size(usize::MAX).len(), "17179869184.0GB".len());
+        assert_eq!(format_size(u64::MAX), "17179869184.0GB");
     }
 }

@@ -24,8 +24,15 @@
 //!   a `\n` right after it is absorbed (`\r\n` and `\r\r\n` give one `\n`), and
 //!   a `\r` at the start of a line does nothing. Removed sequences and
 //!   controls in between do not count.
+//!
+//! Speed: a command may print gigabytes, so decoding and sanitizing are one
+//! pass. Runs of plain text (printable ASCII, `\t`, `\n`, valid non-C1
+//! characters) are found by a block scan that validates non-ASCII characters
+//! as it meets them and are copied in bulk; whole color codes are skipped in
+//! place; only the rest goes through the character-by-character machine.
 
-use super::scan::find_special;
+use super::scan::plain_ascii_end;
+use super::utf8::{Decoded, decode};
 
 /// Longest escape sequence (in bytes, `ESC` included) that is followed to its
 /// end. Past it the sequence is dropped and the text after it is shown again,
@@ -66,7 +73,8 @@ pub struct Sanitizer {
     pending: [u8; 4],
     pending_len: usize,
     state: State,
-    /// Bytes of the current escape sequence so far.
+    /// Bytes of the current escape sequence so far (as decoded text: an
+    /// invalid sequence counts as the 3 bytes of U+FFFD).
     sequence_len: usize,
     /// The text emitted so far ends at a line start (or nothing was emitted).
     at_line_start: bool,
@@ -94,38 +102,11 @@ impl Sanitizer {
 
     /// Feeds raw bytes; appends sanitized UTF-8 to `out`.
     pub fn push(&mut self, bytes: &[u8], out: &mut String) {
-        let mut rest = if self.pending_len > 0 {
-            self.complete_pending(bytes, out)
-        } else {
-            bytes
-        };
-        while !rest.is_empty() {
-            match std::str::from_utf8(rest) {
-                Ok(text) => {
-                    self.feed(text, out);
-                    return;
-                }
-                Err(error) => {
-                    let (valid, invalid) = rest.split_at(error.valid_up_to());
-                    // The prefix was just validated; this cannot fail.
-                    if let Ok(text) = std::str::from_utf8(valid) {
-                        self.feed(text, out);
-                    }
-                    match error.error_len() {
-                        Some(len) => {
-                            self.feed("\u{FFFD}", out);
-                            rest = &invalid[len..];
-                        }
-                        None => {
-                            // An incomplete sequence ends the input: keep it.
-                            self.pending[..invalid.len()].copy_from_slice(invalid);
-                            self.pending_len = invalid.len();
-                            return;
-                        }
-                    }
-                }
-            }
+        let mut i = 0;
+        if self.pending_len > 0 {
+            i = self.complete_pending(bytes, out);
         }
+        self.run(bytes, i, out);
     }
 
     /// End of stream: an incomplete UTF-8 sequence becomes U+FFFD and an
@@ -133,106 +114,165 @@ impl Sanitizer {
     pub fn finish(&mut self, out: &mut String) {
         if self.pending_len > 0 {
             self.pending_len = 0;
-            self.feed("\u{FFFD}", out);
+            self.run(REPLACEMENT.as_bytes(), 0, out);
         }
         *self = Sanitizer::new();
     }
 
-    /// Completes the UTF-8 sequence left over from the previous push with the
-    /// first bytes of `bytes`; returns the bytes not used.
-    fn complete_pending<'a>(&mut self, bytes: &'a [u8], out: &mut String) -> &'a [u8] {
+    /// Processes `bytes[i..]`; an incomplete character at the end is kept.
+    fn run(&mut self, bytes: &[u8], mut i: usize, out: &mut String) {
+        while i < bytes.len() {
+            i = if self.state == State::Ground {
+                self.ground(bytes, i, out)
+            } else {
+                self.sequence(bytes, i)
+            };
+        }
+    }
+
+    /// Completes the character left over from the previous push with the
+    /// first bytes of `bytes` and processes it; returns how many bytes of
+    /// `bytes` it used.
+    fn complete_pending(&mut self, bytes: &[u8], out: &mut String) -> usize {
         let held = self.pending_len;
         let take = (4 - held).min(bytes.len());
-        let mut joined = [0u8; 8];
+        let mut joined = [0u8; 4];
         joined[..held].copy_from_slice(&self.pending[..held]);
         joined[held..held + take].copy_from_slice(&bytes[..take]);
         let joined = &joined[..held + take];
-        let used = match std::str::from_utf8(joined) {
-            Ok(_) => joined.len(),
-            Err(error) if error.valid_up_to() > 0 => error.valid_up_to(),
-            Err(error) => match error.error_len() {
-                Some(len) => {
-                    self.pending_len = 0;
-                    self.feed("\u{FFFD}", out);
-                    return &bytes[len.saturating_sub(held)..];
-                }
-                None => {
-                    // Still incomplete: every byte given belongs to it.
-                    self.pending[..joined.len()].copy_from_slice(joined);
-                    self.pending_len = joined.len();
-                    return &[];
-                }
-            },
-        };
         self.pending_len = 0;
-        if let Ok(text) = std::str::from_utf8(&joined[..used]) {
-            self.feed(text, out);
+        match decode(joined) {
+            Decoded::Char(width) => {
+                self.run(&joined[..width], 0, out);
+                width - held
+            }
+            Decoded::Invalid(len) => {
+                self.run(REPLACEMENT.as_bytes(), 0, out);
+                // The held bytes were a valid start, so the invalid part
+                // reaches into `bytes`.
+                len.saturating_sub(held)
+            }
+            Decoded::Incomplete => {
+                self.hold(joined);
+                bytes.len()
+            }
         }
-        &bytes[used - held..]
     }
 
-    /// Runs valid text through the escape parser and line rules.
-    fn feed(&mut self, text: &str, out: &mut String) {
-        let bytes = text.as_bytes();
-        let mut i = 0;
+    /// Keeps an incomplete character for the next push.
+    fn hold(&mut self, bytes: &[u8]) {
+        self.pending[..bytes.len()].copy_from_slice(bytes);
+        self.pending_len = bytes.len();
+    }
+
+    /// Plain text from `i`: copies runs of plain characters in bulk and
+    /// handles what ends them, until an escape sequence needs the state
+    /// machine or the input ends. Returns the next index.
+    fn ground(&mut self, bytes: &[u8], mut i: usize, out: &mut String) -> usize {
         while i < bytes.len() {
-            if self.state == State::Ground {
-                i = self.ground(text, i, out);
-                continue;
+            let end = plain_run_end(bytes, i);
+            if end > i {
+                self.emit_run(bytes, i, end, out);
+                i = end;
+                if i == bytes.len() {
+                    break;
+                }
             }
-            // `text` is valid UTF-8 and the parser only stops at character
-            // boundaries, so `bytes[i]` starts a character here.
-            if self.sequence_len >= MAX_SEQUENCE_BYTES {
-                self.state = State::Ground;
-                continue;
+            match bytes[i] {
+                ESC => {
+                    if let Some(end) = complete_csi(bytes, i) {
+                        i = end;
+                        continue;
+                    }
+                    self.begin_sequence(State::Escape, 1);
+                    return i + 1;
+                }
+                // A `\r` at a line start does nothing.
+                b'\r' if !self.at_line_start => {
+                    out.push('\n');
+                    self.at_line_start = true;
+                    self.absorb_newline = true;
+                    i += 1;
+                }
+                // Other C0 controls, DEL, a `\r` at a line start.
+                0x00..=0x7F => i += 1,
+                _ => match decode(&bytes[i..]) {
+                    Decoded::Char(width) => {
+                        // plain_run_end stops at no other character.
+                        debug_assert!(is_c1(bytes, i));
+                        if bytes[i + 1] == 0x9B {
+                            self.begin_sequence(State::Csi, 2);
+                            return i + 2;
+                        }
+                        i += width;
+                    }
+                    Decoded::Invalid(len) => {
+                        self.emit_text(REPLACEMENT, out);
+                        i += len;
+                    }
+                    Decoded::Incomplete => {
+                        self.hold(&bytes[i..]);
+                        return bytes.len();
+                    }
+                },
             }
-            let used = self.sequence_step(&bytes[i..]);
-            if used == 0 {
-                // Not part of the sequence: dropped, read again as text.
-                self.state = State::Ground;
+        }
+        i
+    }
+
+    /// Appends the plain characters `bytes[start..end]`, minding a `\n` to
+    /// absorb after a `\r`.
+    fn emit_run(&mut self, bytes: &[u8], mut start: usize, end: usize, out: &mut String) {
+        if self.absorb_newline {
+            self.absorb_newline = false;
+            if bytes[start] == b'\n' {
+                start += 1;
             }
-            self.sequence_len += used;
-            i += used;
+        }
+        if end > start {
+            let run = &bytes[start..end];
+            debug_assert!(std::str::from_utf8(run).is_ok());
+            // SAFETY: `plain_run_end` ends runs only after whole characters
+            // that `decode` accepted (or plain ASCII), and `start` is where a
+            // run began or one past an ASCII `\n`: `run` is valid UTF-8.
+            out.push_str(unsafe { std::str::from_utf8_unchecked(run) });
+            self.at_line_start = bytes[end - 1] == b'\n';
         }
     }
 
-    /// Plain text from `i`: copies the run up to the next special byte in
-    /// bulk, then handles that byte. Returns the next index.
-    fn ground(&mut self, text: &str, i: usize, out: &mut String) -> usize {
-        let bytes = text.as_bytes();
-        let end = find_special(bytes, i);
-        if end > i {
-            let mut start = i;
-            if self.absorb_newline {
-                self.absorb_newline = false;
-                if bytes[start] == b'\n' {
-                    start += 1;
-                }
-            }
-            if end > start {
-                out.push_str(&text[start..end]);
-                self.at_line_start = bytes[end - 1] == b'\n';
-            }
-            return end;
+    /// Appends one printable, non-newline text.
+    fn emit_text(&mut self, text: &str, out: &mut String) {
+        out.push_str(text);
+        self.at_line_start = false;
+        self.absorb_newline = false;
+    }
+
+    /// Inside an escape sequence: advances over the character at `i`.
+    /// Returns the next index (`i` itself when the character ends the
+    /// sequence and must be read again as text).
+    fn sequence(&mut self, bytes: &[u8], i: usize) -> usize {
+        if self.sequence_len >= MAX_SEQUENCE_BYTES {
+            self.state = State::Ground;
+            return i;
         }
-        match bytes[i] {
-            ESC => self.begin_sequence(State::Escape, 1),
-            // A `\r` at a line start does nothing.
-            b'\r' if !self.at_line_start => {
-                out.push('\n');
-                self.at_line_start = true;
-                self.absorb_newline = true;
+        // An invalid sequence reads as U+FFFD here too, so the length limit
+        // counts the same bytes as for the decoded text.
+        let (character, len) = match decode(&bytes[i..]) {
+            Decoded::Char(width) => (&bytes[i..i + width], width),
+            Decoded::Invalid(len) => (REPLACEMENT.as_bytes(), len),
+            Decoded::Incomplete => {
+                self.hold(&bytes[i..]);
+                return bytes.len();
             }
-            0xC2 => {
-                // A C1 control (find_special skips printable U+00A0–U+00BF).
-                if bytes.get(i + 1) == Some(&0x9B) {
-                    self.begin_sequence(State::Csi, 2);
-                }
-                return i + 2;
-            }
-            _ => {} // other C0 controls, DEL, `\r` at a line start
+        };
+        if self.sequence_step(character) {
+            self.sequence_len += character.len();
+            i + len
+        } else {
+            // Not part of the sequence: dropped, read again as text.
+            self.state = State::Ground;
+            i
         }
-        i + 1
     }
 
     fn begin_sequence(&mut self, state: State, len: usize) {
@@ -240,39 +280,37 @@ impl Sanitizer {
         self.sequence_len = len;
     }
 
-    /// Advances the escape parser over the character at the start of `rest`.
-    /// Returns the bytes it consumed: the whole character, or 0 when the
-    /// character cannot belong to the sequence (the caller drops the sequence
+    /// Advances the escape parser over one whole `character`. Returns false
+    /// when it cannot belong to the sequence (the caller drops the sequence
     /// and reads the character as text).
-    fn sequence_step(&mut self, rest: &[u8]) -> usize {
-        let b = rest[0];
-        let width = utf8_width(b);
+    fn sequence_step(&mut self, character: &[u8]) -> bool {
+        let b = character[0];
         let next = match self.state {
-            State::Ground => return 0,
+            State::Ground => return false,
             State::Escape => match b {
                 b'[' => State::Csi,
                 b']' | b'P' | b'X' | b'^' | b'_' => State::String,
                 0x20..=0x2F => State::EscapeIntermediate,
                 0x30..=0x7E | CAN | SUB => State::Ground,
                 ESC => return self.restart(),
-                _ => return 0,
+                _ => return false,
             },
             State::EscapeIntermediate => match b {
                 0x20..=0x2F => State::EscapeIntermediate,
                 0x30..=0x7E | CAN | SUB => State::Ground,
                 ESC => return self.restart(),
-                _ => return 0,
+                _ => return false,
             },
             State::Csi => match b {
                 0x20..=0x3F => State::Csi,
                 0x40..=0x7E | CAN | SUB => State::Ground,
                 ESC => return self.restart(),
-                _ => return 0,
+                _ => return false,
             },
-            State::String => match b {
-                BEL | CAN | SUB => State::Ground,
-                ESC => State::StringEscape,
-                0xC2 if rest.get(1) == Some(&0x9C) => State::Ground, // U+009C, ST
+            State::String => match character {
+                [BEL | CAN | SUB] => State::Ground,
+                [ESC] => State::StringEscape,
+                [0xC2, 0x9C] => State::Ground, // U+009C, ST
                 _ => State::String,
             },
             State::StringEscape => {
@@ -282,30 +320,60 @@ impl Sanitizer {
                     // The string ended at that `ESC`, which starts a new
                     // sequence: this character is its second one.
                     self.begin_sequence(State::Escape, 1);
-                    return self.sequence_step(rest);
+                    return self.sequence_step(character);
                 }
             }
         };
         self.state = next;
-        width
+        true
     }
 
     /// An `ESC` inside a sequence drops it and starts a new one.
-    fn restart(&mut self) -> usize {
+    fn restart(&mut self) -> bool {
         self.begin_sequence(State::Escape, 0);
-        1
+        true
     }
 }
 
-/// Length of the UTF-8 character whose first byte is `b` (1 for ASCII and,
-/// harmlessly, for bytes that cannot start a character).
-fn utf8_width(b: u8) -> usize {
-    match b {
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => 1,
+const REPLACEMENT: &str = "\u{FFFD}";
+
+/// End of the run of plain characters starting at `i`: printable ASCII,
+/// `\t`, `\n` and every valid non-ASCII character except the C1 controls.
+#[inline]
+fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
+    loop {
+        i = plain_ascii_end(bytes, i);
+        match bytes.get(i) {
+            Some(&b) if b >= 0x80 => match decode(&bytes[i..]) {
+                Decoded::Char(width) if !is_c1(bytes, i) => i += width,
+                _ => return i,
+            },
+            _ => return i,
+        }
     }
+}
+
+/// Whether a C1 control (U+0080–U+009F, encoded `C2 80`–`C2 9F`) starts at `i`.
+#[inline(always)]
+fn is_c1(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == 0xC2 && bytes.get(i + 1).is_some_and(|&b| b < 0xA0)
+}
+
+/// Fast path for the commonest sequence, a color code: when `bytes[esc..]`
+/// holds a whole `ESC [` … final-byte sequence within the length limit,
+/// returns the index after it. Anything else (a sequence cut by the end of
+/// the chunk, other kinds, malformed ones) is left to the state machine,
+/// which gives the same result character by character.
+#[inline(always)]
+fn complete_csi(bytes: &[u8], esc: usize) -> Option<usize> {
+    if bytes.get(esc + 1) != Some(&b'[') {
+        return None;
+    }
+    let window = &bytes[esc + 2..bytes.len().min(esc + MAX_SEQUENCE_BYTES)];
+    let params = window.iter().position(|b| !(0x20..=0x3F).contains(b))?;
+    (0x40..=0x7E)
+        .contains(&window[params])
+        .then_some(esc + 2 + params + 1)
 }
 
 /// Sanitizes a whole text at once (the one-shot form of [`Sanitizer`]).

@@ -9,36 +9,52 @@
 /// Block size for the vectorizable loops.
 const BLOCK: usize = 32;
 
-/// Whether the sanitizer must look at `b` on its own in plain text: C0
-/// controls other than `\t` and `\n`, DEL, and `0xC2` (the lead byte of
-/// U+0080–U+00BF, the range holding the C1 controls). Every other byte of
-/// valid UTF-8, including all other multibyte characters, is copied as is.
+/// Bytes looked at one by one before the block test.
+const QUICK: usize = 16;
+
+/// Whether `b` is plain text the sanitizer copies as is: printable ASCII,
+/// `\t` and `\n`.
 #[inline(always)]
-fn is_special(b: u8) -> bool {
-    (b < 0x20) & (b != b'\t') & (b != b'\n') | (b == 0x7F) | (b == 0xC2)
+const fn is_plain(b: u8) -> bool {
+    (b >= 0x20) & (b < 0x7F) | (b == b'\t') | (b == b'\n')
 }
 
-/// Index of the first byte at or after `from` that the sanitizer must handle
-/// itself, or `text.len()`. `text` is valid UTF-8, so a `0xC2` is always
-/// followed by a continuation byte; one that leads a printable character
-/// (U+00A0–U+00BF) is skipped here.
-pub(crate) fn find_special(text: &[u8], from: usize) -> usize {
-    let mut i = from;
-    loop {
-        while let Some(block) = text.get(i..i + BLOCK) {
-            if block.iter().fold(false, |acc, &b| acc | is_special(b)) {
-                break;
-            }
-            i += BLOCK;
-        }
-        while i < text.len() && !is_special(text[i]) {
-            i += 1;
-        }
-        match text.get(i..i + 2) {
-            Some([0xC2, next]) if *next >= 0xA0 => i += 2,
-            _ => return i.min(text.len()),
-        }
+/// [`is_plain`] as a table: one load per byte beats recomputing the test
+/// where bytes are looked at one by one.
+static PLAIN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_plain(b as u8);
+        b += 1;
     }
+    table
+};
+
+/// Index of the first byte at or after `from` that is not plain ASCII text
+/// (an escape, a control, `\r`, DEL or a non-ASCII byte), or `text.len()`.
+#[inline]
+pub(crate) fn plain_ascii_end(text: &[u8], from: usize) -> usize {
+    let mut i = from;
+    // Colored output has runs of a few bytes between escape sequences:
+    // look at the first bytes one by one before testing whole blocks.
+    let quick_end = text.len().min(i + QUICK);
+    while i < quick_end && PLAIN[text[i] as usize] {
+        i += 1;
+    }
+    if i < quick_end {
+        return i;
+    }
+    while let Some(block) = text.get(i..i + BLOCK) {
+        if !block.iter().fold(true, |acc, &b| acc & is_plain(b)) {
+            break;
+        }
+        i += BLOCK;
+    }
+    while i < text.len() && PLAIN[text[i] as usize] {
+        i += 1;
+    }
+    i
 }
 
 /// Number of `\n` bytes in `text`.
@@ -60,16 +76,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn finds_specials_and_skips_printable_latin1() {
-        let text = "abc°def\u{85}x".as_bytes();
-        let at = find_special(text, 0);
-        assert_eq!(&text[at..at + 2], &[0xC2, 0x85]);
-        assert_eq!(find_special(b"plain\ttext\n", 0), 11);
-        let long = format!("{}\x1b{}", "a".repeat(100), "b".repeat(100));
-        assert_eq!(find_special(long.as_bytes(), 0), 100);
-        assert_eq!(find_special(long.as_bytes(), 101), 201);
-        assert_eq!(find_special(b"\x7f", 0), 0);
-        assert_eq!(find_special(b"ab\r", 0), 2);
+    fn finds_the_end_of_plain_ascii() {
+        assert_eq!(plain_ascii_end(b"plain\ttext\n", 0), 11);
+        let long = format!("{}\x1b{}é", "a".repeat(100), "b".repeat(100));
+        assert_eq!(plain_ascii_end(long.as_bytes(), 0), 100);
+        assert_eq!(plain_ascii_end(long.as_bytes(), 101), 201);
+        assert_eq!(plain_ascii_end(b"\x7f", 0), 0);
+        assert_eq!(plain_ascii_end(b"ab\r", 0), 2);
+        assert_eq!(plain_ascii_end(b"", 0), 0);
     }
 
     #[test]

@@ -71,10 +71,16 @@ pub fn spawn(mut cmd: Command, how: Containment) -> io::Result<Child> {
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            if let Some((from, to)) = how.dup
-                && libc::dup2(from, to) < 0
-            {
-                return Err(io::Error::last_os_error());
+            if let Some((from, to)) = how.dup {
+                // dup2 onto itself is a no-op that would leave FD_CLOEXEC set.
+                let ok = if from == to {
+                    libc::fcntl(to, libc::F_SETFD, 0) == 0
+                } else {
+                    libc::dup2(from, to) >= 0
+                };
+                if !ok {
+                    return Err(io::Error::last_os_error());
+                }
             }
             Ok(())
         });

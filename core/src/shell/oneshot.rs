@@ -1,6 +1,17 @@
 //! `execute_shell`: one command in a fresh process, for other shells (`sh`,
 //! `zsh`) and for callers who want no state carried between commands.
 //! Same containment, output pipeline and result as [`super::Shell`].
+//!
+//! The command's shell runs under a small supervising bash (the *root*, a
+//! child subreaper in its own session). The root outlives the command: it
+//! reports the status on a pipe and then waits, so whatever the command left
+//! running — even `setsid` daemons — is re-parented to it and can be found
+//! and killed before the call returns.
+
+/// The root: run the shell (`$0`) on the command (`$1`) with stdin from
+/// /dev/null, report its status, then hold on until conch closes stdin.
+const ROOT_SCRIPT: &str =
+    "\"$0\" -c \"$1\" </dev/null 62>&-; printf '%s' \"$?\" >&62; exec 62>&-; read -r _";
 
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -9,6 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cwd::resolve_dir;
+use super::protocol::STATUS_FD;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::session::find_on_path;
 use crate::artifact::{Artifact, ArtifactStore};
@@ -16,7 +28,7 @@ use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{
-    Waker, grow_pipe, pidfd_open, pipe, poll, pollin, ready, set_nonblocking,
+    Read, Waker, grow_pipe, pidfd_open, pipe, poll, pollin, read, ready, set_nonblocking,
 };
 use crate::process::spawner::{Containment, spawn};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
@@ -111,9 +123,15 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     }
 
     let (out, out_w) = pipe()?;
+    let (status, status_w) = pipe()?;
+    // Our end of the root's stdin: the root waits on it after reporting, so
+    // it stays alive (holding the orphans) until we have killed them.
+    let (hold_r, hold) = pipe()?;
     grow_pipe(&out, 1 << 20);
-    let mut cmd = Command::new(&shell);
-    cmd.arg("-c")
+    let root = find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"));
+    let mut cmd = Command::new(&root);
+    cmd.args(["--noprofile", "--norc", "-c", ROOT_SCRIPT])
+        .arg(&shell)
         .arg(&opts.command)
         .env_clear()
         .envs(build_env(
@@ -122,7 +140,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             &opts.env,
         ))
         .current_dir(&cwd)
-        .stdin(Stdio::null())
+        .stdin(Stdio::from(hold_r))
         .stdout(Stdio::from(
             out_w
                 .try_clone()
@@ -131,12 +149,14 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         .stderr(Stdio::from(out_w));
     let how = Containment {
         subreaper: true,
-        dup: None,
+        dup: Some((status_w.as_raw_fd(), STATUS_FD)),
     };
     let mut child = spawn(cmd, how)
-        .map_err(|e| Error::Spawn(format!("cannot start {}: {e}", shell.display())))?;
+        .map_err(|e| Error::Spawn(format!("cannot start {}: {e}", root.display())))?;
+    drop(status_w);
     let pid = child.id() as Pid;
     set_nonblocking(&out)?;
+    set_nonblocking(&status)?;
     let pidfd = pidfd_open(pid)?;
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({
@@ -147,24 +167,30 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     let mut pump = Pump::new(sink, &mut on_chunk);
     let mut fds = [
         pollin(out.as_raw_fd()),
+        pollin(status.as_raw_fd()),
         pollin(pidfd.as_raw_fd()),
         pollin(waker.raw()),
     ];
+    let mut reported = Vec::new();
     let loop_result: Result<()> = (|| {
-        while !ready(&fds[1]) {
+        let mut buf = [0u8; 64];
+        while fds[1].fd >= 0 && !ready(&fds[2]) {
             poll(&mut fds, stopper.wake_at())?;
             if ready(&fds[0]) && pump.read_available(fds[0].fd, 4 << 20).map_err(io_err)? {
                 fds[0].fd = -1;
             }
-            if ready(&fds[2]) {
+            if ready(&fds[1]) {
+                match read(fds[1].fd, &mut buf).map_err(io_err)? {
+                    Read::Data(n) => reported.extend_from_slice(&buf[..n]),
+                    Read::Eof => fds[1].fd = -1,
+                    Read::WouldBlock => {}
+                }
+            }
+            if ready(&fds[3]) {
                 waker.reset();
             }
             match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
-                Some(Rung::Signal(sig)) => {
-                    let mut pids = tree::descendants(pid);
-                    pids.push(pid);
-                    tree::signal_all(&pids, sig);
-                }
+                Some(Rung::Signal(sig)) => tree::signal_all(&tree::descendants(pid), sig),
                 Some(Rung::Exhausted) => tree::signal_all(&[pid], libc::SIGKILL),
                 None => {}
             }
@@ -174,16 +200,22 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         }
         Ok(())
     })();
-    // Nothing of a one-shot command outlives it.
-    let left = tree::descendants(pid);
-    tree::signal_all(&left, libc::SIGKILL);
-    let status = child.wait().ok();
-    tree::signal_all(&tree::session_members(pid), libc::SIGKILL);
+    // Nothing of a one-shot command outlives it: its orphans are the root's
+    // children now (the root is their subreaper), setsid or not.
+    tree::signal_all(&tree::descendants(pid), libc::SIGKILL);
+    drop(hold);
+    if loop_result.is_err() {
+        tree::signal_all(&[pid], libc::SIGKILL);
+    }
+    let root_status = child.wait().ok();
     loop_result?;
 
-    let exit_code = status.and_then(|s| {
+    let reported = std::str::from_utf8(&reported)
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let exit_code = reported.or_else(|| {
         use std::os::unix::process::ExitStatusExt;
-        s.code().or_else(|| s.signal().map(|sig| 128 + sig))
+        root_status.and_then(|s| s.code().or_else(|| s.signal().map(|sig| 128 + sig)))
     });
     let outcome = Outcome {
         exit_code,

@@ -91,6 +91,8 @@ struct Ending {
     record: Option<StatusRecord>,
     exited: bool,
     stop: Option<Stop>,
+    /// bash's children when the run started (background jobs of earlier runs).
+    baseline: Vec<Pid>,
 }
 
 impl Shell {
@@ -246,14 +248,12 @@ impl Shell {
             state.cwd = PathBuf::from(&rec.cwd);
         }
         if ending.exited {
-            let mut bash = state.bash.take().expect("bash present");
-            let status = bash.child.wait().ok();
+            let status = reap(state.bash.take().expect("bash present"));
             exit_code = exit_code.or_else(|| status.and_then(exit_status_code));
-            sweep_orphans(bash.pid);
         } else if ending.stop.is_some() {
             // What the command started and left behind dies with it.
             let bash = state.bash.as_ref().expect("bash present");
-            let left = targets(bash.pid, &baseline_of(bash));
+            let left = targets(bash.pid, &ending.baseline);
             tree::terminate(&left, self.config.ladder.grace);
         }
         let outcome = Outcome {
@@ -310,8 +310,7 @@ impl Shell {
             let below = tree::descendants(bash.pid);
             tree::terminate(&below, self.config.ladder.grace);
             let _ = bash.child.kill();
-            let _ = bash.child.wait();
-            sweep_orphans(bash.pid);
+            reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
     }
@@ -326,9 +325,8 @@ impl Shell {
 
     /// Forgets a bash that died between runs, killing what it left.
     fn bury(&self, state: &mut State) {
-        if let Some(mut bash) = state.bash.take() {
-            let _ = bash.child.wait();
-            sweep_orphans(bash.pid);
+        if let Some(bash) = state.bash.take() {
+            reap(bash);
         }
     }
 
@@ -374,13 +372,13 @@ impl Shell {
         };
         let line = startup_line(self.config.snapshot.as_deref(), &self.config.unset_script);
         let ready = send_all(&bash.input, line.as_bytes())
-            .ok()
+            .map_err(|e| format!("cannot send to it: {e}"))
             .and_then(|()| wait_startup(&mut bash));
-        if ready.is_none() {
+        if let Err(why) = ready {
             let _ = bash.child.kill();
-            let _ = bash.child.wait();
+            let status = bash.child.wait();
             return Err(Error::Spawn(format!(
-                "{} did not start a session",
+                "{} did not start a session: {why} ({status:?})",
                 self.config.shell.display()
             )));
         }
@@ -425,12 +423,13 @@ fn run_line(
     let baseline = baseline_of(bash);
     let sent = send_all(&bash.input, line.as_bytes());
     let ending = match sent {
-        Ok(()) => drive(bash, pump, &mut stopper, waker, &baseline),
+        Ok(()) => drive(bash, pump, &mut stopper, waker, baseline),
         // bash died before reading the line: report it like any death.
         Err(_) => Ok(Ending {
             record: None,
             exited: true,
             stop: None,
+            baseline,
         }),
     };
     if let Some(path) = file {
@@ -445,7 +444,7 @@ fn drive(
     pump: &mut Pump<'_>,
     stopper: &mut Stopper,
     waker: &Waker,
-    baseline: &[Pid],
+    baseline: Vec<Pid>,
 ) -> Result<Ending> {
     let mut fds = [
         pollin(bash.out.as_raw_fd()),
@@ -485,7 +484,7 @@ fn drive(
         }
         match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
             Some(Rung::Signal(sig)) => {
-                let mut pids = targets(bash.pid, baseline);
+                let mut pids = targets(bash.pid, &baseline);
                 // A closed status pipe with bash alive means `exec`: the
                 // process is now the command itself.
                 if fds[1].fd < 0 {
@@ -495,7 +494,7 @@ fn drive(
             }
             // Every signal went unheeded: bash itself is stuck (a builtin loop).
             Some(Rung::Exhausted) => {
-                tree::signal_all(&targets(bash.pid, baseline), libc::SIGKILL);
+                tree::signal_all(&targets(bash.pid, &baseline), libc::SIGKILL);
                 tree::signal_all(&[bash.pid], libc::SIGKILL);
             }
             None => {}
@@ -512,11 +511,12 @@ fn drive(
         record,
         exited,
         stop: stopper.reason,
+        baseline,
     })
 }
 
 /// Waits for the startup record (run 0).
-fn wait_startup(bash: &mut Bash) -> Option<()> {
+fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     let mut fds = [
         pollin(bash.status.as_raw_fd()),
@@ -524,16 +524,20 @@ fn wait_startup(bash: &mut Bash) -> Option<()> {
     ];
     let mut buf = [0u8; 512];
     loop {
-        if poll(&mut fds, Some(deadline)).ok()? == 0 || ready(&fds[1]) {
-            return None;
+        match poll(&mut fds, Some(deadline)) {
+            Ok(0) => return Err(format!("no answer within {STARTUP_TIMEOUT:?}")),
+            Ok(_) => {}
+            Err(e) => return Err(e.to_string()),
         }
-        match read(fds[0].fd, &mut buf).ok()? {
-            Read::Data(n) => bash.parser.push(&buf[..n]),
-            Read::Eof => return None,
-            Read::WouldBlock => {}
+        match read(fds[0].fd, &mut buf) {
+            Ok(Read::Data(n)) => bash.parser.push(&buf[..n]),
+            Ok(Read::Eof) => return Err("it exited".into()),
+            Ok(Read::WouldBlock) if ready(&fds[1]) => return Err("it exited".into()),
+            Ok(Read::WouldBlock) => {}
+            Err(e) => return Err(e.to_string()),
         }
         if bash.parser.next_record().is_some_and(|r| r.seq == 0) {
-            return Some(());
+            return Ok(());
         }
     }
 }
@@ -562,10 +566,13 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
     out
 }
 
-/// Kills what is left of a dead bash's session: its orphans keep the
-/// session id after re-parenting, and nothing else can reach them.
-fn sweep_orphans(bash: Pid) {
-    tree::signal_all(&tree::session_members(bash), libc::SIGKILL);
+/// Collects a dead (or killed) bash, first killing what is left of its
+/// session: orphans keep the session id after re-parenting, and nothing
+/// else can reach them. The sweep comes before the wait so the pid (and
+/// with it the session id) cannot have been reused yet.
+fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
+    tree::signal_all(&tree::session_members(bash.pid), libc::SIGKILL);
+    bash.child.wait().ok()
 }
 
 fn exit_status_code(status: std::process::ExitStatus) -> Option<i32> {

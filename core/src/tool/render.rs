@@ -41,8 +41,8 @@ pub struct Preview {
 }
 
 /// The last `max_visual_lines` (normally [`TOOL_PREVIEW_LINES`]) lines of
-/// `text` wrapped at `width` columns, tabs expanded to spaces. When earlier
-/// lines are hidden, `hint` is
+/// `text` wrapped at `width` columns (at least 1), tabs expanded to spaces
+/// (stops every 8 columns). When earlier lines are hidden, `hint` is
 /// `… (K earlier lines, showing V of K+V) (ctrl+o to expand)`.
 pub fn tool_preview(text: &str, width: usize, max_visual_lines: usize) -> Preview {
     let width = width.max(1);

@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-/// Pids whose command line contains `marker` (e.g. a unique sleep duration).
+/// Pids of live `sleep` processes whose argument is exactly `marker` (a
+/// unique duration), so shells that merely mention it do not count.
 pub fn procs_with(marker: &str) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -14,14 +15,16 @@ pub fn procs_with(marker: &str) -> Vec<i32> {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let text = String::from_utf8_lossy(&cmdline);
+        let args: Vec<&str> = text.split('\0').filter(|a| !a.is_empty()).collect();
+        let is_it = args.len() == 2 && args[0].ends_with("sleep") && args[1] == marker;
         let zombie = std::fs::read_to_string(entry.path().join("stat"))
             .map(|s| {
                 s.rsplit_once(')')
                     .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
             })
             .unwrap_or(true);
-        if text.contains(marker) && !zombie && pid != std::process::id() as i32 {
+        if is_it && !zombie && pid != std::process::id() as i32 {
             out.push(pid);
         }
     }

@@ -1,0 +1,735 @@
+//! `PtySession`: one command at a time on a pseudo-terminal, for programs
+//! that want a terminal (prompts, progress bars, full-screen tools).
+//!
+//! The command runs as `bash -c <command>` (the same bash as the engine) in
+//! its own session with the PTY as controlling terminal, with the
+//! non-interactive environment plus `TERM=xterm-256color`, the caller's env
+//! on top. portable-pty opens and resizes the terminal; the child is started
+//! without forking the host (see `spawn.rs`).
+//!
+//! [`PtySession::start`] blocks the calling thread and drives the run with
+//! one `poll(2)` over the PTY master, a pidfd of the child and a waker: no
+//! reader thread, no polling tick. Output is handled as it arrives: decoded
+//! to text, applied to the virtual [`Screen`], handed raw (escapes intact) to
+//! `on_chunk` on the calling thread, and pushed to an [`OutputSink`], which
+//! sanitizes it (CR to LF, escapes stripped) for the model. `write`,
+//! `write_key`, `resize`, `kill` and the screen accessors take `&self` and
+//! work from any thread while `start` runs.
+//!
+//! Ending: when the child exits, the master is read until EOF, so nothing
+//! the command printed is lost. A process that outlives the child and keeps
+//! the terminal open (`set -m; sleep 30 & disown`) cannot hold the call: the
+//! drain stops once the stream has been quiet for [`DRAIN_QUIET`] or
+//! [`DRAIN_MAX`] after the exit. Timeout, `kill()` and the cancel token climb
+//! the kill ladder (SIGINT, grace, SIGTERM, grace, SIGKILL) over every
+//! process of the run: the child, its descendants and every member of its
+//! session, re-collected at each rung; the call ends once they are gone.
+//!
+//! A start failure (bad cwd or shell, `openpty` failing, spawn failing) is
+//! not an error of the call: as the spec says, the sink receives
+//! `PTY error: <message>` and the result has no exit code.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{MasterPty, PtySize, native_pty_system};
+
+use super::keys::{Key, normalize_input};
+use super::screen::Screen;
+use super::spawn::ChildSpec;
+use super::utf8::Utf8Stream;
+use crate::cancel::{CancelToken, lock};
+use crate::output::{OutputSink, OutputSummary, SinkOptions};
+use crate::process::drive::{Stop, Stopper};
+use crate::process::env::{EnvPolicy, build_env, validate_var};
+use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready};
+use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::shell::session::find_on_path;
+use crate::{Error, Result};
+
+/// Default and bounds of the terminal width.
+pub const DEFAULT_COLS: u16 = 120;
+pub const MIN_COLS: u16 = 20;
+pub const MAX_COLS: u16 = 400;
+/// Default and bounds of the terminal height.
+pub const DEFAULT_ROWS: u16 = 40;
+pub const MIN_ROWS: u16 = 5;
+pub const MAX_ROWS: u16 = 200;
+
+/// After the child exits, the drain stops once no output came for this long
+/// (output the child wrote before exiting is already readable by then)…
+const DRAIN_QUIET: Duration = Duration::from_millis(50);
+/// …or this long after the exit, whatever a leftover process keeps printing.
+const DRAIN_MAX: Duration = Duration::from_millis(250);
+
+/// Bytes read per `read(2)`; a PTY hands out at most a few KiB at a time.
+const READ_SIZE: usize = 64 * 1024;
+/// Bytes handled per wake-up before the deadline and the ladder are checked
+/// again, so a flood cannot delay a timeout.
+const READ_BUDGET: usize = 1024 * 1024;
+/// While a stopped run's leftovers die, how often to look for them.
+const LEFTOVER_RESCAN: Duration = Duration::from_millis(50);
+/// Where pidfds are unavailable (kernel < 5.3), how often the child is checked.
+const EXIT_CHECK_FALLBACK: Duration = Duration::from_millis(10);
+
+const NOT_RUNNING: &str = "PTY session is not running";
+const ALREADY_RUNNING: &str = "PTY session already running";
+
+/// What to run on the terminal, and how.
+#[derive(Debug, Clone)]
+pub struct PtyOptions {
+    /// Bash source, run as `bash -c <command>`.
+    pub command: String,
+    /// Working directory (`None`: the host's); relative to the host's cwd.
+    pub cwd: Option<PathBuf>,
+    /// Variables for this run, applied last (they win over the defaults).
+    pub env: Vec<(String, String)>,
+    /// Deadline, counted from the start of the command (`None`: no limit).
+    pub timeout: Option<Duration>,
+    /// Terminal width, clamped to 20–400 (default 120).
+    pub cols: u16,
+    /// Terminal height, clamped to 5–200 (default 40).
+    pub rows: u16,
+    /// bash to run (`None`: `bash` from `PATH`).
+    pub shell: Option<PathBuf>,
+    /// Cancels the run from any thread, like [`PtySession::kill`].
+    pub cancel: Option<CancelToken>,
+    /// Apply the non-interactive defaults (pagers, editors, prompts off).
+    pub non_interactive_env: bool,
+    /// Which host variables the command inherits.
+    pub env_policy: EnvPolicy,
+    /// Bound of the output kept for the model, and its artifact.
+    pub sink: SinkOptions,
+    /// The escalation on timeout and cancel.
+    pub kill_ladder: KillLadder,
+}
+
+impl Default for PtyOptions {
+    fn default() -> Self {
+        PtyOptions {
+            command: String::new(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: None,
+            cols: DEFAULT_COLS,
+            rows: DEFAULT_ROWS,
+            shell: None,
+            cancel: None,
+            non_interactive_env: true,
+            env_policy: EnvPolicy::default(),
+            sink: SinkOptions::default(),
+            kill_ladder: KillLadder::default(),
+        }
+    }
+}
+
+impl PtyOptions {
+    /// Default options for `command`.
+    pub fn new(command: impl Into<String>) -> Self {
+        PtyOptions {
+            command: command.into(),
+            ..PtyOptions::default()
+        }
+    }
+}
+
+/// How a PTY run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PtyResult {
+    /// The exit status (`128 + signal` when a signal ended the command);
+    /// `None` when the command could not start.
+    pub exit_code: Option<i32>,
+    /// Ended by [`PtySession::kill`] or the cancel token.
+    pub cancelled: bool,
+    /// Ended by the timeout.
+    pub timed_out: bool,
+    /// The sanitized output for the model.
+    pub summary: OutputSummary,
+}
+
+/// A pseudo-terminal that runs one command at a time. `Send + Sync`: share
+/// it (by reference or in an `Arc`) with the threads that feed it input.
+pub struct PtySession {
+    run: Mutex<Option<Arc<Control>>>,
+    screen: Mutex<Screen>,
+}
+
+/// What other threads need to reach a running command.
+struct Control {
+    /// Kept for `resize`; also owns the master descriptor `fd`.
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    fd: RawFd,
+    /// Serializes writers, so two writes never interleave.
+    write_lock: Mutex<()>,
+    /// Cancelled by `kill()`, the caller's token and nothing else.
+    stop: CancelToken,
+    /// Wakes the run's `poll` (on `stop`).
+    waker: Arc<Waker>,
+    /// Readable once the run is over; unblocks writers waiting for room.
+    ended: Waker,
+}
+
+impl Default for PtySession {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PtySession {
+    /// An idle session with a blank 120x40 screen.
+    pub fn new() -> Self {
+        PtySession {
+            run: Mutex::new(None),
+            screen: Mutex::new(Screen::new(DEFAULT_COLS, DEFAULT_ROWS)),
+        }
+    }
+
+    /// Runs `opts.command` on a new terminal and blocks until it ends (see
+    /// the module doc). `on_chunk` gets the raw terminal text, in order, on
+    /// this thread. Fails only when a run is already in progress
+    /// (`PTY session already running`); every other failure is reported in
+    /// the result as `PTY error: …` with no exit code.
+    pub fn start(&self, opts: PtyOptions, mut on_chunk: impl FnMut(&str)) -> Result<PtyResult> {
+        let mut sink = OutputSink::new(opts.sink.clone());
+        let cols = opts.cols.clamp(MIN_COLS, MAX_COLS);
+        let rows = opts.rows.clamp(MIN_ROWS, MAX_ROWS);
+        let (spawn, ctl) = {
+            let mut slot = lock(&self.run);
+            if slot.is_some() {
+                return Err(Error::InvalidArgument(ALREADY_RUNNING.into()));
+            }
+            let prepared = match prepare(&opts, cols, rows) {
+                Ok(p) => p,
+                Err(message) => return Ok(start_failure(sink, &message)),
+            };
+            let ctl = Arc::new(prepared.control);
+            *slot = Some(ctl.clone());
+            (prepared.spawn, ctl)
+        };
+        *lock(&self.screen) = Screen::new(cols, rows);
+        let mut active = Active {
+            session: self,
+            ctl: ctl.clone(),
+            child: None,
+        };
+        let _wake = ctl.stop.on_cancel({
+            let waker = ctl.waker.clone();
+            move || waker.wake()
+        });
+        let _link = opts.cancel.as_ref().map(|token| {
+            let stop = ctl.stop.clone();
+            token.on_cancel(move || stop.cancel())
+        });
+        if ctl.stop.is_cancelled() {
+            return Ok(PtyResult {
+                exit_code: None,
+                cancelled: true,
+                timed_out: false,
+                summary: sink.dump(None),
+            });
+        }
+        let pid = match spawn.spawn() {
+            Ok(pid) => pid,
+            Err(message) => return Ok(start_failure(sink, &message)),
+        };
+        active.child = Some(pid);
+        let stopper = Stopper::new(opts.timeout, ctl.stop.clone(), opts.kill_ladder);
+        let mut run = Run {
+            ctl: &ctl,
+            screen: &self.screen,
+            sink: &mut sink,
+            on_chunk: &mut on_chunk,
+            decoder: Utf8Stream::default(),
+            text: String::new(),
+            buf: vec![0; READ_SIZE],
+        };
+        let (status, stop) = run.drive(pid, stopper);
+        run.finish();
+        active.child = None;
+        drop(active);
+        Ok(PtyResult {
+            exit_code: status,
+            cancelled: stop == Some(Stop::Cancel),
+            timed_out: stop == Some(Stop::Timeout),
+            summary: sink.dump(None),
+        })
+    }
+
+    /// Sends input to the running command, as typed: Kitty keyboard
+    /// sequences become legacy bytes and cursor keys follow the terminal's
+    /// application-cursor mode (see [`normalize_input`]). Blocks while the
+    /// terminal's input buffer is full, until the command reads or ends.
+    pub fn write(&self, data: &[u8]) -> Result<()> {
+        let ctl = self.control()?;
+        let app_cursor = lock(&self.screen).application_cursor();
+        ctl.write_all(&normalize_input(data, app_cursor))
+    }
+
+    /// Sends a named key (`enter`, `ctrl+c`, `up`, `f5`, … see [`Key::parse`]).
+    pub fn write_key(&self, name: &str) -> Result<()> {
+        let key = Key::parse(name)?;
+        let ctl = self.control()?;
+        let app_cursor = lock(&self.screen).application_cursor();
+        ctl.write_all(&key.encode(app_cursor))
+    }
+
+    /// Resizes the terminal (clamped like the start size); the command gets
+    /// SIGWINCH.
+    pub fn resize(&self, cols: u16, rows: u16) -> Result<()> {
+        let ctl = self.control()?;
+        let cols = cols.clamp(MIN_COLS, MAX_COLS);
+        let rows = rows.clamp(MIN_ROWS, MAX_ROWS);
+        lock(&self.screen).resize(cols, rows);
+        let size = PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        lock(&ctl.master).resize(size).map_err(|e| {
+            Error::io(
+                "cannot resize the PTY",
+                std::io::Error::other(e.to_string()),
+            )
+        })
+    }
+
+    /// Stops the running command: the kill ladder over its processes; the
+    /// result says `cancelled`. Returns at once.
+    pub fn kill(&self) -> Result<()> {
+        self.control()?.stop.cancel();
+        Ok(())
+    }
+
+    /// Whether a command is running.
+    pub fn is_running(&self) -> bool {
+        lock(&self.run).is_some()
+    }
+
+    /// The visible screen as text (the last run's after it ended).
+    pub fn screen_text(&self) -> String {
+        lock(&self.screen).text()
+    }
+
+    /// The cursor as `(row, col)`, 0-based.
+    pub fn cursor_position(&self) -> (u16, u16) {
+        lock(&self.screen).cursor_position()
+    }
+
+    /// Whether the program asked for application cursor keys.
+    pub fn application_cursor(&self) -> bool {
+        lock(&self.screen).application_cursor()
+    }
+
+    /// `(cols, rows)` of the terminal.
+    pub fn size(&self) -> (u16, u16) {
+        lock(&self.screen).size()
+    }
+
+    fn control(&self) -> Result<Arc<Control>> {
+        lock(&self.run)
+            .clone()
+            .ok_or_else(|| Error::InvalidArgument(NOT_RUNNING.into()))
+    }
+}
+
+impl Control {
+    fn write_all(&self, mut data: &[u8]) -> Result<()> {
+        let _serial = lock(&self.write_lock);
+        while !data.is_empty() {
+            // SAFETY: `data` is a valid buffer; `fd` lives as long as `self`.
+            let n = unsafe { libc::write(self.fd, data.as_ptr().cast(), data.len()) };
+            if n >= 0 {
+                data = &data[n as usize..];
+                continue;
+            }
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                std::io::ErrorKind::Interrupted => {}
+                std::io::ErrorKind::WouldBlock => {
+                    let mut fds = [
+                        libc::pollfd {
+                            fd: self.fd,
+                            events: libc::POLLOUT,
+                            revents: 0,
+                        },
+                        pollin(self.ended.raw()),
+                    ];
+                    poll(&mut fds, None)?;
+                    if ready(&fds[1]) {
+                        return Err(Error::InvalidArgument(NOT_RUNNING.into()));
+                    }
+                }
+                // EIO: nothing holds the terminal any more.
+                _ if e.raw_os_error() == Some(libc::EIO) => {
+                    return Err(Error::InvalidArgument(NOT_RUNNING.into()));
+                }
+                _ => return Err(Error::io("cannot write to the PTY", e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Marks the session running; on drop (normal end or a panicking callback)
+/// kills what is left of a child not yet reaped, frees the slot and releases
+/// waiting writers.
+struct Active<'a> {
+    session: &'a PtySession,
+    ctl: Arc<Control>,
+    child: Option<Pid>,
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child {
+            tree::signal_all(&run_targets(pid), libc::SIGKILL);
+            wait_exit(pid, false);
+        }
+        *lock(&self.session.run) = None;
+        self.ctl.ended.wake();
+    }
+}
+
+/// A terminal opened and a command ready to spawn on it.
+struct Prepared {
+    control: Control,
+    spawn: Spawn,
+}
+
+/// The slave side and the command, until the spawn.
+struct Spawn {
+    slave: Box<dyn portable_pty::SlavePty + Send>,
+    tty: Option<PathBuf>,
+    child: ChildSpec,
+}
+
+impl Spawn {
+    /// Starts the child; the parent's copy of the slave is closed, so the
+    /// master sees EOF once the command's processes let go of the terminal.
+    fn spawn(self) -> std::result::Result<Pid, String> {
+        let pid = self
+            .child
+            .spawn(&*self.slave, self.tty.as_deref())
+            .map_err(|e| format!("cannot start {}: {e}", self.child.program.display()))?;
+        drop(self.slave);
+        Ok(pid)
+    }
+}
+
+/// Validates the options and opens the terminal; an `Err` is the text of
+/// the `PTY error:` line.
+fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepared, String> {
+    if opts.command.contains('\0') {
+        return Err("command contains a NUL byte".into());
+    }
+    for (k, v) in &opts.env {
+        validate_var(k, v).map_err(|e| e.to_string())?;
+    }
+    let host_cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd = match &opts.cwd {
+        Some(dir) => host_cwd.join(dir),
+        None => host_cwd.clone(),
+    };
+    match std::fs::metadata(&cwd) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(format!(
+                "Working directory is not a directory: {}",
+                cwd.display()
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "Working directory does not exist: {}",
+                cwd.display()
+            ));
+        }
+    }
+    let shell = match &opts.shell {
+        Some(path) => {
+            let path = host_cwd.join(path);
+            if !is_executable(&path) {
+                return Err(format!(
+                    "Shell not found or not executable: {}",
+                    path.display()
+                ));
+            }
+            path
+        }
+        None => find_on_path("bash").ok_or("bash not found on PATH")?,
+    };
+
+    let mut overrides = vec![("TERM".to_string(), "xterm-256color".to_string())];
+    overrides.extend(opts.env.iter().cloned());
+    let mut env = build_env(&opts.env_policy, opts.non_interactive_env, &overrides);
+    // The non-interactive `NO_COLOR=1` is for captured pipes; a terminal
+    // renders colors, so a PTY run keeps them unless the caller or the host
+    // asked for none.
+    let asked =
+        |k: &str| opts.env.iter().any(|(name, _)| name == k) || std::env::var_os(k).is_some();
+    env.retain(|(k, _)| k != "NO_COLOR" || asked(k));
+
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|e| format!("cannot open a PTY: {e}"))?;
+    let fd = pair
+        .master
+        .as_raw_fd()
+        .ok_or("cannot open a PTY: no master descriptor")?;
+    set_nonblocking(fd).map_err(|e| format!("cannot open a PTY: {e}"))?;
+    let tty = pair.master.tty_name();
+    let waker = Waker::new().map_err(|e| e.to_string())?;
+    let ended = Waker::new().map_err(|e| e.to_string())?;
+    Ok(Prepared {
+        control: Control {
+            master: Mutex::new(pair.master),
+            fd,
+            write_lock: Mutex::new(()),
+            stop: CancelToken::new(),
+            waker: Arc::new(waker),
+            ended,
+        },
+        spawn: Spawn {
+            tty,
+            slave: pair.slave,
+            child: ChildSpec {
+                program: shell,
+                command: opts.command.clone(),
+                env,
+                cwd,
+            },
+        },
+    })
+}
+
+/// The result of a run that never started.
+fn start_failure(mut sink: OutputSink, message: &str) -> PtyResult {
+    sink.push_text(&format!("PTY error: {message}\n"));
+    PtyResult {
+        exit_code: None,
+        cancelled: false,
+        timed_out: false,
+        summary: sink.dump(None),
+    }
+}
+
+/// One run's event loop state.
+struct Run<'a, F: FnMut(&str)> {
+    ctl: &'a Control,
+    screen: &'a Mutex<Screen>,
+    sink: &'a mut OutputSink,
+    on_chunk: &'a mut F,
+    decoder: Utf8Stream,
+    /// Decoded text of the current read, reused.
+    text: String,
+    buf: Vec<u8>,
+}
+
+impl<F: FnMut(&str)> Run<'_, F> {
+    /// Runs until the child is reaped and its output drained (or the ladder
+    /// gave up); returns the exit code and why it was stopped, if it was.
+    fn drive(&mut self, pid: Pid, mut stopper: Stopper) -> (Option<i32>, Option<Stop>) {
+        let pidfd = pidfd_open(pid).ok();
+        let mut status: Option<Option<i32>> = None;
+        let mut exited_at = Instant::now();
+        let mut last_data = Instant::now();
+        let mut eof = false;
+        // Stopping after the child is gone: whether processes of the run
+        // remain, and when to look again.
+        let mut leftovers = false;
+        let mut rescan_at = Instant::now();
+        loop {
+            let now = Instant::now();
+            match stopper.check(now, false) {
+                Some(Rung::Signal(sig)) => {
+                    let targets = run_targets(pid);
+                    leftovers = !targets.is_empty();
+                    rescan_at = now + LEFTOVER_RESCAN;
+                    tree::signal_all(&targets, sig);
+                }
+                Some(Rung::Exhausted) => break,
+                None => {}
+            }
+            let stopping_with_leftovers = stopper.reason.is_some() && leftovers;
+            if status.is_some() && stopping_with_leftovers && now >= rescan_at {
+                leftovers = !run_targets(pid).is_empty();
+                rescan_at = now + LEFTOVER_RESCAN;
+            }
+            let drain_until = (last_data.max(exited_at) + DRAIN_QUIET).min(exited_at + DRAIN_MAX);
+            let drained = status.is_some() && (eof || now >= drain_until);
+            if drained && !(stopper.reason.is_some() && leftovers) {
+                break;
+            }
+
+            let mut wake_at = stopper.wake_at();
+            let mut wake_by = |t: Instant| wake_at = Some(wake_at.map_or(t, |w| w.min(t)));
+            if status.is_some() && !drained {
+                wake_by(drain_until);
+            }
+            if status.is_some() && stopper.reason.is_some() && leftovers {
+                wake_by(rescan_at);
+            }
+            if pidfd.is_none() && status.is_none() {
+                wake_by(now + EXIT_CHECK_FALLBACK);
+            }
+            let mut fds = Vec::with_capacity(3);
+            fds.push(pollin(self.ctl.waker.raw()));
+            let master_slot = (!eof).then(|| {
+                fds.push(pollin(self.ctl.fd));
+                fds.len() - 1
+            });
+            let pidfd_slot = match (&pidfd, status) {
+                (Some(fd), None) => {
+                    fds.push(pollin(fd.as_raw_fd()));
+                    Some(fds.len() - 1)
+                }
+                _ => None,
+            };
+            if poll(&mut fds, wake_at).is_err() {
+                // poll only fails on resource exhaustion; treat it as the end.
+                break;
+            }
+            if ready(&fds[0]) {
+                self.ctl.waker.reset();
+            }
+            if let Some(i) = master_slot
+                && ready(&fds[i])
+            {
+                eof = self.read_available();
+                last_data = Instant::now();
+            }
+            let check_exit = match pidfd_slot {
+                Some(i) => ready(&fds[i]),
+                None => status.is_none(),
+            };
+            if check_exit && let Some(code) = wait_exit(pid, true) {
+                status = Some(code);
+                exited_at = Instant::now();
+                if stopper.reason.is_some() {
+                    leftovers = !run_targets(pid).is_empty();
+                    rescan_at = exited_at + LEFTOVER_RESCAN;
+                }
+            }
+        }
+        let code = match status {
+            Some(code) => code,
+            None => {
+                tree::signal_all(&run_targets(pid), libc::SIGKILL);
+                wait_exit(pid, false).flatten()
+            }
+        };
+        (code, stopper.reason)
+    }
+
+    /// Reads what the master has, up to [`READ_BUDGET`]; true at EOF.
+    fn read_available(&mut self) -> bool {
+        let mut taken = 0;
+        while taken < READ_BUDGET {
+            match read(self.ctl.fd, &mut self.buf) {
+                Ok(Read::Data(n)) => {
+                    taken += n;
+                    let mut text = std::mem::take(&mut self.text);
+                    text.clear();
+                    self.decoder.push(&self.buf[..n], &mut text);
+                    self.emit(&text);
+                    self.text = text;
+                }
+                Ok(Read::WouldBlock) => return false,
+                // EIO is how a PTY master says every slave is closed.
+                Ok(Read::Eof) | Err(_) => return true,
+            }
+        }
+        false
+    }
+
+    /// Flushes an incomplete character at the end of the stream.
+    fn finish(&mut self) {
+        let mut text = String::new();
+        self.decoder.finish(&mut text);
+        self.emit(&text);
+    }
+
+    fn emit(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let replies = {
+            let mut screen = lock(self.screen);
+            screen.process(text.as_bytes());
+            screen.take_replies()
+        };
+        if !replies.is_empty() {
+            // Best effort and never blocking: a terminal query's answer.
+            // SAFETY: `replies` is a valid buffer; the fd lives with `ctl`.
+            unsafe { libc::write(self.ctl.fd, replies.as_ptr().cast(), replies.len()) };
+        }
+        (self.on_chunk)(text);
+        self.sink.push_text(text);
+    }
+}
+
+/// Every live process of a run: the child, its descendants and the members
+/// of its session (orphans keep the session id when re-parented).
+fn run_targets(pid: Pid) -> Vec<Pid> {
+    let mut targets = tree::session_members(pid);
+    for p in std::iter::once(pid).chain(tree::descendants(pid)) {
+        if !targets.contains(&p) && tree::is_alive(p) {
+            targets.push(p);
+        }
+    }
+    targets
+}
+
+/// Reaps the child: `None` while it runs (with `nohang`), else its exit code
+/// (`128 + signal` for a signal), `Some(None)` if it cannot be known.
+fn wait_exit(pid: Pid, nohang: bool) -> Option<Option<i32>> {
+    let mut status = 0;
+    loop {
+        let flags = if nohang { libc::WNOHANG } else { 0 };
+        // SAFETY: waitpid writes the status into a valid int.
+        let rc = unsafe { libc::waitpid(pid, &mut status, flags) };
+        if rc == pid {
+            return Some(if libc::WIFEXITED(status) {
+                Some(libc::WEXITSTATUS(status))
+            } else if libc::WIFSIGNALED(status) {
+                Some(128 + libc::WTERMSIG(status))
+            } else {
+                None
+            });
+        }
+        if rc == 0 {
+            return None;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // ECHILD: already reaped elsewhere (a host ignoring SIGCHLD).
+            return Some(None);
+        }
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

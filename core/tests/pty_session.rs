@@ -1,0 +1,472 @@
+//! PtySession on real pseudo-terminals: terminal identity and size, input
+//! and keys, the virtual screen, timeouts and kills over the process tree,
+//! start failures and control-call errors.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use conch_core::CancelToken;
+use conch_core::pty::{PtyOptions, PtyResult, PtySession};
+
+/// Output seen so far through `on_chunk`, with a way to wait for text.
+#[derive(Clone, Default)]
+struct Seen(Arc<(Mutex<String>, Condvar)>);
+
+impl Seen {
+    fn push(&self, chunk: &str) {
+        let (text, cond) = &*self.0;
+        text.lock().unwrap().push_str(chunk);
+        cond.notify_all();
+    }
+
+    /// Waits until the output contains `needle` (panics after 10 s).
+    fn wait_for(&self, needle: &str) {
+        let (text, cond) = &*self.0;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut guard = text.lock().unwrap();
+        while !guard.contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "timed out waiting for {needle:?} in {guard:?}"
+            );
+            guard = cond.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
+    fn text(&self) -> String {
+        self.0.0.lock().unwrap().clone()
+    }
+}
+
+/// Runs `opts` on `pty` in a scoped thread while `drive` interacts with it.
+fn interact(
+    pty: &PtySession,
+    opts: PtyOptions,
+    drive: impl FnOnce(&PtySession, &Seen),
+) -> (PtyResult, String) {
+    let seen = Seen::default();
+    let result = thread::scope(|s| {
+        let runner = {
+            let seen = seen.clone();
+            s.spawn(move || pty.start(opts, |c| seen.push(c)).expect("start"))
+        };
+        drive(pty, &seen);
+        runner.join().expect("runner thread")
+    });
+    (result, seen.text())
+}
+
+fn run(opts: PtyOptions) -> (PtyResult, String) {
+    let pty = PtySession::new();
+    let mut raw = String::new();
+    let result = pty.start(opts, |c| raw.push_str(c)).expect("start");
+    (result, raw)
+}
+
+fn opts(command: &str) -> PtyOptions {
+    PtyOptions {
+        timeout: Some(Duration::from_secs(20)),
+        ..PtyOptions::new(command)
+    }
+}
+
+/// Whether a process exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().to_string())
+        })
+        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+}
+
+/// Live processes whose session id is `sid`.
+fn session_members(sid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 4 && f[3] == sid.to_string() && f[0] != "Z" {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn number_after(text: &str, label: &str) -> i32 {
+    let rest = &text[text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label} in {text:?}"))
+        + label.len()..];
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn tty_is_a_terminal_device() {
+    let (r, raw) = run(opts("tty; test -t 0 && test -t 1 && echo both-ttys"));
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(r.summary.output.starts_with("/dev/pts/"), "{r:?}");
+    assert!(r.summary.output.contains("both-ttys\n"));
+    assert!(
+        raw.contains("both-ttys\r\n"),
+        "raw chunks keep the terminal's CRLF"
+    );
+}
+
+#[test]
+fn stty_size_follows_start_size_and_resize() {
+    let pty = PtySession::new();
+    let script = "stty size; read -r line; stty size; echo \"got $line\"";
+    let o = PtyOptions {
+        cols: 80,
+        rows: 24,
+        ..opts(script)
+    };
+    let (r, _) = interact(&pty, o, |pty, seen| {
+        seen.wait_for("24 80");
+        pty.resize(100, 30).unwrap();
+        assert_eq!(pty.size(), (100, 30));
+        pty.write(b"go\r").unwrap();
+    });
+    assert_eq!(r.exit_code, Some(0));
+    assert!(r.summary.output.contains("24 80\n"), "{r:?}");
+    assert!(r.summary.output.contains("30 100\n"), "{r:?}");
+    assert!(r.summary.output.contains("got go\n"), "{r:?}");
+}
+
+#[test]
+fn sizes_are_clamped() {
+    let (r, _) = run(PtyOptions {
+        cols: 5,
+        rows: 1000,
+        ..opts("stty size")
+    });
+    assert_eq!(r.summary.output, "200 20\n");
+}
+
+#[test]
+fn prompt_gets_the_written_answer() {
+    let pty = PtySession::new();
+    let (r, _) = interact(&pty, opts("read -p 'name? ' n; echo hi $n"), |pty, seen| {
+        seen.wait_for("name? ");
+        pty.write(b"bob").unwrap();
+        pty.write_key("enter").unwrap();
+    });
+    assert_eq!(r.exit_code, Some(0));
+    assert!(r.summary.output.contains("hi bob\n"), "{r:?}");
+}
+
+fn read_three_keys(app_cursor: bool, send: impl FnOnce(&PtySession)) -> String {
+    let mode = if app_cursor { "printf '\\e[?1h'; " } else { "" };
+    let script = format!("{mode}stty -echo; echo ready; read -rsn3 k; printf '<%q>' \"$k\"");
+    let pty = PtySession::new();
+    let (r, _) = interact(&pty, opts(&script), |pty, seen| {
+        seen.wait_for("ready");
+        assert_eq!(pty.application_cursor(), app_cursor);
+        send(pty);
+    });
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    r.summary.output
+}
+
+#[test]
+fn up_key_follows_application_cursor_mode() {
+    let app = read_three_keys(true, |pty| pty.write_key("up").unwrap());
+    assert!(app.contains("<$'\\EOA'>"), "{app:?}");
+    let normal = read_three_keys(false, |pty| pty.write_key("up").unwrap());
+    assert!(normal.contains("<$'\\E[A'>"), "{normal:?}");
+    // A host's raw (Kitty-style) up arrow is re-encoded for the mode too.
+    let written = read_three_keys(true, |pty| pty.write(b"\x1b[1;1:1A").unwrap());
+    assert!(written.contains("<$'\\EOA'>"), "{written:?}");
+}
+
+#[test]
+fn kitty_ctrl_c_interrupts_a_sleep() {
+    let pty = PtySession::new();
+    let (r, _) = interact(
+        &pty,
+        opts("echo started; exec /bin/sleep 100"),
+        |pty, seen| {
+            seen.wait_for("started");
+            // Release events are dropped: this alone must not interrupt.
+            pty.write(b"\x1b[99;5:3u").unwrap();
+            pty.write(b"\x1b[99;5u").unwrap();
+        },
+    );
+    assert_eq!(r.exit_code, Some(130), "{r:?}");
+    assert!(!r.cancelled && !r.timed_out);
+}
+
+#[test]
+fn screen_text_places_words() {
+    let pty = PtySession::new();
+    let r = pty
+        .start(opts("printf '\\e[2J\\e[Hhello\\e[5;3Hworld'"), |_| {})
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    let screen = pty.screen_text();
+    let lines: Vec<&str> = screen.lines().collect();
+    assert_eq!(lines.first(), Some(&"hello"), "{screen:?}");
+    assert_eq!(lines.get(4), Some(&"  world"), "{screen:?}");
+    assert_eq!(pty.cursor_position(), (4, 7));
+    // The model's copy has the escapes stripped.
+    assert_eq!(r.summary.output, "helloworld");
+}
+
+#[test]
+fn terminal_queries_are_answered() {
+    let (r, _) = run(opts(
+        "stty -echo; printf '\\e[3;5H\\e[6n'; IFS= read -rsd R pos; echo; echo \"pos=${pos#*[}\"",
+    ));
+    assert_eq!(r.exit_code, Some(0));
+    assert!(r.summary.output.contains("pos=3;5\n"), "{r:?}");
+}
+
+#[test]
+fn timeout_kills_the_whole_tree() {
+    let started = Instant::now();
+    let (r, _) = run(PtyOptions {
+        timeout: Some(Duration::from_millis(300)),
+        ..PtyOptions::new("echo \"bash $$\"; /bin/sleep 1000 & echo \"bg $!\"; /bin/sleep 1000")
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(r.timed_out && !r.cancelled, "{r:?}");
+    let bash = number_after(&r.summary.output, "bash ");
+    let bg = number_after(&r.summary.output, "bg ");
+    assert!(!alive(bg), "background sleep {bg} survived");
+    assert_eq!(
+        session_members(bash),
+        Vec::<i32>::new(),
+        "session of {bash} not empty"
+    );
+}
+
+#[test]
+fn detached_job_holding_the_terminal_cannot_hang_a_timeout() {
+    let started = Instant::now();
+    let (r, _) = run(PtyOptions {
+        timeout: Some(Duration::from_millis(150)),
+        ..PtyOptions::new("set -m; /bin/sleep 30 & disown; echo \"bg $!\"; /bin/sleep 30")
+    });
+    assert!(r.timed_out, "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!alive(number_after(&r.summary.output, "bg ")));
+}
+
+#[test]
+fn detached_job_holding_the_terminal_cannot_hang_a_normal_exit() {
+    let started = Instant::now();
+    let (r, _) = run(opts(
+        "set -m; /bin/sleep 30 & disown; echo \"bg $!\"; echo done",
+    ));
+    let bg = number_after(&r.summary.output, "bg ");
+    // A job left in the background is not killed when the command ends.
+    let survived = alive(bg);
+    unsafe { libc::kill(bg, libc::SIGKILL) };
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(r.summary.output.ends_with("done\n"), "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(survived);
+}
+
+#[test]
+fn kill_and_cancel_token_stop_the_run() {
+    let pty = PtySession::new();
+    let (r, _) = interact(&pty, opts("echo started; /bin/sleep 100"), |pty, seen| {
+        seen.wait_for("started");
+        pty.kill().unwrap();
+    });
+    assert!(r.cancelled && !r.timed_out, "{r:?}");
+
+    let token = CancelToken::new();
+    let (r, _) = interact(
+        &pty,
+        PtyOptions {
+            cancel: Some(token.clone()),
+            ..opts("echo started; /bin/sleep 100")
+        },
+        |_, seen| {
+            seen.wait_for("started");
+            token.cancel();
+        },
+    );
+    assert!(r.cancelled && !r.timed_out, "{r:?}");
+}
+
+#[test]
+fn a_cancelled_token_never_starts_the_command() {
+    let token = CancelToken::new();
+    token.cancel();
+    let (r, raw) = run(PtyOptions {
+        cancel: Some(token),
+        ..opts("echo should-not-run")
+    });
+    assert!(r.cancelled, "{r:?}");
+    assert_eq!(r.exit_code, None);
+    assert!(raw.is_empty());
+}
+
+#[test]
+fn environment_layers() {
+    let (r, _) = run(PtyOptions {
+        env: vec![
+            ("FOO".into(), "bar".into()),
+            ("PAGER".into(), "less".into()),
+        ],
+        ..opts("echo \"$TERM|$PAGER|$GIT_EDITOR|$FOO|${NO_COLOR-unset}\"")
+    });
+    // NO_COLOR (a non-interactive default for pipes) is not set on a terminal.
+    let no_color = std::env::var("NO_COLOR").unwrap_or_else(|_| "unset".into());
+    assert_eq!(
+        r.summary.output,
+        format!("xterm-256color|less|true|bar|{no_color}\n")
+    );
+}
+
+#[test]
+fn cwd_is_used() {
+    let dir = std::env::temp_dir();
+    let (r, _) = run(PtyOptions {
+        cwd: Some(dir.clone()),
+        ..opts("pwd -P")
+    });
+    let expect = dir.canonicalize().unwrap();
+    assert_eq!(r.summary.output.trim_end(), expect.to_str().unwrap());
+}
+
+#[test]
+fn output_for_the_model_is_sanitized() {
+    let (r, raw) = run(opts(
+        "printf '\\e[31mred\\e[0m\\r\\nprogress 1\\rprogress 2\\n'",
+    ));
+    assert!(
+        raw.contains("\x1b[31mred\x1b[0m"),
+        "raw keeps escapes: {raw:?}"
+    );
+    assert_eq!(r.summary.output, "red\nprogress 1\nprogress 2\n");
+}
+
+#[test]
+fn start_failures_are_pty_errors() {
+    let (r, raw) = run(PtyOptions {
+        cwd: Some("/nonexistent/conch-dir".into()),
+        ..opts("echo hi")
+    });
+    assert_eq!(r.exit_code, None);
+    assert!(!r.cancelled && !r.timed_out);
+    assert_eq!(
+        r.summary.output,
+        "PTY error: Working directory does not exist: /nonexistent/conch-dir\n"
+    );
+    assert!(raw.is_empty());
+
+    let (r, _) = run(PtyOptions {
+        shell: Some("/nonexistent/bash".into()),
+        ..opts("echo hi")
+    });
+    assert_eq!(r.exit_code, None);
+    assert_eq!(
+        r.summary.output,
+        "PTY error: Shell not found or not executable: /nonexistent/bash\n"
+    );
+
+    let (r, _) = run(PtyOptions {
+        env: vec![("BAD-NAME".into(), "x".into())],
+        ..opts("echo hi")
+    });
+    assert_eq!(r.exit_code, None);
+    assert!(r.summary.output.starts_with("PTY error: "), "{r:?}");
+}
+
+#[test]
+fn control_calls_need_a_running_command() {
+    let pty = PtySession::new();
+    let not_running = "PTY session is not running";
+    assert_eq!(pty.write(b"x").unwrap_err().to_string(), not_running);
+    assert_eq!(pty.write_key("enter").unwrap_err().to_string(), not_running);
+    assert_eq!(pty.resize(80, 24).unwrap_err().to_string(), not_running);
+    assert_eq!(pty.kill().unwrap_err().to_string(), not_running);
+    assert!(
+        pty.write_key("hyperdrive")
+            .unwrap_err()
+            .to_string()
+            .starts_with("Unknown key \"hyperdrive\"")
+    );
+    assert!(!pty.is_running());
+    let r = pty.start(opts("exit 3"), |_| {}).unwrap();
+    assert_eq!(r.exit_code, Some(3));
+    assert_eq!(pty.write(b"x").unwrap_err().to_string(), not_running);
+}
+
+#[test]
+fn second_concurrent_start_is_refused() {
+    let pty = PtySession::new();
+    let (r, _) = interact(&pty, opts("echo started; read -r x"), |pty, seen| {
+        seen.wait_for("started");
+        assert!(pty.is_running());
+        let err = pty.start(opts("echo second"), |_| {}).unwrap_err();
+        assert_eq!(err.to_string(), "PTY session already running");
+        pty.write_key("enter").unwrap();
+    });
+    assert_eq!(r.exit_code, Some(0));
+    assert!(!r.summary.output.contains("second"));
+}
+
+#[test]
+fn writers_blocked_on_a_full_terminal_are_released_at_the_end() {
+    let pty = PtySession::new();
+    let (r, _) = interact(
+        &pty,
+        PtyOptions {
+            timeout: Some(Duration::from_millis(500)),
+            ..PtyOptions::new("stty raw -echo; echo started; exec /bin/sleep 100")
+        },
+        |pty, seen| {
+            seen.wait_for("started");
+            // Nobody reads (raw mode, so input is kept, not discarded): the
+            // terminal's buffers fill and the write blocks until the run ends.
+            let big = vec![b'a'; 1 << 20];
+            let err = pty.write(&big).unwrap_err();
+            assert_eq!(err.to_string(), "PTY session is not running");
+        },
+    );
+    assert!(r.timed_out, "{r:?}");
+}
+
+#[test]
+fn session_is_shareable_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PtySession>();
+    let pty = Arc::new(PtySession::new());
+    let remote = pty.clone();
+    let runner = thread::spawn(move || remote.start(opts("exit 4"), |_| {}).unwrap());
+    assert_eq!(runner.join().unwrap().exit_code, Some(4));
+}
