@@ -39,6 +39,7 @@ class ToolAbortError extends Error {
 }
 
 exports.ArtifactStore = native.ArtifactStore
+exports.PtySession = native.PtySession
 exports.Shell = native.Shell
 exports.applyHeadTail = native.applyHeadTail
 exports.checkBashInterception = native.checkBashInterception

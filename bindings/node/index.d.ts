@@ -27,6 +27,41 @@ export declare class ArtifactStore {
 }
 
 /**
+ * A pseudo-terminal that runs one command at a time. `write`, `resize` and
+ * `kill` reach the running command; the screen stays readable after it ends.
+ */
+export declare class PtySession {
+  /** An idle session with a blank 120x40 screen. */
+  constructor()
+  /**
+   * Runs a command on a new terminal. `onChunk` receives the raw terminal
+   * text (escapes intact), in order, before the promise settles. Rejects
+   * with `InvalidArgument` while another command runs.
+   */
+  start(options: PtyStartOptions, onChunk?: (chunk: string) => void): Promise<PtyResult>
+  /**
+   * Types into the running command (a string is sent as UTF-8). Kitty
+   * keyboard sequences become legacy bytes; cursor keys follow the
+   * terminal's mode. Throws when nothing runs: the command starts on a
+   * worker thread after `start()` returns, so write from `onChunk` (the
+   * program printed its prompt) or once `isRunning()` is true.
+   */
+  write(data: string | Buffer): void
+  /** Sends a named key: `enter`, `ctrl+c`, `up`, `f5`, `shift+tab`… */
+  writeKey(key: string): void
+  /** Resizes the terminal (the command gets SIGWINCH). */
+  resize(cols: number, rows: number): void
+  /** Stops the running command (the result says `cancelled`). */
+  kill(): void
+  /** Whether a command is running. */
+  isRunning(): boolean
+  /** The visible screen as text (the last command's after it ended). */
+  screenText(): string
+  /** Where the cursor is on the screen. */
+  cursorPosition(): CursorPosition
+}
+
+/**
  * A persistent real bash: cwd, variables, functions and aliases carry over
  * from one `run` to the next. Runs queue in order; `abort()` and `close()`
  * work at any moment.
@@ -111,6 +146,12 @@ export declare function closeAllBashSessions(): void
 
 /** Closes the cached sessions of `sessionKey` (killing what they run). */
 export declare function closeBashSession(sessionKey: string): void
+
+/** The cursor, 0-based. */
+export interface CursorPosition {
+  row: number
+  col: number
+}
 
 /**
  * The built-in interception rules (cat/head/tail → read, grep/rg → grep,
@@ -231,6 +272,52 @@ export interface NormalizedCommand {
   headLines?: number
   /** Then keep the last N lines. */
   tailLines?: number
+}
+
+/**
+ * How a PTY run ended. `output` is the sanitized text for a model (the
+ * raw terminal text went to `onChunk`).
+ */
+export interface PtyResult {
+  /**
+   * The exit status (128 + signal when a signal ended it); absent when
+   * the command could not start (`output` then says `PTY error: …`).
+   */
+  exitCode?: number
+  /** Ended by `kill()` or the signal. */
+  cancelled: boolean
+  /** Ended by the timeout. */
+  timedOut: boolean
+  output: string
+  truncated: boolean
+  totalLines: number
+  totalBytes: number
+  outputLines: number
+  outputBytes: number
+}
+
+/** What to run on the terminal. */
+export interface PtyStartOptions {
+  command: string
+  /** Default: the host's cwd. */
+  cwd?: string
+  /** Variables on top of the non-interactive defaults and `TERM=xterm-256color`. */
+  env?: Record<string, string>
+  /** Deadline in milliseconds. */
+  timeoutMs?: number
+  /** Aborting it stops the command (the result says `cancelled`). */
+  signal?: AbortSignal
+  /** Terminal width, default 120 (clamped to 20..400). */
+  cols?: number
+  /** Terminal height, default 40 (clamped to 5..200). */
+  rows?: number
+  /** bash to run the command with (`bash -c`); default: `bash` from `PATH`. */
+  shell?: string
+  /** Default true. */
+  nonInteractiveEnv?: boolean
+  envPolicy?: EnvPolicy
+  /** Bytes of sanitized output kept for `output`; default 51200. */
+  maxBytes?: number
 }
 
 /** One command for `Shell.run`. */

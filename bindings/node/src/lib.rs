@@ -17,6 +17,7 @@ pub mod command;
 pub mod errors;
 pub mod execute;
 pub mod options;
+pub mod pty;
 pub mod result;
 pub mod shell;
 pub mod signal;

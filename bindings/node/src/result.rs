@@ -32,7 +32,8 @@ pub struct BashResult {
     pub session_reset: bool,
 }
 
-fn count(n: u64) -> i64 {
+/// A core count as a JS number.
+pub fn count(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
