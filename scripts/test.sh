@@ -12,5 +12,10 @@ echo "== rust: fmt, clippy, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+./scripts/test-python.sh
 
+echo "== c: libconch, include/conch.h, C tests under valgrind, example"
+./scripts/test-c.sh
+
+echo "== node: addon, generated index.js/index.d.ts, node:test suite, example"
 ./scripts/test-node.sh

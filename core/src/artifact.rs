@@ -12,10 +12,11 @@
 //! `No artifacts directory found`, `Artifact N not found. Available: 0, 1`
 //! (or `Available: none`).
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use crate::error::{Error, Result};
 
@@ -35,8 +36,9 @@ impl Artifact {
     }
 }
 
-/// A directory of artifacts. Clones share the id counter, so one store can be
-/// used from many threads without handing out an id twice.
+/// A directory of artifacts. Clones share the id counter, and so do all the
+/// stores of one process over the same directory, so ids are never handed
+/// out twice however many stores a host creates.
 #[derive(Debug, Clone)]
 pub struct ArtifactStore {
     inner: Arc<Inner>,
@@ -53,12 +55,21 @@ impl ArtifactStore {
     /// A store over `dir`. Nothing touches the file system until the first
     /// [`ArtifactStore::allocate`].
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        ArtifactStore {
-            inner: Arc::new(Inner {
-                dir: dir.into(),
+        static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<Inner>>>> =
+            LazyLock::new(Default::default);
+        let dir = dir.into();
+        let key = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
+        let mut open = OPEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        open.retain(|_, inner| inner.strong_count() > 0);
+        let inner = open.get(&key).and_then(Weak::upgrade).unwrap_or_else(|| {
+            let inner = Arc::new(Inner {
+                dir,
                 next_id: Mutex::new(None),
-            }),
-        }
+            });
+            open.insert(key, Arc::downgrade(&inner));
+            inner
+        });
+        ArtifactStore { inner }
     }
 
     pub fn dir(&self) -> &Path {

@@ -28,3 +28,7 @@ pub use shell::{
     BashResult, ExecuteOptions, RunOptions, Shell, ShellOptions, Snapshot, execute_shell,
 };
 pub use tool::render;
+pub use tool::{
+    BashSession, BashTool, BashToolArgs, BashToolConfig, Details, Meta, ToolContext, ToolError,
+    ToolResult, ToolUpdate,
+};

@@ -207,3 +207,23 @@ fn an_unopenable_artifact_means_no_artifact_not_an_error() {
     assert_eq!(summary.output, "789abcdef\n");
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_stores_over_one_directory_never_hand_out_the_same_id() {
+    let dir = std::env::temp_dir().join(format!("conch-two-stores-{}", std::process::id()));
+    let a = conch_core::ArtifactStore::new(&dir);
+    let b = conch_core::ArtifactStore::new(&dir);
+    let ids: Vec<String> = (0..6)
+        .map(|i| {
+            if i % 2 == 0 { &a } else { &b }
+                .allocate("bash")
+                .unwrap()
+                .id
+        })
+        .collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

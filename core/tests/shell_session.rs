@@ -317,3 +317,21 @@ fn tempdir() -> String {
     std::fs::create_dir_all(&dir).unwrap();
     dir.canonicalize().unwrap().to_string_lossy().into_owned()
 }
+
+#[test]
+fn a_slow_rc_gives_no_snapshot_within_the_capture_timeout() {
+    let home = tempdir();
+    let rc = format!("{home}/.bashrc");
+    std::fs::write(&rc, "alias x=y\n/bin/sleep 30\n").unwrap();
+    let start = Instant::now();
+    let snap = conch_core::shell::snapshot::for_rc(
+        std::path::Path::new("/bin/bash"),
+        std::path::Path::new(&rc),
+    );
+    assert!(snap.is_none());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+}

@@ -6,4 +6,5 @@ pub mod drive;
 pub mod env;
 pub mod io;
 pub mod spawner;
+pub mod supervised;
 pub mod tree;

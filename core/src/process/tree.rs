@@ -33,7 +33,17 @@ pub fn children(pid: Pid) -> Vec<Pid> {
 
 /// Every live process below `root` (not `root` itself), parents before children.
 pub fn descendants(root: Pid) -> Vec<Pid> {
-    let mut out = children(root);
+    descendants_except(root, &[])
+}
+
+/// Every live process below `root` except the subtrees of the children
+/// listed in `spared` (a shell's earlier background jobs). Zombies are left
+/// out: they are already dead, only not yet reaped.
+pub fn descendants_except(root: Pid, spared: &[Pid]) -> Vec<Pid> {
+    let mut out: Vec<Pid> = children(root)
+        .into_iter()
+        .filter(|p| !spared.contains(p))
+        .collect();
     let mut i = 0;
     while i < out.len() {
         for pid in children(out[i]) {
@@ -43,6 +53,7 @@ pub fn descendants(root: Pid) -> Vec<Pid> {
         }
         i += 1;
     }
+    out.retain(|&p| is_alive(p));
     out
 }
 

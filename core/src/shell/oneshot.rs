@@ -20,18 +20,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cwd::resolve_dir;
-use super::protocol::STATUS_FD;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::session::find_on_path;
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
-use crate::process::io::{
-    Read, Waker, grow_pipe, pidfd_open, pipe, poll, pollin, read, ready, set_nonblocking,
-};
-use crate::process::spawner::{Containment, spawn};
-use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::process::io::{Read, Waker, pipe, poll, pollin, read, ready};
+use crate::process::supervised::{Supervised, spawn_supervised};
+use crate::process::tree::{self, KillLadder, Rung};
 use crate::{CancelToken, Error, Result};
 
 /// One command to run in a fresh process.
@@ -122,12 +119,9 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         ));
     }
 
-    let (out, out_w) = pipe()?;
-    let (status, status_w) = pipe()?;
     // Our end of the root's stdin: the root waits on it after reporting, so
     // it stays alive (holding the orphans) until we have killed them.
     let (hold_r, hold) = pipe()?;
-    grow_pipe(&out, 1 << 20);
     let root = find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"));
     let mut cmd = Command::new(&root);
     cmd.args(["--noprofile", "--norc", "-c", ROOT_SCRIPT])
@@ -139,25 +133,14 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             opts.non_interactive_env,
             &opts.env,
         ))
-        .current_dir(&cwd)
-        .stdin(Stdio::from(hold_r))
-        .stdout(Stdio::from(
-            out_w
-                .try_clone()
-                .map_err(|e| Error::io("cannot duplicate pipe", e))?,
-        ))
-        .stderr(Stdio::from(out_w));
-    let how = Containment {
-        subreaper: true,
-        dup: Some((status_w.as_raw_fd(), STATUS_FD)),
-    };
-    let mut child = spawn(cmd, how)
-        .map_err(|e| Error::Spawn(format!("cannot start {}: {e}", root.display())))?;
-    drop(status_w);
-    let pid = child.id() as Pid;
-    set_nonblocking(&out)?;
-    set_nonblocking(&status)?;
-    let pidfd = pidfd_open(pid)?;
+        .current_dir(&cwd);
+    let Supervised {
+        mut child,
+        pid,
+        out,
+        status,
+        pidfd,
+    } = spawn_supervised(cmd, Stdio::from(hold_r))?;
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({
         let w = waker.clone();

@@ -9,11 +9,17 @@
 //!
 //! The command runs in a group with stdin from `/dev/null` and the status
 //! descriptor closed, so neither it nor its children can read the protocol
-//! or forge a status. Everything conch itself executes sits in groups with
-//! stderr to `/dev/null`, with `xtrace`/`verbose` switched off around it and
-//! back on inside the `eval`, so `set -x` traces only the user's command.
-//! After the command, bash writes `seq NUL status NUL $PWD NUL` to
-//! [`STATUS_FD`].
+//! or forge a status. After it, the function `__conch_done` (defined at
+//! startup, called with stderr to `/dev/null`) writes
+//! `seq NUL status NUL $PWD NUL` to [`STATUS_FD`], switches `xtrace` and
+//! `verbose` off so the next protocol line is neither traced nor echoed, and
+//! prepares `$__conch_on` to switch them back on inside the next `eval`: so
+//! `set -x` traces only the user's commands. Keeping that work in a function
+//! keeps the per-run line short (~70 bytes plus the command), which is most
+//! of the cost of a run that does nothing.
+//!
+//! The `__conch_*` names live in the user's shell; redefining them breaks
+//! the session the way redefining `PROMPT_COMMAND` would break a terminal.
 
 use std::fmt::Write as _;
 
@@ -43,24 +49,26 @@ pub struct RunLine<'a> {
 impl RunLine<'_> {
     /// The complete line, newline-terminated.
     pub fn render(&self) -> String {
-        let mut s = String::with_capacity(256);
+        let mut s = String::with_capacity(96 + self.command_len());
         // An empty line first: after some syntax errors inside `eval` (an
         // unterminated quote), bash does not treat the next token as a
         // reserved word; an empty line resets that.
         s.push('\n');
-        // Quiet prologue: remember and drop xtrace/verbose, prepare re-enabling them.
-        s.push_str(
-            "{ __conch_f=$-; set +vx; __conch_on=; \
-             case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
-             case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac; ",
-        );
-        if let CommandText::File(path) = self.command {
-            let _ = write!(s, "__conch_c=$(< {}); ", single_quote(path));
+        let file = match self.command {
+            CommandText::File(path) => Some(path),
+            CommandText::Inline(_) => None,
+        };
+        if file.is_some() || self.cwd.is_some() {
+            s.push_str("{ ");
+            if let Some(path) = file {
+                let _ = write!(s, "__conch_c=$(< {}); ", single_quote(path));
+            }
+            if let Some(dir) = self.cwd {
+                let _ = write!(s, "__conch_d=$PWD; cd -- {}; ", single_quote(dir));
+            }
+            s.push_str("} 2>/dev/null && ");
         }
-        if let Some(dir) = self.cwd {
-            let _ = write!(s, "__conch_d=$PWD; cd -- {}; ", single_quote(dir));
-        }
-        s.push_str("} 2>/dev/null && { ");
+        s.push_str("{ ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
@@ -69,22 +77,36 @@ impl RunLine<'_> {
             CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
         }
-        let _ = write!(s, "; }} </dev/null {STATUS_FD}>&-; {{ __conch_s=$?; ");
-        if self.cwd.is_some() {
-            s.push_str("cd -- \"$__conch_d\"; ");
-        }
         let _ = writeln!(
             s,
-            "printf '%s\\0%s\\0%s\\0' {} \"$__conch_s\" \"$PWD\" >&{STATUS_FD}; \
-             unset __conch_c __conch_d __conch_on __conch_s; }} 2>/dev/null",
+            "; }} </dev/null {STATUS_FD}>&-; {{ __conch_done {}; }} 2>/dev/null",
             self.seq
         );
         s
     }
+
+    fn command_len(&self) -> usize {
+        match self.command {
+            CommandText::Inline(cmd) => cmd.len() + cmd.len() / 8,
+            CommandText::File(path) => path.len(),
+        }
+    }
 }
 
+/// Defines `__conch_done` (see the module doc). `$?` is read first, before
+/// anything else can change it. The function writes to descriptor 62:
+const _: () = assert!(STATUS_FD == 62);
+const DONE_FUNCTION: &str = "__conch_done() { __conch_s=$?; __conch_f=$-; set +vx; \
+     __conch_on=; \
+     case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
+     case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac; \
+     [ -z \"$__conch_d\" ] || cd -- \"$__conch_d\"; \
+     printf '%s\\0%s\\0%s\\0' \"$1\" \"$__conch_s\" \"$PWD\" >&62; \
+     unset __conch_c __conch_d __conch_s __conch_f; }";
+
 /// The line run once after bash starts: source the snapshot (output
-/// discarded), apply the env policy's unsets, and report ready as run 0.
+/// discarded), apply the env policy's unsets, define the protocol function,
+/// and report ready as run 0.
 pub fn startup_line(snapshot: Option<&str>, unset_script: &str) -> String {
     let mut s = String::from("{ ");
     if let Some(path) = snapshot {
@@ -99,7 +121,7 @@ pub fn startup_line(snapshot: Option<&str>, unset_script: &str) -> String {
     }
     let _ = writeln!(
         s,
-        "printf '%s\\0%s\\0%s\\0' 0 0 \"$PWD\" >&{STATUS_FD}; }} 2>/dev/null"
+        "{DONE_FUNCTION}; __conch_on=; true; __conch_done 0; }} 2>/dev/null"
     );
     s
 }

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::command::normalize::apply_head_tail;
+use crate::output::count_lines;
 use crate::output::sink::OutputSummary;
 use crate::process::drive::Stop;
 
@@ -75,7 +77,8 @@ pub(crate) struct Outcome {
 }
 
 /// Closes the output stream of a run and builds its result, applying the
-/// head/tail limits to the complete stream (the sink kept the head itself).
+/// head/tail limits to the complete stream (the sink kept the head itself),
+/// before the stop notice is put in front, and counting what is left.
 pub(crate) fn conclude(
     mut pump: crate::process::drive::Pump<'_>,
     outcome: Outcome,
@@ -89,19 +92,24 @@ pub(crate) fn conclude(
         _ => outcome.exit_code,
     };
     pump.finish();
-    let summary = pump
-        .sink
-        .dump(stop_notice(outcome.stop, timeout).as_deref());
-    let mut result = BashResult::new(
+    let mut summary = pump.sink.dump(None);
+    if head_lines.is_some() || tail_lines.is_some() {
+        let limited = apply_head_tail(&summary.output, head_lines, tail_lines);
+        if limited.len() != summary.output.len() {
+            summary.truncated = true;
+            summary.output_lines = count_lines(&limited);
+            summary.output_bytes = limited.len() as u64;
+            summary.output = limited;
+        }
+    }
+    if let Some(notice) = stop_notice(outcome.stop, timeout) {
+        summary.output = format!("[{notice}]\n{}", summary.output);
+    }
+    BashResult::new(
         summary,
         exit_code,
         outcome.stop,
         outcome.working_dir,
         outcome.session_reset,
-    );
-    if head_lines.is_some() || tail_lines.is_some() {
-        result.output =
-            crate::command::normalize::apply_head_tail(&result.output, head_lines, tail_lines);
-    }
-    result
+    )
 }

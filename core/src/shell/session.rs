@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
-    CommandText, INLINE_LIMIT, RunLine, STATUS_FD, StatusParser, StatusRecord, startup_line,
+    CommandText, INLINE_LIMIT, RunLine, StatusParser, StatusRecord, startup_line,
 };
 use super::queue::Queue;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
@@ -27,11 +27,8 @@ use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::{build_env, validate_var};
-use crate::process::io::{
-    Read, Waker, grow_pipe, pidfd_open, pipe, poll, pollin, read, ready, send_all, set_nonblocking,
-    socketpair,
-};
-use crate::process::spawner::{Containment, spawn};
+use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::supervised::{Supervised, spawn_supervised};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::{CancelToken, Error, Result};
 
@@ -39,6 +36,8 @@ use crate::{CancelToken, Error, Result};
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Output read per wake-up before completion is checked again.
 const READ_BUDGET: usize = 4 << 20;
+/// How often a stopping run checks whether the command's processes are gone.
+const STOP_POLL: Duration = Duration::from_millis(5);
 /// Output drained after completion: what is already in the pipe, bounded so
 /// a background job that never stops writing cannot hold the call.
 const DRAIN_BUDGET: usize = 8 << 20;
@@ -333,33 +332,18 @@ impl Shell {
     /// Starts bash in `cwd` and waits until it has sourced the snapshot.
     fn start(&self, cwd: &Path) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
-        let (out, out_w) = pipe()?;
-        let (status, status_w) = pipe()?;
-        grow_pipe(&out, 1 << 20);
         let mut cmd = Command::new(&self.config.shell);
         cmd.args(["--noprofile", "--norc"])
             .env_clear()
             .envs(self.config.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(cwd)
-            .stdin(Stdio::from(theirs))
-            .stdout(Stdio::from(
-                out_w
-                    .try_clone()
-                    .map_err(|e| Error::io("cannot duplicate pipe", e))?,
-            ))
-            .stderr(Stdio::from(out_w));
-        let how = Containment {
-            subreaper: true,
-            dup: Some((status_w.as_raw_fd(), STATUS_FD)),
-        };
-        let child = spawn(cmd, how).map_err(|e| {
-            Error::Spawn(format!("cannot start {}: {e}", self.config.shell.display()))
-        })?;
-        drop(status_w);
-        set_nonblocking(&out)?;
-        set_nonblocking(&status)?;
-        let pid = child.id() as Pid;
-        let pidfd = pidfd_open(pid)?;
+            .current_dir(cwd);
+        let Supervised {
+            child,
+            pid,
+            out,
+            status,
+            pidfd,
+        } = spawn_supervised(cmd, Stdio::from(theirs))?;
         let mut bash = Bash {
             child,
             pid,
@@ -454,9 +438,16 @@ fn drive(
     ];
     let mut record = None;
     let mut exited = false;
+    let (mut frozen, mut killed) = (false, false);
     let mut status_buf = [0u8; 512];
     while record.is_none() && !exited {
-        poll(&mut fds, stopper.wake_at())?;
+        // While stopping, look every few milliseconds whether the command's
+        // processes are gone, rather than waiting out each grace period.
+        let wake_at = match (frozen, stopper.wake_at()) {
+            (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
+            (_, t) => t,
+        };
+        poll(&mut fds, wake_at)?;
         if ready(&fds[0])
             && pump
                 .read_available(fds[0].fd, READ_BUDGET)
@@ -482,22 +473,38 @@ fn drive(
         if ready(&fds[3]) {
             waker.reset();
         }
-        match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
+        let rung = stopper.check(Instant::now(), pump.sink.head_satisfied());
+        let aborting = matches!(stopper.reason, Some(Stop::Timeout | Stop::Cancel));
+        if aborting && !frozen {
+            // Freeze bash before touching its children: once the running
+            // command dies, bash would go on with the rest of the command
+            // line (`make; rm -rf build`). A timed-out or cancelled command
+            // ends whole; the session is replaced afterwards.
+            tree::signal_all(&[bash.pid], libc::SIGSTOP);
+            frozen = true;
+        }
+        match rung {
             Some(Rung::Signal(sig)) => {
                 let mut pids = targets(bash.pid, &baseline);
                 // A closed status pipe with bash alive means `exec`: the
                 // process is now the command itself.
-                if fds[1].fd < 0 {
+                if fds[1].fd < 0 && !frozen {
                     pids.push(bash.pid);
                 }
                 tree::signal_all(&pids, sig);
             }
-            // Every signal went unheeded: bash itself is stuck (a builtin loop).
+            // Every signal went unheeded (or bash itself is stuck in a
+            // builtin loop): end it all.
             Some(Rung::Exhausted) => {
                 tree::signal_all(&targets(bash.pid, &baseline), libc::SIGKILL);
                 tree::signal_all(&[bash.pid], libc::SIGKILL);
             }
             None => {}
+        }
+        // A frozen bash goes as soon as what it ran is gone.
+        if frozen && !killed && targets(bash.pid, &baseline).is_empty() {
+            tree::signal_all(&[bash.pid], libc::SIGKILL);
+            killed = true;
         }
     }
     if fds[0].fd >= 0 {
@@ -548,22 +555,9 @@ fn baseline_of(bash: &Bash) -> Vec<Pid> {
     tree::children(bash.pid)
 }
 
-/// Every process below bash except the subtrees of `baseline`.
+/// Every live process below bash except the subtrees of `baseline`.
 fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
-    let mut out: Vec<Pid> = tree::children(bash)
-        .into_iter()
-        .filter(|p| !baseline.contains(p))
-        .collect();
-    let mut i = 0;
-    while i < out.len() {
-        for pid in tree::children(out[i]) {
-            if !out.contains(&pid) {
-                out.push(pid);
-            }
-        }
-        i += 1;
-    }
-    out
+    tree::descendants_except(bash, baseline)
 }
 
 /// Collects a dead (or killed) bash, first killing what is left of its

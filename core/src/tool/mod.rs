@@ -1,3 +1,19 @@
-//! The tool surfaces: what a host calls when the model calls `bash`.
+//! The tool surfaces: what a host calls when the model calls `bash`
+//! ([`BashTool`]), when the user types `!cmd` ([`BashSession`]), and what
+//! its UI shows of them ([`render`], [`expand`]).
 
+pub mod bang;
+pub mod bash_tool;
+pub mod config;
+pub mod expand;
+mod live;
 pub mod render;
+pub mod result;
+mod selection;
+
+pub use bang::{BangOptions, BashExecution, BashSession, BashSessionConfig, model_text};
+pub use bash_tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolRun, clamp_timeout};
+pub use config::{InterceptorConfig, load_interceptor_config, parse_interceptor_config};
+pub use expand::expand_output;
+pub use live::ToolUpdate;
+pub use result::{Details, Meta, ToolError, ToolResult};

@@ -1,0 +1,125 @@
+//! `conch pty`: runs a command on conch's pseudo-terminal for a human to
+//! try the PTY path. The terminal passes through raw: the command's output
+//! (escapes intact) goes to stdout, keystrokes go to the command, Ctrl-C
+//! included (it reaches the command through the terminal, as it would in a
+//! shell).
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use conch_core::tool::clamp_timeout;
+use conch_core::{CancelToken, PtyOptions, PtySession};
+
+use crate::args::{Mode, parse};
+use crate::interrupt::cancel_on_interrupt;
+
+pub const USAGE: &str = "\
+conch pty [--cols C] [--rows R] [--cwd DIR] [--timeout SECS] -- COMMAND
+
+Runs COMMAND on a pseudo-terminal (default size: this terminal's, else 120x40)
+and passes this terminal through. Exit status: the command's; 124 on timeout.";
+
+pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
+    let p = parse(
+        args,
+        &["cols", "rows", "cwd", "timeout"],
+        &[],
+        Mode::Leading,
+    )?;
+    let command = p
+        .command()
+        .ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
+    let (cols, rows) =
+        terminal_size().unwrap_or((conch_core::pty::DEFAULT_COLS, conch_core::pty::DEFAULT_ROWS));
+    let mut opts = PtyOptions::new(command);
+    opts.cols = p.value("cols")?.unwrap_or(cols);
+    opts.rows = p.value("rows")?.unwrap_or(rows);
+    opts.cwd = p.text("cwd").map(PathBuf::from);
+    opts.timeout = p
+        .value::<f64>("timeout")?
+        .map(|secs| clamp_timeout(Some(secs)));
+    let cancel = CancelToken::new();
+    opts.cancel = Some(cancel.clone());
+
+    let session = Arc::new(PtySession::new());
+    let raw = RawMode::enter();
+    if raw.is_none() {
+        // Not a terminal: Ctrl-C reaches conch, not the command.
+        cancel_on_interrupt(cancel).map_err(|e| format!("cannot watch for Ctrl-C: {e}"))?;
+    }
+    {
+        let session = session.clone();
+        std::thread::Builder::new()
+            .name("conch-pty-input".into())
+            .spawn(move || forward_input(&session))
+            .map_err(|e| format!("cannot start the input thread: {e}"))?;
+    }
+    let mut stdout = std::io::stdout();
+    let result = session.start(opts, |raw_text| {
+        let _ = stdout
+            .write_all(raw_text.as_bytes())
+            .and_then(|()| stdout.flush());
+    });
+    drop(raw);
+    let result = result.map_err(|e| e.to_string())?;
+    Ok(match result.exit_code {
+        _ if result.timed_out => 124,
+        _ if result.cancelled => 130,
+        Some(code) => code,
+        None => {
+            // A start failure: the reason is in the model's text only.
+            eprint!("{}", result.summary.output);
+            1
+        }
+    })
+}
+
+/// Copies stdin to the command until stdin ends.
+fn forward_input(session: &PtySession) {
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stdin.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        // Input while no command runs (before start, after exit) is dropped.
+        let _ = session.write(&buf[..n]);
+    }
+}
+
+/// This terminal's size, when stdout is one.
+fn terminal_size() -> Option<(u16, u16)> {
+    // SAFETY: TIOCGWINSZ fills a winsize struct.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col, size.ws_row))
+}
+
+/// stdin switched to raw mode while it lives, when stdin is a terminal.
+struct RawMode(libc::termios);
+
+impl RawMode {
+    fn enter() -> Option<RawMode> {
+        // SAFETY: tcgetattr/tcsetattr on fd 0 with a termios we own.
+        unsafe {
+            let mut saved: libc::termios = std::mem::zeroed();
+            if libc::isatty(libc::STDIN_FILENO) != 1
+                || libc::tcgetattr(libc::STDIN_FILENO, &mut saved) != 0
+            {
+                return None;
+            }
+            let mut raw = saved;
+            libc::cfmakeraw(&mut raw);
+            (libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &raw) == 0)
+                .then_some(RawMode(saved))
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        // SAFETY: restores the settings saved by `enter`.
+        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.0) };
+    }
+}

@@ -1,0 +1,243 @@
+//! `conch rpc`: the user's bash over JSON lines on stdin/stdout.
+//!
+//! Requests, one JSON object per line:
+//! - `{"id": …, "type": "bash", "command": "…", "cwd"?: "…", "timeout"?: secs}`
+//!   streams `{"type": "bash_chunk", "id": …, "chunk": "…"}` events, then
+//!   `{"type": "response", "id": …, "command": "bash", "success": true,
+//!   "data": {BashResult, camelCase}}`;
+//! - `{"id": …, "type": "abort_bash"}` cancels the oldest bash request not yet
+//!   answered (the running one, or the next to run) and is answered at once
+//!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`.
+//!
+//! stdin is read on its own thread and commands run on another, so an abort
+//! is handled while a command runs (the reference read the next line only
+//! after the command ended). Every other reply keeps the order of the
+//! requests. A line that is not a valid request gets
+//! `{"type": "response", "success": false, "error": "…"}` (with the `id`
+//! and `command` when they could be read) and the server goes on. At the
+//! end of stdin, the queued commands finish, then conch exits.
+//!
+//! Commands run in one [`BashSession`]: `cd` and exports persist between
+//! requests; each has a timeout (default 300 s, clamped to 1..3600) and
+//! spills its full output to an artifact.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+
+use conch_core::CancelToken;
+use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, clamp_timeout};
+use serde_json::{Value, json};
+
+use crate::args::{Mode, parse};
+use crate::paths::default_artifacts_dir;
+
+pub const USAGE: &str = "\
+conch rpc [--cwd DIR] [--artifacts DIR]
+
+Serves bash over JSON lines on stdin/stdout:
+  {\"id\":1,\"type\":\"bash\",\"command\":\"make\",\"cwd\":\"sub\",\"timeout\":60}
+  {\"id\":2,\"type\":\"abort_bash\"}
+Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}; replies
+{\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}.";
+
+/// A request waiting for the command thread.
+enum Job {
+    Bash {
+        id: Value,
+        command: String,
+        options: BangOptions,
+    },
+    /// A reply that must keep its place in the order.
+    Reply(Value),
+}
+
+/// Where replies and events go: whole lines, written under stdout's lock
+/// so the two threads never interleave within a line.
+#[derive(Clone, Copy)]
+struct Out;
+
+impl Out {
+    fn send(&self, value: &Value) {
+        let mut line = value.to_string();
+        line.push('\n');
+        let mut stdout = std::io::stdout().lock();
+        // A client that went away cannot be told anything.
+        let _ = stdout
+            .write_all(line.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
+}
+
+pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
+    let p = parse(args, &["cwd", "artifacts"], &[], Mode::Anywhere)?;
+    if !p.words.is_empty() {
+        return Err(format!("unexpected argument {:?}", p.words[0]));
+    }
+    let session = Arc::new(BashSession::new(BashSessionConfig {
+        cwd: p.text("cwd").map(PathBuf::from),
+        artifacts_dir: Some(
+            p.text("artifacts")
+                .map(PathBuf::from)
+                .unwrap_or_else(default_artifacts_dir),
+        ),
+        ..BashSessionConfig::default()
+    }));
+    let out = Out;
+    // Cancel tokens of the bash requests not answered yet, oldest first.
+    let pending: Arc<Mutex<VecDeque<CancelToken>>> = Arc::default();
+    let (jobs, queue) = channel::<Job>();
+    let worker = {
+        let (session, pending) = (session.clone(), pending.clone());
+        std::thread::Builder::new()
+            .name("conch-rpc-run".into())
+            .spawn(move || run_jobs(queue, &session, &out, &pending))
+            .map_err(|e| format!("cannot start the command thread: {e}"))?
+    };
+
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let job = match read_request(&line) {
+            Ok(Request::Bash {
+                id,
+                command,
+                cwd,
+                timeout,
+            }) => {
+                let cancel = CancelToken::new();
+                lock(&pending).push_back(cancel.clone());
+                Job::Bash {
+                    id,
+                    command,
+                    options: BangOptions {
+                        cwd,
+                        timeout,
+                        cancel: Some(cancel),
+                    },
+                }
+            }
+            Ok(Request::Abort { id }) => {
+                if let Some(oldest) = lock(&pending).front() {
+                    oldest.cancel();
+                }
+                out.send(&json!({"type": "response", "id": id, "command": "abort_bash", "success": true}));
+                continue;
+            }
+            Err(reply) => Job::Reply(reply),
+        };
+        if jobs.send(job).is_err() {
+            break;
+        }
+    }
+    drop(jobs);
+    let _ = worker.join();
+    session.close();
+    Ok(0)
+}
+
+fn run_jobs(
+    queue: Receiver<Job>,
+    session: &BashSession,
+    out: &Out,
+    pending: &Mutex<VecDeque<CancelToken>>,
+) {
+    for job in queue {
+        match job {
+            Job::Reply(reply) => out.send(&reply),
+            Job::Bash {
+                id,
+                command,
+                options,
+            } => {
+                let result = session.execute_bash_with(&command, options, |chunk| {
+                    out.send(&json!({"type": "bash_chunk", "id": id, "chunk": chunk}));
+                });
+                lock(pending).pop_front();
+                out.send(&match result {
+                    Ok(data) => json!({"type": "response", "id": id, "command": "bash", "success": true, "data": data}),
+                    Err(e) => json!({"type": "response", "id": id, "command": "bash", "success": false, "error": e.to_string()}),
+                });
+            }
+        }
+    }
+}
+
+enum Request {
+    Bash {
+        id: Value,
+        command: String,
+        cwd: Option<PathBuf>,
+        timeout: Option<std::time::Duration>,
+    },
+    Abort {
+        id: Value,
+    },
+}
+
+/// A request, or the error reply for a line that is not one.
+fn read_request(line: &str) -> Result<Request, Value> {
+    let value: Value = serde_json::from_str(line)
+        .map_err(|e| error_reply(&Value::Null, None, &format!("Invalid JSON: {e}")))?;
+    let Value::Object(request) = value else {
+        return Err(error_reply(
+            &Value::Null,
+            None,
+            "A request must be a JSON object",
+        ));
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let kind = request.get("type").and_then(Value::as_str);
+    match kind {
+        Some("bash") => {
+            let command = match request.get("command") {
+                Some(Value::String(c)) => c.clone(),
+                _ => return Err(error_reply(&id, kind, "bash needs a string \"command\"")),
+            };
+            let cwd = match request.get("cwd") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(c)) => Some(PathBuf::from(c)),
+                Some(_) => return Err(error_reply(&id, kind, "\"cwd\" must be a string")),
+            };
+            let timeout = match request.get("timeout") {
+                None | Some(Value::Null) => None,
+                Some(Value::Number(n)) => Some(clamp_timeout(n.as_f64())),
+                Some(_) => {
+                    return Err(error_reply(
+                        &id,
+                        kind,
+                        "\"timeout\" must be a number of seconds",
+                    ));
+                }
+            };
+            Ok(Request::Bash {
+                id,
+                command,
+                cwd,
+                timeout,
+            })
+        }
+        Some("abort_bash") => Ok(Request::Abort { id }),
+        Some(other) => Err(error_reply(&id, kind, &format!("Unknown command: {other}"))),
+        None => Err(error_reply(&id, None, "A request needs a string \"type\"")),
+    }
+}
+
+fn error_reply(id: &Value, command: Option<&str>, error: &str) -> Value {
+    let mut reply = json!({"type": "response", "success": false, "error": error});
+    if !id.is_null() {
+        reply["id"] = id.clone();
+    }
+    if let Some(command) = command {
+        reply["command"] = command.into();
+    }
+    reply
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,108 @@
+"""conch: the bash tool runtime for AI coding agents.
+
+Run a model's shell commands in a persistent real bash (``Shell``) or a
+fresh process (``execute_shell``), stream their output (``on_chunk``), bound
+its memory, spill the full text to an artifact, kill the whole process tree
+on timeout or abort, and get back a result the model can read.
+
+Blocking calls release the GIL; ``*_async`` twins are awaitable and stop
+the command when their task is cancelled. Every error is a ``ConchError``.
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Any
+
+from . import _aio
+from ._conch import (
+    Artifact,
+    ArtifactStore,
+    BashResult,
+    BashTool,
+    CancelToken,
+    Interception,
+    NormalizedCommand,
+    PtyResult,
+    PtySession,
+    Sanitizer,
+    Shell,
+    ToolResult,
+    __version__,
+    apply_head_tail,
+    check_bash_interception,
+    close_all_sessions,
+    close_session,
+    default_interceptor_rules,
+    execute_bash,
+    execute_shell,
+    normalize_bash_command,
+    sanitize_text,
+)
+from ._conch import _shutdown
+from ._errors import (
+    BlockedError,
+    ClosedError,
+    ConchError,
+    InvalidArgumentError,
+    IoError,
+    NotFoundError,
+    SpawnError,
+    ToolAbortError,
+    ToolError,
+)
+
+
+async def execute_shell_async(
+    command: str, *, cancel: CancelToken | None = None, **options: Any
+) -> BashResult:
+    """``execute_shell`` as a coroutine; cancelling the task stops the command."""
+    return await _aio.call_async(execute_shell, command, cancel, options)
+
+
+async def execute_bash_async(
+    command: str, *, cancel: CancelToken | None = None, **options: Any
+) -> BashResult:
+    """``execute_bash`` as a coroutine; cancelling the task stops the command."""
+    return await _aio.call_async(execute_bash, command, cancel, options)
+
+
+# Nothing a session started outlives the host: bash itself dies with us,
+# but its background jobs would be re-parented and live on.
+atexit.register(_shutdown)
+
+__all__ = [
+    "Artifact",
+    "ArtifactStore",
+    "BashResult",
+    "BashTool",
+    "BlockedError",
+    "CancelToken",
+    "ClosedError",
+    "ConchError",
+    "Interception",
+    "InvalidArgumentError",
+    "IoError",
+    "NormalizedCommand",
+    "NotFoundError",
+    "PtyResult",
+    "PtySession",
+    "Sanitizer",
+    "Shell",
+    "SpawnError",
+    "ToolAbortError",
+    "ToolError",
+    "ToolResult",
+    "__version__",
+    "apply_head_tail",
+    "check_bash_interception",
+    "close_all_sessions",
+    "close_session",
+    "default_interceptor_rules",
+    "execute_bash",
+    "execute_bash_async",
+    "execute_shell",
+    "execute_shell_async",
+    "normalize_bash_command",
+    "sanitize_text",
+]

@@ -1,0 +1,424 @@
+"""Type stubs of conch: the bash tool runtime for AI coding agents."""
+
+import os
+from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, TypedDict, final
+
+from typing_extensions import NotRequired, Self
+
+from ._errors import (
+    BlockedError as BlockedError,
+    ClosedError as ClosedError,
+    ConchError as ConchError,
+    InvalidArgumentError as InvalidArgumentError,
+    IoError as IoError,
+    NotFoundError as NotFoundError,
+    SpawnError as SpawnError,
+    ToolAbortError as ToolAbortError,
+    ToolError as ToolError,
+)
+
+__version__: str
+
+_Path = str | os.PathLike[str]
+_Env = Mapping[str, str]
+_OnChunk = Callable[[str], object]
+_Snapshot = Literal["auto"] | _Path | None
+_Inherit = Literal["all", "core", "none"]
+
+class _InterceptorRule(TypedDict):
+    """One interceptor rule (other keys are ignored)."""
+
+    pattern: str
+    flags: NotRequired[str | None]
+    tool: str
+    message: str
+
+@final
+class CancelToken:
+    """Cancels the runs it is passed to, from any thread. ``CancelToken(parent)``
+    is cancelled whenever ``parent`` is."""
+
+    def __new__(cls, parent: CancelToken | None = None) -> Self: ...
+    def cancel(self) -> None: ...
+    def is_cancelled(self) -> bool: ...
+
+@final
+class BashResult:
+    """What one command produced (same fields in every face of conch)."""
+
+    @property
+    def output(self) -> str: ...
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def cancelled(self) -> bool: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def total_bytes(self) -> int: ...
+    @property
+    def output_lines(self) -> int: ...
+    @property
+    def output_bytes(self) -> int: ...
+    @property
+    def artifact_id(self) -> str | None: ...
+    @property
+    def working_dir(self) -> str | None: ...
+    @property
+    def session_reset(self) -> bool: ...
+
+@final
+class Shell:
+    """A persistent bash session; a context manager (closing kills
+    everything it still runs)."""
+
+    def __new__(
+        cls,
+        *,
+        shell: _Path | None = None,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        snapshot: _Snapshot = "auto",
+        prefix: str | None = None,
+        non_interactive_env: bool = True,
+        max_bytes: int = 51200,
+        artifacts_dir: _Path | ArtifactStore | None = None,
+        inherit_env: _Inherit = "all",
+        exclude_env: Sequence[str] = (),
+    ) -> Self: ...
+    def run(
+        self,
+        command: str,
+        *,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        timeout: float | None = None,
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+        head: int | None = None,
+        tail: int | None = None,
+    ) -> BashResult: ...
+    async def run_async(
+        self,
+        command: str,
+        *,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        timeout: float | None = None,
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+        head: int | None = None,
+        tail: int | None = None,
+    ) -> BashResult: ...
+    def abort(self) -> None: ...
+    def background_jobs(self) -> list[int]: ...
+    @property
+    def cwd(self) -> Path: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
+def execute_shell(
+    command: str,
+    *,
+    shell: _Path | None = None,
+    cwd: _Path | None = None,
+    env: _Env | None = None,
+    timeout: float | None = None,
+    on_chunk: _OnChunk | None = None,
+    cancel: CancelToken | None = None,
+    head: int | None = None,
+    tail: int | None = None,
+    non_interactive_env: bool = True,
+    max_bytes: int = 51200,
+    artifacts_dir: _Path | ArtifactStore | None = None,
+    inherit_env: _Inherit = "all",
+    exclude_env: Sequence[str] = (),
+) -> BashResult:
+    """Runs ``command`` once in a fresh ``<shell> -c`` process."""
+
+async def execute_shell_async(
+    command: str,
+    *,
+    shell: _Path | None = None,
+    cwd: _Path | None = None,
+    env: _Env | None = None,
+    timeout: float | None = None,
+    on_chunk: _OnChunk | None = None,
+    cancel: CancelToken | None = None,
+    head: int | None = None,
+    tail: int | None = None,
+    non_interactive_env: bool = True,
+    max_bytes: int = 51200,
+    artifacts_dir: _Path | ArtifactStore | None = None,
+    inherit_env: _Inherit = "all",
+    exclude_env: Sequence[str] = (),
+) -> BashResult: ...
+def execute_bash(
+    command: str,
+    *,
+    session_key: str | None = None,
+    shell: _Path | None = None,
+    prefix: str | None = None,
+    snapshot: _Snapshot = "auto",
+    session_env: _Env | None = None,
+    cwd: _Path | None = None,
+    env: _Env | None = None,
+    timeout: float | None = None,
+    on_chunk: _OnChunk | None = None,
+    cancel: CancelToken | None = None,
+    head: int | None = None,
+    tail: int | None = None,
+    artifacts_dir: _Path | ArtifactStore | None = None,
+) -> BashResult:
+    """Runs ``command`` in a cached persistent session (by ``session_key``)."""
+
+async def execute_bash_async(
+    command: str,
+    *,
+    session_key: str | None = None,
+    shell: _Path | None = None,
+    prefix: str | None = None,
+    snapshot: _Snapshot = "auto",
+    session_env: _Env | None = None,
+    cwd: _Path | None = None,
+    env: _Env | None = None,
+    timeout: float | None = None,
+    on_chunk: _OnChunk | None = None,
+    cancel: CancelToken | None = None,
+    head: int | None = None,
+    tail: int | None = None,
+    artifacts_dir: _Path | ArtifactStore | None = None,
+) -> BashResult: ...
+def close_session(session_key: str) -> None: ...
+def close_all_sessions() -> None: ...
+@final
+class NormalizedCommand:
+    """A command with its trailing ``| head``/``| tail`` stages taken off."""
+
+    def __new__(
+        cls, command: str, head_lines: int | None = None, tail_lines: int | None = None
+    ) -> Self: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def head_lines(self) -> int | None: ...
+    @property
+    def tail_lines(self) -> int | None: ...
+
+def normalize_bash_command(command: str) -> NormalizedCommand: ...
+def apply_head_tail(text: str, head: int | None = None, tail: int | None = None) -> str: ...
+@final
+class Interception:
+    """A blocked command."""
+
+    @property
+    def blocked(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def suggested_tool(self) -> str: ...
+
+def check_bash_interception(
+    command: str,
+    tool_names: Iterable[str],
+    rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
+) -> Interception | None: ...
+def default_interceptor_rules() -> list[_InterceptorRule]: ...
+def sanitize_text(text: str | bytes) -> str: ...
+@final
+class Sanitizer:
+    """``sanitize_text`` for a stream that arrives in pieces."""
+
+    def __init__(self) -> None: ...
+    def push(self, data: str | bytes) -> str: ...
+    def finish(self) -> str: ...
+
+@final
+class Artifact:
+    """A reserved artifact."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def url(self) -> str: ...
+
+@final
+class ArtifactStore:
+    """A directory of artifacts with sequential ids."""
+
+    def __new__(cls, dir: _Path) -> Self: ...
+    @property
+    def dir(self) -> Path: ...
+    def allocate(self, kind: str = "bash") -> Artifact: ...
+    def resolve(self, url: str) -> str: ...
+    def read(self, id: str, offset: int = 0, limit: int | None = None) -> str: ...
+
+@final
+class PtyResult:
+    """How a PTY command ended (``output`` and counts as in ``BashResult``)."""
+
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def cancelled(self) -> bool: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def output(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def total_lines(self) -> int: ...
+    @property
+    def total_bytes(self) -> int: ...
+    @property
+    def output_lines(self) -> int: ...
+    @property
+    def output_bytes(self) -> int: ...
+    @property
+    def artifact_id(self) -> str | None: ...
+
+@final
+class PtySession:
+    """A pseudo-terminal running one command at a time, with a virtual screen."""
+
+    def __init__(self) -> None: ...
+    def start(
+        self,
+        command: str,
+        *,
+        cols: int = 80,
+        rows: int = 24,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        timeout: float | None = None,
+        shell: _Path | None = None,
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+        max_bytes: int = 51200,
+    ) -> PtyResult: ...
+    async def start_async(
+        self,
+        command: str,
+        *,
+        cols: int = 80,
+        rows: int = 24,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        timeout: float | None = None,
+        shell: _Path | None = None,
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+        max_bytes: int = 51200,
+    ) -> PtyResult: ...
+    def write(self, data: str | bytes) -> None: ...
+    def write_key(self, key: str) -> None: ...
+    def resize(self, cols: int, rows: int) -> None: ...
+    def kill(self) -> None: ...
+    def is_running(self) -> bool: ...
+    def screen_text(self) -> str: ...
+    def cursor_position(self) -> tuple[int, int]: ...
+    def size(self) -> tuple[int, int]: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
+class _Truncation(TypedDict):
+    """Which part of an output the text shows, and where the rest is."""
+
+    direction: Literal["head", "tail"]
+    truncated_by: Literal["bytes", "lines"]
+    total_lines: int
+    total_bytes: int
+    output_lines: int
+    output_bytes: int
+    max_bytes: NotRequired[int]
+    shown_range: NotRequired[dict[str, int]]
+    artifact_id: NotRequired[str]
+
+class _Meta(TypedDict, total=False):
+    truncation: _Truncation
+
+class _Details(TypedDict):
+    meta: _Meta
+
+class _ToolArgs(TypedDict, total=False):
+    command: str
+    cwd: str
+    timeout: float
+    head: int
+    tail: int
+
+@final
+class ToolResult:
+    """A successful tool call: ``text`` for the model, ``details`` the metadata."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def details(self) -> _Details | None: ...
+
+@final
+class BashTool:
+    """The model's ``bash`` tool (normalize, intercept, cwd, timeout, run, shape)."""
+
+    def __new__(
+        cls,
+        cwd: _Path = ".",
+        *,
+        artifacts_dir: _Path | None = None,
+        tool_names: Sequence[str] = (),
+        interceptor: bool = False,
+        virtual_terminal: bool = False,
+        has_ui: bool = False,
+        session_key: str | None = None,
+        rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
+        shell: _Path | None = None,
+        prefix: str | None = None,
+        snapshot: _Snapshot = "auto",
+        env: _Env | None = None,
+        update_interval: float = 0.05,
+    ) -> Self: ...
+    def execute(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    async def execute_async(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    @property
+    def artifacts(self) -> ArtifactStore | None: ...
+    @property
+    def pty(self) -> PtySession: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...

@@ -1,0 +1,72 @@
+"""The exceptions conch raises (all are ``conch.ConchError``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ConchError(Exception):
+    """Base class of every error conch raises."""
+
+
+class InvalidArgumentError(ConchError, ValueError):
+    """A bad argument: a missing working directory, a bad option value, an
+    invalid interceptor rule, a NUL byte in a command. Also a ``ValueError``."""
+
+
+class IoError(ConchError, OSError):
+    """An operating-system call failed. Also an ``OSError`` (``errno`` is set
+    when the system gave one)."""
+
+
+class SpawnError(ConchError, OSError):
+    """A process (bash, a PTY child) could not be started. Also an ``OSError``."""
+
+
+class ClosedError(ConchError):
+    """The handle (a ``Shell``, a ``PtySession``) was closed."""
+
+
+class NotFoundError(ConchError, LookupError):
+    """A lookup failed, e.g. ``artifact://7`` does not exist. Also a ``LookupError``."""
+
+
+class ToolError(ConchError):
+    """A tool call failed; ``str(e)`` is the text for the model (output,
+    then e.g. ``Command exited with code 1``), ``details`` the structured
+    details (truncation metadata) or ``None``."""
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class BlockedError(ToolError):
+    """The interceptor blocked the command: ``str(e)`` is ``Blocked: <why>
+    ...``, ``suggested_tool`` the host tool to use instead."""
+
+    def __init__(self, message: str, suggested_tool: str = "") -> None:
+        super().__init__(message)
+        self.suggested_tool = suggested_tool
+
+
+class ToolAbortError(ConchError):
+    """The caller aborted the tool call (its ``cancel`` token, or the asyncio
+    task was cancelled); ``details`` as for ``ToolError``."""
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+__all__ = [
+    "BlockedError",
+    "ClosedError",
+    "ConchError",
+    "InvalidArgumentError",
+    "IoError",
+    "NotFoundError",
+    "SpawnError",
+    "ToolAbortError",
+    "ToolError",
+]

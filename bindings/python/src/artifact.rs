@@ -1,0 +1,122 @@
+//! `conch.ArtifactStore` and `conch.Artifact`: full outputs spilled to
+//! files, read back as `artifact://<id>`.
+
+use std::path::PathBuf;
+
+use conch_core::artifact::{Artifact, ArtifactStore};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::errors::to_py;
+
+/// A directory of artifacts ``<dir>/<id>.<kind>.log`` with sequential ids.
+/// Pass one store as ``artifacts_dir=`` to every shell that spills into the
+/// same directory, so ids are never handed out twice.
+#[pyclass(frozen, module = "conch", name = "ArtifactStore")]
+pub struct PyArtifactStore {
+    pub inner: ArtifactStore,
+}
+
+impl PyArtifactStore {
+    /// Wraps a store owned elsewhere (clones share the id counter).
+    pub fn shared(inner: ArtifactStore) -> Self {
+        PyArtifactStore { inner }
+    }
+}
+
+#[pymethods]
+impl PyArtifactStore {
+    #[new]
+    fn new(dir: PathBuf) -> Self {
+        PyArtifactStore {
+            inner: ArtifactStore::new(dir),
+        }
+    }
+
+    /// The store's directory.
+    #[getter]
+    fn dir(&self) -> PathBuf {
+        self.inner.dir().to_path_buf()
+    }
+
+    /// Reserves the next id and its path ``<dir>/<id>.<kind>.log`` (the
+    /// file itself is created by whoever writes it). Creates the directory
+    /// (mode 0700) if needed.
+    #[pyo3(signature = (kind="bash"))]
+    fn allocate(&self, py: Python<'_>, kind: &str) -> PyResult<PyArtifact> {
+        py.detach(|| self.inner.allocate(kind))
+            .map(PyArtifact::from)
+            .map_err(to_py)
+    }
+
+    /// The whole text of ``"artifact://<id>"``.
+    fn resolve(&self, py: Python<'_>, url: &str) -> PyResult<String> {
+        py.detach(|| self.inner.resolve(url)).map_err(to_py)
+    }
+
+    /// Lines ``[offset, offset + limit)`` of an artifact (0-based, line ends
+    /// kept; ``limit=None``: to the end). ``id`` is the bare id or its
+    /// ``artifact://`` URL.
+    #[pyo3(signature = (id, offset=0, limit=None))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        id: &str,
+        offset: usize,
+        limit: Option<usize>,
+    ) -> PyResult<String> {
+        py.detach(|| self.inner.read(id, offset, limit))
+            .map_err(to_py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let dir = self.inner.dir().to_string_lossy();
+        Ok(format!(
+            "ArtifactStore({})",
+            PyString::new(py, &dir).repr()?
+        ))
+    }
+}
+
+/// A reserved artifact: its ``id``, the ``path`` the output goes to, and
+/// the ``url`` (``artifact://<id>``) a model uses to read it back.
+#[pyclass(frozen, module = "conch", name = "Artifact")]
+pub struct PyArtifact {
+    inner: Artifact,
+}
+
+impl From<Artifact> for PyArtifact {
+    fn from(inner: Artifact) -> Self {
+        PyArtifact { inner }
+    }
+}
+
+#[pymethods]
+impl PyArtifact {
+    /// The id (a decimal number, as a string).
+    #[getter]
+    fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The file the full output goes to.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path.clone()
+    }
+
+    /// ``artifact://<id>``.
+    #[getter]
+    fn url(&self) -> String {
+        self.inner.url()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let path = self.inner.path.to_string_lossy();
+        Ok(format!(
+            "Artifact(id={}, path={})",
+            PyString::new(py, &self.inner.id).repr()?,
+            PyString::new(py, &path).repr()?
+        ))
+    }
+}

@@ -1,0 +1,130 @@
+//! Python arguments as core option values: environment mappings, seconds,
+//! line counts, snapshot choices. Each check fails with a message that
+//! names the argument, as `conch.InvalidArgumentError` (a `ValueError`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use conch_core::artifact::ArtifactStore;
+use conch_core::process::env::{EnvPolicy, Inherit};
+use conch_core::shell::Snapshot;
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use crate::artifact::PyArtifactStore;
+use crate::errors::invalid;
+
+/// `{"NAME": "value", ...}` (any mapping with `.items()`, e.g. `os.environ`)
+/// as ordered pairs; `None` is empty.
+pub fn env_pairs(env: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String)>> {
+    let Some(env) = env else {
+        return Ok(Vec::new());
+    };
+    if env.is_none() {
+        return Ok(Vec::new());
+    }
+    let items = env
+        .call_method0("items")
+        .map_err(|_| invalid("env must be a mapping of str to str"))?;
+    let mut pairs = Vec::new();
+    for item in items.try_iter()? {
+        let (key, value): (String, String) = item?
+            .extract()
+            .map_err(|_| invalid("env must be a mapping of str to str"))?;
+        pairs.push((key, value));
+    }
+    Ok(pairs)
+}
+
+/// Seconds (int or float, > 0) as a duration; `None` stays `None`.
+pub fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    let Some(secs) = value else {
+        return Ok(None);
+    };
+    if secs.is_nan() || secs <= 0.0 {
+        return Err(invalid(format!(
+            "{name} must be a positive number of seconds, got {secs}"
+        )));
+    }
+    Duration::try_from_secs_f64(secs)
+        .map(Some)
+        .map_err(|_| invalid(format!("{name} is too large: {secs}")))
+}
+
+/// A line count (`head`, `tail`): an int >= 0.
+pub fn count(name: &str, value: Option<i64>) -> PyResult<Option<usize>> {
+    value
+        .map(|n| usize::try_from(n).map_err(|_| invalid(format!("{name} must be >= 0, got {n}"))))
+        .transpose()
+}
+
+/// `snapshot=`: `"auto"` (the user's rc, captured once), `None` (a clean
+/// bash) or the path of a snapshot file (str or `os.PathLike`).
+pub struct SnapshotArg(pub Snapshot);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for SnapshotArg {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_none() {
+            return Ok(SnapshotArg(Snapshot::None));
+        }
+        if let Ok(text) = obj.cast::<PyString>()
+            && text.to_str()? == "auto"
+        {
+            return Ok(SnapshotArg(Snapshot::Auto));
+        }
+        let path: PathBuf = obj
+            .extract()
+            .map_err(|_| invalid("snapshot must be \"auto\", None or a path"))?;
+        Ok(SnapshotArg(Snapshot::Path(path)))
+    }
+}
+
+/// `inherit_env=` and `exclude_env=` as the core's env policy.
+pub fn env_policy(inherit: &str, exclude: Vec<String>) -> PyResult<EnvPolicy> {
+    let inherit = match inherit {
+        "all" => Inherit::All,
+        "core" => Inherit::Core,
+        "none" => Inherit::None,
+        other => {
+            return Err(invalid(format!(
+                "inherit_env must be \"all\", \"core\" or \"none\", got {other:?}"
+            )));
+        }
+    };
+    Ok(EnvPolicy { inherit, exclude })
+}
+
+/// `artifacts_dir=`: a directory (str or `os.PathLike`) or a
+/// `conch.ArtifactStore` (share one store between shells so their ids do
+/// not collide); `None`: no artifacts.
+pub fn artifacts(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<ArtifactStore>> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    if value.is_none() {
+        return Ok(None);
+    }
+    if let Ok(store) = value.cast::<PyArtifactStore>() {
+        return Ok(Some(store.get().inner.clone()));
+    }
+    let dir: PathBuf = value
+        .extract()
+        .map_err(|_| invalid("artifacts_dir must be a path or a conch.ArtifactStore"))?;
+    Ok(Some(ArtifactStore::new(dir)))
+}
+
+/// `on_chunk=`/`on_update=`: a callable or `None`.
+pub fn callback<'py>(
+    name: &str,
+    value: Option<Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match value {
+        Some(f) if f.is_none() => Ok(None),
+        Some(f) if !f.is_callable() => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{name} must be callable"
+        ))),
+        other => Ok(other),
+    }
+}

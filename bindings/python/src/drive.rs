@@ -1,0 +1,115 @@
+//! Runs a blocking core call for Python: the GIL is released while it
+//! runs, chunk callbacks run on the calling thread, and Ctrl-C works.
+//!
+//! The core call runs on a helper thread and hands its chunks over a small
+//! bounded queue; the calling thread waits for them with the GIL released,
+//! calls the Python callback for each (with the GIL), and checks for
+//! signals between waits. So a callback runs where the caller expects it
+//! (its exceptions and thread-locals are the caller's), another Python
+//! thread keeps running meanwhile, and `KeyboardInterrupt` reaches a
+//! blocked `run()`. A callback that raises, or a signal handler that
+//! raises, cancels the run; the exception is raised once the core call has
+//! returned (so nothing is left running). The queue bounds the memory in
+//! flight, and the helper waits while it is full: a slow callback slows
+//! the command down instead of buffering its output.
+
+use std::sync::Mutex;
+use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+use std::thread;
+use std::time::Duration;
+
+use conch_core::CancelToken;
+use pyo3::panic::PanicException;
+use pyo3::prelude::*;
+
+use crate::errors::io_error;
+
+/// How often the waiting thread looks for signals (Ctrl-C).
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+/// Chunks in flight between the helper and the caller (each at most one
+/// read of the core, 256 KiB).
+const QUEUE_LEN: usize = 8;
+
+enum Event<T> {
+    Chunk(String),
+    Done(T),
+}
+
+/// Runs `job` on a helper thread and waits for it as described above.
+/// `job` gets the chunk sink to pass to the core; `cancel` is the run's own
+/// token (the one `job` passes to the core), cancelled on a Python error.
+pub fn drive<T: Send + 'static>(
+    py: Python<'_>,
+    on_chunk: Option<&Bound<'_, PyAny>>,
+    cancel: &CancelToken,
+    job: impl FnOnce(&mut dyn FnMut(&str)) -> T + Send + 'static,
+) -> PyResult<T> {
+    let (tx, rx) = sync_channel::<Event<T>>(QUEUE_LEN);
+    let forward = on_chunk.is_some();
+    let worker = thread::Builder::new()
+        .name("conch-run".into())
+        .spawn(move || {
+            let chunks = tx.clone();
+            let out = job(&mut |chunk: &str| {
+                if forward {
+                    // Fails only once the caller is gone, which it never is
+                    // before `Done`.
+                    let _ = chunks.send(Event::Chunk(chunk.to_owned()));
+                }
+            });
+            let _ = tx.send(Event::Done(out));
+        })
+        .map_err(|e| io_error("cannot start a thread", &e))?;
+
+    // `Receiver` is not `Sync`; the closure given to `detach` only borrows it.
+    let rx = Mutex::new(rx);
+    let mut failure: Option<PyErr> = None;
+    let fail = |err: PyErr, failure: &mut Option<PyErr>| {
+        if failure.is_none() {
+            *failure = Some(err);
+            cancel.cancel();
+        }
+    };
+    let outcome = loop {
+        let event = py.detach(|| {
+            rx.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .recv_timeout(SIGNAL_POLL)
+        });
+        if let Err(err) = py.check_signals() {
+            fail(err, &mut failure);
+        }
+        match event {
+            Ok(Event::Chunk(text)) => {
+                if let (Some(callback), None) = (on_chunk, &failure)
+                    && let Err(err) = callback.call1((text,))
+                {
+                    fail(err, &mut failure);
+                }
+            }
+            Ok(Event::Done(out)) => break Some(out),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break None,
+        }
+    };
+    let joined = py.detach(|| worker.join());
+    if let Some(err) = failure {
+        return Err(err);
+    }
+    match (outcome, joined) {
+        (Some(out), _) => Ok(out),
+        (None, Err(panic)) => Err(PanicException::new_err(panic_message(&panic))),
+        (None, Ok(())) => Err(PanicException::new_err(
+            "conch: the run ended without a result",
+        )),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("conch panicked: {text}")
+}

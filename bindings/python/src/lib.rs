@@ -1,0 +1,54 @@
+//! The native part of the Python module `conch` (imported as
+//! `conch._conch`; users import `conch`, whose `__init__.py` adds the
+//! asyncio methods and the exception classes).
+//!
+//! Translation only: every behaviour is conch-core's. Blocking calls
+//! release the GIL; chunk callbacks run on the calling thread ([`drive`]).
+
+mod aio;
+mod artifact;
+mod cancel;
+mod command;
+mod convert;
+mod drive;
+mod errors;
+mod json;
+mod live;
+mod pty;
+mod repr;
+mod result;
+mod shell;
+mod tool;
+
+use pyo3::prelude::*;
+
+/// Native core of ``conch`` (import ``conch`` instead).
+#[pymodule]
+mod _conch {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::artifact::{PyArtifact, PyArtifactStore};
+    #[pymodule_export]
+    use crate::cancel::PyCancelToken;
+    #[pymodule_export]
+    use crate::command::{
+        PyInterception, PyNormalizedCommand, PySanitizer, apply_head_tail, check_bash_interception,
+        default_interceptor_rules, normalize_bash_command, sanitize_text,
+    };
+    #[pymodule_export]
+    use crate::pty::{PyPtyResult, PyPtySession};
+    #[pymodule_export]
+    use crate::result::PyBashResult;
+    #[pymodule_export]
+    use crate::shell::{
+        _shutdown, PyShell, close_all_sessions, close_session, execute_bash, execute_shell,
+    };
+    #[pymodule_export]
+    use crate::tool::{PyBashTool, PyToolResult};
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,234 @@
+//! `conch.PtySession` and `conch.PtyResult`: one command at a time on a
+//! pseudo-terminal, with a virtual screen.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use conch_core::output::{DEFAULT_MAX_BYTES, SinkOptions};
+use conch_core::pty::{self, PtyOptions};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+
+use crate::aio;
+use crate::cancel::{PyCancelToken, run_token};
+use crate::convert::{callback, env_pairs, seconds};
+use crate::drive::drive;
+use crate::errors::to_py;
+use crate::repr::py_bool;
+
+/// A pseudo-terminal that runs one command at a time (``bash -c``), for
+/// programs that want a terminal: prompts, progress bars, full-screen
+/// tools. ``start`` blocks (GIL released) while other threads ``write``
+/// input, ``resize`` or ``kill``; ``screen_text()`` shows what a user
+/// would see. A context manager: leaving it kills a running command.
+#[pyclass(frozen, module = "conch", name = "PtySession")]
+pub struct PyPtySession {
+    inner: Arc<pty::PtySession>,
+}
+
+impl PyPtySession {
+    /// Wraps a terminal owned elsewhere (a `BashTool`'s).
+    pub fn shared(inner: Arc<pty::PtySession>) -> Self {
+        PyPtySession { inner }
+    }
+}
+
+#[pymethods]
+impl PyPtySession {
+    #[new]
+    fn new() -> Self {
+        PyPtySession {
+            inner: Arc::new(pty::PtySession::new()),
+        }
+    }
+
+    /// Runs ``command`` on a new ``cols`` x ``rows`` terminal and blocks
+    /// until it ends; returns a ``conch.PtyResult``. ``on_chunk(text)``
+    /// gets the raw terminal text (escape sequences intact) on this thread;
+    /// the result's ``output`` is the sanitized text for a model (at most
+    /// ``max_bytes``, the tail). ``timeout`` (seconds), ``kill()`` and
+    /// ``cancel`` stop the command's whole process tree. A command that
+    /// cannot start is reported in ``output`` (``PTY error: ...``) with
+    /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
+    /// command is already running on this session.
+    #[pyo3(signature = (command, *, cols=80, rows=24, cwd=None, env=None, timeout=None, shell=None,
+                        on_chunk=None, cancel=None, max_bytes=DEFAULT_MAX_BYTES),
+               text_signature = "($self, command, *, cols=80, rows=24, cwd=None, env=None, timeout=None, \
+                                 shell=None, on_chunk=None, cancel=None, max_bytes=51200)")]
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        py: Python<'_>,
+        command: String,
+        cols: u16,
+        rows: u16,
+        cwd: Option<PathBuf>,
+        env: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+        shell: Option<PathBuf>,
+        on_chunk: Option<Bound<'_, PyAny>>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+        max_bytes: usize,
+    ) -> PyResult<PyPtyResult> {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let opts = PtyOptions {
+            command,
+            cwd,
+            env: env_pairs(env)?,
+            timeout: seconds("timeout", timeout)?,
+            cols,
+            rows,
+            shell,
+            cancel: Some(token.clone()),
+            sink: SinkOptions {
+                max_bytes,
+                ..SinkOptions::default()
+            },
+            ..PtyOptions::default()
+        };
+        let session = self.inner.clone();
+        let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+            session.start(opts, sink)
+        })?;
+        result.map(PyPtyResult::from).map_err(to_py)
+    }
+
+    /// ``start`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task kills the command; ``on_chunk`` is called on a worker thread.
+    #[pyo3(signature = (command, *, cancel=None, **options))]
+    fn start_async<'py>(
+        slf: &Bound<'py, Self>,
+        command: Bound<'py, PyAny>,
+        cancel: Option<Bound<'py, PyAny>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::coroutine(slf.getattr("start")?, command, cancel, options)
+    }
+
+    /// Sends input to the running command as typed (``bytes`` or ``str``):
+    /// Kitty keyboard sequences become legacy bytes, cursor keys follow the
+    /// terminal's mode. Blocks while the terminal's input buffer is full.
+    fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let bytes: Vec<u8> = if let Ok(text) = data.cast::<PyString>() {
+            text.to_str()?.as_bytes().to_vec()
+        } else if let Ok(bytes) = data.cast::<PyBytes>() {
+            bytes.as_bytes().to_vec()
+        } else {
+            data.extract()?
+        };
+        let session = self.inner.clone();
+        py.detach(move || session.write(&bytes)).map_err(to_py)
+    }
+
+    /// Sends a named key: ``"enter"``, ``"ctrl+c"``, ``"up"``, ``"f5"``,
+    /// ``"shift+tab"``...
+    fn write_key(&self, py: Python<'_>, key: String) -> PyResult<()> {
+        let session = self.inner.clone();
+        py.detach(move || session.write_key(&key)).map_err(to_py)
+    }
+
+    /// Resizes the terminal (the command gets SIGWINCH).
+    fn resize(&self, cols: u16, rows: u16) -> PyResult<()> {
+        self.inner.resize(cols, rows).map_err(to_py)
+    }
+
+    /// Stops the running command (its whole process tree); returns at once.
+    fn kill(&self) -> PyResult<()> {
+        self.inner.kill().map_err(to_py)
+    }
+
+    /// Whether a command is running.
+    fn is_running(&self) -> bool {
+        self.inner.is_running()
+    }
+
+    /// The visible screen as text (the last command's, once it ended).
+    fn screen_text(&self) -> String {
+        self.inner.screen_text()
+    }
+
+    /// The cursor as ``(row, col)``, 0-based.
+    fn cursor_position(&self) -> (u16, u16) {
+        self.inner.cursor_position()
+    }
+
+    /// ``(cols, rows)`` of the terminal.
+    fn size(&self) -> (u16, u16) {
+        self.inner.size()
+    }
+
+    fn __repr__(&self) -> String {
+        let (cols, rows) = self.inner.size();
+        let state = if self.inner.is_running() {
+            "running"
+        } else {
+            "idle"
+        };
+        format!("<conch.PtySession {state} {cols}x{rows}>")
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        if self.inner.is_running() {
+            // Only fails when the command ended meanwhile.
+            let _ = self.inner.kill();
+        }
+        false
+    }
+}
+
+/// How a PTY command ended. ``exit_code``: its status (``128 + signal``
+/// when a signal ended it), ``None`` if it could not start or was stopped
+/// before it did. ``cancelled``: stopped by ``kill()`` or ``cancel``;
+/// ``timed_out``: by the timeout. ``output`` and the counts are as in
+/// ``conch.BashResult`` (sanitized text for a model).
+#[pyclass(frozen, get_all, module = "conch", name = "PtyResult")]
+pub struct PyPtyResult {
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub timed_out: bool,
+    pub output: String,
+    pub truncated: bool,
+    pub total_lines: u64,
+    pub total_bytes: u64,
+    pub output_lines: u64,
+    pub output_bytes: u64,
+    pub artifact_id: Option<String>,
+}
+
+impl From<pty::PtyResult> for PyPtyResult {
+    fn from(r: pty::PtyResult) -> Self {
+        PyPtyResult {
+            exit_code: r.exit_code,
+            cancelled: r.cancelled,
+            timed_out: r.timed_out,
+            output: r.summary.output,
+            truncated: r.summary.truncated,
+            total_lines: r.summary.total_lines,
+            total_bytes: r.summary.total_bytes,
+            output_lines: r.summary.output_lines,
+            output_bytes: r.summary.output_bytes,
+            artifact_id: r.summary.artifact_id,
+        }
+    }
+}
+
+#[pymethods]
+impl PyPtyResult {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "PtyResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, total_bytes={}, output={})",
+            self.exit_code.map_or("None".into(), |c| c.to_string()),
+            py_bool(self.cancelled),
+            py_bool(self.timed_out),
+            py_bool(self.truncated),
+            self.total_bytes,
+            PyString::new(py, &self.output).repr()?
+        ))
+    }
+}

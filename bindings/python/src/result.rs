@@ -1,0 +1,85 @@
+//! `conch.BashResult`: what a run produced, with the same fields as every
+//! other face (API.md), in snake_case.
+
+use pyo3::prelude::*;
+
+use crate::repr::py_bool;
+
+/// What one command produced.
+///
+/// ``output`` is the text the sink kept (the tail, or head + tail), with a
+/// ``[notice]`` line first when the command timed out or was cancelled.
+/// ``exit_code`` is ``None`` when the command was killed, cancelled or its
+/// status is unknown. ``cancelled`` is true on abort *and* on timeout;
+/// ``timed_out`` only on timeout. ``truncated`` tells that ``output`` is
+/// not the whole stream; ``total_lines``/``total_bytes`` count the whole
+/// stream, ``output_lines``/``output_bytes`` what ``output`` holds (notice
+/// excluded). ``artifact_id`` is set when the full stream was spilled to an
+/// artifact (read it back with ``ArtifactStore.resolve("artifact://<id>")``).
+/// ``working_dir`` is the shell's cwd after the command; ``session_reset``
+/// tells that the persistent shell had to be started afresh for this run.
+#[pyclass(frozen, eq, get_all, module = "conch", name = "BashResult")]
+#[derive(Clone, PartialEq, Eq)]
+pub struct PyBashResult {
+    pub output: String,
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub timed_out: bool,
+    pub truncated: bool,
+    pub total_lines: u64,
+    pub total_bytes: u64,
+    pub output_lines: u64,
+    pub output_bytes: u64,
+    pub artifact_id: Option<String>,
+    pub working_dir: Option<String>,
+    pub session_reset: bool,
+}
+
+impl From<conch_core::shell::BashResult> for PyBashResult {
+    fn from(r: conch_core::shell::BashResult) -> Self {
+        PyBashResult {
+            output: r.output,
+            exit_code: r.exit_code,
+            cancelled: r.cancelled,
+            timed_out: r.timed_out,
+            truncated: r.truncated,
+            total_lines: r.total_lines,
+            total_bytes: r.total_bytes,
+            output_lines: r.output_lines,
+            output_bytes: r.output_bytes,
+            artifact_id: r.artifact_id,
+            working_dir: r.working_dir,
+            session_reset: r.session_reset,
+        }
+    }
+}
+
+#[pymethods]
+impl PyBashResult {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let repr = |value: Bound<'_, PyAny>| value.repr().map(|r| r.to_string());
+        let opt = |value: &Option<String>| -> PyResult<String> {
+            match value {
+                Some(v) => repr(v.into_pyobject(py)?.into_any()),
+                None => Ok("None".into()),
+            }
+        };
+        Ok(format!(
+            "BashResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, \
+             total_lines={}, total_bytes={}, output_lines={}, output_bytes={}, \
+             artifact_id={}, working_dir={}, session_reset={}, output={})",
+            self.exit_code.map_or("None".into(), |c| c.to_string()),
+            py_bool(self.cancelled),
+            py_bool(self.timed_out),
+            py_bool(self.truncated),
+            self.total_lines,
+            self.total_bytes,
+            self.output_lines,
+            self.output_bytes,
+            opt(&self.artifact_id)?,
+            opt(&self.working_dir)?,
+            py_bool(self.session_reset),
+            repr(self.output.clone().into_pyobject(py)?.into_any())?,
+        ))
+    }
+}

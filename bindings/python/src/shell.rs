@@ -1,0 +1,319 @@
+//! `conch.Shell`, `conch.execute_shell`, `conch.execute_bash`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use conch_core::output::DEFAULT_MAX_BYTES;
+use conch_core::shell::registry::{self, ExecuteBashOptions};
+use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions, Snapshot};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::aio;
+use crate::cancel::{PyCancelToken, run_token};
+use crate::convert::{SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds};
+use crate::drive::drive;
+use crate::errors::to_py;
+use crate::live;
+use crate::result::PyBashResult;
+
+/// A persistent bash session: one long-lived real bash that runs command
+/// after command, keeping cwd, variables, functions, aliases and options.
+///
+/// ``shell``: the bash to run (default: ``bash`` on ``PATH``). ``cwd``: the
+/// starting directory (default: the host's). ``env``: variables exported in
+/// the session. ``snapshot``: ``"auto"`` sources the user's aliases,
+/// functions and options (captured once from their rc file), ``None`` runs
+/// a clean bash, a path sources that snapshot file. ``prefix``: put before
+/// every command (``"<prefix> <command>"``). ``non_interactive_env``: set
+/// ``PAGER=cat``, ``GIT_EDITOR=true``, ``CI=1``... so no tool waits for a
+/// human. ``max_bytes``: output kept in memory per run (the tail).
+/// ``artifacts_dir``: where full outputs are spilled (a directory or a
+/// ``conch.ArtifactStore``); ``None``: no artifacts. ``inherit_env``: which
+/// host variables the shell sees (``"all"``, ``"core"``: PATH, HOME, LANG...,
+/// ``"none"``); ``exclude_env``: glob patterns of names never passed on
+/// (e.g. ``["*_KEY", "*TOKEN*"]``).
+///
+/// Use it as a context manager, or call ``close()``: closing kills
+/// everything the session still runs, background jobs included.
+#[pyclass(frozen, module = "conch", name = "Shell")]
+pub struct PyShell {
+    inner: Arc<shell::Shell>,
+}
+
+#[pymethods]
+impl PyShell {
+    #[new]
+    #[pyo3(
+        signature = (*, shell=None, cwd=None, env=None, snapshot=SnapshotArg(Snapshot::Auto), prefix=None,
+                     non_interactive_env=true, max_bytes=DEFAULT_MAX_BYTES, artifacts_dir=None,
+                     inherit_env="all", exclude_env=Vec::new()),
+        text_signature = "(*, shell=None, cwd=None, env=None, snapshot='auto', prefix=None, \
+                          non_interactive_env=True, max_bytes=51200, artifacts_dir=None, \
+                          inherit_env='all', exclude_env=())"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        shell: Option<PathBuf>,
+        cwd: Option<PathBuf>,
+        env: Option<&Bound<'_, PyAny>>,
+        snapshot: SnapshotArg,
+        prefix: Option<String>,
+        non_interactive_env: bool,
+        max_bytes: usize,
+        artifacts_dir: Option<&Bound<'_, PyAny>>,
+        inherit_env: &str,
+        exclude_env: Vec<String>,
+    ) -> PyResult<Self> {
+        let opts = ShellOptions {
+            shell,
+            cwd,
+            session_env: env_pairs(env)?,
+            snapshot: snapshot.0,
+            prefix,
+            non_interactive_env,
+            env_policy: env_policy(inherit_env, exclude_env)?,
+            max_bytes,
+            artifacts: artifacts(artifacts_dir)?,
+            ..ShellOptions::default()
+        };
+        let inner = py
+            .detach(|| shell::Shell::new(opts))
+            .map(Arc::new)
+            .map_err(to_py)?;
+        live::track(&inner);
+        Ok(PyShell { inner })
+    }
+
+    /// Runs ``command`` in the session and returns a ``conch.BashResult``.
+    ///
+    /// Blocks until the command's status arrives (a job left in the
+    /// background never holds the call), with the GIL released: other
+    /// Python threads keep running. ``cwd``: directory for this run only
+    /// (relative to the session cwd). ``env``: variables for this run only.
+    /// ``timeout``: seconds; the command's whole process tree is stopped
+    /// then (SIGINT, SIGTERM, SIGKILL) and the result has ``timed_out``.
+    /// ``on_chunk(text: str)``: called with the sanitized output as it
+    /// arrives, on this thread, in order. ``cancel``: a
+    /// ``conch.CancelToken`` that stops the command when cancelled from any
+    /// thread. ``head``/``tail``: keep only the first/last N lines of the
+    /// whole output (head first, then tail); a satisfied ``head`` ends the
+    /// command early, as ``| head -n N`` would.
+    ///
+    /// Timeout and cancellation are results, not exceptions. An exception
+    /// raised by ``on_chunk`` (or Ctrl-C) cancels the command and is raised
+    /// here once it has stopped. Runs on one Shell queue in order; do not
+    /// call ``run`` of the same Shell from inside ``on_chunk``.
+    #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None, head=None, tail=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        command: String,
+        cwd: Option<PathBuf>,
+        env: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+        on_chunk: Option<Bound<'_, PyAny>>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+        head: Option<i64>,
+        tail: Option<i64>,
+    ) -> PyResult<PyBashResult> {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let opts = RunOptions {
+            command,
+            cwd,
+            env: env_pairs(env)?,
+            timeout: seconds("timeout", timeout)?,
+            cancel: Some(token.clone()),
+            head_lines: count("head", head)?,
+            tail_lines: count("tail", tail)?,
+            artifact: None,
+        };
+        let shell = self.inner.clone();
+        let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+            shell.run(opts, sink)
+        })?;
+        result.map(PyBashResult::from).map_err(to_py)
+    }
+
+    /// ``run`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task stops the command and its process tree; the task ends once it
+    /// has stopped. ``on_chunk`` is called on a worker thread.
+    #[pyo3(signature = (command, *, cancel=None, **options))]
+    fn run_async<'py>(
+        slf: &Bound<'py, Self>,
+        command: Bound<'py, PyAny>,
+        cancel: Option<Bound<'py, PyAny>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        aio::coroutine(slf.getattr("run")?, command, cancel, options)
+    }
+
+    /// Cancels the command running now (if any), from any thread. The
+    /// blocked ``run`` returns with ``cancelled=True``.
+    fn abort(&self) {
+        self.inner.abort();
+    }
+
+    /// Pids of the processes the session still runs in the background.
+    fn background_jobs(&self) -> Vec<u32> {
+        self.inner.background_jobs()
+    }
+
+    /// The session's current working directory.
+    #[getter]
+    fn cwd(&self) -> PathBuf {
+        self.inner.cwd()
+    }
+
+    /// Kills everything the session still runs (the current command,
+    /// background jobs, bash) and refuses further runs. Idempotent.
+    fn close(&self, py: Python<'_>) {
+        let shell = self.inner.clone();
+        py.detach(move || shell.close());
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<conch.Shell cwd={:?}>", self.inner.cwd())
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+}
+
+/// Runs ``command`` once in a fresh ``<shell> -c`` process (default
+/// ``bash``; ``sh``, ``zsh``... work too) and returns a
+/// ``conch.BashResult``. Nothing carries over between calls; nothing the
+/// command started outlives it. Options as for ``Shell`` and ``Shell.run``.
+#[pyfunction]
+#[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
+                    head=None, tail=None, non_interactive_env=true, max_bytes=DEFAULT_MAX_BYTES,
+                    artifacts_dir=None, inherit_env="all", exclude_env=Vec::new()),
+           text_signature = "(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, \
+                             cancel=None, head=None, tail=None, non_interactive_env=True, max_bytes=51200, \
+                             artifacts_dir=None, inherit_env='all', exclude_env=())")]
+#[allow(clippy::too_many_arguments)]
+pub fn execute_shell(
+    py: Python<'_>,
+    command: String,
+    shell: Option<PathBuf>,
+    cwd: Option<PathBuf>,
+    env: Option<&Bound<'_, PyAny>>,
+    timeout: Option<f64>,
+    on_chunk: Option<Bound<'_, PyAny>>,
+    cancel: Option<PyRef<'_, PyCancelToken>>,
+    head: Option<i64>,
+    tail: Option<i64>,
+    non_interactive_env: bool,
+    max_bytes: usize,
+    artifacts_dir: Option<&Bound<'_, PyAny>>,
+    inherit_env: &str,
+    exclude_env: Vec<String>,
+) -> PyResult<PyBashResult> {
+    let on_chunk = callback("on_chunk", on_chunk)?;
+    let (token, _link) = run_token(cancel.as_deref());
+    let opts = ExecuteOptions {
+        command,
+        shell,
+        cwd,
+        env: env_pairs(env)?,
+        timeout: seconds("timeout", timeout)?,
+        cancel: Some(token.clone()),
+        non_interactive_env,
+        env_policy: env_policy(inherit_env, exclude_env)?,
+        max_bytes,
+        artifacts: artifacts(artifacts_dir)?,
+        head_lines: count("head", head)?,
+        tail_lines: count("tail", tail)?,
+        ..ExecuteOptions::default()
+    };
+    let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+        shell::execute_shell(opts, sink)
+    })?;
+    result.map(PyBashResult::from).map_err(to_py)
+}
+
+/// Runs ``command`` in a cached persistent session (the spec's
+/// ``executeBash``): calls with the same ``session_key``, ``shell``,
+/// ``prefix``, ``snapshot`` and ``session_env`` share one bash, so state
+/// carries over. Timeout and cancellation come back in the result
+/// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
+/// in ``output``). Idle sessions are closed after a while and past a
+/// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``
+/// close them now. Other options as for ``Shell.run``.
+#[pyfunction]
+#[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg(Snapshot::Auto),
+                    session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
+                    head=None, tail=None, artifacts_dir=None),
+           text_signature = "(command, *, session_key=None, shell=None, prefix=None, snapshot='auto', \
+                             session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, \
+                             cancel=None, head=None, tail=None, artifacts_dir=None)")]
+#[allow(clippy::too_many_arguments)]
+pub fn execute_bash(
+    py: Python<'_>,
+    command: String,
+    session_key: Option<String>,
+    shell: Option<PathBuf>,
+    prefix: Option<String>,
+    snapshot: SnapshotArg,
+    session_env: Option<&Bound<'_, PyAny>>,
+    cwd: Option<PathBuf>,
+    env: Option<&Bound<'_, PyAny>>,
+    timeout: Option<f64>,
+    on_chunk: Option<Bound<'_, PyAny>>,
+    cancel: Option<PyRef<'_, PyCancelToken>>,
+    head: Option<i64>,
+    tail: Option<i64>,
+    artifacts_dir: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyBashResult> {
+    let on_chunk = callback("on_chunk", on_chunk)?;
+    let (token, _link) = run_token(cancel.as_deref());
+    let opts = ExecuteBashOptions {
+        session_key,
+        shell,
+        prefix,
+        snapshot: snapshot.0,
+        session_env: env_pairs(session_env)?,
+        cwd,
+        env: env_pairs(env)?,
+        timeout: seconds("timeout", timeout)?,
+        cancel: Some(token.clone()),
+        artifacts: artifacts(artifacts_dir)?,
+        artifact: None,
+        head_lines: count("head", head)?,
+        tail_lines: count("tail", tail)?,
+    };
+    let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+        registry::execute_bash(&command, opts, sink)
+    })?;
+    result.map(PyBashResult::from).map_err(to_py)
+}
+
+/// Closes the cached ``execute_bash`` sessions of ``session_key`` (killing
+/// what they still run).
+#[pyfunction]
+pub fn close_session(py: Python<'_>, session_key: String) {
+    py.detach(move || registry::close(&session_key));
+}
+
+/// Closes every cached ``execute_bash`` session.
+#[pyfunction]
+pub fn close_all_sessions(py: Python<'_>) {
+    py.detach(registry::close_all);
+}
+
+/// Closes every open ``Shell`` and cached session; registered with
+/// ``atexit`` so nothing a session started outlives the host.
+#[pyfunction]
+pub fn _shutdown(py: Python<'_>) {
+    py.detach(live::close_all);
+}

@@ -1,0 +1,284 @@
+//! `conch.BashTool` and `conch.ToolResult`: what a host calls when the
+//! model calls `bash`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_core::shell::Snapshot;
+use conch_core::tool::{self, BashToolArgs, BashToolConfig, ToolContext, ToolUpdate};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::aio;
+use crate::artifact::PyArtifactStore;
+use crate::cancel::{PyCancelToken, run_token};
+use crate::command::rule_from_py;
+use crate::convert::{SnapshotArg, callback, env_pairs, seconds};
+use crate::drive::drive;
+use crate::errors::{self, invalid, to_py};
+use crate::json;
+use crate::pty::PyPtySession;
+
+/// The model's ``bash`` tool: normalizes the command (``| head -n N``
+/// becomes a limit of the whole output), checks the interceptor, resolves
+/// the working directory, clamps the timeout, runs the command in a cached
+/// persistent shell (or on a PTY with ``virtual_terminal`` and ``has_ui``)
+/// and turns the outcome into the text the model reads.
+///
+/// ``cwd``: the project directory (relative ``cwd`` arguments resolve
+/// against it). ``artifacts_dir``: where truncated outputs are spilled, so
+/// the text can point to ``artifact://<id>``. ``tool_names``: the host's
+/// tools; an interceptor rule applies only when its tool is among them.
+/// ``interceptor``: refuse commands the host has a dedicated tool for
+/// (``rules``: custom rules as for ``check_bash_interception``; an invalid
+/// rule raises here). ``virtual_terminal`` + ``has_ui``: run on a PTY (see
+/// ``pty``). ``session_key``: a persistent shell of this tool's own.
+/// ``shell``, ``prefix``, ``snapshot``, ``env``: as for ``Shell``.
+/// ``update_interval``: least seconds between two ``on_update`` calls.
+#[pyclass(frozen, module = "conch", name = "BashTool")]
+pub struct PyBashTool {
+    inner: Arc<tool::BashTool>,
+    has_ui: bool,
+}
+
+#[pymethods]
+impl PyBashTool {
+    #[new]
+    #[pyo3(
+        signature = (cwd=PathBuf::from("."), *, artifacts_dir=None, tool_names=Vec::new(), interceptor=false,
+                     virtual_terminal=false, has_ui=false, session_key=None, rules=None, shell=None,
+                     prefix=None, snapshot=SnapshotArg(Snapshot::Auto), env=None, update_interval=0.05),
+        text_signature = "(cwd='.', *, artifacts_dir=None, tool_names=(), interceptor=False, \
+                          virtual_terminal=False, has_ui=False, session_key=None, rules=None, shell=None, \
+                          prefix=None, snapshot='auto', env=None, update_interval=0.05)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        cwd: PathBuf,
+        artifacts_dir: Option<PathBuf>,
+        tool_names: Vec<String>,
+        interceptor: bool,
+        virtual_terminal: bool,
+        has_ui: bool,
+        session_key: Option<String>,
+        rules: Option<Vec<Bound<'_, PyAny>>>,
+        shell: Option<PathBuf>,
+        prefix: Option<String>,
+        snapshot: SnapshotArg,
+        env: Option<&Bound<'_, PyAny>>,
+        update_interval: f64,
+    ) -> PyResult<Self> {
+        let rules = rules
+            .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
+            .transpose()?;
+        let update_interval = match update_interval {
+            0.0 => Duration::ZERO,
+            secs => seconds("update_interval", Some(secs))?.unwrap_or_default(),
+        };
+        let config = BashToolConfig {
+            artifacts_dir,
+            tool_names,
+            interceptor,
+            rules,
+            virtual_terminal,
+            session_key,
+            update_interval,
+            shell,
+            prefix,
+            snapshot: snapshot.0,
+            session_env: env_pairs(env)?,
+            ..BashToolConfig::new(cwd)
+        };
+        let inner = tool::BashTool::new(config).map_err(to_py)?;
+        Ok(PyBashTool {
+            inner: Arc::new(inner),
+            has_ui,
+        })
+    }
+
+    /// Runs one call with the model's arguments ``{"command": str, "cwd"?:
+    /// str, "timeout"?: seconds, "head"?: int, "tail"?: int}`` (other keys
+    /// are ignored) and returns a ``conch.ToolResult``.
+    ///
+    /// Raises ``conch.BlockedError`` (the interceptor refused; nothing
+    /// ran), ``conch.ToolError`` (bad cwd, non-zero exit, timeout...: its
+    /// text is still what the model reads) or ``conch.ToolAbortError``
+    /// (``cancel`` was cancelled). ``on_update(text)`` receives the tail of
+    /// the output while the command runs, at most once per
+    /// ``update_interval``, on this thread. Blocks with the GIL released.
+    #[pyo3(signature = (args, on_update=None, cancel=None))]
+    fn execute(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyAny>,
+        on_update: Option<Bound<'_, PyAny>>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+    ) -> PyResult<PyToolResult> {
+        let args = tool_args(args)?;
+        let on_update = callback("on_update", on_update)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let tool = self.inner.clone();
+        let has_ui = self.has_ui;
+        let want_updates = on_update.is_some();
+        let run_cancel = token.clone();
+        let outcome = drive(py, on_update.as_ref(), &token, move |sink| {
+            let mut forward = |update: ToolUpdate| sink(&update.text);
+            let on_update: Option<&mut dyn FnMut(ToolUpdate)> = if want_updates {
+                Some(&mut forward)
+            } else {
+                None
+            };
+            tool.execute(
+                args,
+                ToolContext {
+                    on_update,
+                    cancel: Some(run_cancel),
+                    has_ui,
+                },
+            )
+        })?;
+        match outcome {
+            Ok(result) => PyToolResult::new(py, result),
+            Err(error) => Err(tool_error(py, error)),
+        }
+    }
+
+    /// ``execute`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task stops the command; ``on_update`` is called on a worker thread.
+    #[pyo3(signature = (args, on_update=None, cancel=None))]
+    fn execute_async<'py>(
+        slf: &Bound<'py, Self>,
+        args: Bound<'py, PyAny>,
+        on_update: Option<Bound<'py, PyAny>>,
+        cancel: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = PyDict::new(slf.py());
+        options.set_item("on_update", on_update)?;
+        aio::coroutine(slf.getattr("execute")?, args, cancel, Some(options))
+    }
+
+    /// The store outputs are spilled to (``None`` without
+    /// ``artifacts_dir``), to read ``artifact://<id>`` back.
+    #[getter]
+    fn artifacts(&self) -> Option<PyArtifactStore> {
+        self.inner.artifacts().cloned().map(PyArtifactStore::shared)
+    }
+
+    /// The terminal of PTY runs, for a UI: ``screen_text()``, ``write_key``,
+    /// ``resize``, ``kill`` while a command runs (a kill there fails the
+    /// call with ``[Command cancelled]``, it is not the caller's abort).
+    #[getter]
+    fn pty(&self) -> PyPtySession {
+        PyPtySession::shared(self.inner.pty().clone())
+    }
+
+    /// Closes this tool's persistent shell when it has a ``session_key``.
+    fn close(&self, py: Python<'_>) {
+        let tool = self.inner.clone();
+        py.detach(move || tool.close());
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<conch.BashTool cwd={:?}>", self.inner.config().cwd)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+}
+
+/// What a successful call hands back: ``text`` for the model, ``details``
+/// the structured metadata (``{"meta": {"truncation": {...}}}`` when the
+/// output was truncated, else ``None``).
+#[pyclass(frozen, get_all, module = "conch", name = "ToolResult")]
+pub struct PyToolResult {
+    pub text: String,
+    pub details: Option<Py<PyAny>>,
+}
+
+impl PyToolResult {
+    fn new(py: Python<'_>, result: tool::ToolResult) -> PyResult<Self> {
+        Ok(PyToolResult {
+            text: result.text,
+            details: details_to_py(py, result.details.as_ref())?,
+        })
+    }
+}
+
+#[pymethods]
+impl PyToolResult {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let details = match &self.details {
+            Some(d) => d.bind(py).repr()?.to_string(),
+            None => "None".into(),
+        };
+        Ok(format!(
+            "ToolResult(text={}, details={details})",
+            PyString::new(py, &self.text).repr()?
+        ))
+    }
+}
+
+fn details_to_py(py: Python<'_>, details: Option<&tool::Details>) -> PyResult<Option<Py<PyAny>>> {
+    details
+        .map(|d| json::to_py(py, d).map(Bound::unbind))
+        .transpose()
+}
+
+/// The core's tool error as `conch.BlockedError`, `conch.ToolError` or
+/// `conch.ToolAbortError` (with `suggested_tool` / `details`).
+fn tool_error(py: Python<'_>, error: tool::ToolError) -> PyErr {
+    let details = match details_to_py(py, error.details()) {
+        Ok(d) => d,
+        Err(e) => return e,
+    };
+    match error {
+        tool::ToolError::Blocked {
+            message,
+            suggested_tool,
+        } => errors::BlockedError::new_err((message, suggested_tool)),
+        tool::ToolError::Failed { message, .. } => errors::ToolError::new_err((message, details)),
+        tool::ToolError::Aborted { message, .. } => {
+            errors::ToolAbortError::new_err((message, details))
+        }
+    }
+}
+
+/// The model's arguments from a mapping.
+fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
+    let get = |key: &str| -> Option<Bound<'_, PyAny>> {
+        args.get_item(key).ok().filter(|v| !v.is_none())
+    };
+    let command: String = get("command")
+        .ok_or_else(|| invalid("args needs a \"command\""))?
+        .extract()
+        .map_err(|_| invalid("args[\"command\"] must be a str"))?;
+    let cwd: Option<String> = get("cwd")
+        .map(|v| v.extract())
+        .transpose()
+        .map_err(|_| invalid("args[\"cwd\"] must be a str"))?;
+    let timeout: Option<f64> = get("timeout")
+        .map(|v| v.extract())
+        .transpose()
+        .map_err(|_| invalid("args[\"timeout\"] must be a number of seconds"))?;
+    let count = |key: &str| -> PyResult<Option<usize>> {
+        get(key)
+            .map(|v| v.extract::<usize>())
+            .transpose()
+            .map_err(|_| invalid(format!("args[{key:?}] must be an int >= 0")))
+    };
+    Ok(BashToolArgs {
+        command,
+        cwd,
+        timeout,
+        head: count("head")?,
+        tail: count("tail")?,
+    })
+}

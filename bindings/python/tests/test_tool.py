@@ -1,0 +1,190 @@
+"""conch.BashTool: the model's bash tool as a Python host drives it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+
+import pytest
+
+import conch
+from conftest import pids_with, wait_until
+
+
+@pytest.fixture
+def tool(tmp_path):
+    key = f"tool-{uuid.uuid4().hex[:8]}"
+    with conch.BashTool(tmp_path, artifacts_dir=tmp_path / "artifacts", session_key=key,
+                        snapshot=None) as t:
+        yield t
+
+
+def test_success_text_and_no_details(tool):
+    r = tool.execute({"command": "echo hello; echo world"})
+    assert isinstance(r, conch.ToolResult)
+    assert (r.text, r.details) == ("hello\nworld", None)
+    assert tool.execute({"command": "true"}).text == "(no output)"
+    assert "hello" in repr(r)
+
+
+def test_state_persists_in_the_tools_session_but_each_call_starts_in_cwd(tool, tmp_path):
+    (tmp_path / "sub").mkdir()
+    tool.execute({"command": "cd sub; export K=v"})
+    assert tool.execute({"command": "echo $K; pwd"}).text == f"v\n{tmp_path}"
+
+
+def test_non_zero_exit_is_a_tool_error_with_the_model_text(tool):
+    with pytest.raises(conch.ToolError) as info:
+        tool.execute({"command": "echo partial; exit 3"})
+    assert str(info.value) == "partial\n\nCommand exited with code 3"
+    assert info.value.details is None
+    assert not isinstance(info.value, conch.BlockedError)
+
+
+def test_cwd_argument_and_its_errors(tool, tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "file").write_text("x")
+    assert tool.execute({"command": "pwd", "cwd": "d"}).text == str(tmp_path / "d")
+    with pytest.raises(conch.ToolError, match="^Working directory does not exist: "):
+        tool.execute({"command": "pwd", "cwd": "missing"})
+    with pytest.raises(conch.ToolError, match="^Working directory is not a directory: "):
+        tool.execute({"command": "pwd", "cwd": "file"})
+
+
+def test_timeout_is_clamped_and_reported(tool, marker):
+    start = time.monotonic()
+    with pytest.raises(conch.ToolError) as info:
+        tool.execute({"command": f"echo before; exec -a {marker} sleep 30", "timeout": 0.2})
+    assert 0.9 < time.monotonic() - start < 4  # clamped up to 1 s
+    assert str(info.value) == "[Command timed out after 1 seconds]\nbefore"
+    assert wait_until(lambda: not pids_with(marker))
+
+
+def test_head_and_tail_from_the_command_and_the_arguments(tool):
+    assert tool.execute({"command": "seq 1 100 | head -n 3"}).text == "1\n2\n3"
+    assert tool.execute({"command": "seq 1 100", "tail": 2}).text == "99\n100"
+    # explicit arguments win over extracted ones
+    assert tool.execute({"command": "seq 1 100 | tail -n 5", "tail": 1}).text == "100"
+    start = time.monotonic()
+    assert tool.execute({"command": "yes | head -n 2"}).text == "y\ny"
+    assert time.monotonic() - start < 3
+
+
+def test_truncated_output_spills_with_details_in_snake_case(tool):
+    with pytest.raises(conch.ToolError) as info:
+        tool.execute({"command": "seq 1 100000; exit 1"})
+    details = info.value.details
+    t = details["meta"]["truncation"]
+    assert t["direction"] == "tail" and t["truncated_by"] == "bytes"
+    assert t["total_lines"] == 100000 and t["shown_range"]["end"] == 100000
+    notice = (f"[Showing lines {t['shown_range']['start']}-100000 of 100000 (50.0KB limit). "
+              f"Full: artifact://{t['artifact_id']}]")
+    assert str(info.value).endswith("Command exited with code 1\n\n" + notice)
+    full = tool.artifacts.resolve(f"artifact://{t['artifact_id']}")
+    assert full == "".join(f"{i}\n" for i in range(1, 100001))
+
+    r = tool.execute({"command": "head -c 60000 /dev/zero | tr '\\0' a"})
+    assert r.details["meta"]["truncation"]["total_bytes"] == 60000
+    assert r.text.endswith("]") and "artifact://" in r.text
+
+
+def test_interceptor(tmp_path):
+    with conch.BashTool(tmp_path, tool_names=["read", "edit"], interceptor=True,
+                        snapshot=None) as t:
+        with pytest.raises(conch.BlockedError) as info:
+            t.execute({"command": "cd . && cat notes.txt"})
+        assert info.value.suggested_tool == "read"
+        assert str(info.value).startswith("Blocked: ")
+        assert str(info.value).endswith("\n\nOriginal command: cd . && cat notes.txt")
+        assert isinstance(info.value, conch.ToolError)
+        assert t.execute({"command": "echo 'cat f'"}).text == "cat f"
+    rules = [{"pattern": r"^\s*rm\b", "tool": "trash", "message": "Use trash."}]
+    with conch.BashTool(tmp_path, tool_names=["trash"], interceptor=True, rules=rules,
+                        snapshot=None) as t:
+        with pytest.raises(conch.BlockedError, match="^Blocked: Use trash."):
+            t.execute({"command": "rm -rf x"})
+    with pytest.raises(conch.InvalidArgumentError):
+        conch.BashTool(tmp_path, interceptor=True, rules=[{"pattern": "(", "tool": "t", "message": "m"}])
+
+
+def test_on_update_gets_the_tail_on_the_calling_thread(tool):
+    updates: list[tuple[int, str]] = []
+    r = tool.execute(
+        {"command": "for i in 1 2 3; do echo $i; sleep 0.15; done"},
+        on_update=lambda text: updates.append((threading.get_ident(), text)),
+    )
+    assert r.text == "1\n2\n3"
+    assert {i for i, _ in updates} == {threading.get_ident()}
+    texts = [t for _, t in updates]
+    assert len(texts) >= 2 and texts[-1] == "1\n2\n3\n"
+    assert all(b.startswith(a) for a, b in zip(texts, texts[1:]))
+
+
+def test_cancel_is_an_abort_error(tool, marker):
+    token = conch.CancelToken()
+    threading.Timer(0.3, token.cancel).start()
+    with pytest.raises(conch.ToolAbortError) as info:
+        tool.execute({"command": f"echo started; exec -a {marker} sleep 30"}, cancel=token)
+    assert str(info.value) == "[Command cancelled]\nstarted"
+    assert wait_until(lambda: not pids_with(marker))
+    assert tool.execute({"command": "echo again"}).text == "again"
+
+
+def test_a_raising_on_update_stops_the_call(tool, marker):
+    def on_update(text: str) -> None:
+        raise LookupError("stop here")
+
+    start = time.monotonic()
+    with pytest.raises(LookupError, match="stop here"):
+        tool.execute({"command": f"echo x; exec -a {marker} sleep 30"}, on_update=on_update)
+    assert time.monotonic() - start < 3
+    assert wait_until(lambda: not pids_with(marker))
+
+
+def test_bad_arguments(tool):
+    with pytest.raises(conch.InvalidArgumentError, match="command"):
+        tool.execute({})
+    with pytest.raises(ValueError, match="timeout"):
+        tool.execute({"command": "true", "timeout": "soon"})
+    with pytest.raises(ValueError, match="head"):
+        tool.execute({"command": "true", "head": -1})
+    # keys the model adds that the tool does not know are ignored
+    assert tool.execute({"command": "echo ok", "description": "say ok"}).text == "ok"
+
+
+def test_execute_async_and_cancellation(tool, marker):
+    async def main():
+        r = await tool.execute_async({"command": "echo async"})
+        assert r.text == "async"
+        task = asyncio.create_task(tool.execute_async({"command": f"exec -a {marker} sleep 30"}))
+        assert await asyncio.to_thread(wait_until, lambda: pids_with(marker))
+        start = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - start
+
+    assert asyncio.run(main()) < 1
+    assert not pids_with(marker)
+
+
+def test_virtual_terminal_runs_on_the_pty_when_the_host_has_a_ui(tmp_path, monkeypatch):
+    monkeypatch.delenv("CONCH_NO_PTY", raising=False)
+    monkeypatch.delenv("PI_NO_PTY", raising=False)
+    with conch.BashTool(tmp_path, virtual_terminal=True, has_ui=True, snapshot=None) as t:
+        assert t.execute({"command": "tty"}).text.startswith("/dev/pts/")
+        seen = []
+
+        def watch():
+            assert wait_until(t.pty.is_running)
+            seen.append(t.pty.screen_text())
+            t.pty.write("typed\r")
+
+        threading.Thread(target=watch).start()
+        assert t.execute({"command": "printf 'name? '; read n; echo hi $n"}).text.endswith("hi typed")
+        assert seen and "name?" in seen[0]
+    with conch.BashTool(tmp_path, virtual_terminal=True, has_ui=False, snapshot=None) as t:
+        with pytest.raises(conch.ToolError, match="not a tty"):
+            t.execute({"command": "tty"})

@@ -1,0 +1,529 @@
+//! `BashTool`: what a host calls when the model calls `bash`.
+//!
+//! [`BashTool::execute`] runs the spec's pipeline, in its order:
+//! 1. normalize: trailing `| head -n N` / `| tail -n N` become line limits
+//!    of the complete stream; explicit `head`/`tail` arguments win;
+//! 2. intercept (when enabled): a command the host has a better tool for is
+//!    refused with `Blocked: …` and the suggested tool;
+//! 3. cwd: resolved against the tool's cwd (`~` is the home directory);
+//!    `Working directory does not exist: <p>` /
+//!    `Working directory is not a directory: <p>`;
+//! 4. timeout: seconds, clamped to [1, 3600], default 300;
+//! 5. artifact: allocated best effort; without one the output is still
+//!    truncated, only the `artifact://` link is missing;
+//! 6. engine: a PTY when the host enables a virtual terminal, has a UI and
+//!    `CONCH_NO_PTY`/`PI_NO_PTY` is not `1`; otherwise the persistent shell
+//!    of the session registry. The head limit goes to the engine, whose
+//!    sink keeps the head itself and which stops the command once the head
+//!    is complete (`yes | head -n 5` returns at once); the tail of that is
+//!    taken afterwards, from memory or the artifact (see `selection.rs`);
+//! 7. result: see [`super::result`].
+//!
+//! Live output reaches `on_update` as the tail of the output, at most once
+//! per `update_interval` (see [`super::live`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::config::check_rules;
+use super::live::{ToolUpdate, with_live_updates};
+use super::result::{Shaping, ToolError, ToolResult, shape};
+use super::selection::Limits;
+use crate::artifact::{Artifact, ArtifactStore};
+use crate::command::intercept::{Interceptor, Rule};
+use crate::command::normalize::normalize_bash_command;
+use crate::output::Sanitizer;
+use crate::process::drive::Stop;
+use crate::pty::{PtyOptions, PtyResult, PtySession};
+use crate::shell::registry::{self, ExecuteBashOptions};
+use crate::shell::result::stop_notice;
+use crate::shell::{BashResult, Snapshot};
+use crate::{CancelToken, Error, Result};
+
+/// Timeout when the model gives none, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 300.0;
+/// Shortest timeout, in seconds (0 and fractions below 1 become 1).
+pub const MIN_TIMEOUT_SECS: f64 = 1.0;
+/// Longest timeout, in seconds.
+pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+/// Default pace of live updates.
+pub const DEFAULT_UPDATE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How a [`BashTool`] is set up by its host.
+#[derive(Debug, Clone)]
+pub struct BashToolConfig {
+    /// The project directory: commands run here, relative `cwd` arguments
+    /// are resolved against it.
+    pub cwd: PathBuf,
+    /// Where truncated outputs are spilled (`<dir>/<id>.bash.log`); `None`:
+    /// no artifacts.
+    pub artifacts_dir: Option<PathBuf>,
+    /// The host's tool names: an interceptor rule applies only when its
+    /// tool is among them.
+    pub tool_names: Vec<String>,
+    /// Refuse commands the host has a dedicated tool for.
+    pub interceptor: bool,
+    /// The interceptor's rules; `None`: the default rules.
+    pub rules: Option<Vec<Rule>>,
+    /// Run on a PTY when the host has a UI (`ToolContext::has_ui`).
+    pub virtual_terminal: bool,
+    /// Isolates this tool's persistent shell from other tools' (the
+    /// registry's session key); `None`: shared by every tool of the process
+    /// with the same shell settings.
+    pub session_key: Option<String>,
+    /// Least time between two live updates.
+    pub update_interval: Duration,
+    /// bash to run; `None`: `bash` from `PATH`.
+    pub shell: Option<PathBuf>,
+    /// Prepended to every command: `<prefix> <command>`.
+    pub prefix: Option<String>,
+    /// The rc snapshot the shell sources.
+    pub snapshot: Snapshot,
+    /// Variables exported in the shell session (and given to PTY runs).
+    pub session_env: Vec<(String, String)>,
+    /// Size of the PTY.
+    pub pty_cols: u16,
+    pub pty_rows: u16,
+}
+
+impl BashToolConfig {
+    /// Defaults for a project in `cwd`.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        BashToolConfig {
+            cwd: cwd.into(),
+            artifacts_dir: None,
+            tool_names: Vec::new(),
+            interceptor: false,
+            rules: None,
+            virtual_terminal: false,
+            session_key: None,
+            update_interval: DEFAULT_UPDATE_INTERVAL,
+            shell: None,
+            prefix: None,
+            snapshot: Snapshot::Auto,
+            session_env: Vec::new(),
+            pty_cols: crate::pty::DEFAULT_COLS,
+            pty_rows: crate::pty::DEFAULT_ROWS,
+        }
+    }
+}
+
+impl Default for BashToolConfig {
+    fn default() -> Self {
+        BashToolConfig::new(".")
+    }
+}
+
+/// The model's arguments to `bash` (JSON hosts deserialize them as given).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct BashToolArgs {
+    pub command: String,
+    /// Directory to run in, relative to the tool's cwd.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Seconds (clamped to [1, 3600]; default 300).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// Keep the first N lines of the output.
+    #[serde(default)]
+    pub head: Option<usize>,
+    /// Keep the last N lines (of the head, when both are given).
+    #[serde(default)]
+    pub tail: Option<usize>,
+}
+
+impl BashToolArgs {
+    /// Arguments with only `command` set.
+    pub fn new(command: impl Into<String>) -> Self {
+        BashToolArgs {
+            command: command.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// What the host provides to one call.
+#[derive(Default)]
+pub struct ToolContext<'a> {
+    /// Receives the output's tail while the command runs, on the calling thread.
+    pub on_update: Option<&'a mut dyn FnMut(ToolUpdate)>,
+    /// Cancelling it aborts the call (the outcome is [`ToolError::Aborted`]).
+    pub cancel: Option<CancelToken>,
+    /// The host shows a UI (a PTY run needs one).
+    pub has_ui: bool,
+}
+
+/// Everything one call produced.
+#[derive(Debug)]
+pub struct ToolRun {
+    /// What the model reads.
+    pub outcome: std::result::Result<ToolResult, ToolError>,
+    /// The engine's result, when the command ran.
+    pub bash: Option<BashResult>,
+}
+
+impl ToolRun {
+    /// A call whose command did not run.
+    fn refused(error: ToolError) -> ToolRun {
+        ToolRun {
+            outcome: Err(error),
+            bash: None,
+        }
+    }
+
+    /// The status a command-line front end exits with: the command's own
+    /// status; 124 on timeout (as coreutils `timeout`); 130 when aborted
+    /// (128 + SIGINT); 1 when it could not run (blocked, bad cwd, no bash)
+    /// or ended without a status.
+    pub fn exit_status(&self) -> i32 {
+        match &self.bash {
+            Some(r) if r.timed_out => 124,
+            Some(r) if r.cancelled => 130,
+            Some(r) => r.exit_code.unwrap_or(1),
+            None => 1,
+        }
+    }
+}
+
+enum Intercept {
+    Off,
+    Defaults,
+    Custom(Interceptor),
+}
+
+/// The model's `bash` tool. `Send + Sync`: calls from several threads run
+/// one after another on the shared persistent shell.
+pub struct BashTool {
+    config: BashToolConfig,
+    intercept: Intercept,
+    artifacts: Option<ArtifactStore>,
+    pty: Arc<PtySession>,
+}
+
+impl BashTool {
+    /// Checks the configuration: the interceptor's rules must all compile
+    /// (a bad rule is an error here, not a rule silently skipped). A
+    /// relative `cwd` is taken relative to the host's current directory.
+    pub fn new(mut config: BashToolConfig) -> Result<BashTool> {
+        if config.cwd.is_relative() {
+            let host = std::env::current_dir()
+                .map_err(|e| Error::io("cannot read the current directory", e))?;
+            config.cwd = host.join(&config.cwd);
+        }
+        let intercept = match (&config.rules, config.interceptor) {
+            (_, false) => Intercept::Off,
+            (None, true) => Intercept::Defaults,
+            (Some(rules), true) => Intercept::Custom(check_rules(rules)?),
+        };
+        let artifacts = config.artifacts_dir.clone().map(ArtifactStore::new);
+        Ok(BashTool {
+            config,
+            intercept,
+            artifacts,
+            pty: Arc::new(PtySession::new()),
+        })
+    }
+
+    /// The configuration, with `cwd` made absolute.
+    pub fn config(&self) -> &BashToolConfig {
+        &self.config
+    }
+
+    /// The store the outputs are spilled to, for reading `artifact://<id>`.
+    pub fn artifacts(&self) -> Option<&ArtifactStore> {
+        self.artifacts.as_ref()
+    }
+
+    /// The terminal of PTY runs, for a UI to show (`screen_text`), type
+    /// into (`write_key`), resize or kill while a command runs. A kill
+    /// there is a cancellation the caller did not ask for: the outcome is
+    /// a failure starting `[Command cancelled]`.
+    pub fn pty(&self) -> &Arc<PtySession> {
+        &self.pty
+    }
+
+    /// Runs one call; see the module docs.
+    pub fn execute(
+        &self,
+        args: BashToolArgs,
+        ctx: ToolContext<'_>,
+    ) -> std::result::Result<ToolResult, ToolError> {
+        self.run(args, ctx).outcome
+    }
+
+    /// [`BashTool::execute`], also returning the engine's result.
+    pub fn run(&self, args: BashToolArgs, ctx: ToolContext<'_>) -> ToolRun {
+        let normalized = normalize_bash_command(&args.command);
+        let (head, tail) = normalized.limits_with(args.head, args.tail);
+        let interceptor = match &self.intercept {
+            Intercept::Off => None,
+            Intercept::Defaults => Some(Interceptor::defaults()),
+            Intercept::Custom(i) => Some(i),
+        };
+        // Checked on the command as written: normalizing only drops trailing
+        // piped stages, which no rule matches, so the decision is the one
+        // for the normalized command, and the message quotes the original.
+        if let Some(hit) = interceptor.and_then(|i| i.check(&args.command, &self.config.tool_names))
+        {
+            return ToolRun::refused(ToolError::Blocked {
+                message: hit.message,
+                suggested_tool: hit.suggested_tool,
+            });
+        }
+        let cwd = match self.resolve_cwd(args.cwd.as_deref()) {
+            Ok(cwd) => cwd,
+            Err(e) => return ToolRun::refused(ToolError::failed(e.to_string())),
+        };
+        let timeout = clamp_timeout(args.timeout);
+        let artifact = self
+            .artifacts
+            .as_ref()
+            .and_then(|store| store.allocate("bash").ok());
+        let artifact_path = artifact.as_ref().map(|a| a.path.clone());
+        let cancel = ctx.cancel.clone().unwrap_or_default();
+        let limits = Limits { head, tail };
+        let call = Call {
+            command: normalized.command,
+            cwd,
+            timeout,
+            cancel: cancel.clone(),
+            limits,
+            artifact,
+        };
+        let use_pty = self.config.virtual_terminal && ctx.has_ui && pty_allowed_by_env();
+        let ran = with_live_updates(self.config.update_interval, ctx.on_update, |on_chunk| {
+            if use_pty {
+                self.run_pty(call, on_chunk)
+            } else {
+                self.run_shell(call, on_chunk)
+            }
+        });
+        let result = match ran {
+            Ok(result) => result,
+            Err(e) => return ToolRun::refused(ToolError::failed(e.to_string())),
+        };
+        // The notice a stopped run's output starts with.
+        let stop = if result.timed_out {
+            Stop::Timeout
+        } else {
+            Stop::Cancel
+        };
+        let outcome = shape(
+            &result,
+            &Shaping {
+                limits,
+                aborted_by_caller: cancel.is_cancelled(),
+                stop_notice: stop_notice(Some(stop), Some(timeout)),
+                artifact_path: artifact_path.as_deref(),
+            },
+        );
+        ToolRun {
+            outcome,
+            bash: Some(result),
+        }
+    }
+
+    /// Closes this tool's persistent shell when it has its own session key
+    /// (shared sessions are closed with [`registry::close_all`]).
+    pub fn close(&self) {
+        if let Some(key) = &self.config.session_key {
+            registry::close(key);
+        }
+    }
+
+    fn resolve_cwd(&self, cwd: Option<&str>) -> Result<PathBuf> {
+        let dir = match cwd {
+            Some(dir) => expand_home(dir),
+            None => self.config.cwd.clone(),
+        };
+        crate::shell::cwd::resolve_dir(&self.config.cwd, &dir)
+    }
+
+    fn run_shell(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
+        registry::execute_bash(
+            &call.command,
+            ExecuteBashOptions {
+                session_key: self.config.session_key.clone(),
+                shell: self.config.shell.clone(),
+                prefix: self.config.prefix.clone(),
+                snapshot: self.config.snapshot.clone(),
+                session_env: self.config.session_env.clone(),
+                cwd: Some(call.cwd),
+                timeout: Some(call.timeout),
+                cancel: Some(call.cancel),
+                artifact: call.artifact,
+                // The tail is taken by the tool (see `selection`).
+                head_lines: call.limits.head,
+                ..ExecuteBashOptions::default()
+            },
+            on_chunk,
+        )
+    }
+
+    /// Runs the call on the tool's PTY. Live updates get the sanitized
+    /// text (the raw terminal stream is for the screen, see [`BashTool::pty`]).
+    fn run_pty(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
+        let command = match &self.config.prefix {
+            Some(prefix) => format!("{prefix} {}", call.command),
+            None => call.command,
+        };
+        let mut opts = PtyOptions::new(command);
+        opts.cwd = Some(call.cwd.clone());
+        opts.env = self.config.session_env.clone();
+        opts.timeout = Some(call.timeout);
+        opts.cols = self.config.pty_cols;
+        opts.rows = self.config.pty_rows;
+        opts.shell = self.config.shell.clone();
+        opts.cancel = Some(call.cancel);
+        opts.sink.head_lines = call.limits.head;
+        opts.sink.artifact = call.artifact;
+        let mut sanitizer = Sanitizer::new();
+        let mut clean = String::new();
+        let result = self.pty.start(opts, |raw| {
+            clean.clear();
+            sanitizer.push(raw.as_bytes(), &mut clean);
+            if !clean.is_empty() {
+                on_chunk(&clean);
+            }
+        })?;
+        Ok(pty_result(result, call.timeout, &call.cwd))
+    }
+}
+
+/// One call's settled inputs.
+struct Call {
+    command: String,
+    cwd: PathBuf,
+    timeout: Duration,
+    cancel: CancelToken,
+    limits: Limits,
+    artifact: Option<Artifact>,
+}
+
+/// A PTY run in the shape of the shell's result: the stop notice before
+/// the output, as the shell engine puts it.
+fn pty_result(r: PtyResult, timeout: Duration, cwd: &Path) -> BashResult {
+    let stop = if r.timed_out {
+        Some(Stop::Timeout)
+    } else if r.cancelled {
+        Some(Stop::Cancel)
+    } else {
+        None
+    };
+    let summary = r.summary;
+    let output = match stop_notice(stop, Some(timeout)) {
+        Some(notice) => format!("[{notice}]\n{}", summary.output),
+        None => summary.output,
+    };
+    BashResult {
+        output,
+        exit_code: if stop.is_some() { None } else { r.exit_code },
+        cancelled: stop.is_some(),
+        timed_out: r.timed_out,
+        truncated: summary.truncated,
+        total_lines: summary.total_lines,
+        total_bytes: summary.total_bytes,
+        output_lines: summary.output_lines,
+        output_bytes: summary.output_bytes,
+        artifact_id: summary.artifact_id,
+        working_dir: Some(cwd.to_string_lossy().into_owned()),
+        session_reset: false,
+    }
+}
+
+/// `CONCH_NO_PTY=1` (or omp's `PI_NO_PTY=1`) turns PTY runs off.
+fn pty_allowed_by_env() -> bool {
+    ["CONCH_NO_PTY", "PI_NO_PTY"]
+        .iter()
+        .all(|name| std::env::var_os(name).is_none_or(|v| v != "1"))
+}
+
+/// The timeout used for `seconds` (the model's argument): clamped to
+/// [`MIN_TIMEOUT_SECS`, `MAX_TIMEOUT_SECS`], [`DEFAULT_TIMEOUT_SECS`] when
+/// absent or not a number.
+pub fn clamp_timeout(seconds: Option<f64>) -> Duration {
+    let seconds = seconds
+        .filter(|s| !s.is_nan())
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Duration::from_secs_f64(seconds.clamp(MIN_TIMEOUT_SECS, MAX_TIMEOUT_SECS))
+}
+
+/// `~` and `~/…` name the home directory, as in the model's shell.
+fn expand_home(dir: &str) -> PathBuf {
+    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    match dir.strip_prefix('~') {
+        Some("") => home().unwrap_or_else(|| dir.into()),
+        Some(rest) if rest.starts_with('/') => match home() {
+            Some(home) => home.join(&rest[1..]),
+            None => dir.into(),
+        },
+        _ => dir.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_clamped_to_one_second_to_one_hour() {
+        let secs = |s: Option<f64>| clamp_timeout(s).as_secs_f64();
+        assert_eq!(secs(None), 300.0);
+        assert_eq!(secs(Some(0.0)), 1.0);
+        assert_eq!(secs(Some(0.25)), 1.0);
+        assert_eq!(secs(Some(-5.0)), 1.0);
+        assert_eq!(secs(Some(42.5)), 42.5);
+        assert_eq!(secs(Some(99999.0)), 3600.0);
+        assert_eq!(secs(Some(f64::INFINITY)), 3600.0);
+        assert_eq!(secs(Some(f64::NAN)), 300.0);
+    }
+
+    #[test]
+    fn home_is_expanded_only_at_the_start() {
+        let home = PathBuf::from(std::env::var_os("HOME").unwrap());
+        assert_eq!(expand_home("~"), home);
+        assert_eq!(expand_home("~/src"), home.join("src"));
+        assert_eq!(expand_home("~user/x"), PathBuf::from("~user/x"));
+        assert_eq!(expand_home("a/~"), PathBuf::from("a/~"));
+    }
+
+    #[test]
+    fn exit_status_follows_the_cli_convention() {
+        let base = BashResult {
+            output: String::new(),
+            exit_code: Some(3),
+            cancelled: false,
+            timed_out: false,
+            truncated: false,
+            total_lines: 0,
+            total_bytes: 0,
+            output_lines: 0,
+            output_bytes: 0,
+            artifact_id: None,
+            working_dir: None,
+            session_reset: false,
+        };
+        let run = |bash: Option<BashResult>| ToolRun {
+            outcome: Err(ToolError::failed("x")),
+            bash,
+        };
+        assert_eq!(run(Some(base.clone())).exit_status(), 3);
+        let timed_out = BashResult {
+            exit_code: None,
+            cancelled: true,
+            timed_out: true,
+            ..base.clone()
+        };
+        assert_eq!(run(Some(timed_out)).exit_status(), 124);
+        let aborted = BashResult {
+            exit_code: None,
+            cancelled: true,
+            ..base.clone()
+        };
+        assert_eq!(run(Some(aborted)).exit_status(), 130);
+        assert_eq!(run(None).exit_status(), 1);
+    }
+}

@@ -1,0 +1,629 @@
+//! `BashTool` end to end, with real processes: every row of the spec's
+//! result table, every error text, the interceptor, cwd and timeout rules,
+//! artifacts, head/tail of the complete stream, live updates.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use conch_core::CancelToken;
+use conch_core::command::intercept::Rule;
+use conch_core::output::notice::{Direction, TruncatedBy};
+use conch_core::shell::Snapshot;
+use conch_core::tool::{
+    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,
+    expand_output,
+};
+
+fn temp_dir(name: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "conch-tool-{}-{name}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// A config in a fresh project directory, with its own session.
+fn config(name: &str) -> BashToolConfig {
+    let mut c = BashToolConfig::new(temp_dir(name));
+    c.snapshot = Snapshot::None;
+    c.session_key = Some(format!("tool-test-{name}"));
+    c
+}
+
+/// A tool whose session and project directory go away with it.
+struct Fixture {
+    tool: BashTool,
+    dir: PathBuf,
+}
+
+impl Fixture {
+    fn new(config: BashToolConfig) -> Fixture {
+        let dir = config.cwd.clone();
+        Fixture {
+            tool: BashTool::new(config).unwrap(),
+            dir,
+        }
+    }
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = BashTool;
+    fn deref(&self) -> &BashTool {
+        &self.tool
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.tool.close();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn tool(name: &str) -> Fixture {
+    Fixture::new(config(name))
+}
+
+fn tool_with_artifacts(name: &str) -> (Fixture, PathBuf) {
+    let mut c = config(name);
+    let dir = c.cwd.join("artifacts");
+    c.artifacts_dir = Some(dir.clone());
+    (Fixture::new(c), dir)
+}
+
+fn exec(tool: &BashTool, command: &str) -> Result<ToolResult, ToolError> {
+    tool.execute(BashToolArgs::new(command), ToolContext::default())
+}
+
+fn failed(outcome: Result<ToolResult, ToolError>) -> ToolError {
+    match outcome {
+        Err(e @ ToolError::Failed { .. }) => e,
+        other => panic!("expected a Failed error, got {other:?}"),
+    }
+}
+
+// ---- the result table -------------------------------------------------
+
+#[test]
+fn success_is_the_output_without_details() {
+    let t = tool("success");
+    let r = exec(&t, "echo hello; echo world >&2").unwrap();
+    assert_eq!(r.text, "hello\nworld");
+    assert_eq!(r.details, None);
+}
+
+#[test]
+fn empty_output_reads_no_output() {
+    let t = tool("empty");
+    assert_eq!(exec(&t, "true").unwrap().text, "(no output)");
+    let e = failed(exec(&t, "false"));
+    assert_eq!(e.message(), "(no output)\n\nCommand exited with code 1");
+}
+
+#[test]
+fn non_zero_exit_is_a_failure_with_the_code() {
+    let t = tool("nonzero");
+    let e = failed(exec(&t, "echo partial; sh -c 'exit 3'"));
+    assert_eq!(e.message(), "partial\n\nCommand exited with code 3");
+    assert_eq!(e.to_string(), e.message());
+    assert!(e.details().is_none());
+    // the session survives and the next call succeeds
+    assert_eq!(exec(&t, "echo next").unwrap().text, "next");
+}
+
+#[test]
+fn timeout_is_a_failure_that_starts_with_the_notice() {
+    let t = tool("timeout");
+    let start = Instant::now();
+    let mut args = BashToolArgs::new("echo before; /bin/sleep 5");
+    args.timeout = Some(1.0);
+    let e = failed(t.execute(args, ToolContext::default()));
+    assert_eq!(e.message(), "[Command timed out after 1 seconds]\nbefore");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn timeout_zero_is_clamped_to_one_second() {
+    let t = tool("timeout0");
+    let start = Instant::now();
+    let mut args = BashToolArgs::new("/bin/sleep 10");
+    args.timeout = Some(0.0);
+    let e = failed(t.execute(args, ToolContext::default()));
+    let took = start.elapsed();
+    assert_eq!(e.message(), "[Command timed out after 1 seconds]");
+    assert!(took >= Duration::from_millis(900), "{took:?}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[test]
+fn timeout_above_an_hour_is_clamped_and_still_runs() {
+    assert_eq!(
+        conch_core::tool::clamp_timeout(Some(99999.0)),
+        Duration::from_secs(3600)
+    );
+    let t = tool("timeout99999");
+    let mut args = BashToolArgs::new("echo fine");
+    args.timeout = Some(99999.0);
+    let run = t.run(args, ToolContext::default());
+    assert_eq!(run.outcome.unwrap().text, "fine");
+    assert_eq!(run.bash.unwrap().exit_code, Some(0));
+}
+
+#[test]
+fn abort_by_the_caller_is_an_abort_error_and_the_tool_recovers() {
+    let t = tool("abort");
+    let cancel = CancelToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            cancel.cancel();
+        })
+    };
+    let start = Instant::now();
+    let outcome = t.execute(
+        BashToolArgs::new("echo started; /bin/sleep 30"),
+        ToolContext {
+            cancel: Some(cancel),
+            ..ToolContext::default()
+        },
+    );
+    canceller.join().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    match outcome {
+        Err(ToolError::Aborted { message, details }) => {
+            assert_eq!(message, "[Command cancelled]\nstarted");
+            assert!(details.is_none());
+        }
+        other => panic!("expected Aborted, got {other:?}"),
+    }
+    assert_eq!(exec(&t, "echo again").unwrap().text, "again");
+}
+
+#[test]
+fn a_token_cancelled_before_the_call_aborts_it() {
+    let t = tool("precancel");
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let outcome = t.execute(
+        BashToolArgs::new("echo never"),
+        ToolContext {
+            cancel: Some(cancel),
+            ..ToolContext::default()
+        },
+    );
+    assert!(
+        matches!(&outcome, Err(ToolError::Aborted { message, .. }) if message == "[Command cancelled]"),
+        "{outcome:?}"
+    );
+}
+
+#[test]
+fn sessions_start_whatever_descriptors_the_host_holds() {
+    // The status pipe of a new session lands on whatever descriptor is
+    // free; holding more and more files walks it across every number up
+    // to past the one bash reports on (62).
+    let mut held = Vec::new();
+    for i in 0..70 {
+        held.push(std::fs::File::open("/dev/null").unwrap());
+        let mut c = config("fds");
+        c.session_key = Some(format!("tool-test-fds-{i}"));
+        let t = Fixture::new(c);
+        assert_eq!(
+            exec(&t, "echo up").unwrap().text,
+            "up",
+            "with {} files held",
+            i + 1
+        );
+    }
+}
+
+// ---- errors before the command runs ------------------------------------
+
+#[test]
+fn missing_cwd_and_file_cwd_have_the_spec_texts() {
+    let t = tool("cwd");
+    let root = t.config().cwd.clone();
+    std::fs::write(root.join("file.txt"), "x").unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+
+    let mut args = BashToolArgs::new("pwd");
+    args.cwd = Some("nope".into());
+    let e = failed(t.execute(args, ToolContext::default()));
+    assert_eq!(
+        e.message(),
+        format!(
+            "Working directory does not exist: {}",
+            root.join("nope").display()
+        )
+    );
+
+    let mut args = BashToolArgs::new("pwd");
+    args.cwd = Some("file.txt".into());
+    let e = failed(t.execute(args, ToolContext::default()));
+    assert_eq!(
+        e.message(),
+        format!(
+            "Working directory is not a directory: {}",
+            root.join("file.txt").display()
+        )
+    );
+
+    let mut args = BashToolArgs::new("pwd");
+    args.cwd = Some("sub".into());
+    let r = t.execute(args, ToolContext::default()).unwrap();
+    assert_eq!(r.text, root.join("sub").display().to_string());
+    // without a cwd argument, the tool's cwd (a `cd` does not carry over)
+    exec(&t, "cd /").unwrap();
+    assert_eq!(exec(&t, "pwd").unwrap().text, root.display().to_string());
+}
+
+#[test]
+fn a_missing_tool_cwd_is_reported_at_the_call() {
+    let mut c = config("gone");
+    let project = c.cwd.clone();
+    c.cwd = c.cwd.join("gone");
+    let t = BashTool::new(c).unwrap();
+    let _ = std::fs::remove_dir_all(project);
+    let e = failed(exec(&t, "pwd"));
+    assert!(
+        e.message()
+            .starts_with("Working directory does not exist: ")
+            && e.message().ends_with("/gone"),
+        "{}",
+        e.message()
+    );
+}
+
+fn intercepting(name: &str, tools: &[&str], rules: Option<Vec<Rule>>) -> Fixture {
+    let mut c = config(name);
+    c.interceptor = true;
+    c.tool_names = tools.iter().map(|s| s.to_string()).collect();
+    c.rules = rules;
+    Fixture::new(c)
+}
+
+fn blocked(outcome: Result<ToolResult, ToolError>) -> (String, String) {
+    match outcome {
+        Err(ToolError::Blocked {
+            message,
+            suggested_tool,
+        }) => (message, suggested_tool),
+        other => panic!("expected Blocked, got {other:?}"),
+    }
+}
+
+#[test]
+fn intercepted_commands_are_blocked_per_segment() {
+    let t = intercepting(
+        "intercept",
+        &["read", "grep", "find", "edit", "write"],
+        None,
+    );
+    std::fs::write(t.config().cwd.join("f"), "secret\n").unwrap();
+    let (message, tool) = blocked(exec(&t, "cat f"));
+    assert_eq!(tool, "read");
+    assert_eq!(
+        message,
+        "Blocked: Use the `read` tool instead of cat/head/tail. It provides better context and handles binary files.\n\nOriginal command: cat f"
+    );
+    for (command, tool) in [
+        ("cd . && cat f", "read"),
+        ("FOO=1 cat f", "read"),
+        ("(cat f)", "read"),
+        ("true; grep -r x .", "grep"),
+        ("sed -i s/a/b/ f", "edit"),
+        ("echo hi > out.txt", "write"),
+        ("find . -name '*.rs'", "find"),
+    ] {
+        assert_eq!(blocked(exec(&t, command)).1, tool, "{command}");
+    }
+    // the message quotes the command as written, head/tail stages included
+    let (message, _) = blocked(exec(&t, "  cat f | head -n 5  "));
+    assert!(
+        message.ends_with("Original command: cat f | head -n 5"),
+        "{message}"
+    );
+    // not blocked: quoted text, filters fed by a pipe, writes to /dev/null
+    assert_eq!(exec(&t, "echo \"cat f\"").unwrap().text, "cat f");
+    assert_eq!(exec(&t, "printf 'a\\nb\\n' | grep b").unwrap().text, "b");
+    assert_eq!(exec(&t, "echo x > /dev/null").unwrap().text, "(no output)");
+}
+
+#[test]
+fn rules_apply_only_when_the_host_has_their_tool() {
+    let t = intercepting("intercept-notool", &["grep"], None);
+    std::fs::write(t.config().cwd.join("f"), "content\n").unwrap();
+    assert_eq!(exec(&t, "cat f").unwrap().text, "content");
+    assert_eq!(blocked(exec(&t, "grep x f")).1, "grep");
+    // the interceptor off: nothing is blocked
+    let t = tool("intercept-off");
+    std::fs::write(t.config().cwd.join("f"), "content\n").unwrap();
+    assert_eq!(exec(&t, "cat f").unwrap().text, "content");
+}
+
+#[test]
+fn custom_rules_replace_the_defaults_and_bad_ones_fail_at_new() {
+    let rule = |pattern: &str| Rule {
+        pattern: pattern.into(),
+        flags: Some("i".into()),
+        tool: "deploy".into(),
+        message: "Use the deploy tool".into(),
+    };
+    let t = intercepting(
+        "intercept-custom",
+        &["deploy", "read"],
+        Some(vec![rule(r"^KUBECTL\b")]),
+    );
+    let (message, tool) = blocked(exec(&t, "cd . && kubectl apply -f x.yaml"));
+    assert_eq!(tool, "deploy");
+    assert_eq!(
+        message,
+        "Blocked: Use the deploy tool\n\nOriginal command: cd . && kubectl apply -f x.yaml"
+    );
+    assert_eq!(exec(&t, "cat /dev/null").unwrap().text, "(no output)");
+
+    let mut c = config("intercept-bad");
+    c.interceptor = true;
+    c.rules = Some(vec![rule("ok"), rule("(unclosed")]);
+    let _ = std::fs::remove_dir_all(&c.cwd);
+    let err = BashTool::new(c).err().expect("an invalid rule is an error");
+    assert!(
+        err.to_string()
+            .starts_with("interceptor rule 1 (`(unclosed`)"),
+        "{err}"
+    );
+}
+
+// ---- artifacts and truncation ----------------------------------------
+
+fn artifact_file(dir: &Path, id: &str) -> PathBuf {
+    dir.join(format!("{id}.bash.log"))
+}
+
+#[test]
+fn truncated_output_spills_to_an_artifact_with_the_notice() {
+    let (t, dir) = tool_with_artifacts("spill");
+    let r = exec(&t, "printf 'a%.0s' {1..60000}").unwrap();
+    let trunc = r.details.as_ref().unwrap().truncation().unwrap().clone();
+    let id = trunc.artifact_id.clone().unwrap();
+    assert!(r.text.ends_with(&format!(
+        "\n\n[Showing lines 1-1 of 1 (50.0KB limit). Full: artifact://{id}]"
+    )));
+    assert_eq!(trunc.total_bytes, 60_000);
+    assert_eq!(trunc.truncated_by, TruncatedBy::Bytes);
+    assert_eq!(
+        std::fs::read(artifact_file(&dir, &id)).unwrap().len(),
+        60_000
+    );
+    let full = expand_output(t.artifacts().unwrap(), &r.text, r.details.as_ref()).unwrap();
+    assert_eq!(full, "a".repeat(60_000));
+    // an untruncated result expands to itself
+    let small = exec(&t, "echo small").unwrap();
+    assert_eq!(
+        expand_output(t.artifacts().unwrap(), &small.text, small.details.as_ref()).unwrap(),
+        "small"
+    );
+}
+
+#[test]
+fn a_failed_million_line_command_keeps_its_notice_and_artifact() {
+    let (t, dir) = tool_with_artifacts("million");
+    let e = failed(exec(&t, "seq 1 1000000; sh -c 'exit 1'"));
+    let trunc = e.details().unwrap().truncation().unwrap().clone();
+    let id = trunc.artifact_id.clone().unwrap();
+    assert_eq!(trunc.total_lines, 1_000_000);
+    let range = trunc.shown_range.unwrap();
+    assert_eq!(range.end, 1_000_000);
+    assert!(e.message().ends_with(&format!(
+        "999999\n1000000\n\nCommand exited with code 1\n\n[Showing lines {}-1000000 of 1000000 (50.0KB limit). Full: artifact://{id}]",
+        range.start
+    )), "{}", &e.message()[e.message().len() - 200..]);
+    let artifact = std::fs::read_to_string(artifact_file(&dir, &id)).unwrap();
+    assert_eq!(artifact.lines().count(), 1_000_000);
+    assert!(artifact.starts_with("1\n2\n3\n"));
+    assert!(artifact.ends_with("999999\n1000000\n"));
+}
+
+#[test]
+fn a_timed_out_flood_keeps_its_notice_and_artifact() {
+    let (t, _dir) = tool_with_artifacts("timeout-flood");
+    let mut args = BashToolArgs::new("seq 1 200000; /bin/sleep 10");
+    args.timeout = Some(1.0);
+    let e = failed(t.execute(args, ToolContext::default()));
+    assert!(
+        e.message()
+            .starts_with("[Command timed out after 1 seconds]\n")
+    );
+    let trunc = e.details().unwrap().truncation().unwrap();
+    assert!(e.message().ends_with(&format!(
+        "(50.0KB limit). Full: artifact://{}]",
+        trunc.artifact_id.as_deref().unwrap()
+    )));
+}
+
+#[test]
+fn a_failing_artifact_directory_means_no_artifact_not_an_error() {
+    let mut c = config("badartifacts");
+    let file = c.cwd.join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    c.artifacts_dir = Some(file.join("artifacts"));
+    let t = Fixture::new(c);
+    assert_eq!(exec(&t, "echo ran").unwrap().text, "ran");
+    let r = exec(&t, "seq 1 100000").unwrap();
+    let trunc = r.details.unwrap().meta.truncation.unwrap();
+    assert_eq!(trunc.artifact_id, None);
+    let start = trunc.shown_range.unwrap().start;
+    assert!(r.text.ends_with(&format!(
+        "\n100000\n\n[Showing lines {start}-100000 of 100000 (50.0KB limit)]"
+    )));
+}
+
+// ---- head and tail of the complete stream -----------------------------
+
+#[test]
+fn yes_piped_to_head_returns_at_once() {
+    let t = tool("yes-head");
+    let start = Instant::now();
+    let r = exec(&t, "yes | head -n 5").unwrap();
+    let took = start.elapsed();
+    eprintln!("yes | head -n 5 through BashTool: {took:?}");
+    assert_eq!(r.text, "y\ny\ny\ny\ny");
+    assert_eq!(r.details, None);
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn head_of_a_long_stream_is_its_first_lines() {
+    let (t, _dir) = tool_with_artifacts("seq-head");
+    let r = exec(&t, "seq 1 1000000 | head -n 3").unwrap();
+    assert_eq!(r.text, "1\n2\n3");
+    assert_eq!(r.details, None);
+    let r = exec(&t, "seq 1 1000000 | head -3").unwrap();
+    assert_eq!(r.text, "1\n2\n3");
+}
+
+#[test]
+fn explicit_limits_win_over_extracted_ones() {
+    let t = tool("explicit");
+    let mut args = BashToolArgs::new("seq 1 100 | tail -n 5");
+    args.tail = Some(2);
+    assert_eq!(
+        t.execute(args, ToolContext::default()).unwrap().text,
+        "99\n100"
+    );
+    let mut args = BashToolArgs::new("seq 1 100 | tail -n 5");
+    args.head = Some(10);
+    // explicit head, extracted tail: the last 5 of the first 10
+    assert_eq!(
+        t.execute(args, ToolContext::default()).unwrap().text,
+        "6\n7\n8\n9\n10"
+    );
+    assert_eq!(exec(&t, "seq 1 10 | tail -2").unwrap().text, "9\n10");
+}
+
+#[test]
+fn tail_of_a_long_head_comes_from_the_artifact() {
+    let (t, _dir) = tool_with_artifacts("head-tail");
+    let mut args = BashToolArgs::new("seq 1 1000000");
+    args.head = Some(100_000);
+    args.tail = Some(3);
+    let r = t.execute(args, ToolContext::default()).unwrap();
+    assert_eq!(r.text, "99998\n99999\n100000");
+    assert_eq!(r.details, None);
+}
+
+#[test]
+fn a_tail_longer_than_the_bound_is_truncated_with_its_real_lines() {
+    let (t, _dir) = tool_with_artifacts("long-tail");
+    let r = exec(&t, "seq 1 100000 | tail -n 50000").unwrap();
+    let trunc = r.details.unwrap().meta.truncation.unwrap();
+    let range = trunc.shown_range.unwrap();
+    assert_eq!(range.end, 100_000);
+    assert!(range.start > 50_000);
+    assert!(r.text.starts_with(&format!("{}\n", range.start)));
+    assert!(r.text.contains("\n100000\n\n[Showing lines "));
+    assert!(trunc.artifact_id.is_some());
+}
+
+#[test]
+fn a_long_head_is_truncated_from_line_one() {
+    let (t, _dir) = tool_with_artifacts("long-head");
+    let r = exec(&t, "seq 1 100000 | head -n 50000").unwrap();
+    let trunc = r.details.unwrap().meta.truncation.unwrap();
+    assert_eq!(trunc.direction, Direction::Head);
+    let range = trunc.shown_range.unwrap();
+    assert_eq!(range.start, 1);
+    assert!(range.end < 50_000);
+    assert!(r.text.starts_with("1\n2\n"));
+    assert!(r.text.contains(&format!(
+        "\n{}\n\n[Showing lines 1-{}",
+        range.end, range.end
+    )));
+}
+
+// ---- live updates ------------------------------------------------------
+
+#[test]
+fn live_updates_stream_the_tail_at_a_bounded_pace() {
+    let t = tool("updates");
+    let mut updates: Vec<String> = Vec::new();
+    let mut on_update = |u: ToolUpdate| updates.push(u.text);
+    let r = t
+        .execute(
+            BashToolArgs::new("for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done"),
+            ToolContext {
+                on_update: Some(&mut on_update),
+                ..ToolContext::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(r.text, "line1\nline2\nline3");
+    assert!(updates.len() >= 3, "{updates:?}");
+    assert_eq!(updates.first().unwrap(), "line1\n");
+    assert_eq!(updates.last().unwrap(), "line1\nline2\nline3\n");
+
+    let mut count = 0usize;
+    let mut largest = 0usize;
+    let mut on_update = |u: ToolUpdate| {
+        count += 1;
+        largest = largest.max(u.text.len());
+    };
+    let start = Instant::now();
+    exec_with_updates(&t, "seq 1 3000000", &mut on_update);
+    let took = start.elapsed();
+    assert!(largest <= 51_200, "{largest}");
+    let most = (took.as_millis() / 50) as usize + 2;
+    assert!(count <= most, "{count} updates in {took:?}");
+}
+
+fn exec_with_updates(t: &BashTool, command: &str, on_update: &mut dyn FnMut(ToolUpdate)) {
+    t.execute(
+        BashToolArgs::new(command),
+        ToolContext {
+            on_update: Some(on_update),
+            ..ToolContext::default()
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn shell_state_persists_between_calls_but_the_cwd_does_not() {
+    let t = tool("persist");
+    exec(&t, "export GREETING=hi; shout() { echo \"${1^^}\"; }; cd /").unwrap();
+    let r = exec(&t, "echo $GREETING; shout quiet; pwd").unwrap();
+    assert_eq!(r.text, format!("hi\nQUIET\n{}", t.config().cwd.display()));
+}
+
+#[test]
+fn tools_and_sessions_can_be_shared_across_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<BashTool>();
+    shareable::<conch_core::tool::BashSession>();
+    let t = std::sync::Arc::new(tool("threads"));
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let t = t.clone();
+            std::thread::spawn(move || exec(&t, &format!("echo {i}")).unwrap().text)
+        })
+        .collect();
+    let mut outputs: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    outputs.sort();
+    assert_eq!(outputs, ["0", "1", "2", "3"]);
+}

@@ -1,0 +1,105 @@
+//! `conch_execute_shell`: one command in a fresh process.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use conch_core::shell::{ExecuteOptions, execute_shell};
+
+use crate::artifact::conch_artifact_store;
+use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
+use crate::callback::{ChunkForwarder, conch_chunk_cb};
+use crate::cancel::conch_cancel_token;
+use crate::options;
+use crate::result::{conch_bash_result, into_c};
+use crate::status::FfiResult;
+
+/// One command for `conch_execute_shell`. Zero-initialize it, then set
+/// `command`: zero / NULL fields are the defaults.
+#[repr(C)]
+pub struct conch_execute_options {
+    /// The command line. Required.
+    pub command: *const c_char,
+    /// The shell run as `<shell> -c <command>` (bash, sh, zsh…); NULL: `bash`
+    /// from `PATH`.
+    pub shell: *const c_char,
+    /// Working directory; NULL: the host's cwd.
+    pub cwd: *const c_char,
+    /// Extra variables, `"KEY=VALUE"` strings ended by a NULL pointer; NULL:
+    /// none.
+    pub env: *const *const c_char,
+    /// Deadline in milliseconds; 0: none.
+    pub timeout_ms: u64,
+    /// Bytes of output kept; 0: 51200.
+    pub max_bytes: usize,
+    /// Where the full output is spilled past `max_bytes`; NULL: nowhere.
+    pub artifacts_dir: *const c_char,
+    /// A shared store instead of `artifacts_dir` (borrowed); NULL: none.
+    pub artifact_store: *const conch_artifact_store,
+    /// Keep only the first N lines of the whole output; 0: no limit.
+    pub head_lines: usize,
+    /// Then keep only the last N lines; 0: no limit.
+    pub tail_lines: usize,
+    /// Cancels the command when cancelled, from any thread; NULL: none.
+    pub cancel: *const conch_cancel_token,
+    /// Which host variables the process inherits: NULL or `"all"`, `"core"`,
+    /// `"none"`.
+    pub env_inherit: *const c_char,
+    /// Globs of variable names never passed on; ended by a NULL pointer.
+    pub env_exclude: *const *const c_char,
+    /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
+    pub skip_non_interactive_env: bool,
+}
+
+/// # Safety
+/// `opts` fields are NULL or valid, as documented on `conch_execute_options`.
+unsafe fn execute_options(opts: &conch_execute_options) -> FfiResult<ExecuteOptions> {
+    // SAFETY (whole block): every pointer field is NULL or valid (caller).
+    unsafe {
+        Ok(ExecuteOptions {
+            command: str_arg(opts.command, "opts->command")?.to_string(),
+            shell: options::opt_path(opts.shell, "opts->shell")?,
+            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
+            env: env_list(opts.env, "opts->env")?,
+            timeout: options::timeout(opts.timeout_ms),
+            cancel: options::cancel(opts.cancel),
+            non_interactive_env: !opts.skip_non_interactive_env,
+            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
+            max_bytes: options::max_bytes(opts.max_bytes),
+            artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
+            head_lines: options::line_limit(opts.head_lines),
+            tail_lines: options::line_limit(opts.tail_lines),
+            ..ExecuteOptions::default()
+        })
+    }
+}
+
+/// Runs one command in a fresh `<shell> -c` process (no state kept between
+/// calls) and blocks until it exits; what it leaves in the background is
+/// killed.
+///
+/// Output streams to `cb` (may be NULL) on this thread, in order, before
+/// this function returns. On `CONCH_OK`, `*out` is the result (free it with
+/// `conch_bash_result_free`); a timeout or cancellation is a result, not an
+/// error.
+///
+/// # Safety
+/// `opts` points to valid options; `cb`, if not NULL, is safe to call with
+/// `user`; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_execute_shell(
+    opts: *const conch_execute_options,
+    cb: conch_chunk_cb,
+    user: *mut c_void,
+    out: *mut *mut conch_bash_result,
+) -> c_int {
+    boundary::status("conch_execute_shell", || {
+        // SAFETY (whole block): the caller's guarantees.
+        let (opts, out) = unsafe {
+            let opts = execute_options(ref_arg(opts, "opts")?)?;
+            (opts, out_arg(out, "out")?)
+        };
+        let mut forwarder = ChunkForwarder::new(cb, user);
+        let result = execute_shell(opts, |chunk| forwarder.forward(chunk))?;
+        *out = into_c(result)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,118 @@
+//! Option fields shared by the shell and one-shot structs, translated to
+//! core values. Zero / NULL always means the core's default.
+
+use std::ffi::c_char;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use conch_core::artifact::ArtifactStore;
+use conch_core::output::DEFAULT_MAX_BYTES;
+use conch_core::process::env::{EnvPolicy, Inherit};
+use conch_core::shell::Snapshot;
+
+use crate::artifact::conch_artifact_store;
+use crate::boundary::{opt_str_arg, opt_str_list};
+use crate::cancel::conch_cancel_token;
+use crate::status::{FfiError, FfiResult};
+
+/// An optional path argument.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn opt_path(p: *const c_char, name: &str) -> FfiResult<Option<PathBuf>> {
+    // SAFETY: forwarded from the caller.
+    Ok(unsafe { opt_str_arg(p, name) }?.map(PathBuf::from))
+}
+
+/// `0` means no timeout.
+pub(crate) fn timeout(ms: u64) -> Option<Duration> {
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+/// `0` means no limit.
+pub(crate) fn line_limit(lines: usize) -> Option<usize> {
+    (lines > 0).then_some(lines)
+}
+
+/// `0` means the default (51200).
+pub(crate) fn max_bytes(bytes: usize) -> usize {
+    if bytes == 0 { DEFAULT_MAX_BYTES } else { bytes }
+}
+
+/// `snapshot`: NULL or `"auto"`, `"none"`, or the path of a snapshot file.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn snapshot(p: *const c_char, name: &str) -> FfiResult<Snapshot> {
+    // SAFETY: forwarded from the caller.
+    Ok(match unsafe { opt_str_arg(p, name) }? {
+        None | Some("auto") => Snapshot::Auto,
+        Some("none") => Snapshot::None,
+        Some("") => return Err(FfiError::arg(format!("{name} is empty"))),
+        Some(path) => Snapshot::Path(PathBuf::from(path)),
+    })
+}
+
+/// The env policy from `env_inherit` (NULL or `"all"`, `"core"`, `"none"`)
+/// and `env_exclude` (NULL-terminated globs, NULL: none).
+///
+/// # Safety
+/// `inherit` is NULL or a C string; `exclude` is NULL or a NULL-terminated
+/// array of C strings.
+pub(crate) unsafe fn env_policy(
+    inherit: *const c_char,
+    exclude: *const *const c_char,
+    prefix: &str,
+) -> FfiResult<EnvPolicy> {
+    let inherit_name = format!("{prefix}env_inherit");
+    // SAFETY: forwarded from the caller.
+    let inherit = match unsafe { opt_str_arg(inherit, &inherit_name) }? {
+        None | Some("all") => Inherit::All,
+        Some("core") => Inherit::Core,
+        Some("none") => Inherit::None,
+        Some(other) => {
+            return Err(FfiError::arg(format!(
+                "{inherit_name} must be \"all\", \"core\" or \"none\", got {other:?}"
+            )));
+        }
+    };
+    // SAFETY: forwarded from the caller.
+    let exclude = unsafe { opt_str_list(exclude, &format!("{prefix}env_exclude")) }?
+        .unwrap_or_default()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    Ok(EnvPolicy { inherit, exclude })
+}
+
+/// The artifact store from `artifacts_dir` or `artifact_store` (at most one).
+///
+/// # Safety
+/// `dir` is NULL or a C string; `store` is NULL or a live store.
+pub(crate) unsafe fn artifacts(
+    dir: *const c_char,
+    store: *const conch_artifact_store,
+    prefix: &str,
+) -> FfiResult<Option<ArtifactStore>> {
+    // SAFETY: forwarded from the caller.
+    let dir = unsafe { opt_path(dir, &format!("{prefix}artifacts_dir")) }?;
+    // SAFETY: forwarded from the caller.
+    let store = unsafe { store.as_ref() };
+    match (dir, store) {
+        (Some(_), Some(_)) => Err(FfiError::arg(format!(
+            "set {prefix}artifacts_dir or {prefix}artifact_store, not both"
+        ))),
+        (Some(dir), None) => Ok(Some(ArtifactStore::new(dir))),
+        (None, Some(store)) => Ok(Some(store.store.clone())),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The core token behind an optional `conch_cancel_token *`.
+///
+/// # Safety
+/// `token` is NULL or a live token.
+pub(crate) unsafe fn cancel(token: *const conch_cancel_token) -> Option<conch_core::CancelToken> {
+    // SAFETY: forwarded from the caller.
+    unsafe { token.as_ref() }.map(|t| t.token.clone())
+}

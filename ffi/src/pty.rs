@@ -1,0 +1,363 @@
+//! `conch_pty`: one command at a time on a pseudo-terminal, with a virtual
+//! screen, for programs that want a terminal.
+//!
+//! Like `conch_shell`, the handle is an `Arc` behind a raw pointer:
+//! `conch_pty_start` holds its own reference while it blocks, so the input
+//! functions and `conch_pty_free` may be called from other threads.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+use conch_core::output::{OutputSummary, SinkOptions};
+use conch_core::pty::{DEFAULT_COLS, DEFAULT_ROWS, PtyOptions, PtySession};
+
+use crate::artifact::conch_artifact_store;
+use crate::boundary::{
+    self, bytes_arg, c_owned, c_string, env_list, free_c_string, into_raw_or_null, opt_c_owned,
+    out_arg, ref_arg, str_arg,
+};
+use crate::callback::{ChunkForwarder, conch_chunk_cb};
+use crate::cancel::conch_cancel_token;
+use crate::options;
+use crate::status::{FfiError, FfiResult};
+
+/// A pseudo-terminal session (opaque) that runs one command at a time and
+/// keeps what it draws on a virtual screen.
+///
+/// Thread-safe: while `conch_pty_start` blocks on one thread, other threads
+/// call `conch_pty_write`, `conch_pty_write_key`, `conch_pty_resize`,
+/// `conch_pty_kill`, `conch_pty_screen_text` and `conch_pty_is_running`.
+/// `conch_pty_free` may be called from another thread while a run blocks (it
+/// kills the run; `conch_pty_start` then returns), but never concurrently
+/// with the start of another call on the handle, nor after it.
+pub struct conch_pty {
+    session: PtySession,
+}
+
+/// What to run on the terminal. Zero-initialize it, then set `command`.
+#[repr(C)]
+pub struct conch_pty_options {
+    /// Bash source, run as `bash -c <command>`. Required.
+    pub command: *const c_char,
+    /// Working directory; NULL: the host's cwd.
+    pub cwd: *const c_char,
+    /// Variables for this run, `"KEY=VALUE"` strings ended by a NULL pointer
+    /// (they win over the defaults, `TERM=xterm-256color` included); NULL:
+    /// none.
+    pub env: *const *const c_char,
+    /// Deadline in milliseconds from the start; 0: none.
+    pub timeout_ms: u64,
+    /// Terminal width, clamped to 20–400; 0: 120.
+    pub cols: u16,
+    /// Terminal height, clamped to 5–200; 0: 40.
+    pub rows: u16,
+    /// The bash to run; NULL: `bash` from `PATH`.
+    pub shell: *const c_char,
+    /// Cancels the run when cancelled, like `conch_pty_kill`; NULL: none.
+    pub cancel: *const conch_cancel_token,
+    /// Bytes of sanitized output kept for the model; 0: 51200.
+    pub max_bytes: usize,
+    /// Where the full output is spilled past `max_bytes`; NULL: nowhere.
+    pub artifacts_dir: *const c_char,
+    /// A shared store instead of `artifacts_dir` (borrowed); NULL: none.
+    pub artifact_store: *const conch_artifact_store,
+    /// Which host variables the command inherits: NULL or `"all"`, `"core"`,
+    /// `"none"`.
+    pub env_inherit: *const c_char,
+    /// Globs of variable names never passed on; ended by a NULL pointer.
+    pub env_exclude: *const *const c_char,
+    /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
+    pub skip_non_interactive_env: bool,
+}
+
+/// How a PTY run ended. Owned by the caller: free it with
+/// `conch_pty_result_free` (which frees its strings too).
+#[repr(C)]
+pub struct conch_pty_result {
+    /// The exit status (`128 + signal` when a signal ended the command);
+    /// meaningful only when `has_exit_code`.
+    pub exit_code: i32,
+    /// False when the command could not start (the output then says
+    /// `PTY error: <message>`) or was cancelled before it started.
+    pub has_exit_code: bool,
+    /// Ended by `conch_pty_kill` or the cancel token.
+    pub cancelled: bool,
+    /// Ended by the timeout.
+    pub timed_out: bool,
+    /// `output` is not the whole stream.
+    pub truncated: bool,
+    /// The output for the model: sanitized (escapes removed, `\r` as line
+    /// breaks) and bounded. Never NULL.
+    pub output: *const c_char,
+    /// Lines of the whole sanitized stream.
+    pub total_lines: u64,
+    /// Bytes of the whole sanitized stream.
+    pub total_bytes: u64,
+    /// Lines in `output`.
+    pub output_lines: u64,
+    /// Bytes in `output`.
+    pub output_bytes: u64,
+    /// Set when the full stream was spilled to an artifact; NULL when none.
+    pub artifact_id: *const c_char,
+}
+
+/// # Safety
+/// `opts` fields are NULL or valid, as documented on `conch_pty_options`.
+unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
+    // SAFETY (whole block): every pointer field is NULL or valid (caller).
+    unsafe {
+        let store = options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?;
+        Ok(PtyOptions {
+            command: str_arg(opts.command, "opts->command")?.to_string(),
+            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
+            env: env_list(opts.env, "opts->env")?,
+            timeout: options::timeout(opts.timeout_ms),
+            cols: if opts.cols == 0 {
+                DEFAULT_COLS
+            } else {
+                opts.cols
+            },
+            rows: if opts.rows == 0 {
+                DEFAULT_ROWS
+            } else {
+                opts.rows
+            },
+            shell: options::opt_path(opts.shell, "opts->shell")?,
+            cancel: options::cancel(opts.cancel),
+            non_interactive_env: !opts.skip_non_interactive_env,
+            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
+            sink: SinkOptions {
+                max_bytes: options::max_bytes(opts.max_bytes),
+                // Best effort, as for shell runs: no artifact is no error.
+                artifact: store.and_then(|s| s.allocate("bash").ok()),
+                ..SinkOptions::default()
+            },
+            ..PtyOptions::default()
+        })
+    }
+}
+
+fn result_into_c(
+    exit_code: Option<i32>,
+    cancelled: bool,
+    timed_out: bool,
+    summary: OutputSummary,
+) -> FfiResult<*mut conch_pty_result> {
+    let output = c_owned(summary.output)?;
+    let artifact_id = opt_c_owned(summary.artifact_id)?;
+    Ok(Box::into_raw(Box::new(conch_pty_result {
+        exit_code: exit_code.unwrap_or(0),
+        has_exit_code: exit_code.is_some(),
+        cancelled,
+        timed_out,
+        truncated: summary.truncated,
+        output: output.into_raw(),
+        total_lines: summary.total_lines,
+        total_bytes: summary.total_bytes,
+        output_lines: summary.output_lines,
+        output_bytes: summary.output_bytes,
+        artifact_id: into_raw_or_null(artifact_id),
+    })))
+}
+
+/// A new reference to the session behind a handle.
+///
+/// # Safety
+/// `pty` is NULL or a live handle from `conch_pty_new`.
+unsafe fn clone_handle(pty: *const conch_pty) -> FfiResult<Arc<conch_pty>> {
+    if pty.is_null() {
+        return Err(FfiError::arg("pty is NULL"));
+    }
+    // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
+    // count the handle itself holds.
+    unsafe {
+        Arc::increment_strong_count(pty);
+        Ok(Arc::from_raw(pty))
+    }
+}
+
+/// An idle PTY session with a blank 120x40 screen. Free it with
+/// `conch_pty_free`. NULL only on an internal error.
+#[unsafe(no_mangle)]
+pub extern "C" fn conch_pty_new() -> *mut conch_pty {
+    boundary::pointer("conch_pty_new", || {
+        let pty = conch_pty {
+            session: PtySession::new(),
+        };
+        Ok(Arc::into_raw(Arc::new(pty)).cast_mut())
+    })
+}
+
+/// Runs a command on a new terminal and blocks until it ends.
+///
+/// `cb` (may be NULL) gets the raw terminal text, escape sequences intact,
+/// on this thread, in order, before this function returns; the result's
+/// `output` is the sanitized text for the model. A start failure (bad cwd or
+/// shell) is a result whose output is `PTY error: <message>`, not an error.
+/// Errors: NULL/invalid arguments, or a run already in progress on this
+/// session (`CONCH_ERR_INVALID_ARG`, "PTY session already running"). On
+/// `CONCH_OK`, `*out` is the result (free it with `conch_pty_result_free`).
+///
+/// # Safety
+/// `pty` is a live handle; `opts` points to valid options; `cb`, if not NULL,
+/// is safe to call with `user`; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_start(
+    pty: *mut conch_pty,
+    opts: *const conch_pty_options,
+    cb: conch_chunk_cb,
+    user: *mut c_void,
+    out: *mut *mut conch_pty_result,
+) -> c_int {
+    boundary::status("conch_pty_start", || {
+        // SAFETY (whole block): the caller's guarantees.
+        let (pty, opts, out) = unsafe {
+            let pty = clone_handle(pty)?;
+            let opts = pty_options(ref_arg(opts, "opts")?)?;
+            (pty, opts, out_arg(out, "out")?)
+        };
+        let mut forwarder = ChunkForwarder::new(cb, user);
+        let r = pty.session.start(opts, |chunk| forwarder.forward(chunk))?;
+        *out = result_into_c(r.exit_code, r.cancelled, r.timed_out, r.summary)?;
+        Ok(())
+    })
+}
+
+/// Sends input to the running command, as typed (`"ls\r"`: `\r` is Enter).
+/// Kitty keyboard sequences become legacy bytes and cursor keys follow the
+/// terminal's application-cursor mode. Blocks while the terminal's input
+/// buffer is full. Errors: no command running (`CONCH_ERR_INVALID_ARG`,
+/// "PTY session is not running"). `data` may be NULL only when `len` is 0.
+///
+/// # Safety
+/// `pty` is a live handle; `data` is readable for `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_write(
+    pty: *mut conch_pty,
+    data: *const u8,
+    len: usize,
+) -> c_int {
+    boundary::status("conch_pty_write", || {
+        // SAFETY: the caller's guarantee.
+        let pty = unsafe { clone_handle(pty) }?;
+        // SAFETY: the caller's guarantee.
+        let bytes = unsafe { bytes_arg(data, len, "data") }?;
+        pty.session.write(bytes)?;
+        Ok(())
+    })
+}
+
+/// Sends a named key: `enter`, `tab`, `esc`, `backspace`, `up`, `down`,
+/// `left`, `right`, `home`, `end`, `pageup`, `pagedown`, `insert`,
+/// `delete`, `f1`–`f35`, or one character, optionally prefixed by `ctrl+`,
+/// `alt+`, `shift+` (`"ctrl+c"`). Errors: an unknown name, or no command
+/// running (`CONCH_ERR_INVALID_ARG`).
+///
+/// # Safety
+/// `pty` is a live handle; `key` is a C string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_write_key(pty: *mut conch_pty, key: *const c_char) -> c_int {
+    boundary::status("conch_pty_write_key", || {
+        // SAFETY: the caller's guarantees.
+        let (pty, key) = unsafe { (clone_handle(pty)?, str_arg(key, "key")?) };
+        pty.session.write_key(key)?;
+        Ok(())
+    })
+}
+
+/// Resizes the terminal of the running command (clamped to 20–400 columns,
+/// 5–200 rows); the command gets SIGWINCH. Errors: no command running.
+///
+/// # Safety
+/// `pty` is a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_resize(pty: *mut conch_pty, cols: u16, rows: u16) -> c_int {
+    boundary::status("conch_pty_resize", || {
+        // SAFETY: the caller's guarantee.
+        unsafe { clone_handle(pty) }?.session.resize(cols, rows)?;
+        Ok(())
+    })
+}
+
+/// Stops the running command (SIGINT, then SIGTERM, then SIGKILL to all its
+/// processes); `conch_pty_start` returns a result with `cancelled` set.
+/// Returns at once. Errors: no command running.
+///
+/// # Safety
+/// `pty` is a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_kill(pty: *mut conch_pty) -> c_int {
+    boundary::status("conch_pty_kill", || {
+        // SAFETY: the caller's guarantee.
+        unsafe { clone_handle(pty) }?.session.kill()?;
+        Ok(())
+    })
+}
+
+/// Writes whether a command is running to `*out`.
+///
+/// # Safety
+/// `pty` is a live handle; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_is_running(pty: *mut conch_pty, out: *mut bool) -> c_int {
+    boundary::status("conch_pty_is_running", || {
+        // SAFETY: the caller's guarantees.
+        let (pty, out) = unsafe { (clone_handle(pty)?, out_arg(out, "out")?) };
+        *out = pty.session.is_running();
+        Ok(())
+    })
+}
+
+/// The visible screen as text, one line per row, trailing blanks trimmed
+/// (the last run's screen once it ended). Returns a new string (free with
+/// `conch_string_free`), or NULL on error.
+///
+/// # Safety
+/// `pty` is a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_screen_text(pty: *mut conch_pty) -> *mut c_char {
+    boundary::pointer("conch_pty_screen_text", || {
+        // SAFETY: the caller's guarantee.
+        c_string(unsafe { clone_handle(pty) }?.session.screen_text())
+    })
+}
+
+/// Frees the handle; a command still running is killed (a `conch_pty_start`
+/// blocked on another thread then returns). NULL is a no-op.
+///
+/// # Safety
+/// `pty` is NULL or a live handle, not used again after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_free(pty: *mut conch_pty) {
+    boundary::quiet("conch_pty_free", || {
+        if pty.is_null() {
+            return;
+        }
+        // SAFETY: the handle's own reference, from `Arc::into_raw`.
+        let pty = unsafe { Arc::from_raw(pty.cast_const()) };
+        if pty.session.is_running() {
+            // Ignored: the run may have ended since the check.
+            let _ = pty.session.kill();
+        }
+    })
+}
+
+/// Frees a PTY result and its strings. NULL is a no-op.
+///
+/// # Safety
+/// `result` is NULL or a result returned by conch, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_pty_result_free(result: *mut conch_pty_result) {
+    boundary::quiet("conch_pty_result_free", || {
+        if result.is_null() {
+            return;
+        }
+        // SAFETY: made by `result_into_c` (caller's guarantee), strings by
+        // `CString::into_raw`.
+        unsafe {
+            let r = Box::from_raw(result);
+            free_c_string(r.output);
+            free_c_string(r.artifact_id);
+        }
+    })
+}

@@ -1,0 +1,86 @@
+//! `conch_bash_result`: what a run produced, as a C struct.
+
+use conch_core::shell::BashResult;
+use std::ffi::c_char;
+
+use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owned};
+use crate::status::FfiResult;
+
+/// The result of one command (the same fields in every face; see API.md).
+///
+/// Owned by the caller: free it with `conch_bash_result_free`, which also
+/// frees the strings in it (never pass them to `conch_string_free`).
+#[repr(C)]
+pub struct conch_bash_result {
+    /// The text the sink kept (the tail, or head + tail), prefixed by
+    /// `[<notice>]\n` on timeout or cancellation. Never NULL.
+    pub output: *const c_char,
+    /// The exit status; meaningful only when `has_exit_code`.
+    pub exit_code: i32,
+    /// False when the command was killed, cancelled, or its status is unknown.
+    pub has_exit_code: bool,
+    /// True on abort and on timeout.
+    pub cancelled: bool,
+    /// True when the deadline ended the command.
+    pub timed_out: bool,
+    /// `output` is not the whole stream.
+    pub truncated: bool,
+    /// The persistent shell had to be started afresh for this run.
+    pub session_reset: bool,
+    /// Lines of the whole stream.
+    pub total_lines: u64,
+    /// Bytes of the whole stream.
+    pub total_bytes: u64,
+    /// Lines in `output` (the notice excluded).
+    pub output_lines: u64,
+    /// Bytes in `output` (the notice excluded).
+    pub output_bytes: u64,
+    /// Set when the full stream was spilled to an artifact (`artifact://<id>`);
+    /// NULL when none.
+    pub artifact_id: *const c_char,
+    /// The shell's cwd after the command; NULL when unknown.
+    pub working_dir: *const c_char,
+}
+
+/// Converts a core result into a heap `conch_bash_result` for C.
+pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
+    let output = c_owned(result.output)?;
+    let artifact_id = opt_c_owned(result.artifact_id)?;
+    let working_dir = opt_c_owned(result.working_dir)?;
+    Ok(Box::into_raw(Box::new(conch_bash_result {
+        output: output.into_raw(),
+        exit_code: result.exit_code.unwrap_or(0),
+        has_exit_code: result.exit_code.is_some(),
+        cancelled: result.cancelled,
+        timed_out: result.timed_out,
+        truncated: result.truncated,
+        session_reset: result.session_reset,
+        total_lines: result.total_lines,
+        total_bytes: result.total_bytes,
+        output_lines: result.output_lines,
+        output_bytes: result.output_bytes,
+        artifact_id: into_raw_or_null(artifact_id),
+        working_dir: into_raw_or_null(working_dir),
+    })))
+}
+
+/// Frees a result and its strings. NULL is a no-op.
+///
+/// # Safety
+/// `result` is NULL or a result returned by conch, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_bash_result_free(result: *mut conch_bash_result) {
+    boundary::quiet("conch_bash_result_free", || {
+        if result.is_null() {
+            return;
+        }
+        // SAFETY: `result` came from `into_c` (caller's guarantee), and each
+        // of its strings from `CString::into_raw`.
+        unsafe {
+            let r = Box::from_raw(result);
+            free_c_string(r.output);
+            free_c_string(r.artifact_id);
+            free_c_string(r.working_dir);
+        }
+    });
+}

@@ -1,0 +1,276 @@
+//! `conch_shell`: a persistent bash session.
+//!
+//! The handle is an `Arc` turned into a raw pointer: `conch_shell_run`
+//! takes its own reference for the duration of the run, so
+//! `conch_shell_abort` and even `conch_shell_free` may be called from
+//! another thread while a run blocks.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+use conch_core::shell::{RunOptions, Shell, ShellOptions};
+
+use crate::artifact::conch_artifact_store;
+use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
+use crate::callback::{ChunkForwarder, conch_chunk_cb};
+use crate::cancel::conch_cancel_token;
+use crate::options;
+use crate::result::{conch_bash_result, into_c};
+use crate::status::{FfiError, FfiResult};
+
+/// A persistent bash session (opaque): state (cwd, variables, functions,
+/// aliases) carries over from one run to the next.
+///
+/// Thread-safe: `conch_shell_run` may be called from several threads (runs
+/// queue in order), `conch_shell_abort` and `conch_shell_background_jobs`
+/// from any thread at any moment. `conch_shell_free` may be called from
+/// another thread while a run blocks (it stops the run, waits for it to
+/// return, then kills the session), but never concurrently with the start of
+/// another call on the handle, nor after it.
+pub struct conch_shell {
+    shell: Shell,
+}
+
+/// How a shell is created. Zero-initialize it (`= {0}`), then set what you
+/// need: zero / NULL fields are the defaults.
+#[repr(C)]
+pub struct conch_shell_options {
+    /// The bash to run; NULL: `bash` from `PATH`.
+    pub shell: *const c_char,
+    /// Starting directory; NULL: the host's cwd.
+    pub cwd: *const c_char,
+    /// Variables exported in the session, `"KEY=VALUE"` strings ended by a
+    /// NULL pointer; NULL: none.
+    pub env: *const *const c_char,
+    /// Directory where full outputs past `max_bytes` are spilled as
+    /// `artifact://<id>` files; NULL: no artifacts (see also `artifact_store`).
+    pub artifacts_dir: *const c_char,
+    /// Bytes of output kept per run; 0: 51200.
+    pub max_bytes: usize,
+    /// The rc snapshot sourced at start: NULL or `"auto"` (the user's
+    /// `~/.bashrc` aliases, functions and options), `"none"`, or a file path.
+    pub snapshot: *const c_char,
+    /// Text put before every command (`<prefix> <command>`); NULL: none.
+    pub prefix: *const c_char,
+    /// Which host variables the session inherits: NULL or `"all"`, `"core"`
+    /// (PATH, HOME, … and `LC_*`), `"none"`.
+    pub env_inherit: *const c_char,
+    /// Globs (`*`, `?`) of variable names never passed to the session, e.g.
+    /// `"*_KEY"`, `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
+    pub env_exclude: *const *const c_char,
+    /// true: do not apply the non-interactive defaults (`PAGER=cat`,
+    /// `GIT_EDITOR=true`, `CI=1`, …).
+    pub skip_non_interactive_env: bool,
+    /// A store shared with other shells and with `conch_artifact_store_*`
+    /// calls, so artifact ids never collide (borrowed: the shell keeps its
+    /// own reference). NULL: use `artifacts_dir`. Set at most one of the two.
+    pub artifact_store: *const conch_artifact_store,
+}
+
+/// One command to run. Zero-initialize it, then set `command`.
+#[repr(C)]
+pub struct conch_run_options {
+    /// The command line (bash syntax). Required.
+    pub command: *const c_char,
+    /// Directory for this run only, resolved against the session cwd; NULL:
+    /// the session cwd.
+    pub cwd: *const c_char,
+    /// Variables for this run only, `"KEY=VALUE"` strings ended by a NULL
+    /// pointer; NULL: none.
+    pub env: *const *const c_char,
+    /// Deadline in milliseconds; 0: none. On timeout the process tree is
+    /// killed and the result says `timed_out` (not an error).
+    pub timeout_ms: u64,
+    /// Keep only the first N lines of the whole output; 0: no limit.
+    pub head_lines: usize,
+    /// Then keep only the last N lines; 0: no limit.
+    pub tail_lines: usize,
+    /// Cancels this run when cancelled, from any thread; NULL: none.
+    pub cancel: *const conch_cancel_token,
+}
+
+/// # Safety
+/// `opts` fields are NULL or valid, as documented on `conch_shell_options`.
+unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
+    // SAFETY (whole block): every pointer field is NULL or valid (caller).
+    unsafe {
+        Ok(ShellOptions {
+            shell: options::opt_path(opts.shell, "opts->shell")?,
+            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
+            session_env: env_list(opts.env, "opts->env")?,
+            snapshot: options::snapshot(opts.snapshot, "opts->snapshot")?,
+            prefix: boundary::opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string),
+            non_interactive_env: !opts.skip_non_interactive_env,
+            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
+            max_bytes: options::max_bytes(opts.max_bytes),
+            artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
+            ..ShellOptions::default()
+        })
+    }
+}
+
+/// # Safety
+/// `opts` fields are NULL or valid, as documented on `conch_run_options`.
+unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
+    // SAFETY (whole block): every pointer field is NULL or valid (caller).
+    unsafe {
+        Ok(RunOptions {
+            command: str_arg(opts.command, "opts->command")?.to_string(),
+            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
+            env: env_list(opts.env, "opts->env")?,
+            timeout: options::timeout(opts.timeout_ms),
+            cancel: options::cancel(opts.cancel),
+            head_lines: options::line_limit(opts.head_lines),
+            tail_lines: options::line_limit(opts.tail_lines),
+            artifact: None,
+        })
+    }
+}
+
+/// A new reference to the shell behind a handle.
+///
+/// # Safety
+/// `shell` is NULL or a live handle from `conch_shell_new`.
+unsafe fn clone_handle(shell: *const conch_shell) -> FfiResult<Arc<conch_shell>> {
+    if shell.is_null() {
+        return Err(FfiError::arg("shell is NULL"));
+    }
+    // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
+    // count the handle itself holds.
+    unsafe {
+        Arc::increment_strong_count(shell);
+        Ok(Arc::from_raw(shell))
+    }
+}
+
+/// Starts a persistent bash session.
+///
+/// `opts` may be NULL (all defaults). Fails early on a bad shell path, cwd or
+/// env entry. Returns the handle (free it with `conch_shell_free`), or NULL
+/// on error (see `conch_last_error`).
+///
+/// # Safety
+/// `opts` is NULL or points to a valid `conch_shell_options`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_new(opts: *const conch_shell_options) -> *mut conch_shell {
+    boundary::pointer("conch_shell_new", || {
+        // SAFETY: the caller's guarantee.
+        let opts = match unsafe { opts.as_ref() } {
+            // SAFETY: the caller's guarantee on the fields.
+            Some(o) => unsafe { shell_options(o) }?,
+            None => ShellOptions::default(),
+        };
+        let shell = Shell::new(opts)?;
+        Ok(Arc::into_raw(Arc::new(conch_shell { shell })).cast_mut())
+    })
+}
+
+/// Runs one command in the session and blocks until it ends.
+///
+/// Output streams to `cb` (may be NULL) on this thread, in order, before
+/// this function returns; `user` is passed to it untouched. From inside the
+/// callback only `conch_shell_abort`, `conch_cancel_token_cancel` and the
+/// handle-less functions may be called (a nested `conch_shell_run` on the
+/// same shell would wait for itself).
+///
+/// On `CONCH_OK`, `*out` is the result (free it with
+/// `conch_bash_result_free`). A timeout, an abort or a non-zero exit status
+/// are results, not errors. Errors: NULL/invalid arguments, a bad cwd or env
+/// entry (`CONCH_ERR_INVALID_ARG`), a closed shell (`CONCH_ERR_CLOSED`), a
+/// bash that cannot be restarted (`CONCH_ERR_SPAWN`).
+///
+/// # Safety
+/// `shell` is a live handle; `opts` points to valid options; `cb`, if not
+/// NULL, is safe to call with `user`; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_run(
+    shell: *mut conch_shell,
+    opts: *const conch_run_options,
+    cb: conch_chunk_cb,
+    user: *mut c_void,
+    out: *mut *mut conch_bash_result,
+) -> c_int {
+    boundary::status("conch_shell_run", || {
+        // SAFETY (whole block): the caller's guarantees.
+        let (shell, opts, out) = unsafe {
+            let shell = clone_handle(shell)?;
+            let opts = run_options(ref_arg(opts, "opts")?)?;
+            (shell, opts, out_arg(out, "out")?)
+        };
+        let mut forwarder = ChunkForwarder::new(cb, user);
+        let result = shell.shell.run(opts, |chunk| forwarder.forward(chunk))?;
+        *out = into_c(result)?;
+        Ok(())
+    })
+}
+
+/// Stops the run in progress, if any: its process tree is killed and
+/// `conch_shell_run` returns a result with `cancelled` set (the session
+/// lives on). A run that starts later is not affected (use a
+/// `conch_cancel_token` to cancel ahead of time).
+///
+/// Callable from any thread, including from inside a chunk callback.
+///
+/// # Safety
+/// `shell` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_abort(shell: *mut conch_shell) -> c_int {
+    boundary::status("conch_shell_abort", || {
+        // SAFETY: the caller's guarantee.
+        unsafe { clone_handle(shell) }?.shell.abort();
+        Ok(())
+    })
+}
+
+/// Lists the processes the session still runs in the background (e.g. after
+/// `server &`): writes up to `capacity` pids to `pids` and the total count
+/// to `*count` (which may exceed `capacity`: call again with a larger
+/// buffer). `pids` may be NULL when `capacity` is 0. They are killed by
+/// `conch_shell_free`.
+///
+/// # Safety
+/// `shell` is a live handle; `pids` is writable for `capacity` elements;
+/// `count` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_background_jobs(
+    shell: *mut conch_shell,
+    pids: *mut u32,
+    capacity: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary::status("conch_shell_background_jobs", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, count) = unsafe { (clone_handle(shell)?, out_arg(count, "count")?) };
+        if pids.is_null() && capacity > 0 {
+            return Err(FfiError::arg("pids is NULL but capacity is not 0"));
+        }
+        let jobs = shell.shell.background_jobs();
+        for (i, pid) in jobs.iter().take(capacity).enumerate() {
+            // SAFETY: `i < capacity`, and `pids` holds `capacity` elements.
+            unsafe { pids.add(i).write(*pid) };
+        }
+        *count = jobs.len();
+        Ok(())
+    })
+}
+
+/// Closes the session and frees the handle: kills what it still runs (the
+/// current command, background jobs, bash itself). If a run is in progress on
+/// another thread, it is stopped and this waits for it to return. NULL is a
+/// no-op.
+///
+/// # Safety
+/// `shell` is NULL or a live handle, not used again after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_free(shell: *mut conch_shell) {
+    boundary::quiet("conch_shell_free", || {
+        if shell.is_null() {
+            return;
+        }
+        // SAFETY: the handle's own reference, from `Arc::into_raw`.
+        let shell = unsafe { Arc::from_raw(shell.cast_const()) };
+        // Close now, not when the last reference drops: a run on another
+        // thread holds one until it returns.
+        shell.shell.close();
+    })
+}

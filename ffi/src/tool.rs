@@ -1,0 +1,354 @@
+//! `conch_tool`: the model's `bash` tool (the spec's whole pipeline:
+//! normalize, intercept, cwd, timeout, artifact, engine, result text).
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
+use std::time::Duration;
+
+use conch_core::tool::{
+    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolUpdate,
+};
+
+use crate::boundary::{
+    self, c_owned, env_list, free_c_string, into_raw_or_null, opt_c_owned, opt_str_arg,
+    opt_str_list, out_arg, str_arg,
+};
+use crate::callback::{ChunkForwarder, conch_chunk_cb};
+use crate::cancel::conch_cancel_token;
+use crate::command::parse_rules;
+use crate::options;
+use crate::result::{conch_bash_result, conch_bash_result_free, into_c};
+use crate::status::{FfiError, FfiResult, conch_status};
+
+/// Receives a live update of a tool call: `utf8` (`len` bytes, then a NUL)
+/// is the tail of the output so far, up to 50 KiB; it replaces the previous
+/// update, it does not add to it. Updates come at most once per
+/// `update_interval_ms`, plus one after the last change.
+///
+/// Runs on the thread that called `conch_tool_execute`, never concurrently,
+/// before it returns; `utf8` is valid only during the call.
+pub type conch_update_cb = conch_chunk_cb;
+
+/// The model's `bash` tool (opaque).
+///
+/// Thread-safe: calls from several threads run one after another on the
+/// tool's persistent shell. Cancel a call with its `conch_cancel_token`.
+/// `conch_tool_free` may be called while a call runs on another thread
+/// (with a `session_key` the tool's shell is closed, which stops the call;
+/// without, the call completes), never concurrently with the start of a
+/// call.
+pub struct conch_tool {
+    tool: BashTool,
+}
+
+/// How a tool is set up. Zero-initialize it: zero / NULL fields are the
+/// defaults.
+#[repr(C)]
+pub struct conch_tool_options {
+    /// The project directory: commands run there, relative `cwd` arguments
+    /// resolve against it; NULL: the host's cwd.
+    pub cwd: *const c_char,
+    /// Where truncated outputs are spilled (`<dir>/<id>.bash.log`), for the
+    /// model to read back as `artifact://<id>`; NULL: no artifacts.
+    pub artifacts_dir: *const c_char,
+    /// The host's tool names, ended by a NULL pointer: an interceptor rule
+    /// applies only when its tool is among them; NULL: none.
+    pub tool_names: *const *const c_char,
+    /// Refuse commands the host has a dedicated tool for (`cat f` → `read`).
+    pub interceptor: bool,
+    /// The interceptor's rules as a JSON array of `{"pattern", "flags"?,
+    /// "tool", "message"}`; NULL: the default rules. A bad rule fails
+    /// `conch_tool_new`.
+    pub rules_json: *const c_char,
+    /// Run on a PTY when the call says the host has a UI.
+    pub virtual_terminal: bool,
+    /// Gives this tool its own persistent shell; NULL: the shell is shared
+    /// by every tool of the process with the same settings.
+    pub session_key: *const c_char,
+    /// Least time between two live updates, in milliseconds; 0: 50.
+    pub update_interval_ms: u64,
+    /// The bash to run; NULL: `bash` from `PATH`.
+    pub shell: *const c_char,
+    /// Text put before every command; NULL: none.
+    pub prefix: *const c_char,
+    /// The rc snapshot: NULL or `"auto"`, `"none"`, or a file path.
+    pub snapshot: *const c_char,
+    /// Variables exported in the shell session (and given to PTY runs),
+    /// `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
+    pub session_env: *const *const c_char,
+    /// Size of the PTY; 0: 120 columns, 40 rows.
+    pub pty_cols: u16,
+    pub pty_rows: u16,
+}
+
+/// What one tool call produced. Owned by the caller: free it with
+/// `conch_tool_result_free` (which frees everything in it).
+#[repr(C)]
+pub struct conch_tool_result {
+    /// The outcome, also returned by `conch_tool_execute`: `CONCH_OK`,
+    /// `CONCH_ERR_BLOCKED` (the interceptor refused the command; nothing
+    /// ran), `CONCH_ERR_TOOL` (the command failed, exited non-zero, timed out
+    /// or could not run) or `CONCH_ERR_ABORTED` (the call's cancel token).
+    pub status: i32,
+    /// What the model reads, in every outcome (the output with its notices,
+    /// `(no output)`, `Command exited with code N`, `Blocked: …`). Never NULL.
+    pub text: *const c_char,
+    /// The structured details as JSON, e.g. `{"meta":{"truncation":
+    /// {"direction":"tail","truncatedBy":"bytes","totalLines":…,
+    /// "artifactId":"3",…}}}`; NULL when there is nothing to say.
+    pub details_json: *const c_char,
+    /// The tool the model should use instead; set only when `status` is
+    /// `CONCH_ERR_BLOCKED`.
+    pub suggested_tool: *const c_char,
+    /// The status a command-line front end would exit with: the command's
+    /// own, 124 on timeout, 130 when aborted, 1 when it could not run.
+    pub exit_status: i32,
+    /// The engine's result (exit code, counts, artifact id, cwd); NULL when
+    /// the command did not run.
+    pub bash: *mut conch_bash_result,
+}
+
+/// # Safety
+/// `opts` fields are NULL or valid, as documented on `conch_tool_options`.
+unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
+    // SAFETY (whole block): every pointer field is NULL or valid (caller).
+    unsafe {
+        let mut config = BashToolConfig::new(
+            options::opt_path(opts.cwd, "opts->cwd")?.unwrap_or_else(|| ".".into()),
+        );
+        config.artifacts_dir = options::opt_path(opts.artifacts_dir, "opts->artifacts_dir")?;
+        config.tool_names = opt_str_list(opts.tool_names, "opts->tool_names")?
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        config.interceptor = opts.interceptor;
+        config.rules = opt_str_arg(opts.rules_json, "opts->rules_json")?
+            .map(|json| parse_rules(json, "opts->rules_json"))
+            .transpose()?;
+        config.virtual_terminal = opts.virtual_terminal;
+        config.session_key =
+            opt_str_arg(opts.session_key, "opts->session_key")?.map(str::to_string);
+        if opts.update_interval_ms > 0 {
+            config.update_interval = Duration::from_millis(opts.update_interval_ms);
+        }
+        config.shell = options::opt_path(opts.shell, "opts->shell")?;
+        config.prefix = opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string);
+        config.snapshot = options::snapshot(opts.snapshot, "opts->snapshot")?;
+        config.session_env = env_list(opts.session_env, "opts->session_env")?;
+        if opts.pty_cols > 0 {
+            config.pty_cols = opts.pty_cols;
+        }
+        if opts.pty_rows > 0 {
+            config.pty_rows = opts.pty_rows;
+        }
+        Ok(config)
+    }
+}
+
+/// Details as the JSON the other faces hand out.
+fn details_json(details: Option<&conch_core::tool::Details>) -> FfiResult<Option<String>> {
+    details
+        .map(|d| {
+            serde_json::to_string(d)
+                .map_err(|e| FfiError::internal(format!("cannot serialize the details: {e}")))
+        })
+        .transpose()
+}
+
+/// Makes the C result of a call and the status it returns.
+fn result_into_c(
+    outcome: Result<conch_core::tool::ToolResult, ToolError>,
+    exit_status: i32,
+    bash: Option<conch_core::BashResult>,
+) -> FfiResult<(*mut conch_tool_result, conch_status, String)> {
+    let (status, text, details, suggested_tool) = match outcome {
+        Ok(ok) => {
+            let details = details_json(ok.details.as_ref())?;
+            (conch_status::CONCH_OK, ok.text, details, None)
+        }
+        Err(e) => {
+            let details = details_json(e.details())?;
+            match e {
+                ToolError::Blocked {
+                    message,
+                    suggested_tool,
+                } => (
+                    conch_status::CONCH_ERR_BLOCKED,
+                    message,
+                    details,
+                    Some(suggested_tool),
+                ),
+                ToolError::Failed { message, .. } => {
+                    (conch_status::CONCH_ERR_TOOL, message, details, None)
+                }
+                ToolError::Aborted { message, .. } => {
+                    (conch_status::CONCH_ERR_ABORTED, message, details, None)
+                }
+            }
+        }
+    };
+    let c_text = c_owned(text.clone())?;
+    let details = opt_c_owned(details)?;
+    let suggested_tool = opt_c_owned(suggested_tool)?;
+    let bash = match bash {
+        Some(b) => into_c(b)?,
+        None => std::ptr::null_mut(),
+    };
+    let result = Box::into_raw(Box::new(conch_tool_result {
+        status: status as i32,
+        text: c_text.into_raw(),
+        details_json: into_raw_or_null(details),
+        suggested_tool: into_raw_or_null(suggested_tool),
+        exit_status,
+        bash,
+    }));
+    Ok((result, status, text))
+}
+
+/// A new reference to the tool behind a handle.
+///
+/// # Safety
+/// `tool` is NULL or a live handle from `conch_tool_new`.
+unsafe fn clone_handle(tool: *const conch_tool) -> FfiResult<Arc<conch_tool>> {
+    if tool.is_null() {
+        return Err(FfiError::arg("tool is NULL"));
+    }
+    // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
+    // count the handle itself holds.
+    unsafe {
+        Arc::increment_strong_count(tool);
+        Ok(Arc::from_raw(tool))
+    }
+}
+
+/// Creates the model's `bash` tool. `opts` may be NULL (all defaults).
+/// Fails on bad options, e.g. an interceptor rule that does not compile.
+/// Returns the handle (free with `conch_tool_free`), or NULL on error.
+///
+/// # Safety
+/// `opts` is NULL or points to valid options.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_tool_new(opts: *const conch_tool_options) -> *mut conch_tool {
+    boundary::pointer("conch_tool_new", || {
+        // SAFETY: the caller's guarantee.
+        let config = match unsafe { opts.as_ref() } {
+            // SAFETY: the caller's guarantee on the fields.
+            Some(o) => unsafe { tool_config(o) }?,
+            None => BashToolConfig::default(),
+        };
+        let tool = BashTool::new(config)?;
+        Ok(Arc::into_raw(Arc::new(conch_tool { tool })).cast_mut())
+    })
+}
+
+/// Runs one call of the `bash` tool and blocks until it ends.
+///
+/// `args_json` is the model's arguments as it sent them: `{"command": …,
+/// "cwd"?: …, "timeout"?: seconds (clamped to 1–3600, default 300),
+/// "head"?: N, "tail"?: N}`. `cancel` (may be NULL) aborts the call from
+/// any thread. `has_ui`: the host shows a UI (with `virtual_terminal`, the
+/// command then runs on a PTY). `on_update` (may be NULL) gets live updates
+/// on this thread, with `user`.
+///
+/// Returns `CONCH_OK`, or the tool's outcome `CONCH_ERR_BLOCKED`,
+/// `CONCH_ERR_TOOL`, `CONCH_ERR_ABORTED`; in these four cases `*out` is set
+/// (free with `conch_tool_result_free`): the model reads `text` whatever
+/// the outcome. Other codes (NULL arguments, bad `args_json`,
+/// `CONCH_ERR_PANIC`) leave `*out` untouched.
+///
+/// # Safety
+/// `tool` is a live handle; `args_json` a C string; `cancel` NULL or a live
+/// token; `on_update`, if not NULL, safe to call with `user`; `out`
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_tool_execute(
+    tool: *mut conch_tool,
+    args_json: *const c_char,
+    cancel: *const conch_cancel_token,
+    has_ui: bool,
+    on_update: conch_update_cb,
+    user: *mut c_void,
+    out: *mut *mut conch_tool_result,
+) -> c_int {
+    boundary::status("conch_tool_execute", || {
+        // SAFETY (whole block): the caller's guarantees.
+        let (tool, args_json, cancel, out) = unsafe {
+            (
+                clone_handle(tool)?,
+                str_arg(args_json, "args_json")?,
+                options::cancel(cancel),
+                out_arg(out, "out")?,
+            )
+        };
+        let args: BashToolArgs = serde_json::from_str(args_json).map_err(|e| {
+            FfiError::arg(format!(
+                "args_json is not the bash tool's arguments \
+                 ({{\"command\", \"cwd\"?, \"timeout\"?, \"head\"?, \"tail\"?}}): {e}"
+            ))
+        })?;
+        let mut forwarder = ChunkForwarder::new(on_update, user);
+        let mut forward = |update: ToolUpdate| forwarder.forward(&update.text);
+        let ctx = ToolContext {
+            // Without a callback the core skips its live-update machinery.
+            on_update: match on_update {
+                Some(_) => Some(&mut forward),
+                None => None,
+            },
+            cancel,
+            has_ui,
+        };
+        let run = tool.tool.run(args, ctx);
+        let exit_status = run.exit_status();
+        let (result, status, text) = result_into_c(run.outcome, exit_status, run.bash)?;
+        *out = result;
+        match status {
+            conch_status::CONCH_OK => Ok(()),
+            _ => Err(FfiError {
+                status,
+                message: text,
+                misuse: false,
+            }),
+        }
+    })
+}
+
+/// Frees the handle. A tool with its own `session_key` closes its shell
+/// (killing what it still runs); shared shells live on until
+/// `conch_close_sessions`. NULL is a no-op.
+///
+/// # Safety
+/// `tool` is NULL or a live handle, not used again after this call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_tool_free(tool: *mut conch_tool) {
+    boundary::quiet("conch_tool_free", || {
+        if tool.is_null() {
+            return;
+        }
+        // SAFETY: the handle's own reference, from `Arc::into_raw`.
+        let tool = unsafe { Arc::from_raw(tool.cast_const()) };
+        tool.tool.close();
+    })
+}
+
+/// Frees a tool result and everything in it. NULL is a no-op.
+///
+/// # Safety
+/// `result` is NULL or a result returned by conch, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_tool_result_free(result: *mut conch_tool_result) {
+    boundary::quiet("conch_tool_result_free", || {
+        if result.is_null() {
+            return;
+        }
+        // SAFETY: made by `result_into_c` (caller's guarantee): strings by
+        // `CString::into_raw`, `bash` by `into_c`.
+        unsafe {
+            let r = Box::from_raw(result);
+            free_c_string(r.text);
+            free_c_string(r.details_json);
+            free_c_string(r.suggested_tool);
+            conch_bash_result_free(r.bash);
+        }
+    })
+}

@@ -1,0 +1,79 @@
+/* The shapes of the shared test vectors (the JSON files in tests/vectors) as C
+ * structs; tests/c/gen_vectors.py fills tables of them (vectors_<name>.h). */
+#ifndef CONCH_TEST_CASES_H
+#define CONCH_TEST_CASES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct normalize_case {
+  const char *name;
+  enum { NORMALIZE, APPLY_HEAD_TAIL } fn;
+  const char *input; /* the command, or the text */
+  const char *expect;
+  int64_t expect_head, expect_tail; /* NORMALIZE: -1 none */
+  int64_t head, tail;               /* APPLY_HEAD_TAIL: -1 none */
+};
+
+struct intercept_case {
+  const char *name, *command;
+  const char *const *tool_names;
+  const char *rules_json;  /* NULL: the default rules */
+  const int *rule_errors;  /* indexes of invalid rules, ended by -1 */
+  const char *expect_message, *expect_tool; /* NULL: not blocked */
+};
+
+struct sanitize_case {
+  const char *name, *input;
+  size_t input_len;
+  bool text_ok; /* the input is a C string (valid UTF-8, no NUL) */
+  const char *expect;
+};
+
+struct artifact_file {
+  const char *name, *text;
+  size_t len;
+};
+
+struct artifact_case {
+  const char *name;
+  bool has_dir;
+  const struct artifact_file *files;
+  enum { ALLOCATE, RESOLVE, READ } op;
+  const char *const *kinds;
+  const char *url, *id;
+  int64_t offset, limit;
+  const char *const *expect_files; /* ALLOCATE */
+  const char *expect;              /* RESOLVE, READ */
+  int expect_status;
+  const char *expect_error;
+};
+
+struct key_case {
+  const char *name;
+  bool is_key;       /* `input` is a key name for conch_pty_write_key */
+  const char *input; /* otherwise raw input for conch_pty_write */
+  size_t input_len;
+  bool app_cursor;
+  const char *expect; /* the bytes the terminal receives; NULL on error */
+  size_t expect_len;
+  const char *error_prefix; /* the error message starts with it */
+};
+
+struct tool_case {
+  const char *name;
+  /* The tool's configuration. */
+  bool interceptor;
+  const char *const *tool_names; /* NULL: none */
+  const char *rules_json;        /* NULL: the default rules */
+  bool artifacts;                /* a fresh artifacts directory */
+  const char *args_json;         /* the model's arguments */
+  int expect_status;             /* CONCH_OK or the tool's outcome code */
+  /* The text exactly, or its start and/or end; "{cwd}" is the tool's cwd. */
+  const char *text, *text_starts_with, *text_ends_with;
+  int truncated; /* 1: details_json carries truncation, 0: no details, -1: unchecked */
+  const char *suggested_tool;
+};
+
+#endif

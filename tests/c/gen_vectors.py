@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Turns the shared vectors (tests/vectors/*.json) into a C header of case
+tables for the C tests, so the C suite replays exactly the cases the Rust,
+Python and Node suites replay, without a JSON parser in C.
+
+Usage: gen_vectors.py VECTORS_DIR OUT_DIR
+
+Writes OUT_DIR/vectors_<name>.h for each file; the case structs are declared
+in tests/c/cases.h.
+
+Every string becomes a C literal made of octal escapes where needed (never
+hex escapes: they do not stop after two digits), with its byte length, so
+inputs holding NUL or invalid UTF-8 arrive intact.
+"""
+
+import json
+import os
+import sys
+
+
+def c_bytes(data: bytes) -> str:
+    out = ['"']
+    for b in data:
+        ch = chr(b)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif 0x20 <= b < 0x7F and ch != "?":  # '?' avoids trigraphs
+            out.append(ch)
+        else:
+            out.append("\\%03o" % b)
+    out.append('"')
+    return "".join(out)
+
+
+def c_str(text):
+    """A C string literal for `text` (str or bytes), or NULL for None."""
+    if text is None:
+        return "NULL"
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return c_bytes(data)
+
+
+def c_len(text) -> str:
+    if text is None:
+        return "0"
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    return str(len(data))
+
+
+def c_int(n) -> str:
+    return "-1" if n is None else str(int(n))
+
+
+def load(vectors_dir, name):
+    with open(os.path.join(vectors_dir, name + ".json"), encoding="utf-8") as f:
+        cases = json.load(f)
+    if not isinstance(cases, list) or not cases:
+        sys.exit(f"{name}.json: expected a non-empty array of cases")
+    return cases
+
+
+def normalize(cases, out):
+    out.append("static const struct normalize_case NORMALIZE_CASES[] = {")
+    for c in cases:
+        fn = c["fn"]
+        if fn == "normalize":
+            e = c["expect"]
+            out.append(
+                "  {%s, NORMALIZE, %s, %s, %s, %s, -1, -1},"
+                % (c_str(c["name"]), c_str(c["command"]), c_str(e["command"]),
+                   c_int(e["head_lines"]), c_int(e["tail_lines"]))
+            )
+        elif fn == "apply_head_tail":
+            out.append(
+                "  {%s, APPLY_HEAD_TAIL, %s, %s, -1, -1, %s, %s},"
+                % (c_str(c["name"]), c_str(c["text"]), c_str(c["expect"]),
+                   c_int(c["head"]), c_int(c["tail"]))
+            )
+        else:
+            sys.exit(f"normalize.json: unknown fn {fn!r} in {c['name']!r}")
+    out.append("};")
+
+
+def intercept(cases, out):
+    for i, c in enumerate(cases):
+        names = ", ".join(c_str(t) for t in c["tool_names"])
+        out.append(f"static const char *const INTERCEPT_TOOLS_{i}[] = {{{names}{', ' if names else ''}NULL}};")
+        errors = c.get("rule_errors") or []
+        out.append(f"static const int INTERCEPT_RULE_ERRORS_{i}[] = {{{', '.join(map(str, errors + [-1]))}}};")
+    out.append("static const struct intercept_case INTERCEPT_CASES[] = {")
+    for i, c in enumerate(cases):
+        rules = None if c["rules"] is None else json.dumps(c["rules"])
+        e = c["expect"]
+        out.append(
+            "  {%s, %s, INTERCEPT_TOOLS_%d, %s, INTERCEPT_RULE_ERRORS_%d, %s, %s},"
+            % (c_str(c["name"]), c_str(c["command"]), i, c_str(rules), i,
+               c_str(e and e["message"]), c_str(e and e["suggested_tool"]))
+        )
+    out.append("};")
+
+
+def sanitize(cases, out):
+    out.append("static const struct sanitize_case SANITIZE_CASES[] = {")
+    for c in cases:
+        if "input" in c:
+            data = c["input"].encode("utf-8")
+        else:
+            data = bytes(c["input_bytes"])
+        # The text form applies when the input is a string C can hold.
+        text_ok = "input" in c and b"\0" not in data
+        out.append(
+            "  {%s, %s, %d, %s, %s},"
+            % (c_str(c["name"]), c_bytes(data), len(data),
+               "true" if text_ok else "false", c_str(c["expect"]))
+        )
+    out.append("};")
+
+
+def artifact(cases, out):
+    for i, c in enumerate(cases):
+        files = c["files"] or {}
+        entries = "".join(
+            "{%s, %s, %s}, " % (c_str(n), c_str(t), c_len(t)) for n, t in files.items()
+        )
+        out.append(f"static const struct artifact_file ARTIFACT_FILES_{i}[] = {{{entries}{{NULL, NULL, 0}}}};")
+        kinds = ", ".join(c_str(k) for k in c.get("kinds", []))
+        out.append(f"static const char *const ARTIFACT_KINDS_{i}[] = {{{kinds}{', ' if kinds else ''}NULL}};")
+        expect = c.get("expect")
+        listed = expect if isinstance(expect, list) else []
+        names = ", ".join(c_str(n) for n in listed)
+        out.append(f"static const char *const ARTIFACT_EXPECT_FILES_{i}[] = {{{names}{', ' if names else ''}NULL}};")
+    out.append("static const struct artifact_case ARTIFACT_CASES[] = {")
+    for i, c in enumerate(cases):
+        op = {"allocate": "ALLOCATE", "resolve": "RESOLVE", "read": "READ"}[c["op"]]
+        err = c.get("expect_error")
+        kind = {"invalid_argument": "CONCH_ERR_INVALID_ARG", "not_found": "CONCH_ERR_NOT_FOUND",
+                "io": "CONCH_ERR_IO", None: "CONCH_OK"}[err and err["kind"]]
+        expect = c.get("expect")
+        out.append(
+            "  {%s, %s, ARTIFACT_FILES_%d, %s, ARTIFACT_KINDS_%d, %s, %s, %s, %s, ARTIFACT_EXPECT_FILES_%d, %s, %s, %s},"
+            % (c_str(c["name"]), "true" if c["files"] is not None else "false", i, op, i,
+               c_str(c.get("url")), c_str(c.get("id")), c_int(c.get("offset", 0)), c_int(c.get("limit")), i,
+               c_str(expect if isinstance(expect, str) else None), kind, c_str(err and err["message"]))
+        )
+    out.append("};")
+
+
+def keys(cases, out):
+    out.append("static const struct key_case KEY_CASES[] = {")
+    for c in cases:
+        is_key = "key" in c
+        data = (c["key"] if is_key else c["input"]).encode("utf-8")
+        expect = c.get("expect")
+        out.append(
+            "  {%s, %s, %s, %d, %s, %s, %s, %s},"
+            % (c_str(c["name"]), "true" if is_key else "false", c_bytes(data), len(data),
+               "true" if c["app_cursor"] else "false", c_str(expect), c_len(expect),
+               c_str(c.get("error_starts_with")))
+        )
+    out.append("};")
+
+
+def tool(cases, out):
+    kinds = {"ok": "CONCH_OK", "failed": "CONCH_ERR_TOOL", "aborted": "CONCH_ERR_ABORTED",
+             "blocked": "CONCH_ERR_BLOCKED"}
+    for i, c in enumerate(cases):
+        names = (c.get("config") or {}).get("tool_names")
+        if names is not None:
+            listed = ", ".join(c_str(t) for t in names)
+            out.append(f"static const char *const TOOL_NAMES_{i}[] = {{{listed}{', ' if listed else ''}NULL}};")
+    out.append("static const struct tool_case TOOL_CASES[] = {")
+    for i, c in enumerate(cases):
+        config = c.get("config") or {}
+        e = c["expect"]
+        rules = config.get("rules")
+        truncated = e.get("truncated")
+        out.append(
+            "  {%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s},"
+            % (c_str(c["name"]), "true" if config.get("interceptor") else "false",
+               f"TOOL_NAMES_{i}" if config.get("tool_names") is not None else "NULL",
+               c_str(None if rules is None else json.dumps(rules)),
+               "true" if config.get("artifacts") else "false", c_str(json.dumps(c["args"])),
+               kinds[e["kind"]], c_str(e.get("text")), c_str(e.get("text_starts_with")),
+               c_str(e.get("text_ends_with")), "-1" if truncated is None else str(int(truncated)),
+               c_str(e.get("suggested_tool")))
+        )
+    out.append("};")
+
+
+# The vector files the C face replays, and the writer of each one's table.
+TABLES = {
+    "normalize": normalize,
+    "intercept": intercept,
+    "sanitize": sanitize,
+    "artifact": artifact,
+    "keys": keys,
+    "tool": tool,
+}
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    vectors_dir, out_dir = sys.argv[1], sys.argv[2]
+    for name, write in TABLES.items():
+        out = [
+            f"/* GENERATED by tests/c/gen_vectors.py from tests/vectors/{name}.json; do not edit. */",
+            '#include "cases.h"',
+        ]
+        write(load(vectors_dir, name), out)
+        with open(os.path.join(out_dir, f"vectors_{name}.h"), "w", encoding="utf-8") as f:
+            f.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

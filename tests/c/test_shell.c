@@ -1,0 +1,588 @@
+/* The shell through the C API: runs, streamed chunks, state, limits,
+ * timeouts, abort and free from another thread, cancel tokens, artifacts,
+ * background jobs, the one-shot runner and its errors. Real bash, real
+ * processes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "chunks.h"
+
+#ifndef CONCH_EXPECTED_VERSION
+#error "compile with -DCONCH_EXPECTED_VERSION=\"<version of conch-ffi>\""
+#endif
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs `command` with default run options; returns the result or NULL. */
+static conch_bash_result *run(conch_shell *sh, const char *command) {
+  conch_run_options o = {0};
+  o.command = command;
+  conch_bash_result *r = NULL;
+  int rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  CHECK_RC(rc, CONCH_OK, command);
+  return r;
+}
+
+static conch_shell *new_shell(void) {
+  conch_shell_options o = {0};
+  o.snapshot = "none";
+  conch_shell *sh = conch_shell_new(&o);
+  CHECK(sh != NULL, "conch_shell_new");
+  return sh;
+}
+
+static void test_version(void) {
+  CHECK_STR(conch_version(), CONCH_EXPECTED_VERSION, "conch_version");
+  CHECK_STR(conch_last_error(), "", "no error at start");
+}
+
+static void test_run_and_result(void) {
+  conch_shell *sh = conch_shell_new(NULL); /* all defaults, snapshot "auto" */
+  if (!CHECK(sh != NULL, "conch_shell_new(NULL)")) return;
+  conch_bash_result *r = run(sh, "printf 'a\\nb\\n'; echo err >&2");
+  if (r) {
+    CHECK_STR(r->output, "a\nb\nerr\n", "stdout and stderr share one stream");
+    CHECK(r->has_exit_code && r->exit_code == 0, "exit 0, got %d", r->exit_code);
+    CHECK(!r->cancelled && !r->timed_out && !r->truncated && !r->session_reset, "flags clear");
+    CHECK(r->total_lines == 3 && r->total_bytes == 8, "totals 3/8, got %llu/%llu",
+          (unsigned long long)r->total_lines, (unsigned long long)r->total_bytes);
+    CHECK(r->output_lines == 3 && r->output_bytes == 8, "output counts 3/8");
+    CHECK(r->artifact_id == NULL, "no artifact without a store");
+    CHECK(r->working_dir != NULL, "working_dir set");
+  }
+  conch_bash_result_free(r);
+
+  r = run(sh, "(exit 7)");
+  if (r) CHECK(r->has_exit_code && r->exit_code == 7, "exit 7, got %d", r->exit_code);
+  conch_bash_result_free(r);
+
+  r = run(sh, "echo 'oops");
+  if (r) CHECK(r->has_exit_code && r->exit_code == 2, "syntax error is status 2, got %d", r->exit_code);
+  conch_bash_result_free(r);
+  r = run(sh, "echo alive");
+  if (r) CHECK_STR(r->output, "alive\n", "the session survives a syntax error");
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+static void test_streaming(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  struct chunks c;
+  chunks_init(&c, NULL);
+  conch_run_options o = {0};
+  o.command = "for i in 1 2 3; do echo line$i; sleep 0.05; done";
+  conch_bash_result *r = NULL;
+  int rc = conch_shell_run(sh, &o, on_chunk, &c, &r);
+  if (CHECK_RC(rc, CONCH_OK, "streamed run")) {
+    CHECK_STR(c.text, "line1\nline2\nline3\n", "chunks carry the whole output in order");
+    CHECK_STR(r->output, c.text, "chunks equal the result output");
+    CHECK(c.calls >= 1, "the callback ran (%d calls)", c.calls);
+    CHECK(!c.wrong_thread, "callbacks run on the calling thread");
+    CHECK(!c.not_terminated, "chunks are NUL-terminated");
+  }
+  conch_bash_result_free(r);
+  chunks_destroy(&c);
+  conch_shell_free(sh);
+}
+
+static void test_state_env_cwd(void) {
+  conch_shell_options so = {0};
+  const char *session_env[] = {"SESSION_VAR=from-session", NULL};
+  so.snapshot = "none";
+  so.cwd = "/";
+  so.env = session_env;
+  conch_shell *sh = conch_shell_new(&so);
+  if (!CHECK(sh != NULL, "shell with cwd and env")) return;
+
+  conch_bash_result *r = run(sh, "pwd; echo $SESSION_VAR");
+  if (r) CHECK_STR(r->output, "/\nfrom-session\n", "session cwd and env");
+  conch_bash_result_free(r);
+
+  r = run(sh, "cd /tmp && export FOO=bar && f() { echo fn-$1; }");
+  conch_bash_result_free(r);
+  r = run(sh, "echo $FOO; pwd; f x");
+  if (r) {
+    CHECK_STR(r->output, "bar\n/tmp\nfn-x\n", "state persists across runs");
+    CHECK_STR(r->working_dir, "/tmp", "working_dir follows cd");
+  }
+  conch_bash_result_free(r);
+
+  const char *run_env[] = {"ONLY_THIS_RUN=1", NULL};
+  conch_run_options o = {0};
+  o.command = "echo ${ONLY_THIS_RUN-unset}; pwd";
+  o.env = run_env;
+  o.cwd = "/";
+  r = NULL;
+  int rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  if (CHECK_RC(rc, CONCH_OK, "per-run env and cwd")) CHECK_STR(r->output, "1\n/\n", "per-run env and cwd apply");
+  conch_bash_result_free(r);
+  r = run(sh, "echo ${ONLY_THIS_RUN-unset}; pwd");
+  if (r) CHECK_STR(r->output, "unset\n/tmp\n", "per-run env and cwd are restored");
+  conch_bash_result_free(r);
+
+  /* Bad per-run input is an error with the core's text, not a crash. */
+  o.command = "true";
+  o.env = NULL;
+  o.cwd = "/nonexistent-conch-dir";
+  r = NULL;
+  rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  CHECK_RC(rc, CONCH_ERR_INVALID_ARG, "missing cwd");
+  CHECK_STR(conch_last_error(), "Working directory does not exist: /nonexistent-conch-dir",
+            "missing cwd message");
+  CHECK(r == NULL, "out untouched on error");
+  const char *bad_env[] = {"NO_EQUALS_SIGN", NULL};
+  o.cwd = NULL;
+  o.env = bad_env;
+  rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  CHECK_RC(rc, CONCH_ERR_INVALID_ARG, "env entry without =");
+  CHECK(strstr(conch_last_error(), "KEY=VALUE") != NULL, "env error explains the form");
+  const char *bad_name[] = {"1BAD=x", NULL};
+  o.env = bad_name;
+  rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  CHECK_RC(rc, CONCH_ERR_INVALID_ARG, "invalid variable name");
+  o.env = NULL;
+  o.command = "echo \xff";
+  rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  CHECK_RC(rc, CONCH_ERR_INVALID_ARG, "invalid UTF-8 command");
+  CHECK(strstr(conch_last_error(), "opts->command is not valid UTF-8") != NULL, "UTF-8 error names the field");
+  conch_shell_free(sh);
+}
+
+static void test_exit_resets_session(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  conch_bash_result_free(run(sh, "cd /tmp"));
+  conch_bash_result *r = run(sh, "exit 5");
+  if (r) CHECK(r->has_exit_code && r->exit_code == 5, "exit 5 is the status, got %d", r->exit_code);
+  conch_bash_result_free(r);
+  r = run(sh, "pwd");
+  if (r) {
+    CHECK(r->session_reset, "the next run starts a fresh shell");
+    CHECK_STR(r->output, "/tmp\n", "in the last known cwd");
+  }
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+static void test_head_tail(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  conch_run_options o = {0};
+  o.command = "seq 1 100";
+  o.head_lines = 3;
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_shell_run(sh, &o, NULL, NULL, &r), CONCH_OK, "head"))
+    CHECK_STR(r->output, "1\n2\n3\n", "head_lines keeps the first lines");
+  conch_bash_result_free(r);
+  o.head_lines = 0;
+  o.tail_lines = 2;
+  r = NULL;
+  if (CHECK_RC(conch_shell_run(sh, &o, NULL, NULL, &r), CONCH_OK, "tail")) {
+    CHECK_STR(r->output, "99\n100\n", "tail_lines keeps the last lines");
+    CHECK(r->total_lines == 100, "totals count the whole stream");
+  }
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+static void test_timeout(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  conch_run_options o = {0};
+  o.command = "echo before; /bin/sleep 100";
+  o.timeout_ms = 300;
+  conch_bash_result *r = NULL;
+  double t0 = now_s();
+  int rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+  double took = now_s() - t0;
+  if (CHECK_RC(rc, CONCH_OK, "timed-out run is a result")) {
+    CHECK(r->timed_out && r->cancelled && !r->has_exit_code, "timed_out, cancelled, no exit code");
+    CHECK(strncmp(r->output, "[Command timed out", 18) == 0, "notice first, got \"%s\"", r->output);
+    CHECK(strstr(r->output, "before\n") != NULL, "partial output kept");
+  }
+  CHECK(took < 5.0, "the timeout ends the run (took %.2f s)", took);
+  conch_bash_result_free(r);
+  r = run(sh, "echo still-here");
+  if (r) CHECK_STR(r->output, "still-here\n", "the session lives on after a timeout");
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+struct abort_job {
+  conch_shell *sh;
+  struct chunks *chunks;
+  bool started;
+  int rc;
+  double at;
+};
+
+static void *abort_when_started(void *arg) {
+  struct abort_job *job = arg;
+  job->started = wait_started(job->chunks);
+  job->at = now_s();
+  job->rc = conch_shell_abort(job->sh);
+  return NULL;
+}
+
+static void test_abort_from_another_thread(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  struct chunks c;
+  chunks_init(&c, NULL);
+  struct abort_job job = {sh, &c, false, -100, 0};
+  pthread_t t;
+  pthread_create(&t, NULL, abort_when_started, &job);
+  conch_run_options o = {0};
+  o.command = "echo started; /bin/sleep 100";
+  o.timeout_ms = 20000; /* a safety net: the abort must come long before */
+  conch_bash_result *r = NULL;
+  int rc = conch_shell_run(sh, &o, on_chunk, &c, &r);
+  double returned = now_s();
+  pthread_join(t, NULL);
+  CHECK(job.started, "the command started");
+  CHECK_RC(job.rc, CONCH_OK, "conch_shell_abort");
+  if (CHECK_RC(rc, CONCH_OK, "aborted run is a result")) {
+    CHECK(r->cancelled && !r->timed_out && !r->has_exit_code, "cancelled, not timed out");
+    CHECK(strncmp(r->output, "[Command cancelled]\n", 20) == 0, "cancel notice, got \"%s\"", r->output);
+  }
+  double latency = returned - job.at;
+  printf("abort latency: %.0f ms\n", latency * 1000);
+  CHECK(latency < 3.0, "abort ends the run promptly (%.2f s)", latency);
+  conch_bash_result_free(r);
+  r = run(sh, "echo after-abort");
+  if (r) CHECK_STR(r->output, "after-abort\n", "the session lives on after an abort");
+  conch_bash_result_free(r);
+  chunks_destroy(&c);
+  conch_shell_free(sh);
+}
+
+/* A callback may abort the run it is called from. */
+struct self_abort {
+  conch_shell *sh;
+  int calls, rc;
+};
+
+static void abort_on_first_chunk(void *user, const char *utf8, size_t len) {
+  (void)utf8;
+  (void)len;
+  struct self_abort *a = user;
+  if (a->calls++ == 0) a->rc = conch_shell_abort(a->sh);
+}
+
+static void test_abort_from_callback(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  struct self_abort a = {sh, 0, -100};
+  conch_run_options o = {0};
+  o.command = "echo started; /bin/sleep 100";
+  o.timeout_ms = 20000;
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_shell_run(sh, &o, abort_on_first_chunk, &a, &r), CONCH_OK, "self-aborted run"))
+    CHECK(r->cancelled && !r->timed_out, "aborted from inside the callback");
+  CHECK_RC(a.rc, CONCH_OK, "conch_shell_abort inside a callback");
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+/* The last error belongs to the thread that failed. */
+static void *other_thread_error(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)(conch_last_error()[0] == '\0');
+}
+
+static void test_last_error_is_per_thread(void) {
+  CHECK(conch_sanitize_text(NULL) == NULL, "a failing call");
+  pthread_t t;
+  void *clean = NULL;
+  pthread_create(&t, NULL, other_thread_error, NULL);
+  pthread_join(t, &clean);
+  CHECK(clean != NULL, "another thread does not see this thread's error");
+  CHECK(strstr(conch_last_error(), "conch_sanitize_text") != NULL, "this thread still does");
+}
+
+struct free_job {
+  conch_shell *sh;
+  struct chunks *chunks;
+};
+
+static void *free_when_started(void *arg) {
+  struct free_job *job = arg;
+  if (!wait_started(job->chunks)) fprintf(stderr, "the command did not start; freeing anyway\n");
+  conch_shell_free(job->sh);
+  return NULL;
+}
+
+static void test_free_while_running(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  struct chunks c;
+  chunks_init(&c, NULL);
+  struct free_job job = {sh, &c};
+  pthread_t t;
+  pthread_create(&t, NULL, free_when_started, &job);
+  conch_run_options o = {0};
+  o.command = "echo started; /bin/sleep 100";
+  conch_bash_result *r = NULL;
+  double t0 = now_s();
+  int rc = conch_shell_run(sh, &o, on_chunk, &c, &r);
+  pthread_join(t, NULL);
+  if (CHECK_RC(rc, CONCH_OK, "run stopped by free")) CHECK(r->cancelled, "the run was cancelled");
+  CHECK(now_s() - t0 < 5.0, "free from another thread stops the run");
+  conch_bash_result_free(r);
+  chunks_destroy(&c);
+}
+
+static void test_cancel_token(void) {
+  conch_cancel_token *token = conch_cancel_token_new();
+  if (!CHECK(token != NULL, "conch_cancel_token_new")) return;
+  bool cancelled = true;
+  CHECK_RC(conch_cancel_token_is_cancelled(token, &cancelled), CONCH_OK, "is_cancelled");
+  CHECK(!cancelled, "a new token is not cancelled");
+  CHECK_RC(conch_cancel_token_cancel(token), CONCH_OK, "cancel");
+  CHECK_RC(conch_cancel_token_cancel(token), CONCH_OK, "cancel twice");
+  conch_cancel_token_is_cancelled(token, &cancelled);
+  CHECK(cancelled, "cancelled after cancel");
+
+  conch_shell *sh = new_shell();
+  if (sh) {
+    conch_run_options o = {0};
+    o.command = "/bin/sleep 100";
+    o.cancel = token;
+    conch_bash_result *r = NULL;
+    double t0 = now_s();
+    if (CHECK_RC(conch_shell_run(sh, &o, NULL, NULL, &r), CONCH_OK, "pre-cancelled run"))
+      CHECK(r->cancelled && !r->has_exit_code, "a cancelled token cancels the run");
+    CHECK(now_s() - t0 < 5.0, "without waiting for the command");
+    conch_bash_result_free(r);
+    conch_shell_free(sh);
+  }
+
+  conch_execute_options eo = {0};
+  eo.command = "/bin/sleep 100";
+  eo.cancel = token;
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_execute_shell(&eo, NULL, NULL, &r), CONCH_OK, "pre-cancelled one-shot"))
+    CHECK(r->cancelled, "the token cancels a one-shot too");
+  conch_bash_result_free(r);
+  conch_cancel_token_free(token);
+}
+
+static void test_artifacts(void) {
+  char dir[] = "/tmp/conch-ctest-art-XXXXXX";
+  if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp")) return;
+  conch_artifact_store *store = conch_artifact_store_new(dir);
+  conch_shell_options so = {0};
+  so.snapshot = "none";
+  so.max_bytes = 1000;
+  so.artifact_store = store;
+  conch_shell *sh = conch_shell_new(&so);
+  if (!CHECK(sh != NULL, "shell with an artifact store")) return;
+  conch_bash_result *r = run(sh, "seq 1 10000");
+  if (r) {
+    CHECK(r->truncated, "a large output is truncated");
+    CHECK(r->total_lines == 10000, "total_lines counts everything");
+    CHECK(r->output_bytes <= 1000, "output bounded by max_bytes (%llu)", (unsigned long long)r->output_bytes);
+    CHECK(r->artifact_id != NULL, "the full output was spilled");
+  }
+  if (r && r->artifact_id) {
+    char url[64], *text = NULL;
+    snprintf(url, sizeof url, "artifact://%s", r->artifact_id);
+    if (CHECK_RC(conch_artifact_store_resolve(store, url, &text), CONCH_OK, "resolve")) {
+      CHECK(strncmp(text, "1\n2\n3\n", 6) == 0 && strstr(text, "\n10000\n") != NULL,
+            "the artifact holds the whole stream");
+    }
+    conch_string_free(text);
+    text = NULL;
+    if (CHECK_RC(conch_artifact_store_read(store, r->artifact_id, 9998, -1, &text), CONCH_OK, "read"))
+      CHECK_STR(text, "9999\n10000\n", "read a line range");
+    conch_string_free(text);
+    char *id = NULL, *path = NULL;
+    if (CHECK_RC(conch_artifact_store_allocate(store, "bash", &id, &path), CONCH_OK, "allocate")) {
+      CHECK(strcmp(id, r->artifact_id) != 0, "the shared store never repeats an id (%s)", id);
+    }
+    conch_string_free(id);
+    conch_string_free(path);
+    char *text2 = NULL;
+    CHECK_RC(conch_artifact_store_resolve(store, "artifact://999", &text2), CONCH_ERR_NOT_FOUND, "unknown id");
+    CHECK(strncmp(conch_last_error(), "Artifact 999 not found. Available: ", 35) == 0,
+          "the spec's not-found text");
+  }
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+  conch_artifact_store_free(store);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "cleanup");
+
+  so.artifact_store = NULL;
+  so.artifacts_dir = NULL;
+  conch_artifact_store *other = conch_artifact_store_new("/tmp");
+  so.artifacts_dir = "/tmp";
+  so.artifact_store = other;
+  CHECK(conch_shell_new(&so) == NULL, "artifacts_dir and artifact_store together are refused");
+  CHECK(strstr(conch_last_error(), "not both") != NULL, "and the error says so");
+  conch_artifact_store_free(other);
+}
+
+static bool gone(pid_t pid) {
+  for (int i = 0; i < 100; i++) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    usleep(50 * 1000);
+  }
+  return false;
+}
+
+static void test_background_jobs_and_free(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  double t0 = now_s();
+  conch_bash_result *r = run(sh, "/bin/sleep 100 & echo started");
+  if (r) CHECK_STR(r->output, "started\n", "a background job does not hold the call");
+  CHECK(now_s() - t0 < 5.0, "returned without waiting for the job");
+  conch_bash_result_free(r);
+  size_t count = 0;
+  CHECK_RC(conch_shell_background_jobs(sh, NULL, 0, &count), CONCH_OK, "count jobs");
+  CHECK(count == 1, "one background job, got %zu", count);
+  uint32_t pids[4] = {0};
+  size_t again = 0;
+  CHECK_RC(conch_shell_background_jobs(sh, pids, 4, &again), CONCH_OK, "list jobs");
+  CHECK(again == count && pids[0] > 0, "the job's pid");
+  conch_shell_free(sh);
+  if (pids[0] > 0) CHECK(gone((pid_t)pids[0]), "conch_shell_free killed background job %u", pids[0]);
+}
+
+struct queued_run {
+  conch_shell *sh;
+  const char *command;
+  int rc;
+  char output[64];
+};
+
+static void *run_in_thread(void *arg) {
+  struct queued_run *q = arg;
+  conch_run_options o = {0};
+  o.command = q->command;
+  conch_bash_result *r = NULL;
+  q->rc = conch_shell_run(q->sh, &o, NULL, NULL, &r);
+  if (q->rc == CONCH_OK) snprintf(q->output, sizeof q->output, "%s", r->output);
+  conch_bash_result_free(r);
+  return NULL;
+}
+
+static void test_concurrent_runs_queue(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  struct queued_run runs[2] = {
+      {sh, "echo a1; sleep 0.2; echo a2", -100, ""},
+      {sh, "echo b1; sleep 0.2; echo b2", -100, ""},
+  };
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, run_in_thread, &runs[i]);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  CHECK_RC(runs[0].rc, CONCH_OK, "first concurrent run");
+  CHECK_RC(runs[1].rc, CONCH_OK, "second concurrent run");
+  CHECK_STR(runs[0].output, "a1\na2\n", "runs from two threads queue, never interleave");
+  CHECK_STR(runs[1].output, "b1\nb2\n", "runs from two threads queue, never interleave");
+  conch_shell_free(sh);
+}
+
+static void test_execute_shell(void) {
+  struct chunks c;
+  chunks_init(&c, NULL);
+  conch_execute_options o = {0};
+  o.command = "echo $0; echo one-shot; exit 4";
+  o.shell = "/bin/sh";
+  o.cwd = "/";
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_execute_shell(&o, on_chunk, &c, &r), CONCH_OK, "execute_shell")) {
+    CHECK_STR(r->output, "/bin/sh\none-shot\n", "runs in the given shell");
+    CHECK(r->has_exit_code && r->exit_code == 4, "exit 4, got %d", r->exit_code);
+    CHECK_STR(c.text, r->output, "one-shot chunks");
+    CHECK(!c.wrong_thread, "one-shot callbacks on the calling thread");
+  }
+  conch_bash_result_free(r);
+  chunks_destroy(&c);
+
+  o.command = "/bin/sleep 100";
+  o.shell = NULL;
+  o.timeout_ms = 200;
+  r = NULL;
+  if (CHECK_RC(conch_execute_shell(&o, NULL, NULL, &r), CONCH_OK, "one-shot timeout"))
+    CHECK(r->timed_out && r->cancelled, "one-shot timed out");
+  conch_bash_result_free(r);
+
+  o.shell = "/nonexistent/bash";
+  o.timeout_ms = 0;
+  o.command = "true";
+  r = NULL;
+  /* A one-shot runs under a supervising bash: a missing shell is that
+   * bash's "No such file or directory" and status 127, as in a terminal. */
+  if (CHECK_RC(conch_execute_shell(&o, NULL, NULL, &r), CONCH_OK, "missing shell")) {
+    CHECK(r->has_exit_code && r->exit_code == 127, "status 127, got %d", r->exit_code);
+    CHECK(strstr(r->output, "/nonexistent/bash") != NULL, "the output names it");
+  }
+  conch_bash_result_free(r);
+  o.shell = NULL;
+  o.cwd = "/nonexistent-conch-dir";
+  r = NULL;
+  CHECK_RC(conch_execute_shell(&o, NULL, NULL, &r), CONCH_ERR_INVALID_ARG, "one-shot in a missing cwd");
+  CHECK_STR(conch_last_error(), "Working directory does not exist: /nonexistent-conch-dir", "its message");
+  CHECK(r == NULL, "no result on error");
+
+  conch_shell_options so = {0};
+  so.shell = "/nonexistent/bash";
+  CHECK(conch_shell_new(&so) == NULL, "a shell that cannot start");
+  CHECK(strstr(conch_last_error(), "/nonexistent/bash") != NULL, "the error names it");
+  so.shell = NULL;
+  so.snapshot = "sometimes";
+  so.env_inherit = "some";
+  CHECK(conch_shell_new(&so) == NULL, "bad env_inherit");
+  CHECK(strstr(conch_last_error(), "env_inherit") != NULL, "the error names the field");
+}
+
+static void test_env_policy(void) {
+  setenv("CONCH_CTEST_SECRET_KEY", "hunter2", 1);
+  setenv("CONCH_CTEST_PLAIN", "visible", 1);
+  conch_shell_options so = {0};
+  const char *exclude[] = {"*_KEY", NULL};
+  so.snapshot = "none";
+  so.env_exclude = exclude;
+  conch_shell *sh = conch_shell_new(&so);
+  if (!CHECK(sh != NULL, "shell with an env policy")) return;
+  conch_bash_result *r = run(sh, "echo ${CONCH_CTEST_SECRET_KEY-dropped} $CONCH_CTEST_PLAIN $PAGER");
+  if (r) CHECK_STR(r->output, "dropped visible cat\n", "excluded variables never reach bash");
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+}
+
+int main(void) {
+  test_version();
+  test_run_and_result();
+  test_streaming();
+  test_state_env_cwd();
+  test_exit_resets_session();
+  test_head_tail();
+  test_timeout();
+  test_abort_from_another_thread();
+  test_abort_from_callback();
+  test_free_while_running();
+  test_last_error_is_per_thread();
+  test_cancel_token();
+  test_artifacts();
+  test_background_jobs_and_free();
+  test_concurrent_runs_queue();
+  test_execute_shell();
+  test_env_policy();
+  return check_finish();
+}

@@ -1,0 +1,3 @@
+echo start
+exit 7
+echo never
