@@ -3,6 +3,7 @@ import conch from './conch.js'
 
 export const {
   ArtifactStore,
+  BashTool,
   PtySession,
   Shell,
   applyHeadTail,

@@ -27,6 +27,24 @@ export declare class ArtifactStore {
 }
 
 /**
+ * The model's `bash` tool for one host: a persistent shell (shared by the
+ * tool's calls), interception, artifacts, results the model can read.
+ */
+export declare class BashTool {
+  /** Checks the configuration (a bad interception rule throws). */
+  constructor(options: BashToolOptions)
+  /**
+   * Runs the model's call. Resolves with the text the model reads;
+   * rejects with `ToolError` (the command failed, timed out or exited
+   * non-zero: the message is still what the model reads), `BlockedError`
+   * (`.suggestedTool`) or `ToolAbortError` (the signal fired).
+   */
+  execute(args: BashToolArgs, options?: ToolExecuteOptions): Promise<ToolResult>
+  /** Closes the tool's persistent shell when it has its own `sessionKey`. */
+  close(): void
+}
+
+/**
  * A pseudo-terminal that runs one command at a time. `write`, `resize` and
  * `kill` reach the running command; the screen stays readable after it ends.
  */
@@ -132,6 +150,55 @@ export interface BashResult {
   workingDir?: string
   /** The persistent shell had to be started afresh for this run. */
   sessionReset: boolean
+}
+
+/** The model's arguments to `bash`. */
+export interface BashToolArgs {
+  command: string
+  /** Directory to run in, relative to the tool's cwd. */
+  cwd?: string
+  /** Seconds, clamped to [1, 3600]; default 300. */
+  timeout?: number
+  /** Keep the first N lines of the output. */
+  head?: number
+  /** Keep the last N lines (of the head, when both are given). */
+  tail?: number
+}
+
+/** How a `BashTool` is set up by its host. */
+export interface BashToolOptions {
+  /**
+   * The project directory: commands run here; relative `cwd` arguments
+   * are resolved against it.
+   */
+  cwd: string
+  /** Where truncated outputs are spilled (`artifact://<id>`); default: nowhere. */
+  artifactsDir?: string
+  /**
+   * The host's tool names: an interception rule applies only when its
+   * tool is among them.
+   */
+  toolNames?: Array<string>
+  /** Refuse commands the host has a dedicated tool for; default false. */
+  interceptor?: boolean
+  /** The interceptor's rules; default: the built-in rules. */
+  rules?: Array<InterceptionRule>
+  /** Run commands on a PTY when the host has a UI; default false. */
+  virtualTerminal?: boolean
+  /** The host shows a UI (a PTY run needs one); default false. */
+  hasUI?: boolean
+  /** Isolates this tool's persistent shell from other tools'. */
+  sessionKey?: string
+  /** bash to run; default: `bash` from `PATH`. */
+  shell?: string
+  /** Prepended to every command. */
+  prefix?: string
+  /** `'auto'` (default), `'none'`, or a snapshot file path. */
+  snapshot?: string
+  /** Variables exported in the shell session. */
+  sessionEnv?: Record<string, string>
+  /** Least time between two `onUpdate` calls; default 50 ms. */
+  updateIntervalMs?: number
 }
 
 /**
@@ -257,6 +324,12 @@ export interface InterceptionRule {
   message: string
 }
 
+/** Lines `start..=end` (1-based) of the whole output. */
+export interface LineRange {
+  start: number
+  end: number
+}
+
 /**
  * Takes trailing `| head -n N` / `| tail -n N` stages off the last pipeline
  * of `command` (quotes, `||` and heredocs understood; `head -c`, `tail -f`,
@@ -374,4 +447,60 @@ export interface ShellOptions {
   artifactsDir?: string
   /** Which host variables reach the shell. */
   envPolicy?: EnvPolicy
+}
+
+/** One block of a tool result. */
+export interface TextContent {
+  /** Always `'text'`. */
+  type: 'text'
+  text: string
+}
+
+/** The structured part of a tool result. */
+export interface ToolDetails {
+  meta: ToolMeta
+}
+
+/** What a host provides to one call. */
+export interface ToolExecuteOptions {
+  /**
+   * Receives the tail of the output while the command runs (at most
+   * once per update interval), all before the promise settles.
+   */
+  onUpdate?: (partial: ToolPartialResult) => void
+  /** Aborting it kills the command; the call rejects with `ToolAbortError`. */
+  signal?: AbortSignal
+}
+
+/** Metadata a host keeps next to the text. */
+export interface ToolMeta {
+  /** Set when the text is not the whole output. */
+  truncation?: Truncation
+}
+
+/** A live update: the tail of the output so far. */
+export interface ToolPartialResult {
+  content: Array<TextContent>
+}
+
+/** A successful call: the text the model reads. */
+export interface ToolResult {
+  content: Array<TextContent>
+  details?: ToolDetails
+}
+
+/** What was shown of an output, and where the whole of it is. */
+export interface Truncation {
+  direction: 'head' | 'tail'
+  truncatedBy: 'bytes' | 'lines'
+  totalLines: number
+  totalBytes: number
+  outputLines: number
+  outputBytes: number
+  /** The byte limit that cut the output. */
+  maxBytes?: number
+  /** The lines shown, when they are one contiguous range. */
+  shownRange?: LineRange
+  /** The artifact holding the whole output (`artifact://<artifactId>`). */
+  artifactId?: string
 }

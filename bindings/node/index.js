@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.ArtifactStore = nativeBinding.ArtifactStore
+module.exports.BashTool = nativeBinding.BashTool
 module.exports.PtySession = nativeBinding.PtySession
 module.exports.Shell = nativeBinding.Shell
 module.exports.applyHeadTail = nativeBinding.applyHeadTail

@@ -29,12 +29,16 @@ describe('package', () => {
     for (const name of [
       'Shell', 'executeShell', 'executeBash', 'normalizeBashCommand', 'applyHeadTail',
       'checkBashInterception', 'sanitizeText', 'ArtifactStore',
-      'ToolError', 'ToolAbortError', 'BlockedError',
+      'BashTool', 'PtySession', 'ToolError', 'ToolAbortError', 'BlockedError',
     ]) {
       assert.equal(typeof conch[name], 'function', name)
     }
     for (const method of ['run', 'abort', 'backgroundJobs', 'close']) {
       assert.equal(typeof Shell.prototype[method], 'function', method)
+    }
+    assert.equal(typeof conch.BashTool.prototype.execute, 'function')
+    for (const method of ['start', 'write', 'resize', 'kill', 'screenText']) {
+      assert.equal(typeof conch.PtySession.prototype[method], 'function', method)
     }
   })
 

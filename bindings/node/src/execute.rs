@@ -69,8 +69,8 @@ pub fn execute_shell<'env>(
         tail_lines: options::lines("tail", options.tail)?,
         ..ExecuteOptions::default()
     };
-    worker::spawn(env, options.signal, on_chunk, cancel, move |run| {
-        core_execute_shell(opts, run.on_chunk())
+    worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+        core_execute_shell(opts, |c: &str| chunks.send(c))
             .map(BashResult::from)
             .map_err(core_error)
     })
@@ -124,8 +124,8 @@ pub fn execute_bash<'env>(
             cancel: Some(cancel.clone()),
             ..CoreBashOptions::default()
         };
-        return worker::spawn(env, None, None, cancel, move |run| {
-            registry::execute_bash(&command, opts, run.on_chunk())
+        return worker::spawn(env, None, None::<ChunkFn>, cancel, move |chunks| {
+            registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
                 .map(BashResult::from)
                 .map_err(core_error)
         });
@@ -145,8 +145,8 @@ pub fn execute_bash<'env>(
         head_lines: options::lines("head", o.head)?,
         tail_lines: options::lines("tail", o.tail)?,
     };
-    worker::spawn(env, o.signal, o.on_chunk, cancel, move |run| {
-        registry::execute_bash(&command, opts, run.on_chunk())
+    worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
+        registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
             .map(BashResult::from)
             .map_err(core_error)
     })

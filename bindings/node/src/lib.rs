@@ -22,4 +22,5 @@ pub mod result;
 pub mod shell;
 pub mod signal;
 pub mod stream;
+pub mod tool;
 pub mod worker;

@@ -148,8 +148,8 @@ impl PtySession {
             ..defaults
         };
         let pty = self.inner.clone();
-        worker::spawn(env, options.signal, on_chunk, cancel, move |run| {
-            pty.start(opts, run.on_chunk())
+        worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+            pty.start(opts, |c: &str| chunks.send(c))
                 .map(PtyResult::from)
                 .map_err(core_error)
         })

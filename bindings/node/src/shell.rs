@@ -130,9 +130,9 @@ impl Shell {
             artifact: None,
         };
         let shell = self.inner.clone();
-        worker::spawn(env, options.signal, on_chunk, cancel, move |run| {
+        worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
             shell
-                .run(opts, run.on_chunk())
+                .run(opts, |c: &str| chunks.send(c))
                 .map(BashResult::from)
                 .map_err(core_error)
         })

@@ -1,4 +1,5 @@
-//! Chunks from the worker thread to a JS callback, in order, none lost.
+//! Chunks (or live updates) from the worker thread to a JS callback, in
+//! order, none lost.
 //!
 //! Each chunk becomes one queued call of a threadsafe function, so the JS
 //! callback sees them in the order the core produced them. The worker does
@@ -21,12 +22,15 @@ use std::time::Duration;
 
 use conch_core::CancelToken;
 use napi::Status;
+use napi::bindgen_prelude::ToNapiValue;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
 
+/// A JS `(value: T) => unknown` callable from any thread.
+pub type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false>;
 /// A JS `(chunk: string) => unknown` callable from any thread.
-pub type ChunkFn = ThreadsafeFunction<String, UnknownReturnValue, String, Status, false>;
+pub type ChunkFn = Callback<String>;
 
 /// Bytes that may wait in the queue before the worker waits for JS.
 const WINDOW: usize = 8 << 20;
@@ -91,15 +95,24 @@ impl Drop for InFlight {
 }
 
 /// The chunk callback of one call, or none.
-pub struct Chunks {
-    callback: Option<ChunkFn>,
+pub struct Chunks<T: ToNapiValue + Send + 'static = String> {
+    callback: Option<Callback<T>>,
     flow: Arc<Flow>,
     cancel: CancelToken,
 }
 
-impl Chunks {
+impl Chunks<String> {
+    /// Queues a text chunk for the callback (worker thread).
+    pub fn send(&self, chunk: &str) {
+        if self.callback.is_some() {
+            self.send_value(chunk.to_owned(), chunk.len());
+        }
+    }
+}
+
+impl<T: ToNapiValue + Send + 'static> Chunks<T> {
     /// Delivers to `callback` (if any); a throw cancels `cancel`.
-    pub fn new(callback: Option<ChunkFn>, cancel: CancelToken) -> Self {
+    pub fn new(callback: Option<Callback<T>>, cancel: CancelToken) -> Self {
         Chunks {
             callback,
             flow: Arc::default(),
@@ -107,8 +120,8 @@ impl Chunks {
         }
     }
 
-    /// Queues `chunk` for the callback (worker thread).
-    pub fn send(&self, chunk: &str) {
+    /// Queues `value`, of about `bytes` bytes, for the callback (worker thread).
+    pub fn send_value(&self, value: T, bytes: usize) {
         let Some(callback) = &self.callback else {
             return;
         };
@@ -117,16 +130,16 @@ impl Chunks {
             if queue.thrown.is_some() {
                 return;
             }
-            queue.bytes += chunk.len();
+            queue.bytes += bytes;
             queue.calls += 1;
         }
         let in_flight = InFlight {
             flow: self.flow.clone(),
-            bytes: chunk.len(),
+            bytes,
         };
         let cancel = self.cancel.clone();
         callback.call_with_return_value(
-            chunk.to_owned(),
+            value,
             ThreadsafeFunctionCallMode::NonBlocking,
             move |returned, _env| {
                 if let Err(err) = returned {

@@ -1,44 +1,44 @@
 //! Runs one long core call on a thread of its own and settles a promise.
 //!
 //! The call gets a [`CancelToken`] tied to the caller's `AbortSignal` and a
-//! chunk sink tied to the caller's callback. When it returns, the thread
-//! waits until every chunk reached JS, then settles the promise from the JS
-//! thread: with the value, with the value the chunk callback threw, or with
-//! the core's error.
+//! sink tied to the caller's callback. When it returns, the thread waits
+//! until every value reached JS, then settles the promise from the JS
+//! thread: with the value, with the value the callback threw, or with the
+//! call's error.
 
 use conch_core::CancelToken;
 use napi::bindgen_prelude::{Env, Object, ToNapiValue};
 
-use crate::errors::{Code, JsResult, from_napi, rejection};
+use crate::errors::{Code, from_napi, rejection};
 use crate::signal::Signal;
-use crate::stream::{ChunkFn, Chunks};
+use crate::stream::{Callback, Chunks};
 
-/// What the core call on the worker gets: the chunk sink to hand to the
-/// core as its `on_chunk`.
-pub struct Run<'a> {
-    chunks: &'a Chunks,
+/// An error a call rejects with, made into a JS value on the JS thread.
+pub trait Reject: Send + 'static {
+    fn reject(self, env: &Env) -> napi::Error;
 }
 
-impl Run<'_> {
-    /// The core's chunk callback.
-    pub fn on_chunk(&self) -> impl FnMut(&str) + '_ {
-        |chunk| self.chunks.send(chunk)
+impl Reject for napi::Error<Code> {
+    fn reject(self, env: &Env) -> napi::Error {
+        rejection(env, self)
     }
 }
 
 /// Starts `work` on a new thread and returns the promise of its result.
 /// `cancel` is the token `work` hands to the core: the signal and a
-/// throwing chunk callback cancel it.
-pub fn spawn<'env, T, W>(
+/// throwing callback cancel it. `work` gets the sink of `callback`.
+pub fn spawn<'env, C, T, E, W>(
     env: &'env Env,
     signal: Option<Signal>,
-    on_chunk: Option<ChunkFn>,
+    callback: Option<Callback<C>>,
     cancel: CancelToken,
     work: W,
-) -> JsResult<Object<'env>>
+) -> napi::Result<Object<'env>, Code>
 where
+    C: ToNapiValue + Send + 'static,
     T: ToNapiValue + Send + 'static,
-    W: FnOnce(&Run<'_>) -> JsResult<T> + Send + 'static,
+    E: Reject,
+    W: FnOnce(&Chunks<C>) -> Result<T, E> + Send + 'static,
 {
     let attached = signal
         .map(|s| s.attach(env, &cancel))
@@ -56,8 +56,8 @@ where
     let thread = std::thread::Builder::new()
         .name("conch-run".into())
         .spawn(move || {
-            let chunks = Chunks::new(on_chunk, cancel);
-            let result = work(&Run { chunks: &chunks });
+            let chunks = Chunks::new(callback, cancel);
+            let result = work(&chunks);
             let thrown = chunks.finish();
             deferred.resolve(move |env: Env| {
                 if let Some(a) = attached {
@@ -66,7 +66,7 @@ where
                 match (thrown, result) {
                     (Some(thrown), _) => Err(thrown),
                     (None, Ok(value)) => Ok(value),
-                    (None, Err(err)) => Err(rejection(&env, err)),
+                    (None, Err(err)) => Err(err.reject(&env)),
                 }
             });
         });
