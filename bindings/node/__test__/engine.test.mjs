@@ -58,6 +58,15 @@ describe('engine', () => {
     assert.equal(existsSync(marker), false)
   })
 
+  test('signal: null is no signal; a non-signal is refused', async () => {
+    assert.equal((await sh.run({ command: 'echo ok', signal: null })).output, 'ok\n')
+    for (const signal of [{}, 5, 'abort']) {
+      assert.throws(() => sh.run({ command: 'echo never', signal }), {
+        message: /^signal must be an AbortSignal/,
+      })
+    }
+  })
+
   test('the signal listener is removed when the call settles', async () => {
     const ac = new AbortController()
     let removed = 0

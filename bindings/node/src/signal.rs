@@ -10,13 +10,14 @@
 use conch_core::CancelToken;
 use napi::bindgen_prelude::{
     Env, FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, TypeName,
-    ValidateNapiValue, sys,
+    Unknown, ValidateNapiValue, sys,
 };
 use napi::{Result, ValueType};
 
 /// An `AbortSignal` passed in an options object (any object with `aborted`
-/// and `addEventListener`/`removeEventListener`, as in the DOM and Node).
-pub struct Signal(ObjectRef<false>);
+/// and `addEventListener`/`removeEventListener`, as in the DOM and Node);
+/// `null` stands for none.
+pub struct Signal(Option<ObjectRef<false>>);
 
 impl TypeName for Signal {
     fn type_name() -> &'static str {
@@ -33,9 +34,21 @@ impl ValidateNapiValue for Signal {}
 impl FromNapiValue for Signal {
     unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
         // SAFETY: forwarded from napi, which hands us a live value of `env`.
-        let object = unsafe { Object::from_napi_value(env, value) }?;
-        Ok(Signal(object.create_ref()?))
+        let value = unsafe { Unknown::from_napi_value(env, value) }?;
+        match value.get_type()? {
+            ValueType::Null => Ok(Signal(None)),
+            ValueType::Object => {
+                // SAFETY: checked to be an object just above.
+                let object: Object = unsafe { value.cast() }?;
+                Ok(Signal(Some(object.create_ref()?)))
+            }
+            _ => Err(not_a_signal()),
+        }
     }
+}
+
+fn not_a_signal() -> napi::Error {
+    napi::Error::new(napi::Status::InvalidArg, "signal must be an AbortSignal")
 }
 
 type Listener = FunctionRef<(), ()>;
@@ -51,13 +64,16 @@ pub struct Attached {
 impl Signal {
     /// Cancels `token` now if the signal is already aborted, or when it
     /// aborts. Call [`Attached::detach`] on the JS thread when the call settles.
-    pub fn attach(self, env: &Env, token: &CancelToken) -> Result<Attached> {
+    pub fn attach(self, env: &Env, token: &CancelToken) -> Result<Option<Attached>> {
+        let Some(signal) = self.0 else {
+            return Ok(None);
+        };
         let mut attached = Attached {
-            signal: self.0,
+            signal,
             listener: None,
         };
         match attached.hook(env, token) {
-            Ok(()) => Ok(attached),
+            Ok(()) => Ok(Some(attached)),
             Err(err) => {
                 attached.detach(env);
                 Err(err)
@@ -79,9 +95,9 @@ impl Attached {
             token.cancel();
             Ok(())
         })?;
-        let add: ListenerMethod = signal.get_named_property("addEventListener").map_err(|_| {
-            napi::Error::new(napi::Status::InvalidArg, "signal must be an AbortSignal")
-        })?;
+        let add: ListenerMethod = signal
+            .get_named_property("addEventListener")
+            .map_err(|_| not_a_signal())?;
         self.listener = Some(listener.create_ref()?);
         add.apply(signal, ("abort", listener).into())?;
         Ok(())

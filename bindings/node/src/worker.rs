@@ -40,10 +40,10 @@ where
     E: Reject,
     W: FnOnce(&Chunks<C>) -> Result<T, E> + Send + 'static,
 {
-    let attached = signal
-        .map(|s| s.attach(env, &cancel))
-        .transpose()
-        .map_err(from_napi)?;
+    let attached = match signal {
+        Some(signal) => signal.attach(env, &cancel).map_err(from_napi)?,
+        None => None,
+    };
     let (deferred, promise) = match env.create_deferred() {
         Ok(made) => made,
         Err(err) => {
