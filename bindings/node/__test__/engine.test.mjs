@@ -82,7 +82,8 @@ describe('engine', () => {
 
   test('abort() cancels the running command, children included', async () => {
     const word = uniqueWord('2')
-    const run = sh.run({ command: `sh -c '/bin/sleep 100.${word} | /bin/sleep 100.${word}'` })
+    // one in the foreground, one the command put in the background
+    const run = sh.run({ command: `sh -c '/bin/sleep 100.${word} & /bin/sleep 100.${word}; wait'` })
     const started = await waitFor(() => processesWith(word).length === 2)
     sh.abort()
     assert.ok(started, 'sleeps did not start')
@@ -91,9 +92,9 @@ describe('engine', () => {
     assert.ok(await waitFor(() => processesWith(word).length === 0, 1000))
   })
 
-  test('a timeout ends the command and says so', async () => {
+  test('a timeout ends the whole command line and says so', async () => {
     const word = uniqueWord('3')
-    const r = await sh.run({ command: `echo before; /bin/sleep 100.${word}`, timeoutMs: 300 })
+    const r = await sh.run({ command: `echo before; /bin/sleep 100.${word}; echo after`, timeoutMs: 300 })
     assert.equal(r.timedOut, true)
     assert.equal(r.cancelled, true)
     assert.equal(r.output, '[Command timed out after 0 seconds]\nbefore\n')
