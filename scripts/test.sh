@@ -16,3 +16,6 @@ cargo test --workspace --locked
 
 echo "== c: libconch, include/conch.h, C tests under valgrind, example"
 ./scripts/test-c.sh
+
+echo "== node: addon, generated index.js/index.d.ts, node:test suite, example"
+./scripts/test-node.sh

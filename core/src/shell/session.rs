@@ -83,6 +83,8 @@ pub struct Shell {
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
     closed: AtomicBool,
+    /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
+    waker: Arc<Waker>,
 }
 
 /// How the event loop of one run ended.
@@ -145,6 +147,7 @@ impl Shell {
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
+            waker: Arc::new(Waker::new()?),
         };
         {
             let mut state = lock(&shell.state);
@@ -200,7 +203,7 @@ impl Shell {
         }
 
         let mut reset = false;
-        if state.bash.as_ref().is_some_and(|b| !tree::is_alive(b.pid)) {
+        if state.bash.as_ref().is_some_and(Bash::has_exited) {
             self.bury(&mut state);
         }
         if state.bash.is_none() {
@@ -217,7 +220,8 @@ impl Shell {
             move || t.cancel()
         });
         *lock(&self.current) = Some(run_token.clone());
-        let waker = Arc::new(Waker::new()?);
+        let waker = self.waker.clone();
+        waker.reset();
         let _wake = run_token.on_cancel({
             let w = waker.clone();
             move || w.wake()
@@ -373,6 +377,14 @@ impl Shell {
 impl Drop for Shell {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+impl Bash {
+    /// Whether bash has exited (its pidfd is readable), without blocking.
+    fn has_exited(&self) -> bool {
+        let mut fds = [pollin(self.pidfd.as_raw_fd())];
+        poll(&mut fds, Some(Instant::now())).is_ok_and(|n| n > 0)
     }
 }
 

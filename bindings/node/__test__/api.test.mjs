@@ -1,0 +1,265 @@
+// The API of the package: names, options, results, errors, chunk delivery.
+import { test, describe, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { readFileSync, existsSync, realpathSync } from 'node:fs'
+import { join } from 'node:path'
+import * as conch from 'conch'
+import { tempDir } from './helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const { Shell, executeShell, executeBash, closeBashSession, ArtifactStore } = conch
+
+describe('package', () => {
+  test('CommonJS and ESM entries export the same objects', () => {
+    const cjs = require('conch')
+    assert.deepEqual(Object.keys(conch).filter((k) => k !== 'default').sort(), Object.keys(cjs).sort())
+    for (const name of Object.keys(cjs)) assert.equal(conch[name], cjs[name], name)
+  })
+
+  test('every export of the addon is exported by the package', () => {
+    const native = require('../index.js')
+    const cjs = require('conch')
+    for (const name of Object.keys(native).filter((k) => !k.startsWith('__'))) {
+      assert.equal(cjs[name], native[name], name)
+    }
+  })
+
+  test('API.md names exist', () => {
+    for (const name of [
+      'Shell', 'executeShell', 'executeBash', 'normalizeBashCommand', 'applyHeadTail',
+      'checkBashInterception', 'sanitizeText', 'ArtifactStore',
+      'BashTool', 'PtySession', 'ToolError', 'ToolAbortError', 'BlockedError',
+    ]) {
+      assert.equal(typeof conch[name], 'function', name)
+    }
+    for (const method of ['run', 'abort', 'backgroundJobs', 'close']) {
+      assert.equal(typeof Shell.prototype[method], 'function', method)
+    }
+    assert.equal(typeof conch.BashTool.prototype.execute, 'function')
+    for (const method of ['start', 'write', 'resize', 'kill', 'screenText']) {
+      assert.equal(typeof conch.PtySession.prototype[method], 'function', method)
+    }
+  })
+
+  test('error classes are Error subclasses with name, code and their fields', () => {
+    const blocked = new conch.BlockedError('Blocked: x', 'read', { meta: 1 })
+    assert.ok(blocked instanceof conch.ToolError)
+    assert.ok(blocked instanceof Error)
+    assert.equal(blocked.name, 'BlockedError')
+    assert.equal(blocked.suggestedTool, 'read')
+    assert.deepEqual(blocked.details, { meta: 1 })
+    const abort = new conch.ToolAbortError('Command aborted')
+    assert.ok(abort instanceof Error)
+    assert.ok(!(abort instanceof conch.ToolError))
+    assert.equal(abort.name, 'ToolAbortError')
+  })
+})
+
+describe('Shell', () => {
+  const sh = new Shell({ snapshot: 'none' })
+  after(() => sh.close())
+
+  test('runs a command and returns the result in camelCase', async () => {
+    const r = await sh.run({ command: 'echo out; echo err >&2; exit_code_is() { return 3; }; exit_code_is' })
+    assert.equal(r.output, 'out\nerr\n')
+    assert.equal(r.exitCode, 3)
+    assert.equal(r.cancelled, false)
+    assert.equal(r.timedOut, false)
+    assert.equal(r.truncated, false)
+    assert.equal(r.totalLines, 2)
+    assert.equal(r.totalBytes, 8)
+    assert.equal(r.outputLines, 2)
+    assert.equal(r.outputBytes, 8)
+    assert.equal(r.artifactId, undefined)
+    assert.equal(r.sessionReset, false)
+    assert.equal(typeof r.workingDir, 'string')
+  })
+
+  test('state carries over between runs', async () => {
+    const dir = realpathSync(tempDir())
+    await sh.run({ command: `cd ${dir} && export CONCH_X=41 && f() { echo $((CONCH_X + 1)); }` })
+    const r = await sh.run({ command: 'pwd; f' })
+    assert.equal(r.output, `${dir}\n42\n`)
+    assert.equal(r.workingDir, dir)
+  })
+
+  test('per-run env and cwd apply to that run only', async () => {
+    const dir = realpathSync(tempDir())
+    const before = (await sh.run({ command: 'pwd' })).output
+    const r = await sh.run({ command: 'echo "$ONLY_HERE"; pwd', env: { ONLY_HERE: 'yes' }, cwd: dir })
+    assert.equal(r.output, `yes\n${dir}\n`)
+    const again = await sh.run({ command: 'echo "[$ONLY_HERE]"; pwd' })
+    assert.equal(again.output, `[]\n${before}`)
+  })
+
+  test('onChunk receives the whole output, in order, before the promise settles', async () => {
+    const chunks = []
+    const r = await sh.run({ command: 'for i in $(seq 1 2000); do echo line$i; done' }, (c) => chunks.push(c))
+    const expected = Array.from({ length: 2000 }, (_, i) => `line${i + 1}\n`).join('')
+    assert.equal(chunks.join(''), expected)
+    assert.equal(r.totalLines, 2000)
+  })
+
+  test('head and tail keep lines of the complete stream', async () => {
+    const r = await sh.run({ command: 'seq 1 100', head: 10, tail: 3 })
+    assert.equal(r.output, '8\n9\n10\n')
+  })
+
+  test('output past maxBytes is truncated and spilled whole to an artifact', async () => {
+    const dir = tempDir()
+    const small = new Shell({ snapshot: 'none', maxBytes: 1000, artifactsDir: dir })
+    try {
+      const r = await small.run({ command: 'seq 1 5000' })
+      assert.equal(r.truncated, true)
+      assert.equal(r.totalLines, 5000)
+      assert.ok(r.outputBytes <= 1000)
+      assert.ok(r.output.endsWith('4999\n5000\n'))
+      assert.equal(typeof r.artifactId, 'string')
+      const store = new ArtifactStore(dir)
+      const full = store.resolve(`artifact://${r.artifactId}`)
+      assert.equal(full, Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join(''))
+      assert.equal(store.read(r.artifactId, 4998), '4999\n5000\n')
+    } finally {
+      small.close()
+    }
+  })
+
+  test('a throwing onChunk aborts the run and rejects with the thrown value', async () => {
+    const boom = new Error('stop reading')
+    let calls = 0
+    const started = Date.now()
+    await assert.rejects(
+      sh.run({ command: "sh -c 'while :; do echo tick; sleep 0.01; done'" }, () => {
+        calls++
+        throw boom
+      }),
+      (err) => err === boom,
+    )
+    assert.equal(calls, 1)
+    assert.ok(Date.now() - started < 2000)
+    const r = await sh.run({ command: 'echo still alive' })
+    assert.equal(r.output, 'still alive\n')
+  })
+
+  test('a thrown non-Error value is what the promise rejects with', async () => {
+    await assert.rejects(
+      sh.run({ command: 'echo x' }, () => {
+        throw 'plain string'
+      }),
+      (err) => err === 'plain string',
+    )
+  })
+
+  test('bad options are InvalidArgument errors', async () => {
+    assert.throws(() => sh.run({ command: 'true', timeoutMs: -5 }), { code: 'InvalidArgument' })
+    assert.throws(() => sh.run({ command: 'true', head: 1.5 }), { code: 'InvalidArgument' })
+    assert.throws(() => new Shell({ envPolicy: { inherit: 'some' } }), { code: 'InvalidArgument' })
+    await assert.rejects(sh.run({ command: 'true', cwd: '/no/such/dir/for/conch' }), (err) => {
+      assert.ok(err instanceof Error)
+      assert.equal(err.code, 'InvalidArgument')
+      assert.match(err.message, /\/no\/such\/dir\/for\/conch/)
+      return true
+    })
+    await assert.rejects(sh.run({ command: 'echo \0' }), { code: 'InvalidArgument' })
+  })
+
+  test('a bad shell path throws Spawn', () => {
+    assert.throws(() => new Shell({ shell: '/no/such/bash' }), { code: 'Spawn' })
+  })
+
+  test('a closed shell rejects runs with Closed', async () => {
+    const s = new Shell({ snapshot: 'none' })
+    s.close()
+    s.close()
+    await assert.rejects(s.run({ command: 'true' }), { code: 'Closed' })
+    assert.deepEqual(s.backgroundJobs(), [])
+  })
+
+  test('concurrent runs queue in order', async () => {
+    const runs = [1, 2, 3, 4].map((i) => sh.run({ command: `sleep 0.0${i}; echo ${i}` }))
+    const outputs = (await Promise.all(runs)).map((r) => r.output)
+    assert.deepEqual(outputs, ['1\n', '2\n', '3\n', '4\n'])
+  })
+
+  test('session env and envPolicy reach the shell', async () => {
+    process.env.CONCH_TEST_SECRET_TOKEN = 'hidden'
+    const s = new Shell({
+      snapshot: 'none',
+      env: { GREETING: 'hello' },
+      envPolicy: { exclude: ['*SECRET*'] },
+    })
+    try {
+      const r = await s.run({ command: 'echo "$GREETING [$CONCH_TEST_SECRET_TOKEN] $PAGER"' })
+      assert.equal(r.output, 'hello [] cat\n')
+    } finally {
+      s.close()
+      delete process.env.CONCH_TEST_SECRET_TOKEN
+    }
+  })
+})
+
+describe('executeShell', () => {
+  test('runs a fresh process per call', async () => {
+    const chunks = []
+    const r = await executeShell({ command: 'X=1; echo $X; echo $0' , shell: '/bin/sh' }, (c) => chunks.push(c))
+    assert.equal(r.output, '1\n/bin/sh\n')
+    assert.equal(chunks.join(''), r.output)
+    assert.equal(r.exitCode, 0)
+    const again = await executeShell({ command: 'echo "[$X]"' })
+    assert.equal(again.output, '[]\n')
+  })
+
+  test('exit status and timeout', async () => {
+    assert.equal((await executeShell({ command: 'exit 7' })).exitCode, 7)
+    const r = await executeShell({ command: '/bin/sleep 10', timeoutMs: 200 })
+    assert.equal(r.timedOut, true)
+    assert.equal(r.cancelled, true)
+    assert.equal(r.exitCode, undefined)
+    assert.match(r.output, /^\[Command timed out after 0 seconds\]\n/)
+  })
+})
+
+describe('executeBash', () => {
+  test('calls with the same sessionKey share a session', async () => {
+    const sessionKey = `api-test-${process.pid}`
+    try {
+      await executeBash('export SHARED=yes; cd /', { sessionKey })
+      const chunks = []
+      const r = await executeBash('echo "$SHARED"; pwd', { sessionKey, onChunk: (c) => chunks.push(c) })
+      assert.equal(r.output, 'yes\n/\n')
+      assert.equal(chunks.join(''), r.output)
+      const other = await executeBash('echo "[$SHARED]"', { sessionKey: `${sessionKey}-other` })
+      assert.equal(other.output, '[]\n')
+      closeBashSession(`${sessionKey}-other`)
+    } finally {
+      closeBashSession(sessionKey)
+    }
+    const fresh = await executeBash('echo "[$SHARED]"', { sessionKey })
+    assert.equal(fresh.output, '[]\n')
+    closeBashSession(sessionKey)
+  })
+
+  test('works without options', async () => {
+    const r = await executeBash('echo plain')
+    assert.equal(r.output, 'plain\n')
+  })
+})
+
+describe('ArtifactStore', () => {
+  test('allocates sequential ids and reads them back', () => {
+    const dir = tempDir()
+    const store = new ArtifactStore(join(dir, 'a'))
+    const a = store.allocate('bash')
+    const b = store.allocate('bash')
+    assert.deepEqual([a.id, b.id], ['0', '1'])
+    assert.equal(a.url, 'artifact://0')
+    assert.equal(a.path, join(dir, 'a', '0.bash.log'))
+    assert.equal(store.dir, join(dir, 'a'))
+    assert.equal(existsSync(a.path), false)
+    assert.throws(() => store.resolve('artifact://1'), { code: 'NotFound', message: 'Artifact 1 not found. Available: none' })
+    assert.throws(() => store.allocate('../x'), { code: 'InvalidArgument' })
+    assert.throws(() => store.read('0', -1), { code: 'InvalidArgument' })
+    assert.equal(readFileSync(new URL(import.meta.url)).length > 0, true)
+  })
+})

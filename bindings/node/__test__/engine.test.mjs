@@ -1,0 +1,163 @@
+// Engine behaviour seen from Node: the event loop stays free, abort and
+// timeout kill what the command started, background jobs never hold a call,
+// a dying shell comes back.
+import { test, describe, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { Shell, executeShell, executeBash, closeBashSession } from 'conch'
+import { processesWith, tempDir, uniqueWord, waitFor } from './helpers.mjs'
+
+describe('engine', () => {
+  const sh = new Shell({ snapshot: 'none' })
+  after(() => sh.close())
+
+  test('the event loop keeps running while a command runs', async () => {
+    let ticks = 0
+    const timer = setInterval(() => ticks++, 10)
+    try {
+      const r = await sh.run({ command: '/bin/sleep 2' })
+      assert.equal(r.exitCode, 0)
+    } finally {
+      clearInterval(timer)
+    }
+    assert.ok(ticks >= 100, `only ${ticks} ticks of a 10 ms timer in 2 s`)
+  })
+
+  test('AbortController aborts a running command within 1 s and kills it', async () => {
+    const word = uniqueWord('1')
+    const ac = new AbortController()
+    const run = sh.run({ command: `/bin/sleep 100.${word}`, signal: ac.signal })
+    assert.ok(await waitFor(() => processesWith(word).length === 1), 'sleep did not start')
+    const started = Date.now()
+    ac.abort()
+    const r = await run
+    const took = Date.now() - started
+    assert.ok(took < 1000, `abort took ${took} ms`)
+    assert.equal(r.cancelled, true)
+    assert.equal(r.timedOut, false)
+    assert.equal(r.exitCode, undefined)
+    assert.match(r.output, /^\[Command cancelled\]\n/)
+    assert.deepEqual(processesWith(word), [])
+  })
+
+  test('an already-aborted signal never spawns anything', async () => {
+    const dir = tempDir()
+    const marker = join(dir, 'spawned')
+    const signal = AbortSignal.abort()
+    const started = Date.now()
+    const r = await sh.run({ command: `touch ${marker}`, signal })
+    assert.ok(Date.now() - started < 500)
+    assert.equal(r.cancelled, true)
+    assert.equal(existsSync(marker), false)
+    const one = await executeShell({ command: `touch ${marker}`, signal })
+    assert.equal(one.cancelled, true)
+    const cached = await executeBash(`touch ${marker}`, { signal, sessionKey: `pre-${process.pid}` })
+    assert.equal(cached.cancelled, true)
+    closeBashSession(`pre-${process.pid}`)
+    assert.equal(existsSync(marker), false)
+  })
+
+  test('signal: null is no signal; a non-signal is refused', async () => {
+    assert.equal((await sh.run({ command: 'echo ok', signal: null })).output, 'ok\n')
+    for (const signal of [{}, 5, 'abort']) {
+      assert.throws(() => sh.run({ command: 'echo never', signal }), {
+        message: /^signal must be an AbortSignal/,
+      })
+    }
+  })
+
+  test('the signal listener is removed when the call settles', async () => {
+    const ac = new AbortController()
+    let removed = 0
+    const remove = ac.signal.removeEventListener.bind(ac.signal)
+    ac.signal.removeEventListener = (...args) => {
+      removed++
+      return remove(...args)
+    }
+    for (let i = 0; i < 3; i++) await sh.run({ command: 'true', signal: ac.signal })
+    assert.equal(removed, 3)
+    ac.abort()
+  })
+
+  test('abort() cancels the running command, children included', async () => {
+    const word = uniqueWord('2')
+    // one in the foreground, one the command put in the background
+    const run = sh.run({ command: `sh -c '/bin/sleep 100.${word} & /bin/sleep 100.${word}; wait'` })
+    const started = await waitFor(() => processesWith(word).length === 2)
+    sh.abort()
+    assert.ok(started, 'sleeps did not start')
+    const r = await run
+    assert.equal(r.cancelled, true)
+    assert.ok(await waitFor(() => processesWith(word).length === 0, 1000))
+  })
+
+  test('a timeout ends the whole command line and says so', async () => {
+    const word = uniqueWord('3')
+    const r = await sh.run({ command: `echo before; /bin/sleep 100.${word}; echo after`, timeoutMs: 300 })
+    assert.equal(r.timedOut, true)
+    assert.equal(r.cancelled, true)
+    assert.equal(r.output, '[Command timed out after 0 seconds]\nbefore\n')
+    assert.deepEqual(processesWith(word), [])
+  })
+
+  test('a background job returns at once, is listed, and dies with close()', async () => {
+    const word = uniqueWord('4')
+    const s = new Shell({ snapshot: 'none' })
+    try {
+      const started = Date.now()
+      const r = await s.run({ command: `/bin/sleep 100.${word} & echo started` })
+      assert.ok(Date.now() - started < 2000)
+      assert.equal(r.output, 'started\n')
+      const [pid] = await waitFor(() => processesWith(word).length && processesWith(word))
+      assert.ok(pid, 'the background job is not running')
+      assert.ok(s.backgroundJobs().includes(pid))
+    } finally {
+      s.close()
+    }
+    assert.ok(await waitFor(() => processesWith(word).length === 0, 1000))
+  })
+
+  test('exit ends the session; the next run starts afresh in the same cwd', async () => {
+    const dir = tempDir()
+    const s = new Shell({ snapshot: 'none', cwd: dir })
+    try {
+      const r = await s.run({ command: 'X=1; exit 4' })
+      assert.equal(r.exitCode, 4)
+      const next = await s.run({ command: 'echo "[$X]"; pwd' })
+      assert.equal(next.sessionReset, true)
+      assert.match(next.output, /^\[\]\n/)
+      assert.ok(next.output.trimEnd().endsWith(dir.split('/').pop()))
+      const after = await s.run({ command: 'true' })
+      assert.equal(after.sessionReset, false)
+    } finally {
+      s.close()
+    }
+  })
+
+  test('close() during a run ends it and kills its processes', async () => {
+    const word = uniqueWord('5')
+    const s = new Shell({ snapshot: 'none' })
+    const chunks = []
+    const run = s.run({ command: `echo go; /bin/sleep 100.${word}` }, (c) => chunks.push(c))
+    assert.ok(await waitFor(() => processesWith(word).length === 1), 'sleep did not start')
+    s.close()
+    const r = await run
+    assert.equal(r.cancelled, true)
+    assert.equal(chunks.join(''), 'go\n')
+    assert.deepEqual(processesWith(word), [])
+  })
+
+  test('close() while a flood fills the chunk queue does not deadlock', async () => {
+    const s = new Shell({ snapshot: 'none' })
+    let bytes = 0
+    const run = s.run({ command: 'yes conch-flood' }, (c) => {
+      bytes += c.length
+    })
+    await waitFor(() => bytes > 1 << 20)
+    s.close()
+    const r = await run
+    assert.equal(r.cancelled, true)
+    assert.equal(bytes, r.totalBytes)
+  })
+})

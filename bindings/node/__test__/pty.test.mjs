@@ -1,0 +1,91 @@
+// PtySession: a command on a terminal, input, screen, stop.
+import { test, describe } from 'node:test'
+import assert from 'node:assert/strict'
+import { PtySession } from 'conch'
+import { processesWith, uniqueWord, waitFor } from './helpers.mjs'
+
+describe('PtySession', () => {
+  test('runs a command on a terminal and keeps the screen', async () => {
+    const pty = new PtySession()
+    const chunks = []
+    const r = await pty.start({ command: 'printf "\\033[31mred\\033[0m\\n"; tty >/dev/null && echo on-a-tty' }, (c) => chunks.push(c))
+    assert.equal(r.exitCode, 0)
+    assert.equal(r.cancelled, false)
+    assert.equal(r.timedOut, false)
+    assert.equal(r.output, 'red\non-a-tty\n')
+    assert.ok(chunks.join('').includes('\x1b[31mred'), 'raw terminal text keeps its escapes')
+    assert.match(pty.screenText(), /^red\non-a-tty/)
+    assert.equal(pty.isRunning(), false)
+  })
+
+  test('input reaches the program; the size is the one asked for', async () => {
+    const pty = new PtySession()
+    let typed = false
+    const run = pty.start({ command: 'stty size; read -r line; echo "got $line"', cols: 90, rows: 30 }, () => {
+      if (!typed && pty.isRunning()) {
+        typed = true
+        pty.write('hello\r')
+      }
+    })
+    const r = await run
+    assert.equal(r.exitCode, 0)
+    assert.match(r.output, /^30 90\n/)
+    assert.match(r.output, /got hello\n$/)
+  })
+
+  test('writeKey sends named keys; write takes a Buffer', async () => {
+    const pty = new PtySession()
+    let sent = false
+    const r = await pty.start({ command: 'echo ready; read -r a; read -r b; echo "[$a][$b]"' }, () => {
+      if (!sent && pty.isRunning()) {
+        sent = true
+        pty.write(Buffer.from('one'))
+        pty.writeKey('enter')
+        pty.write('two\r')
+      }
+    })
+    assert.match(r.output, /\[one\]\[two\]\n$/)
+  })
+
+  test('kill() stops the command and its processes', async () => {
+    const word = uniqueWord('6')
+    const pty = new PtySession()
+    const run = pty.start({ command: `/bin/sleep 100.${word}` })
+    assert.ok(await waitFor(() => processesWith(word).length === 1), 'sleep did not start')
+    pty.kill()
+    const r = await run
+    assert.equal(r.cancelled, true)
+    assert.equal(r.timedOut, false)
+    assert.deepEqual(processesWith(word), [])
+    assert.throws(() => pty.kill(), { code: 'InvalidArgument' })
+    assert.throws(() => pty.write('x'), { code: 'InvalidArgument' })
+  })
+
+  test('timeout and abort signal', async () => {
+    const pty = new PtySession()
+    const timed = await pty.start({ command: '/bin/sleep 10', timeoutMs: 200 })
+    assert.equal(timed.timedOut, true)
+    const ac = new AbortController()
+    setTimeout(() => ac.abort(), 100)
+    const aborted = await pty.start({ command: '/bin/sleep 10', signal: ac.signal })
+    assert.equal(aborted.cancelled, true)
+    const pre = await pty.start({ command: 'echo never', signal: AbortSignal.abort() })
+    assert.equal(pre.cancelled, true)
+    assert.equal(pre.output, '')
+  })
+
+  test('a second start while one runs is refused', async () => {
+    const pty = new PtySession()
+    const first = pty.start({ command: 'sleep 0.3; echo done' })
+    await waitFor(() => pty.isRunning())
+    await assert.rejects(pty.start({ command: 'true' }), { code: 'InvalidArgument', message: 'PTY session already running' })
+    assert.equal((await first).output, 'done\n')
+  })
+
+  test('a start failure is reported in the result', async () => {
+    const pty = new PtySession()
+    const r = await pty.start({ command: 'true', cwd: '/no/such/dir/for/conch' })
+    assert.equal(r.exitCode, undefined)
+    assert.match(r.output, /^PTY error: /)
+  })
+})

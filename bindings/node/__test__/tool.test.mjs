@@ -1,0 +1,128 @@
+// BashTool: the agent-facing pipeline and its errors.
+import { test, describe, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { realpathSync } from 'node:fs'
+import { BashTool, ToolError, BlockedError, ToolAbortError, ArtifactStore } from 'conch'
+import { processesWith, tempDir, uniqueWord, waitFor } from './helpers.mjs'
+
+describe('BashTool', () => {
+  const cwd = realpathSync(tempDir())
+  const artifactsDir = tempDir()
+  const tool = new BashTool({
+    cwd,
+    artifactsDir,
+    toolNames: ['read', 'grep'],
+    interceptor: true,
+    sessionKey: `tool-test-${process.pid}`,
+    snapshot: 'none',
+  })
+  after(() => tool.close())
+
+  test('a successful call resolves with the text the model reads', async () => {
+    const r = await tool.execute({ command: 'pwd; echo hello' })
+    assert.deepEqual(r, { content: [{ type: 'text', text: `${cwd}\nhello` }] })
+    const empty = await tool.execute({ command: 'true' })
+    assert.equal(empty.content[0].text, '(no output)')
+  })
+
+  test('a non-zero exit rejects with ToolError carrying the text', async () => {
+    await assert.rejects(tool.execute({ command: 'echo oops; exit 3' }), (err) => {
+      assert.ok(err instanceof ToolError)
+      assert.ok(!(err instanceof BlockedError))
+      assert.equal(err.name, 'ToolError')
+      assert.equal(err.code, 'ToolError')
+      assert.equal(err.message, 'oops\n\nCommand exited with code 3')
+      return true
+    })
+  })
+
+  test('a blocked command rejects with BlockedError and the suggested tool', async () => {
+    await assert.rejects(tool.execute({ command: 'cat README.md' }), (err) => {
+      assert.ok(err instanceof BlockedError)
+      assert.ok(err instanceof ToolError)
+      assert.equal(err.suggestedTool, 'read')
+      assert.match(err.message, /^Blocked: .*\n\nOriginal command: cat README\.md$/s)
+      return true
+    })
+    // a rule whose tool the host lacks does not apply
+    await assert.rejects(tool.execute({ command: 'sed -i s/a/b/ nothing' }), (err) => !(err instanceof BlockedError))
+  })
+
+  test('a bad cwd is a ToolError with the spec text', async () => {
+    await assert.rejects(tool.execute({ command: 'true', cwd: 'no-such-dir' }), {
+      name: 'ToolError',
+      message: `Working directory does not exist: ${cwd}/no-such-dir`,
+    })
+  })
+
+  test('head/tail from the command and the arguments; truncation details on the result', async () => {
+    const r = await tool.execute({ command: 'seq 1 100000 | tail -n 3' })
+    assert.match(r.content[0].text, /^99998\n99999\n100000/)
+    const big = await tool.execute({ command: 'seq 1 100000' })
+    const truncation = big.details.meta.truncation
+    assert.equal(truncation.direction, 'tail')
+    assert.equal(truncation.totalLines, 100000)
+    assert.equal(typeof truncation.artifactId, 'string')
+    assert.match(big.content[0].text, new RegExp(`Full: artifact://${truncation.artifactId}\\]$`))
+    const full = new ArtifactStore(artifactsDir).resolve(`artifact://${truncation.artifactId}`)
+    assert.equal(full.split('\n').length, 100001)
+  })
+
+  test('onUpdate gets the tail while the command runs, before the promise settles', async () => {
+    const updates = []
+    const r = await tool.execute(
+      { command: 'for i in 1 2 3; do echo step$i; sleep 0.1; done' },
+      { onUpdate: (partial) => updates.push(partial) },
+    )
+    assert.ok(updates.length >= 2, `${updates.length} updates`)
+    for (const u of updates) assert.equal(u.content[0].type, 'text')
+    assert.equal(updates.at(-1).content[0].text, 'step1\nstep2\nstep3\n')
+    assert.equal(r.content[0].text, 'step1\nstep2\nstep3')
+  })
+
+  test('an aborted signal rejects with ToolAbortError and kills the command', async () => {
+    const word = uniqueWord('7')
+    const ac = new AbortController()
+    const call = tool.execute({ command: `echo started; /bin/sleep 100.${word}` }, { signal: ac.signal })
+    assert.ok(await waitFor(() => processesWith(word).length === 1), 'sleep did not start')
+    const started = Date.now()
+    ac.abort()
+    await assert.rejects(call, (err) => {
+      assert.ok(err instanceof ToolAbortError)
+      assert.ok(!(err instanceof ToolError))
+      assert.match(err.message, /^\[Command cancelled\]\nstarted/)
+      return true
+    })
+    assert.ok(Date.now() - started < 1000)
+    assert.deepEqual(processesWith(word), [])
+    await assert.rejects(tool.execute({ command: 'echo never' }, { signal: AbortSignal.abort() }), ToolAbortError)
+  })
+
+  test('a timeout is a ToolError, not an abort', async () => {
+    await assert.rejects(tool.execute({ command: 'sleep 5', timeout: 1 }), (err) => {
+      assert.ok(err instanceof ToolError)
+      assert.match(err.message, /^\[Command timed out after 1 seconds\]/)
+      return true
+    })
+  })
+
+  test('a throwing onUpdate rejects with the thrown value', async () => {
+    const mine = new Error('host failed')
+    mine.code = 'ToolError'
+    await assert.rejects(
+      tool.execute({ command: 'echo x; sleep 0.2; echo y' }, {
+        onUpdate: () => {
+          throw mine
+        },
+      }),
+      (err) => err === mine && !(err instanceof ToolError),
+    )
+  })
+
+  test('bad configuration throws', () => {
+    assert.throws(
+      () => new BashTool({ cwd, interceptor: true, rules: [{ pattern: '(', tool: 'read', message: 'x' }] }),
+      { code: 'InvalidArgument' },
+    )
+  })
+})

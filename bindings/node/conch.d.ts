@@ -1,0 +1,29 @@
+// Types of the `conch` package: the addon's generated types (index.d.ts),
+// plus the error classes conch.js adds.
+export * from './index'
+
+/** A tool call failed; `message` is what the model should read. */
+export declare class ToolError extends Error {
+  constructor(message: string, details?: unknown)
+  readonly name: 'ToolError' | 'BlockedError'
+  readonly code: 'ToolError' | 'Blocked'
+  /** Truncation metadata of the output, when there was output. */
+  details?: unknown
+}
+
+/** The command was blocked by an interception rule. */
+export declare class BlockedError extends ToolError {
+  constructor(message: string, suggestedTool: string, details?: unknown)
+  readonly name: 'BlockedError'
+  readonly code: 'Blocked'
+  /** The host tool the model should use instead. */
+  suggestedTool: string
+}
+
+/** The caller aborted the tool call. */
+export declare class ToolAbortError extends Error {
+  constructor(message: string, details?: unknown)
+  readonly name: 'ToolAbortError'
+  readonly code: 'ToolAbortError'
+  details?: unknown
+}

@@ -1,0 +1,23 @@
+// The `conch` package (ESM entry): the same objects as the CommonJS entry.
+import conch from './conch.js'
+
+export const {
+  ArtifactStore,
+  BashTool,
+  PtySession,
+  Shell,
+  applyHeadTail,
+  checkBashInterception,
+  closeAllBashSessions,
+  closeBashSession,
+  defaultInterceptorRules,
+  executeBash,
+  executeShell,
+  normalizeBashCommand,
+  sanitizeText,
+  ToolError,
+  BlockedError,
+  ToolAbortError,
+} = conch
+
+export default conch

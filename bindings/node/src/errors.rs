@@ -1,0 +1,79 @@
+//! Core errors as JS errors.
+//!
+//! Every error conch throws or rejects with is a plain `Error` whose `code`
+//! names the core's category (`InvalidArgument`, `Io`, `Spawn`, `Closed`,
+//! `NotFound`), the way Node's own errors carry `ENOENT`: hosts branch on
+//! `err.code`, humans read `err.message`.
+
+use napi::bindgen_prelude::{Env, JsError};
+use napi::{Error, Status};
+
+/// The `code` of an error thrown by conch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    InvalidArgument,
+    Io,
+    Spawn,
+    Closed,
+    NotFound,
+    /// A failure of napi itself (e.g. the environment is shutting down).
+    Internal,
+}
+
+impl AsRef<str> for Code {
+    fn as_ref(&self) -> &str {
+        match self {
+            Code::InvalidArgument => "InvalidArgument",
+            Code::Io => "Io",
+            Code::Spawn => "Spawn",
+            Code::Closed => "Closed",
+            Code::NotFound => "NotFound",
+            Code::Internal => "Internal",
+        }
+    }
+}
+
+impl From<Status> for Code {
+    fn from(status: Status) -> Self {
+        match status {
+            Status::InvalidArg | Status::ObjectExpected | Status::StringExpected => {
+                Code::InvalidArgument
+            }
+            _ => Code::Internal,
+        }
+    }
+}
+
+/// The result type of every exported function that can throw.
+pub type JsResult<T> = napi::Result<T, Code>;
+
+/// Maps a core error to a JS error with the matching `code`.
+pub fn core_error(err: conch_core::Error) -> Error<Code> {
+    use conch_core::Error as E;
+    let code = match &err {
+        E::InvalidArgument(_) => Code::InvalidArgument,
+        E::Io { .. } => Code::Io,
+        E::Spawn(_) => Code::Spawn,
+        E::Closed(_) => Code::Closed,
+        E::NotFound(_) => Code::NotFound,
+    };
+    Error::new(code, err.to_string())
+}
+
+/// A JS error with a conch `code` for bad input found by the binding itself.
+pub fn invalid(message: impl Into<String>) -> Error<Code> {
+    Error::new(Code::InvalidArgument, message.into())
+}
+
+/// Re-labels a napi error (wrong argument type, failed napi call) with a conch code.
+pub fn from_napi(err: Error) -> Error<Code> {
+    Error::new(Code::from(err.status), err.reason)
+}
+
+/// Builds the JS error object for `err` on the JS thread, as an error that a
+/// promise rejects with verbatim (napi's own rejection path only knows its
+/// `Status` codes).
+pub fn rejection(env: &Env, err: Error<Code>) -> Error {
+    let value = JsError::from(err).into_unknown(*env);
+    Error::from_unknown_without_coercion(value)
+}

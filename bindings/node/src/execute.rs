@@ -1,0 +1,167 @@
+//! `executeShell` (a fresh process per call) and `executeBash` (cached
+//! sessions, the spec's `executeBash`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use conch_core::CancelToken;
+use conch_core::output::sink::DEFAULT_MAX_BYTES;
+use conch_core::shell::registry::{self, ExecuteBashOptions as CoreBashOptions};
+use conch_core::shell::{ExecuteOptions, execute_shell as core_execute_shell};
+use napi::bindgen_prelude::{Env, Object};
+use napi_derive::napi;
+
+use crate::errors::{Code, core_error};
+use crate::options::{self, EnvPolicy};
+use crate::result::BashResult;
+use crate::signal::Signal;
+use crate::stream::{ChunkFn, JsBlocked};
+use crate::worker;
+
+/// One command for `executeShell`.
+#[napi(object, object_to_js = false)]
+pub struct ExecuteShellOptions {
+    pub command: String,
+    /// The shell run as `<shell> -c <command>`; default: `bash` from `PATH`.
+    pub shell: Option<String>,
+    /// Default: the host's cwd.
+    pub cwd: Option<String>,
+    pub env: Option<HashMap<String, String>>,
+    /// Deadline in milliseconds.
+    pub timeout_ms: Option<f64>,
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Signal>,
+    /// Keep only the first N lines of the whole output.
+    pub head: Option<f64>,
+    /// Then keep only the last N lines.
+    pub tail: Option<f64>,
+    /// Default true.
+    pub non_interactive_env: Option<bool>,
+    /// Default 51200.
+    pub max_bytes: Option<f64>,
+    pub artifacts_dir: Option<String>,
+    pub env_policy: Option<EnvPolicy>,
+}
+
+/// Runs one command in a fresh `<shell> -c` process (no state carried over).
+#[napi(
+    ts_args_type = "options: ExecuteShellOptions, onChunk?: (chunk: string) => void",
+    ts_return_type = "Promise<BashResult>"
+)]
+pub fn execute_shell<'env>(
+    env: &'env Env,
+    options: ExecuteShellOptions,
+    on_chunk: Option<ChunkFn>,
+) -> napi::Result<Object<'env>, Code> {
+    let cancel = CancelToken::new();
+    let opts = ExecuteOptions {
+        command: options.command,
+        shell: options.shell.map(PathBuf::from),
+        cwd: options.cwd.map(PathBuf::from),
+        env: options::env(options.env),
+        timeout: options::timeout(options.timeout_ms)?,
+        cancel: Some(cancel.clone()),
+        non_interactive_env: options.non_interactive_env.unwrap_or(true),
+        env_policy: options::env_policy(options.env_policy)?,
+        max_bytes: options::max_bytes(options.max_bytes, DEFAULT_MAX_BYTES)?,
+        artifacts: options::artifacts(options.artifacts_dir),
+        head_lines: options::lines("head", options.head)?,
+        tail_lines: options::lines("tail", options.tail)?,
+        ..ExecuteOptions::default()
+    };
+    worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+        core_execute_shell(opts, |c: &str| chunks.send(c))
+            .map(BashResult::from)
+            .map_err(core_error)
+    })
+}
+
+/// Options of `executeBash`: the first group picks the cached session, the
+/// rest applies to this call only.
+#[napi(object, object_to_js = false)]
+pub struct ExecuteBashOptions {
+    /// Isolates the sessions of different agents or conversations.
+    pub session_key: Option<String>,
+    /// bash to run; default: `bash` from `PATH`.
+    pub shell: Option<String>,
+    /// Prepended to every command of the session.
+    pub prefix: Option<String>,
+    /// `'auto'` (default), `'none'`, or a snapshot file path.
+    pub snapshot: Option<String>,
+    /// Variables exported in the session.
+    pub session_env: Option<HashMap<String, String>>,
+    /// Directory for this call, resolved against the session's cwd.
+    pub cwd: Option<String>,
+    /// Variables for this call only.
+    pub env: Option<HashMap<String, String>>,
+    /// Deadline in milliseconds.
+    pub timeout_ms: Option<f64>,
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Signal>,
+    /// Receives the output as it arrives (see `Shell.run`).
+    #[napi(ts_type = "(chunk: string) => void")]
+    pub on_chunk: Option<ChunkFn>,
+    /// Where the full output is spilled as `artifact://<id>`.
+    pub artifacts_dir: Option<String>,
+    /// Keep only the first N lines of the whole output.
+    pub head: Option<f64>,
+    /// Then keep only the last N lines.
+    pub tail: Option<f64>,
+}
+
+/// Runs `command` in the cached persistent session for these options
+/// (created on first use): state carries over between calls with the same
+/// `sessionKey`. Timeout and abort resolve with `cancelled: true`.
+#[napi(ts_return_type = "Promise<BashResult>")]
+pub fn execute_bash<'env>(
+    env: &'env Env,
+    command: String,
+    options: Option<ExecuteBashOptions>,
+) -> napi::Result<Object<'env>, Code> {
+    let cancel = CancelToken::new();
+    let Some(o) = options else {
+        let opts = CoreBashOptions {
+            cancel: Some(cancel.clone()),
+            ..CoreBashOptions::default()
+        };
+        return worker::spawn(env, None, None::<ChunkFn>, cancel, move |chunks| {
+            registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
+                .map(BashResult::from)
+                .map_err(core_error)
+        });
+    };
+    let opts = CoreBashOptions {
+        session_key: o.session_key,
+        shell: o.shell.map(PathBuf::from),
+        prefix: o.prefix,
+        snapshot: options::snapshot(o.snapshot),
+        session_env: options::env(o.session_env),
+        cwd: o.cwd.map(PathBuf::from),
+        env: options::env(o.env),
+        timeout: options::timeout(o.timeout_ms)?,
+        cancel: Some(cancel.clone()),
+        artifacts: options::artifacts(o.artifacts_dir),
+        artifact: None,
+        head_lines: options::lines("head", o.head)?,
+        tail_lines: options::lines("tail", o.tail)?,
+    };
+    worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
+        registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
+            .map(BashResult::from)
+            .map_err(core_error)
+    })
+}
+
+/// Closes the cached sessions of `sessionKey` (killing what they run).
+#[napi]
+pub fn close_bash_session(session_key: String) {
+    let _blocked = JsBlocked::enter();
+    registry::close(&session_key);
+}
+
+/// Closes every cached session (e.g. at host exit).
+#[napi]
+pub fn close_all_bash_sessions() {
+    let _blocked = JsBlocked::enter();
+    registry::close_all();
+}

@@ -1,0 +1,221 @@
+//! `PtySession`: one command at a time on a pseudo-terminal, with a virtual
+//! screen a host can render.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use conch_core::CancelToken;
+use conch_core::output::sink::{DEFAULT_MAX_BYTES, SinkOptions};
+use conch_core::pty::{PtyOptions, PtyResult as CorePtyResult, PtySession as CorePty};
+use napi::bindgen_prelude::{Buffer, Either, Env, Object};
+use napi_derive::napi;
+
+use crate::errors::{Code, core_error, invalid};
+use crate::options::{self, EnvPolicy};
+use crate::result::count;
+use crate::signal::Signal;
+use crate::stream::{ChunkFn, JsBlocked};
+use crate::worker;
+
+/// What to run on the terminal.
+#[napi(object, object_to_js = false)]
+pub struct PtyStartOptions {
+    pub command: String,
+    /// Default: the host's cwd.
+    pub cwd: Option<String>,
+    /// Variables on top of the non-interactive defaults and `TERM=xterm-256color`.
+    pub env: Option<HashMap<String, String>>,
+    /// Deadline in milliseconds.
+    pub timeout_ms: Option<f64>,
+    /// Aborting it stops the command (the result says `cancelled`).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Signal>,
+    /// Terminal width, default 120 (clamped to 20..400).
+    pub cols: Option<f64>,
+    /// Terminal height, default 40 (clamped to 5..200).
+    pub rows: Option<f64>,
+    /// bash to run the command with (`bash -c`); default: `bash` from `PATH`.
+    pub shell: Option<String>,
+    /// Default true.
+    pub non_interactive_env: Option<bool>,
+    pub env_policy: Option<EnvPolicy>,
+    /// Bytes of sanitized output kept for `output`; default 51200.
+    pub max_bytes: Option<f64>,
+}
+
+/// How a PTY run ended. `output` is the sanitized text for a model (the
+/// raw terminal text went to `onChunk`).
+#[napi(object, object_from_js = false)]
+pub struct PtyResult {
+    /// The exit status (128 + signal when a signal ended it); absent when
+    /// the command could not start (`output` then says `PTY error: …`).
+    pub exit_code: Option<i32>,
+    /// Ended by `kill()` or the signal.
+    pub cancelled: bool,
+    /// Ended by the timeout.
+    pub timed_out: bool,
+    pub output: String,
+    pub truncated: bool,
+    pub total_lines: i64,
+    pub total_bytes: i64,
+    pub output_lines: i64,
+    pub output_bytes: i64,
+}
+
+impl From<CorePtyResult> for PtyResult {
+    fn from(r: CorePtyResult) -> Self {
+        PtyResult {
+            exit_code: r.exit_code,
+            cancelled: r.cancelled,
+            timed_out: r.timed_out,
+            output: r.summary.output,
+            truncated: r.summary.truncated,
+            total_lines: count(r.summary.total_lines),
+            total_bytes: count(r.summary.total_bytes),
+            output_lines: count(r.summary.output_lines),
+            output_bytes: count(r.summary.output_bytes),
+        }
+    }
+}
+
+/// The cursor, 0-based.
+#[napi(object, object_from_js = false)]
+pub struct CursorPosition {
+    pub row: u32,
+    pub col: u32,
+}
+
+/// A terminal size in cells, clamped to what the terminal accepts.
+fn cells(name: &str, value: Option<f64>, default: u16) -> napi::Result<u16, Code> {
+    let n = options::lines(name, value)?;
+    Ok(n.map_or(default, |n| n.min(u16::MAX as usize) as u16))
+}
+
+/// A pseudo-terminal that runs one command at a time. `write`, `resize` and
+/// `kill` reach the running command; the screen stays readable after it ends.
+#[napi]
+pub struct PtySession {
+    inner: Arc<CorePty>,
+}
+
+impl Default for PtySession {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[napi]
+impl PtySession {
+    /// An idle session with a blank 120x40 screen.
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        PtySession {
+            inner: Arc::new(CorePty::new()),
+        }
+    }
+
+    /// Runs a command on a new terminal. `onChunk` receives the raw terminal
+    /// text (escapes intact), in order, before the promise settles. Rejects
+    /// with `InvalidArgument` while another command runs.
+    #[napi(
+        ts_args_type = "options: PtyStartOptions, onChunk?: (chunk: string) => void",
+        ts_return_type = "Promise<PtyResult>"
+    )]
+    pub fn start<'env>(
+        &self,
+        env: &'env Env,
+        options: PtyStartOptions,
+        on_chunk: Option<ChunkFn>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let cancel = CancelToken::new();
+        let defaults = PtyOptions::default();
+        let opts = PtyOptions {
+            command: options.command,
+            cwd: options.cwd.map(PathBuf::from),
+            env: options::env(options.env),
+            timeout: options::timeout(options.timeout_ms)?,
+            cols: cells("cols", options.cols, defaults.cols)?,
+            rows: cells("rows", options.rows, defaults.rows)?,
+            shell: options.shell.map(PathBuf::from),
+            cancel: Some(cancel.clone()),
+            non_interactive_env: options.non_interactive_env.unwrap_or(true),
+            env_policy: options::env_policy(options.env_policy)?,
+            sink: SinkOptions {
+                max_bytes: options::max_bytes(options.max_bytes, DEFAULT_MAX_BYTES)?,
+                ..SinkOptions::default()
+            },
+            ..defaults
+        };
+        let pty = self.inner.clone();
+        worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+            pty.start(opts, |c: &str| chunks.send(c))
+                .map(PtyResult::from)
+                .map_err(core_error)
+        })
+    }
+
+    /// Types into the running command (a string is sent as UTF-8). Kitty
+    /// keyboard sequences become legacy bytes; cursor keys follow the
+    /// terminal's mode. Throws when nothing runs: the command starts on a
+    /// worker thread after `start()` returns, so write from `onChunk` (the
+    /// program printed its prompt) or once `isRunning()` is true.
+    #[napi]
+    pub fn write(&self, data: Either<String, Buffer>) -> napi::Result<(), Code> {
+        let bytes: &[u8] = match &data {
+            Either::A(text) => text.as_bytes(),
+            Either::B(buffer) => buffer,
+        };
+        // Waits only while the terminal's input buffer is full; the run keeps
+        // reading output meanwhile (see `JsBlocked`).
+        let _blocked = JsBlocked::enter();
+        self.inner.write(bytes).map_err(core_error)
+    }
+
+    /// Sends a named key: `enter`, `ctrl+c`, `up`, `f5`, `shift+tab`…
+    #[napi]
+    pub fn write_key(&self, key: String) -> napi::Result<(), Code> {
+        let _blocked = JsBlocked::enter();
+        self.inner.write_key(&key).map_err(core_error)
+    }
+
+    /// Resizes the terminal (the command gets SIGWINCH).
+    #[napi]
+    pub fn resize(&self, cols: u32, rows: u32) -> napi::Result<(), Code> {
+        if cols == 0 || rows == 0 {
+            return Err(invalid("cols and rows must be positive"));
+        }
+        let clamp = |n: u32| n.min(u16::MAX as u32) as u16;
+        self.inner
+            .resize(clamp(cols), clamp(rows))
+            .map_err(core_error)
+    }
+
+    /// Stops the running command (the result says `cancelled`).
+    #[napi]
+    pub fn kill(&self) -> napi::Result<(), Code> {
+        self.inner.kill().map_err(core_error)
+    }
+
+    /// Whether a command is running.
+    #[napi]
+    pub fn is_running(&self) -> bool {
+        self.inner.is_running()
+    }
+
+    /// The visible screen as text (the last command's after it ended).
+    #[napi]
+    pub fn screen_text(&self) -> String {
+        self.inner.screen_text()
+    }
+
+    /// Where the cursor is on the screen.
+    #[napi]
+    pub fn cursor_position(&self) -> CursorPosition {
+        let (row, col) = self.inner.cursor_position();
+        CursorPosition {
+            row: row.into(),
+            col: col.into(),
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! `BashResult` in camelCase, the same fields as every face (API.md).
+
+use napi_derive::napi;
+
+/// What a command produced.
+#[napi(object, object_from_js = false)]
+pub struct BashResult {
+    /// Text the sink kept (the tail, or head+tail), prefixed with
+    /// `[notice]\n` on timeout or cancellation.
+    pub output: String,
+    /// The exit status; absent when killed, cancelled or unknown.
+    pub exit_code: Option<i32>,
+    /// True on abort and on timeout.
+    pub cancelled: bool,
+    /// True when the deadline ended the command.
+    pub timed_out: bool,
+    /// `output` is not the whole stream.
+    pub truncated: bool,
+    /// Lines of the whole stream.
+    pub total_lines: i64,
+    /// Bytes of the whole (sanitized) stream.
+    pub total_bytes: i64,
+    /// Lines in `output` (notice excluded).
+    pub output_lines: i64,
+    /// Bytes in `output` (notice excluded).
+    pub output_bytes: i64,
+    /// Set when the full stream was spilled to `artifact://<artifactId>`.
+    pub artifact_id: Option<String>,
+    /// The shell's working directory after the command.
+    pub working_dir: Option<String>,
+    /// The persistent shell had to be started afresh for this run.
+    pub session_reset: bool,
+}
+
+/// A core count as a JS number.
+pub fn count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl From<conch_core::shell::BashResult> for BashResult {
+    fn from(r: conch_core::shell::BashResult) -> Self {
+        BashResult {
+            output: r.output,
+            exit_code: r.exit_code,
+            cancelled: r.cancelled,
+            timed_out: r.timed_out,
+            truncated: r.truncated,
+            total_lines: count(r.total_lines),
+            total_bytes: count(r.total_bytes),
+            output_lines: count(r.output_lines),
+            output_bytes: count(r.output_bytes),
+            artifact_id: r.artifact_id,
+            working_dir: r.working_dir,
+            session_reset: r.session_reset,
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! Chunks (or live updates) from the worker thread to a JS callback, in
+//! order, none lost.
+//!
+//! Each chunk becomes one queued call of a threadsafe function, so the JS
+//! callback sees them in the order the core produced them. The worker does
+//! not wait for each call (that would stall reading on every chunk); it
+//! waits only when more than [`WINDOW`] bytes are still queued, which bounds
+//! memory when JS is slower than the command, and before the promise
+//! settles it waits for every call to be delivered ([`Chunks::finish`]), so
+//! no chunk ever arrives after `await`.
+//!
+//! A callback that throws stops delivery and cancels the run; the promise
+//! then rejects with the thrown value itself.
+//!
+//! The worker must never wait for the JS thread while the JS thread waits
+//! for the worker: `shell.close()` blocks until the run ends. Such calls
+//! enter [`JsBlocked`], and back-pressure yields while one is active.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use conch_core::CancelToken;
+use napi::Status;
+use napi::bindgen_prelude::ToNapiValue;
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
+
+/// A JS `(value: T) => unknown` callable from any thread.
+pub type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false>;
+/// A JS `(chunk: string) => unknown` callable from any thread.
+pub type ChunkFn = Callback<String>;
+
+/// Bytes that may wait in the queue before the worker waits for JS.
+const WINDOW: usize = 8 << 20;
+/// How often a waiting worker re-checks cancellation and [`JsBlocked`].
+const RECHECK: Duration = Duration::from_millis(10);
+
+/// Calls of conch on the JS thread that block until a run ends.
+static JS_BLOCKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks the JS thread as waiting on the core while alive.
+pub struct JsBlocked(());
+
+impl JsBlocked {
+    pub fn enter() -> Self {
+        JS_BLOCKED.fetch_add(1, Ordering::SeqCst);
+        JsBlocked(())
+    }
+}
+
+impl Drop for JsBlocked {
+    fn drop(&mut self) {
+        JS_BLOCKED.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Default)]
+struct Queue {
+    bytes: usize,
+    calls: usize,
+    /// What the callback threw first.
+    thrown: Option<napi::Error>,
+}
+
+#[derive(Default)]
+struct Flow {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+impl Flow {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One queued call. Dropping it, whether after delivery or because the
+/// environment is shutting down and the call never ran, takes it off the
+/// count, so [`Chunks::finish`] cannot wait for a call that will never come.
+struct InFlight {
+    flow: Arc<Flow>,
+    bytes: usize,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut queue = self.flow.lock();
+        queue.bytes -= self.bytes;
+        queue.calls -= 1;
+        drop(queue);
+        self.flow.changed.notify_all();
+    }
+}
+
+/// The chunk callback of one call, or none.
+pub struct Chunks<T: ToNapiValue + Send + 'static = String> {
+    callback: Option<Callback<T>>,
+    flow: Arc<Flow>,
+    cancel: CancelToken,
+}
+
+impl Chunks<String> {
+    /// Queues a text chunk for the callback (worker thread).
+    pub fn send(&self, chunk: &str) {
+        if self.callback.is_some() {
+            self.send_value(chunk.to_owned(), chunk.len());
+        }
+    }
+}
+
+impl<T: ToNapiValue + Send + 'static> Chunks<T> {
+    /// Delivers to `callback` (if any); a throw cancels `cancel`.
+    pub fn new(callback: Option<Callback<T>>, cancel: CancelToken) -> Self {
+        Chunks {
+            callback,
+            flow: Arc::default(),
+            cancel,
+        }
+    }
+
+    /// Queues `value`, of about `bytes` bytes, for the callback (worker thread).
+    pub fn send_value(&self, value: T, bytes: usize) {
+        let Some(callback) = &self.callback else {
+            return;
+        };
+        {
+            let mut queue = self.flow.lock();
+            if queue.thrown.is_some() {
+                return;
+            }
+            queue.bytes += bytes;
+            queue.calls += 1;
+        }
+        let in_flight = InFlight {
+            flow: self.flow.clone(),
+            bytes,
+        };
+        let cancel = self.cancel.clone();
+        callback.call_with_return_value(
+            value,
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |returned, _env| {
+                if let Err(err) = returned {
+                    let first = {
+                        let mut queue = in_flight.flow.lock();
+                        let first = queue.thrown.is_none();
+                        if first {
+                            queue.thrown = Some(err);
+                        }
+                        first
+                    };
+                    if first {
+                        cancel.cancel();
+                    }
+                }
+                drop(in_flight);
+                Ok(())
+            },
+        );
+        let mut queue = self.flow.lock();
+        while queue.bytes > WINDOW
+            && !self.cancel.is_cancelled()
+            && JS_BLOCKED.load(Ordering::SeqCst) == 0
+        {
+            queue = self.wait(queue);
+        }
+    }
+
+    /// Waits until every queued chunk was delivered; returns what the
+    /// callback threw, if it did.
+    pub fn finish(self) -> Option<napi::Error> {
+        let mut queue = self.flow.lock();
+        while queue.calls > 0 {
+            queue = self.wait(queue);
+        }
+        queue.thrown.take()
+    }
+
+    fn wait<'a>(&self, queue: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        self.flow
+            .changed
+            .wait_timeout(queue, RECHECK)
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+    }
+}

@@ -1,0 +1,82 @@
+//! Runs one long core call on a thread of its own and settles a promise.
+//!
+//! The call gets a [`CancelToken`] tied to the caller's `AbortSignal` and a
+//! sink tied to the caller's callback. When it returns, the thread waits
+//! until every value reached JS, then settles the promise from the JS
+//! thread: with the value, with the value the callback threw, or with the
+//! call's error.
+
+use conch_core::CancelToken;
+use napi::bindgen_prelude::{Env, Object, ToNapiValue};
+
+use crate::errors::{Code, from_napi, rejection};
+use crate::signal::Signal;
+use crate::stream::{Callback, Chunks};
+
+/// An error a call rejects with, made into a JS value on the JS thread.
+pub trait Reject: Send + 'static {
+    fn reject(self, env: &Env) -> napi::Error;
+}
+
+impl Reject for napi::Error<Code> {
+    fn reject(self, env: &Env) -> napi::Error {
+        rejection(env, self)
+    }
+}
+
+/// Starts `work` on a new thread and returns the promise of its result.
+/// `cancel` is the token `work` hands to the core: the signal and a
+/// throwing callback cancel it. `work` gets the sink of `callback`.
+pub fn spawn<'env, C, T, E, W>(
+    env: &'env Env,
+    signal: Option<Signal>,
+    callback: Option<Callback<C>>,
+    cancel: CancelToken,
+    work: W,
+) -> napi::Result<Object<'env>, Code>
+where
+    C: ToNapiValue + Send + 'static,
+    T: ToNapiValue + Send + 'static,
+    E: Reject,
+    W: FnOnce(&Chunks<C>) -> Result<T, E> + Send + 'static,
+{
+    let attached = match signal {
+        Some(signal) => signal.attach(env, &cancel).map_err(from_napi)?,
+        None => None,
+    };
+    let (deferred, promise) = match env.create_deferred() {
+        Ok(made) => made,
+        Err(err) => {
+            if let Some(a) = attached {
+                a.detach(env);
+            }
+            return Err(from_napi(err));
+        }
+    };
+    let thread = std::thread::Builder::new()
+        .name("conch-run".into())
+        .spawn(move || {
+            let chunks = Chunks::new(callback, cancel);
+            let result = work(&chunks);
+            let thrown = chunks.finish();
+            deferred.resolve(move |env: Env| {
+                if let Some(a) = attached {
+                    a.detach(&env);
+                }
+                match (thrown, result) {
+                    (Some(thrown), _) => Err(thrown),
+                    (None, Ok(value)) => Ok(value),
+                    (None, Err(err)) => Err(err.reject(&env)),
+                }
+            });
+        });
+    match thread {
+        Ok(_) => Ok(promise),
+        // `deferred` and the signal went down with the closure; the promise
+        // is never settled but also never returned.
+        Err(err) => Err(napi::Error::new(
+            Code::Internal,
+            format!("cannot start a thread: {err}"),
+        )),
+    }
+}
