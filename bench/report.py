@@ -125,6 +125,9 @@ def table(records: dict) -> tuple[str, list[str]]:
         return ""
 
     for scenario, title in SCENARIOS.items():
+        # Scenarios left out of the run (BENCH_ONLY) have no row.
+        if not any(key[2] == scenario for key in records):
+            continue
         for lang, lang_name in LANGS.items():
             conch_rec = records.get((lang, "conch", scenario))
             baselines = BASELINES[lang] if scenario != "sink" else {}

@@ -46,129 +46,127 @@ function unavailable(scenario, rt) {
   console.log(JSON.stringify({ lang: 'node', runtime: rt.name, scenario, unavailable: rt.unavailable }))
 }
 
-async function latency(scenario, command, rt, [warm, n]) {
-  const samples = []
-  let failures = 0
-  for (let i = 0; i < warm + n; i++) {
-    const t0 = now()
-    const r = await rt.run(command, noop)
-    const took = us(t0)
-    if (r.exitCode !== 0) failures++
-    if (i >= warm) samples.push(took)
+/**
+ * Measures `trial` for every runtime in turns of `block` repetitions (after
+ * `warm` unmeasured ones each), so that a slow moment of the machine falls
+ * on all of them alike. Each turn starts with block/10 unmeasured
+ * repetitions: the runtime before leaves the process in another state.
+ * `trial(rt)` returns `{ sample, problem? }`; problems are counted per
+ * runtime and reported as the record's note (else `notes[rt.name]`).
+ */
+async function interleave(scenario, unit, rts, [warm, n], trial, { block = 1, notes = {} } = {}) {
+  const samples = new Map(rts.map((rt) => [rt.name, []]))
+  const problems = new Map(rts.map((rt) => [rt.name, new Map()]))
+  const once = async (rt, keep) => {
+    const { sample, problem } = await trial(rt)
+    if (problem) problems.get(rt.name).set(problem, (problems.get(rt.name).get(problem) ?? 0) + 1)
+    if (keep) samples.get(rt.name).push(sample)
   }
-  emit(scenario, rt.name, 'us', samples, failures ? `${failures} runs did not exit 0` : undefined)
+  for (const rt of rts) for (let i = 0; i < warm; i++) await once(rt, false)
+  for (let done = 0; done < n; done += block) {
+    for (const rt of rts) {
+      for (let i = 0; i < Math.floor(block / 10); i++) await once(rt, false)
+      for (let i = 0; i < Math.min(block, n - done); i++) await once(rt, true)
+    }
+  }
+  for (const rt of rts) {
+    const seen = [...problems.get(rt.name)].map(([p, k]) => `${p} (${k}×)`)
+    emit(scenario, rt.name, unit, samples.get(rt.name), seen.length ? seen.join('; ') : notes[rt.name])
+  }
 }
 
-async function runSequence(rt, [warm, n]) {
-  const samples = []
-  const failed = new Set()
+const latency = (command) => async (rt) => {
+  const t0 = now()
+  const r = await rt.run(command, noop)
+  return { sample: us(t0), problem: r.exitCode !== 0 ? 'did not exit 0' : undefined }
+}
+
+async function runSequence(rt) {
   // A process per command keeps no `cd`: it runs every command in the repo.
   const opts = rt.name === 'spawn' ? { cwd: repo } : {}
-  for (let i = 0; i < warm + n; i++) {
-    const t0 = now()
-    for (const command of sequence) {
-      const r = await rt.run(command, noop, opts)
-      if (r.exitCode !== 0) failed.add(command)
-    }
-    if (i >= warm) samples.push(ms(t0))
+  const failed = []
+  const t0 = now()
+  for (const command of sequence) {
+    const r = await rt.run(command, noop, opts)
+    if (r.exitCode !== 0) failed.push(command)
   }
-  emit('sequence', rt.name, 'ms', samples, failed.size ? `non-zero exit: ${[...failed].join('; ')}` : undefined)
+  return { sample: ms(t0), problem: failed.length ? `non-zero exit: ${failed.join('; ')}` : undefined }
 }
 
-async function throughput(rt, [warm, n]) {
-  const expected = Number(env.BENCH_THROUGHPUT_BYTES)
-  const samples = []
-  let short = false
-  for (let i = 0; i < warm + n; i++) {
-    let bytes = 0
-    const t0 = now()
-    await rt.run(env.BENCH_THROUGHPUT_CMD, (chunk) => {
-      bytes += chunk.length
-    })
-    const secs = Number(now() - t0) / 1e9
-    if (bytes !== expected) short = true
-    if (i >= warm) samples.push(bytes / secs / 1e6)
-  }
-  emit('throughput', rt.name, 'MB/s', samples, short ? 'did not deliver every byte' : undefined)
+async function throughput(rt) {
+  let bytes = 0
+  const t0 = now()
+  await rt.run(env.BENCH_THROUGHPUT_CMD, (chunk) => {
+    bytes += chunk.length
+  })
+  const secs = Number(now() - t0) / 1e9
+  const short = bytes !== Number(env.BENCH_THROUGHPUT_BYTES)
+  return { sample: bytes / secs / 1e6, problem: short ? 'did not deliver every byte' : undefined }
 }
 
-async function abort(rt, [warm, n]) {
-  const samples = []
-  let notCancelled = 0
-  for (let i = 0; i < warm + n; i++) {
-    // A stop may replace the session: start the new one outside the measure.
-    await rt.run('true', noop)
-    const ctl = new AbortController()
-    let settled
-    const run = rt.run('/bin/sleep 100', noop, { signal: ctl.signal }).then((r) => {
-      settled = now()
-      return r
-    })
-    await sleep(ABORT_AFTER_MS)
-    const t0 = now()
-    ctl.abort()
-    const r = await run
-    if (!r.cancelled) notCancelled++
-    if (i >= warm) samples.push(Number(settled - t0) / 1e6)
-  }
-  const how = { spawn: 'the signal option: SIGTERM to bash only, its children survive' }[rt.name]
-  emit('abort', rt.name, 'ms', samples, notCancelled ? `${notCancelled} runs not reported as cancelled` : how)
+async function abort(rt) {
+  // A stop may replace the session: start the new one outside the measure.
+  await rt.run('true', noop)
+  const ctl = new AbortController()
+  let settled
+  const run = rt.run('/bin/sleep 100', noop, { signal: ctl.signal }).then((r) => {
+    settled = now()
+    return r
+  })
+  await sleep(ABORT_AFTER_MS)
+  const t0 = now()
+  ctl.abort()
+  const r = await run
+  return { sample: Number(settled - t0) / 1e6, problem: r.cancelled ? undefined : 'not reported as cancelled' }
 }
 
-async function timeout(rt, [warm, n]) {
-  const samples = []
-  let notTimedOut = 0
-  for (let i = 0; i < warm + n; i++) {
-    await rt.run('true', noop)
-    const t0 = now()
-    const r = await rt.run('/bin/sleep 10', noop, { timeoutMs: TIMEOUT_MS })
-    const took = ms(t0)
-    if (!r.timedOut && !r.cancelled) notTimedOut++
-    if (i >= warm) samples.push(took - TIMEOUT_MS)
-  }
-  const how = { spawn: 'the timeout option: SIGTERM to bash only, its children survive' }[rt.name]
-  emit('timeout', rt.name, 'ms', samples, notTimedOut ? `${notTimedOut} runs did not time out` : how)
+async function timeout(rt) {
+  await rt.run('true', noop)
+  const t0 = now()
+  const r = await rt.run('/bin/sleep 10', noop, { timeoutMs: TIMEOUT_MS })
+  const took = ms(t0)
+  return { sample: took - TIMEOUT_MS, problem: r.timedOut || r.cancelled ? undefined : 'did not time out' }
 }
 
-async function concurrent(rt, [warm, n]) {
-  const samples = []
+async function concurrent(rt) {
   let failures = 0
-  for (let i = 0; i < warm + n; i++) {
-    const t0 = now()
-    await Promise.all(
-      Array.from({ length: SESSIONS }, async () => {
-        const session = rt.session()
-        for (const command of SESSION_COMMANDS) {
-          const r = await session.run(command, noop)
-          if (r.exitCode !== 0) failures++
-        }
-        session.close()
-      }),
-    )
-    if (i >= warm) samples.push(ms(t0))
-  }
-  emit('concurrent', rt.name, 'ms', samples, failures ? `${failures} commands did not exit 0` : undefined)
+  const t0 = now()
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async () => {
+      const session = rt.session()
+      for (const command of SESSION_COMMANDS) {
+        const r = await session.run(command, noop)
+        if (r.exitCode !== 0) failures++
+      }
+      session.close()
+    }),
+  )
+  return { sample: ms(t0), problem: failures ? `${failures} commands did not exit 0` : undefined }
+}
+
+const STOP_NOTES = {
+  abort: { spawn: 'the signal option: SIGTERM to bash only, its children survive' },
+  timeout: { spawn: 'the timeout option: SIGTERM to bash only, its children survive' },
 }
 
 async function suite() {
   const runtimes = [conchRuntime(), spawnRuntime(), piRuntime(benchDir)]
   const plan = [
-    ['builtin', (rt) => latency('builtin', 'true', rt, reps([50, 500], [5, 30]))],
-    ['external', (rt) => latency('external', '/bin/true', rt, reps([20, 300], [5, 30]))],
-    ['sequence', (rt) => runSequence(rt, reps([1, 10], [1, 3]))],
-    ['throughput', (rt) => throughput(rt, reps([0, 3], [0, 1]))],
-    ['abort', (rt) => abort(rt, reps([1, 10], [0, 3]))],
-    ['timeout', (rt) => timeout(rt, reps([0, 5], [0, 2]))],
-    ['concurrent', (rt) => concurrent(rt, reps([0, 3], [0, 1]))],
+    ['builtin', 'us', reps([50, 500], [5, 30]), latency('true'), { block: 50 }],
+    ['external', 'us', reps([20, 300], [5, 30]), latency('/bin/true'), { block: 50 }],
+    ['sequence', 'ms', reps([1, 10], [1, 3]), runSequence],
+    ['throughput', 'MB/s', reps([0, 3], [0, 1]), throughput],
+    ['abort', 'ms', reps([1, 10], [0, 3]), abort],
+    ['timeout', 'ms', reps([0, 5], [0, 2]), timeout],
+    ['concurrent', 'ms', reps([0, 3], [0, 1]), concurrent],
   ]
-  for (const [scenario, measure] of plan) {
+  const live = runtimes.filter((rt) => !rt.unavailable)
+  for (const [scenario, unit, counts, trial, how = {}] of plan) {
     if (!wants(scenario)) continue
-    for (const rt of runtimes) {
-      if (rt.unavailable) unavailable(scenario, rt)
-      else await measure(rt)
-    }
+    for (const rt of runtimes) if (rt.unavailable) unavailable(scenario, rt)
+    await interleave(scenario, unit, live, counts, trial, { notes: STOP_NOTES[scenario], ...how })
   }
-  for (const rt of runtimes) if (!rt.unavailable) rt.close()
+  for (const rt of live) rt.close()
 }
 
 async function flood(name) {

@@ -57,163 +57,170 @@ def unavailable(scenario, rt):
     )
 
 
-def latency(scenario, command, rt, warm_n):
+def interleave(scenario, unit, rts, warm_n, trial, notes=None, block=1):
+    """Measures ``trial`` for every runtime in turns of ``block`` repetitions
+    (after ``warm`` unmeasured ones each), so that a slow moment of the
+    machine falls on all of them alike. Each turn starts with block/10
+    unmeasured repetitions: the runtime before leaves the process in another
+    state. ``trial(rt)`` returns ``(sample, problem or None)``; problems are
+    counted per runtime and reported as the record's note (else ``notes``)."""
     warm, n = warm_n
-    samples, failures = [], 0
-    for i in range(warm + n):
+    samples = {rt.name: [] for rt in rts}
+    problems = {rt.name: {} for rt in rts}
+
+    def once(rt, keep):
+        sample, problem = trial(rt)
+        if problem:
+            problems[rt.name][problem] = problems[rt.name].get(problem, 0) + 1
+        if keep:
+            samples[rt.name].append(sample)
+
+    for rt in rts:
+        for _ in range(warm):
+            once(rt, False)
+    for done in range(0, n, block):
+        for rt in rts:
+            for _ in range(block // 10):
+                once(rt, False)
+            for _ in range(min(block, n - done)):
+                once(rt, True)
+    for rt in rts:
+        seen = "; ".join(f"{p} ({k}×)" for p, k in problems[rt.name].items())
+        emit(scenario, rt.name, unit, samples[rt.name], seen or (notes or {}).get(rt.name))
+
+
+def latency(command):
+    def trial(rt):
         t0 = time.perf_counter()
         code = rt.run(command, noop)
-        took = (time.perf_counter() - t0) * 1e6
-        failures += code != 0
-        if i >= warm:
-            samples.append(took)
-    emit(scenario, rt.name, "us", samples, f"{failures} runs did not exit 0" if failures else None)
+        return (time.perf_counter() - t0) * 1e6, None if code == 0 else "did not exit 0"
+
+    return trial
 
 
-def sequence(rt, warm_n):
-    warm, n = warm_n
-    samples, failed = [], []
+def sequence(rt):
     # A process per command keeps no `cd`: it runs every command in the repo.
     cwd = REPO if rt.name == "subprocess" else None
-    for i in range(warm + n):
-        t0 = time.perf_counter()
-        for command in SEQUENCE:
-            if rt.run(command, noop, cwd=cwd) != 0 and command not in failed:
-                failed.append(command)
-        if i >= warm:
-            samples.append((time.perf_counter() - t0) * 1e3)
-    emit("sequence", rt.name, "ms", samples, "non-zero exit: " + "; ".join(failed) if failed else None)
+    t0 = time.perf_counter()
+    failed = [c for c in SEQUENCE if rt.run(c, noop, cwd=cwd) != 0]
+    took = (time.perf_counter() - t0) * 1e3
+    return took, "non-zero exit: " + "; ".join(failed) if failed else None
 
 
-def throughput(rt, warm_n):
-    warm, n = warm_n
-    expected = int(ENV["BENCH_THROUGHPUT_BYTES"])
-    samples, short = [], False
-    for i in range(warm + n):
-        count = [0]
+def throughput(rt):
+    count = [0]
 
-        def on_chunk(chunk, count=count):
-            count[0] += len(chunk)
+    def on_chunk(chunk):
+        count[0] += len(chunk)
 
-        t0 = time.perf_counter()
-        rt.run(ENV["BENCH_THROUGHPUT_CMD"], on_chunk)
-        secs = time.perf_counter() - t0
-        short |= count[0] != expected
-        if i >= warm:
-            samples.append(count[0] / secs / 1e6)
-    emit("throughput", rt.name, "MB/s", samples, "did not deliver every byte" if short else None)
+    t0 = time.perf_counter()
+    rt.run(ENV["BENCH_THROUGHPUT_CMD"], on_chunk)
+    secs = time.perf_counter() - t0
+    short = count[0] != int(ENV["BENCH_THROUGHPUT_BYTES"])
+    return count[0] / secs / 1e6, "did not deliver every byte" if short else None
 
 
-def abort(rt, warm_n):
+def abort(rt):
     """From the abort to the call returning, while /bin/sleep 100 runs."""
-    warm, n = warm_n
-    samples = []
-    for i in range(warm + n):
-        # A stop may replace the session: start the new one outside the measure.
-        rt.run("true", noop)
-        if rt.name == "subprocess":
-            p = subprocess.Popen("/bin/sleep 100", shell=True)
-            time.sleep(ABORT_AFTER)
-            t0 = time.perf_counter()
-            p.kill()
-            p.wait()
-            took = time.perf_counter() - t0
-        elif rt.name == "pexpect":
-            rt.child.sendline("/bin/sleep 100")
-            time.sleep(ABORT_AFTER)
-            t0 = time.perf_counter()
-            rt.interrupt()
-            took = time.perf_counter() - t0
-        else:
-            ended = []
-            t = threading.Thread(target=lambda: ended.append((rt.result("/bin/sleep 100", noop), time.perf_counter())))
-            t.start()
-            time.sleep(ABORT_AFTER)
-            t0 = time.perf_counter()
-            rt.shell.abort()
-            t.join()
-            result, at = ended[0]
-            assert result.cancelled, "abort did not cancel the run"
-            took = at - t0
-        if i >= warm:
-            samples.append(took * 1e3)
-    note = {
-        "subprocess": "Popen.kill() (SIGKILL to bash only) then wait(); run() itself cannot be aborted",
-        "pexpect": "sendintr() (Ctrl-C), then the prompt",
-    }.get(rt.name)
-    emit("abort", rt.name, "ms", samples, note)
-
-
-def timeout(rt, warm_n):
-    """Elapsed minus the timeout, for /bin/sleep 10 with a 500 ms timeout."""
-    warm, n = warm_n
-    samples, missed = [], 0
-    for i in range(warm + n):
-        rt.run("true", noop)
+    # A stop may replace the session: start the new one outside the measure.
+    rt.run("true", noop)
+    problem = None
+    if rt.name == "subprocess":
+        p = subprocess.Popen("/bin/sleep 100", shell=True)
+        time.sleep(ABORT_AFTER)
         t0 = time.perf_counter()
-        if rt.name == "subprocess":
-            try:
-                subprocess.run("/bin/sleep 10", shell=True, timeout=TIMEOUT)
-                missed += 1
-            except subprocess.TimeoutExpired:
-                pass
-        elif rt.name == "pexpect":
-            missed += rt.run("/bin/sleep 10", noop, timeout=TIMEOUT) is not None
-        else:
-            missed += not rt.result("/bin/sleep 10", noop, timeout=TIMEOUT).timed_out
-        if i >= warm:
-            samples.append((time.perf_counter() - t0 - TIMEOUT) * 1e3)
-    how = {
-        "subprocess": "run(timeout=) kills bash only (SIGKILL), its children survive",
-        "pexpect": "expect timeout, then sendintr() (Ctrl-C) and the prompt",
-    }.get(rt.name)
-    emit("timeout", rt.name, "ms", samples, f"{missed} runs did not time out" if missed else how)
+        p.kill()
+        p.wait()
+        took = time.perf_counter() - t0
+    elif rt.name == "pexpect":
+        rt.child.sendline("/bin/sleep 100")
+        time.sleep(ABORT_AFTER)
+        t0 = time.perf_counter()
+        rt.interrupt()
+        took = time.perf_counter() - t0
+    else:
+        ended = []
+        t = threading.Thread(target=lambda: ended.append((rt.result("/bin/sleep 100", noop), time.perf_counter())))
+        t.start()
+        time.sleep(ABORT_AFTER)
+        t0 = time.perf_counter()
+        rt.shell.abort()
+        t.join()
+        result, at = ended[0]
+        problem = None if result.cancelled else "not reported as cancelled"
+        took = at - t0
+    return took * 1e3, problem
 
 
-def concurrent(rt, warm_n):
+def timeout(rt):
+    """Elapsed minus the timeout, for /bin/sleep 10 with a 500 ms timeout."""
+    rt.run("true", noop)
+    t0 = time.perf_counter()
+    if rt.name == "subprocess":
+        try:
+            subprocess.run("/bin/sleep 10", shell=True, timeout=TIMEOUT)
+            missed = True
+        except subprocess.TimeoutExpired:
+            missed = False
+    elif rt.name == "pexpect":
+        missed = rt.run("/bin/sleep 10", noop, timeout=TIMEOUT) is not None
+    else:
+        missed = not rt.result("/bin/sleep 10", noop, timeout=TIMEOUT).timed_out
+    return (time.perf_counter() - t0 - TIMEOUT) * 1e3, "did not time out" if missed else None
+
+
+def concurrent(rt):
     """100 sessions at once, one thread each, each running SESSION_COMMANDS."""
-    warm, n = warm_n
-    samples, failures = [], []
+    failures = []
 
     def one():
         session = rt.session()
         failures.extend(c for c in SESSION_COMMANDS if session.run(c, noop) != 0)
         session.close()
 
-    for i in range(warm + n):
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=one) for _ in range(SESSIONS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if i >= warm:
-            samples.append((time.perf_counter() - t0) * 1e3)
-    emit("concurrent", rt.name, "ms", samples, f"{len(failures)} commands did not exit 0" if failures else None)
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=one) for _ in range(SESSIONS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    took = (time.perf_counter() - t0) * 1e3
+    return took, f"{len(failures)} commands did not exit 0" if failures else None
+
+
+STOP_NOTES = {
+    "abort": {
+        "subprocess": "Popen.kill() (SIGKILL to bash only) then wait(); run() itself cannot be aborted",
+        "pexpect": "sendintr() (Ctrl-C), then the prompt",
+    },
+    "timeout": {
+        "subprocess": "run(timeout=) kills bash only (SIGKILL), its children survive",
+        "pexpect": "expect timeout, then sendintr() (Ctrl-C) and the prompt",
+    },
+}
 
 
 def suite():
     runtimes = [conch_runtime(), SubprocessRuntime(), pexpect_runtime()]
     plan = [
-        ("builtin", lambda rt: latency("builtin", "true", rt, reps((50, 500), (5, 30)))),
-        ("external", lambda rt: latency("external", "/bin/true", rt, reps((20, 300), (5, 30)))),
-        ("sequence", lambda rt: sequence(rt, reps((1, 10), (1, 3)))),
-        ("throughput", lambda rt: throughput(rt, reps((0, 3), (0, 1)))),
-        ("abort", lambda rt: abort(rt, reps((1, 10), (0, 3)))),
-        ("timeout", lambda rt: timeout(rt, reps((0, 5), (0, 2)))),
-        ("concurrent", lambda rt: concurrent(rt, reps((0, 3), (0, 1)))),
+        ("builtin", "us", reps((50, 500), (5, 30)), latency("true"), 50),
+        ("external", "us", reps((20, 300), (5, 30)), latency("/bin/true"), 50),
+        ("sequence", "ms", reps((1, 10), (1, 3)), sequence, 1),
+        ("throughput", "MB/s", reps((0, 3), (0, 1)), throughput, 1),
+        ("abort", "ms", reps((1, 10), (0, 3)), abort, 1),
+        ("timeout", "ms", reps((0, 5), (0, 2)), timeout, 1),
+        ("concurrent", "ms", reps((0, 3), (0, 1)), concurrent, 1),
     ]
-    for scenario, measure in plan:
+    live = [rt for rt in runtimes if not rt.unavailable]
+    for scenario, unit, counts, trial, block in plan:
         if ONLY and scenario not in ONLY:
             continue
         for rt in runtimes:
             if rt.unavailable:
                 unavailable(scenario, rt)
-            else:
-                measure(rt)
-    for rt in runtimes:
-        if not rt.unavailable:
-            rt.close()
+        interleave(scenario, unit, live, counts, trial, STOP_NOTES.get(scenario), block)
+    for rt in live:
+        rt.close()
 
 
 def flood(name):

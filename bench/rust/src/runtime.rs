@@ -43,6 +43,7 @@ impl Runner for Conch {
 /// `bash -c COMMAND` per command, stdout and stderr on one pipe, read in
 /// 256 KiB pieces: the raw cost of a process per command, with no
 /// sanitizing or bounding of the output.
+#[derive(Clone)]
 pub struct StdSpawn {
     /// Each command runs here (a process per command keeps no `cd`).
     pub cwd: Option<PathBuf>,

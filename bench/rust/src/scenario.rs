@@ -17,41 +17,99 @@ const SESSIONS: usize = 100;
 /// What each of the concurrent sessions runs.
 const SESSION_COMMANDS: [&str; 4] = ["cd /tmp", "echo $((6 * 7))", "/bin/true", "pwd"];
 
+/// One repetition of a scenario for one runtime: its sample, and what went
+/// wrong if something did.
+type Outcome = (f64, Option<String>);
+
+/// A runtime's name and its trial.
+type Trial<'a> = (&'a str, Box<dyn FnMut() -> Outcome + 'a>);
+
 pub fn suite(cfg: &Config) {
-    let mut conch = Conch::start(None);
-    let mut std = StdSpawn { cwd: None };
+    let conch = Conch::start(None);
+    let std = StdSpawn { cwd: None };
+    let std_in_repo = StdSpawn {
+        cwd: Some(cfg.repo.clone()),
+    };
+    let quick = |c: &Conch| -> Conch { Conch(c.0.clone()) };
 
     if cfg.wants("builtin") {
-        let reps = cfg.reps((50, 500), (5, 30));
-        latency("builtin", "true", &mut conch, "conch", reps);
-        latency("builtin", "true", &mut std, "std", reps);
+        let reps = plan(cfg, (50, 500), (5, 30), 50);
+        interleave(
+            "builtin",
+            "us",
+            reps,
+            vec![
+                ("conch", latency(quick(&conch), "true")),
+                ("std", latency(std.clone(), "true")),
+            ],
+            &[],
+        );
     }
     if cfg.wants("external") {
-        let reps = cfg.reps((20, 300), (5, 30));
-        latency("external", "/bin/true", &mut conch, "conch", reps);
-        latency("external", "/bin/true", &mut std, "std", reps);
+        let reps = plan(cfg, (20, 300), (5, 30), 50);
+        interleave(
+            "external",
+            "us",
+            reps,
+            vec![
+                ("conch", latency(quick(&conch), "/bin/true")),
+                ("std", latency(std.clone(), "/bin/true")),
+            ],
+            &[],
+        );
     }
     if cfg.wants("sequence") {
-        let reps = cfg.reps((1, 10), (1, 3));
-        sequence(cfg, &mut conch, "conch", reps);
-        let mut std_in_repo = StdSpawn {
-            cwd: Some(cfg.repo.clone()),
-        };
-        sequence(cfg, &mut std_in_repo, "std", reps);
+        let reps = plan(cfg, (1, 10), (1, 3), 1);
+        interleave(
+            "sequence",
+            "ms",
+            reps,
+            vec![
+                ("conch", sequence(cfg, quick(&conch))),
+                // A process per command keeps no `cd`: it runs every command in the repo.
+                ("std", sequence(cfg, std_in_repo.clone())),
+            ],
+            &[],
+        );
     }
     if cfg.wants("throughput") {
-        let reps = cfg.reps((0, 3), (0, 1));
-        throughput(cfg, &mut conch, "conch", reps);
-        throughput(cfg, &mut std, "std", reps);
+        let reps = plan(cfg, (0, 3), (0, 1), 1);
+        interleave(
+            "throughput",
+            "MB/s",
+            reps,
+            vec![
+                ("conch", throughput(cfg, quick(&conch))),
+                ("std", throughput(cfg, std.clone())),
+            ],
+            &[],
+        );
     }
     if cfg.wants("abort") {
-        let reps = cfg.reps((1, 10), (0, 3));
-        abort_conch(&conch, reps);
-        abort_std(reps);
+        let reps = plan(cfg, (1, 10), (0, 3), 1);
+        interleave(
+            "abort",
+            "ms",
+            reps,
+            vec![
+                ("conch", Box::new(|| abort_conch(&conch))),
+                ("std", Box::new(|| abort_std(&std))),
+            ],
+            &[(
+                "std",
+                "SIGKILL to bash only: a child that bash forked would survive",
+            )],
+        );
     }
     if cfg.wants("timeout") {
-        let reps = cfg.reps((0, 5), (0, 2));
-        timeout_conch(&mut conch, reps);
+        let reps = plan(cfg, (0, 5), (0, 2), 1);
+        interleave(
+            "timeout",
+            "ms",
+            reps,
+            vec![("conch", Box::new(|| timeout_conch(&conch)))],
+            &[],
+        );
         Record::unavailable(
             "timeout",
             "std",
@@ -60,9 +118,92 @@ pub fn suite(cfg: &Config) {
         .print();
     }
     if cfg.wants("concurrent") {
-        let reps = cfg.reps((0, 3), (0, 1));
-        concurrent(reps, "conch", || Box::new(Conch::start(None)));
-        concurrent(reps, "std", || Box::new(StdSpawn { cwd: None }));
+        let reps = plan(cfg, (0, 3), (0, 1), 1);
+        interleave(
+            "concurrent",
+            "ms",
+            reps,
+            vec![
+                ("conch", concurrent(|| Box::new(Conch::start(None)))),
+                ("std", concurrent(|| Box::new(StdSpawn { cwd: None }))),
+            ],
+            &[],
+        );
+    }
+}
+
+/// How a scenario's repetitions are spread over the runtimes.
+#[derive(Clone, Copy)]
+struct Plan {
+    warm: usize,
+    n: usize,
+    /// Repetitions of one runtime in a row before the next one's turn.
+    block: usize,
+}
+
+/// `(warm-up, measured)` repetitions from the settings, in turns of `block`.
+fn plan(cfg: &Config, full: (usize, usize), quick: (usize, usize), block: usize) -> Plan {
+    let (warm, n) = cfg.reps(full, quick);
+    Plan { warm, n, block }
+}
+
+/// Measures every runtime's trial in turns of `block` repetitions (after
+/// `warm` unmeasured ones each), so that a slow moment of the machine falls
+/// on all of them alike. Each turn starts with block/10 unmeasured
+/// repetitions: the runtime before leaves the machine in another state.
+/// Prints one record per runtime; what went wrong is counted and noted (in
+/// place of the runtime's entry in `notes`).
+fn interleave(
+    scenario: &str,
+    unit: &str,
+    plan: Plan,
+    mut trials: Vec<Trial<'_>>,
+    notes: &[(&str, &str)],
+) {
+    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(plan.n); trials.len()];
+    let mut problems: Vec<Vec<(String, usize)>> = vec![Vec::new(); trials.len()];
+    let mut once = |k: usize, trial: &mut Box<dyn FnMut() -> Outcome + '_>, keep: bool| {
+        let (sample, problem) = trial();
+        if let Some(p) = problem {
+            match problems[k].iter_mut().find(|(q, _)| *q == p) {
+                Some((_, count)) => *count += 1,
+                None => problems[k].push((p, 1)),
+            }
+        }
+        if keep {
+            samples[k].push(sample);
+        }
+    };
+    for (k, (_, trial)) in trials.iter_mut().enumerate() {
+        for _ in 0..plan.warm {
+            once(k, trial, false);
+        }
+    }
+    let mut done = 0;
+    while done < plan.n {
+        for (k, (_, trial)) in trials.iter_mut().enumerate() {
+            for _ in 0..plan.block / 10 {
+                once(k, trial, false);
+            }
+            for _ in 0..plan.block.min(plan.n - done) {
+                once(k, trial, true);
+            }
+        }
+        done += plan.block;
+    }
+    for (k, (name, _)) in trials.iter().enumerate() {
+        let mut rec = Record::samples(scenario, name, unit, &samples[k]);
+        if let Some((_, note)) = notes.iter().find(|(who, _)| who == name) {
+            rec = rec.note(*note);
+        }
+        if !problems[k].is_empty() {
+            let seen: Vec<String> = problems[k]
+                .iter()
+                .map(|(p, c)| format!("{p} ({c}×)"))
+                .collect();
+            rec = rec.note(seen.join("; "));
+        }
+        rec.print();
     }
 }
 
@@ -74,116 +215,53 @@ fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Time per run of one quick command.
-fn latency(
-    scenario: &str,
-    command: &str,
-    runner: &mut dyn Runner,
-    name: &str,
-    (warm, n): (usize, usize),
-) {
-    let mut samples = Vec::with_capacity(n);
-    let mut failures = 0;
-    for i in 0..warm + n {
+/// Time of one run of a quick command.
+fn latency<'a>(mut runner: impl Runner + 'a, command: &'a str) -> Box<dyn FnMut() -> Outcome + 'a> {
+    Box::new(move || {
         let start = Instant::now();
         let code = runner.run(command, &mut |_| {});
-        let took = start.elapsed();
-        failures += usize::from(code != Some(0));
-        if i >= warm {
-            samples.push(micros(took));
-        }
-    }
-    let mut rec = Record::samples(scenario, name, "us", &samples);
-    if failures > 0 {
-        rec = rec.note(format!("{failures} runs did not exit 0"));
-    }
-    rec.print();
+        let took = micros(start.elapsed());
+        (
+            took,
+            (code != Some(0)).then(|| "did not exit 0".to_string()),
+        )
+    })
 }
 
 /// Time for the 20 commands of the agent-like sequence; every one must exit 0.
-fn sequence(cfg: &Config, runner: &mut dyn Runner, name: &str, (warm, n): (usize, usize)) {
-    let mut samples = Vec::with_capacity(n);
-    let mut failed: Vec<String> = Vec::new();
-    for i in 0..warm + n {
+fn sequence<'a>(cfg: &'a Config, mut runner: impl Runner + 'a) -> Box<dyn FnMut() -> Outcome + 'a> {
+    Box::new(move || {
         let start = Instant::now();
-        for command in &cfg.sequence {
-            if runner.run(command, &mut |_| {}) != Some(0) && !failed.contains(command) {
-                failed.push(command.clone());
-            }
-        }
-        if i >= warm {
-            samples.push(millis(start.elapsed()));
-        }
-    }
-    let mut rec = Record::samples("sequence", name, "ms", &samples);
-    if !failed.is_empty() {
-        rec = rec.note(format!("non-zero exit: {}", failed.join("; ")));
-    }
-    rec.print();
+        let failed: Vec<&str> = cfg
+            .sequence
+            .iter()
+            .filter(|c| runner.run(c, &mut |_| {}) != Some(0))
+            .map(String::as_str)
+            .collect();
+        let took = millis(start.elapsed());
+        (
+            took,
+            (!failed.is_empty()).then(|| format!("non-zero exit: {}", failed.join("; "))),
+        )
+    })
 }
 
 /// MB/s of output delivered to the chunk callback.
-fn throughput(cfg: &Config, runner: &mut dyn Runner, name: &str, (warm, n): (usize, usize)) {
-    let mut samples = Vec::with_capacity(n);
-    let mut short = false;
-    for i in 0..warm + n {
+fn throughput<'a>(
+    cfg: &'a Config,
+    mut runner: impl Runner + 'a,
+) -> Box<dyn FnMut() -> Outcome + 'a> {
+    Box::new(move || {
         let mut bytes = 0u64;
         let start = Instant::now();
         runner.run(&cfg.throughput_command, &mut |len| bytes += len as u64);
         let secs = start.elapsed().as_secs_f64();
-        short |= bytes != cfg.throughput_bytes;
-        if i >= warm {
-            samples.push(bytes as f64 / secs / 1e6);
-        }
-    }
-    let mut rec = Record::samples("throughput", name, "MB/s", &samples);
-    if short {
-        rec = rec.note("did not deliver every byte");
-    }
-    rec.print();
-}
-
-/// From `abort()` (another thread) to `run` returning, while `/bin/sleep 100` runs.
-fn abort_conch(conch: &Conch, (warm, n): (usize, usize)) {
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..warm + n {
-        // A stop replaces the session: start the new one outside the measure.
-        warm_up(conch);
-        let shell = conch.0.clone();
-        let runner = thread::spawn(move || {
-            let result = shell.run(RunOptions::new("/bin/sleep 100"), |_| {});
-            (Instant::now(), result.expect("conch run"))
-        });
-        thread::sleep(ABORT_AFTER);
-        let start = Instant::now();
-        conch.0.abort();
-        let (ended, result) = runner.join().expect("runner thread");
-        assert!(result.cancelled, "abort did not cancel the run");
-        if i >= warm {
-            samples.push(millis(ended - start));
-        }
-    }
-    Record::samples("abort", "conch", "ms", &samples).print();
-}
-
-/// From `kill()` to `wait()` returning: SIGKILL of the one child.
-fn abort_std((warm, n): (usize, usize)) {
-    let std = StdSpawn { cwd: None };
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..warm + n {
-        let (mut cmd, _reader) = std.command("/bin/sleep 100");
-        let mut child = cmd.spawn().expect("spawn bash");
-        thread::sleep(ABORT_AFTER);
-        let start = Instant::now();
-        child.kill().expect("kill");
-        child.wait().expect("wait");
-        if i >= warm {
-            samples.push(millis(start.elapsed()));
-        }
-    }
-    Record::samples("abort", "std", "ms", &samples)
-        .note("SIGKILL to bash only: a child that bash forked would survive")
-        .print();
+        let short = bytes != cfg.throughput_bytes;
+        (
+            bytes as f64 / secs / 1e6,
+            short.then(|| "did not deliver every byte".to_string()),
+        )
+    })
 }
 
 /// One quick run, so that a session replaced by the previous stop is
@@ -195,42 +273,60 @@ fn warm_up(conch: &Conch) {
         .expect("conch run");
 }
 
+/// From `abort()` (another thread) to `run` returning, while `/bin/sleep 100` runs.
+fn abort_conch(conch: &Conch) -> Outcome {
+    // A stop replaces the session: start the new one outside the measure.
+    warm_up(conch);
+    let shell = conch.0.clone();
+    let runner = thread::spawn(move || {
+        let result = shell.run(RunOptions::new("/bin/sleep 100"), |_| {});
+        (Instant::now(), result.expect("conch run"))
+    });
+    thread::sleep(ABORT_AFTER);
+    let start = Instant::now();
+    conch.0.abort();
+    let (ended, result) = runner.join().expect("runner thread");
+    let problem = (!result.cancelled).then(|| "not reported as cancelled".to_string());
+    (millis(ended - start), problem)
+}
+
+/// From `kill()` to `wait()` returning: SIGKILL of the one child.
+fn abort_std(std: &StdSpawn) -> Outcome {
+    let (mut cmd, _reader) = std.command("/bin/sleep 100");
+    let mut child = cmd.spawn().expect("spawn bash");
+    thread::sleep(ABORT_AFTER);
+    let start = Instant::now();
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    (millis(start.elapsed()), None)
+}
+
 /// Elapsed minus the timeout, for `/bin/sleep 10` with a 500 ms timeout.
-fn timeout_conch(conch: &mut Conch, (warm, n): (usize, usize)) {
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..warm + n {
-        warm_up(conch);
-        let start = Instant::now();
-        let result = conch
-            .0
-            .run(
-                RunOptions {
-                    timeout: Some(TIMEOUT),
-                    cancel: Some(CancelToken::new()),
-                    ..RunOptions::new("/bin/sleep 10")
-                },
-                |_| {},
-            )
-            .expect("conch run");
-        assert!(result.timed_out, "the run did not time out");
-        if i >= warm {
-            samples.push(millis(start.elapsed() - TIMEOUT));
-        }
-    }
-    Record::samples("timeout", "conch", "ms", &samples).print();
+fn timeout_conch(conch: &Conch) -> Outcome {
+    warm_up(conch);
+    let start = Instant::now();
+    let result = conch
+        .0
+        .run(
+            RunOptions {
+                timeout: Some(TIMEOUT),
+                cancel: Some(CancelToken::new()),
+                ..RunOptions::new("/bin/sleep 10")
+            },
+            |_| {},
+        )
+        .expect("conch run");
+    let problem = (!result.timed_out).then(|| "did not time out".to_string());
+    (millis(start.elapsed() - TIMEOUT), problem)
 }
 
 /// Total time for 100 sessions at once, each started afresh and running
 /// [`SESSION_COMMANDS`], one thread per session.
-fn concurrent(
-    (warm, n): (usize, usize),
-    name: &str,
+fn concurrent<'a>(
     start_session: impl Fn() -> Box<dyn Runner> + Send + Sync + 'static,
-) {
+) -> Box<dyn FnMut() -> Outcome + 'a> {
     let start_session = Arc::new(start_session);
-    let mut samples = Vec::with_capacity(n);
-    let mut failures = 0;
-    for i in 0..warm + n {
+    Box::new(move || {
         let start = Instant::now();
         let threads: Vec<_> = (0..SESSIONS)
             .map(|_| {
@@ -244,18 +340,16 @@ fn concurrent(
                 })
             })
             .collect();
-        for t in threads {
-            failures += t.join().expect("session thread");
-        }
-        if i >= warm {
-            samples.push(millis(start.elapsed()));
-        }
-    }
-    let mut rec = Record::samples("concurrent", name, "ms", &samples);
-    if failures > 0 {
-        rec = rec.note(format!("{failures} commands did not exit 0"));
-    }
-    rec.print();
+        let failures: usize = threads
+            .into_iter()
+            .map(|t| t.join().expect("session thread"))
+            .sum();
+        let took = millis(start.elapsed());
+        (
+            took,
+            (failures > 0).then(|| format!("{failures} commands did not exit 0")),
+        )
+    })
 }
 
 /// Peak RSS growth of this process while the flood goes through `runtime`.
