@@ -34,6 +34,8 @@ pub type ChunkFn = Callback<String>;
 
 /// Bytes that may wait in the queue before the worker waits for JS.
 const WINDOW: usize = 8 << 20;
+/// Largest string handed to JS at once.
+const PIECE: usize = 64 << 10;
 /// How often a waiting worker re-checks cancellation and [`JsBlocked`].
 const RECHECK: Duration = Duration::from_millis(10);
 
@@ -102,11 +104,23 @@ pub struct Chunks<T: ToNapiValue + Send + 'static = String> {
 }
 
 impl Chunks<String> {
-    /// Queues a text chunk for the callback (worker thread).
-    pub fn send(&self, chunk: &str) {
-        if self.callback.is_some() {
-            self.send_value(chunk.to_owned(), chunk.len());
+    /// Queues a text chunk for the callback (worker thread), in pieces of
+    /// at most [`PIECE`] bytes: V8 puts a string of 128 KiB or more in its
+    /// large-object space (an mmap per string), which caps conversion at
+    /// about 1 GB/s, against about 7 GB/s below that.
+    pub fn send(&self, mut chunk: &str) {
+        if self.callback.is_none() {
+            return;
         }
+        while chunk.len() > PIECE {
+            let mut cut = PIECE;
+            while !chunk.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.send_value(chunk[..cut].to_owned(), cut);
+            chunk = &chunk[cut..];
+        }
+        self.send_value(chunk.to_owned(), chunk.len());
     }
 }
 

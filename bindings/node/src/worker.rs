@@ -1,4 +1,6 @@
 //! Runs one long core call on a thread of its own and settles a promise.
+//! Threads are pooled: a thread start costs tens of microseconds, as much
+//! as a whole builtin command, and calls come one after another.
 //!
 //! The call gets a [`CancelToken`] tied to the caller's `AbortSignal` and a
 //! sink tied to the caller's callback. When it returns, the thread waits
@@ -53,23 +55,21 @@ where
             return Err(from_napi(err));
         }
     };
-    let thread = std::thread::Builder::new()
-        .name("conch-run".into())
-        .spawn(move || {
-            let chunks = Chunks::new(callback, cancel);
-            let result = work(&chunks);
-            let thrown = chunks.finish();
-            deferred.resolve(move |env: Env| {
-                if let Some(a) = attached {
-                    a.detach(&env);
-                }
-                match (thrown, result) {
-                    (Some(thrown), _) => Err(thrown),
-                    (None, Ok(value)) => Ok(value),
-                    (None, Err(err)) => Err(err.reject(&env)),
-                }
-            });
+    let thread = pool::run(move || {
+        let chunks = Chunks::new(callback, cancel);
+        let result = work(&chunks);
+        let thrown = chunks.finish();
+        deferred.resolve(move |env: Env| {
+            if let Some(a) = attached {
+                a.detach(&env);
+            }
+            match (thrown, result) {
+                (Some(thrown), _) => Err(thrown),
+                (None, Ok(value)) => Ok(value),
+                (None, Err(err)) => Err(err.reject(&env)),
+            }
         });
+    });
     match thread {
         Ok(_) => Ok(promise),
         // `deferred` and the signal went down with the closure; the promise
@@ -78,5 +78,65 @@ where
             Code::Internal,
             format!("cannot start a thread: {err}"),
         )),
+    }
+}
+
+/// Threads for long calls. A call never waits for a thread: it takes an
+/// idle one (reserved under the lock, so no two calls count on the same
+/// one) or starts a new one. Idle threads stay for the next calls, so the
+/// pool is as large as the most calls ever in flight at once.
+mod pool {
+    use std::sync::mpsc::{Receiver, Sender, channel};
+    use std::sync::{Arc, LazyLock, Mutex};
+
+    type Job = Box<dyn FnOnce() + Send>;
+
+    struct Pool {
+        /// Threads waiting for a job and not yet promised one.
+        idle: Mutex<usize>,
+        jobs: Mutex<Sender<Job>>,
+        queue: Arc<Mutex<Receiver<Job>>>,
+    }
+
+    static POOL: LazyLock<Pool> = LazyLock::new(|| {
+        let (jobs, queue) = channel();
+        Pool {
+            idle: Mutex::new(0),
+            jobs: Mutex::new(jobs),
+            queue: Arc::new(Mutex::new(queue)),
+        }
+    });
+
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `job` on a pooled thread.
+    pub fn run(job: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+        let pool = &*POOL;
+        let mut idle = lock(&pool.idle);
+        if *idle > 0 {
+            *idle -= 1;
+            drop(idle);
+            return lock(&pool.jobs)
+                .send(Box::new(job))
+                .map_err(|_| std::io::Error::other("conch thread pool is gone"));
+        }
+        drop(idle);
+        let queue = pool.queue.clone();
+        std::thread::Builder::new()
+            .name("conch-run".into())
+            .spawn(move || {
+                let mut job: Job = Box::new(job);
+                loop {
+                    job();
+                    *lock(&POOL.idle) += 1;
+                    match lock(&queue).recv() {
+                        Ok(next) => job = next,
+                        Err(_) => return,
+                    }
+                }
+            })
+            .map(|_| ())
     }
 }

@@ -37,7 +37,7 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Output read per wake-up before completion is checked again.
 const READ_BUDGET: usize = 4 << 20;
 /// How often a stopping run checks whether the command's processes are gone.
-const STOP_POLL: Duration = Duration::from_millis(5);
+const STOP_POLL: Duration = Duration::from_millis(1);
 /// Output drained after completion: what is already in the pipe, bounded so
 /// a background job that never stops writing cannot hold the call.
 const DRAIN_BUDGET: usize = 8 << 20;
@@ -562,9 +562,15 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
 }
 
 /// The children bash had before the run: background jobs of earlier runs,
-/// which a stop of this run must spare.
+/// which a stop of this run must spare. bash has one thread: one file.
 fn baseline_of(bash: &Bash) -> Vec<Pid> {
-    tree::children(bash.pid)
+    match std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", bash.pid)) {
+        Ok(text) => text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+        Err(_) => tree::children(bash.pid),
+    }
 }
 
 /// Every live process below bash except the subtrees of `baseline`.
