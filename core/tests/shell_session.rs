@@ -335,3 +335,20 @@ fn a_slow_rc_gives_no_snapshot_within_the_capture_timeout() {
         start.elapsed()
     );
 }
+
+#[test]
+fn odd_commands_travel_intact() {
+    let sh = shell();
+    assert_eq!(run(&sh, "").exit_code, Some(0));
+    assert_eq!(run(&sh, "   ").exit_code, Some(0));
+    assert_eq!(run(&sh, "echo 'héllo ✓ 日本'").output, "héllo ✓ 日本\n");
+    assert_eq!(run(&sh, "printf '%s\\n' a\\\nb").output, "ab\n");
+    assert_eq!(run(&sh, "echo one\n\necho two\n").output, "one\ntwo\n");
+    // Functions named like the builtins conch itself uses do not break it.
+    run(
+        &sh,
+        "read() { echo shadowed; }; printf() { echo shadowed; }",
+    );
+    assert_eq!(run(&sh, "echo still-fine").output, "still-fine\n");
+    assert_eq!(run(&sh, "unset -f read printf; echo x").output, "x\n");
+}

@@ -20,6 +20,8 @@
 //!
 //! The `__conch_*` names live in the user's shell; redefining them breaks
 //! the session the way redefining `PROMPT_COMMAND` would break a terminal.
+//! Builtins are called as `builtin …`, so a user's function named `printf`,
+//! `read`, `cd` or `eval` changes nothing here.
 
 use std::fmt::Write as _;
 
@@ -72,7 +74,7 @@ impl RunLine<'_> {
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
-        s.push_str("eval \"$__conch_on\"");
+        s.push_str("builtin eval \"$__conch_on\"");
         match self.command {
             CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
@@ -96,13 +98,42 @@ impl RunLine<'_> {
 /// Defines `__conch_done` (see the module doc). `$?` is read first, before
 /// anything else can change it. The function writes to descriptor 62:
 const _: () = assert!(STATUS_FD == 62);
-const DONE_FUNCTION: &str = "__conch_done() { __conch_s=$?; __conch_f=$-; set +vx; \
+const DONE_FUNCTION: &str = "__conch_done() { __conch_s=$?; __conch_f=$-; builtin set +vx; \
      __conch_on=; \
      case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
      case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac; \
-     [ -z \"$__conch_d\" ] || cd -- \"$__conch_d\"; \
-     printf '%s\\0%s\\0%s\\0' \"$1\" \"$__conch_s\" \"$PWD\" >&62; \
-     unset __conch_c __conch_d __conch_s __conch_f; }";
+     [[ -z $__conch_d ]] || builtin cd -- \"$__conch_d\"; \
+     builtin printf '%s\\0%s\\0%s\\0' \"${1-$__conch_q}\" \"$__conch_s\" \"$PWD\" >&62; \
+     builtin unset __conch_c __conch_d __conch_s __conch_f; }";
+
+/// The fixed text of a plain run, kept in a variable and `eval`ed at top
+/// level (so the command runs in global scope, never in a function): it
+/// reads a 16-byte header (seq, payload length) and the payload in bulk
+/// with `read -N` (one `read(2)` each, where the parser reads a line one
+/// byte at a time), then runs the payload. `RUN_BYTES` does the same for a
+/// payload that is not ASCII, counting bytes (`LC_ALL=C`), not characters.
+const RUN_SCRIPT: &str = "__conch_run='IFS= builtin read -r -N 16 __conch_h; __conch_q=${__conch_h:0:8}; \
+     IFS= builtin read -r -N \"${__conch_h:8}\" __conch_c; { builtin eval \"$__conch_on$__conch_c\"; } </dev/null 62>&-; \
+     { __conch_done; } 2>/dev/null'; \
+     __conch_runb='IFS= builtin read -r -N 16 __conch_h; __conch_q=${__conch_h:0:8}; \
+     LC_ALL=C IFS= builtin read -r -N \"${__conch_h:8}\" __conch_c; { builtin eval \"$__conch_on$__conch_c\"; } </dev/null 62>&-; \
+     { __conch_done; } 2>/dev/null'";
+
+/// A plain run (no per-run cwd or env, command inline): a 20-byte line,
+/// then the header and the command as a payload read in bulk.
+pub fn plain_run(seq: u64, command: &str) -> Vec<u8> {
+    let var = if command.is_ascii() {
+        "__conch_run"
+    } else {
+        "__conch_runb"
+    };
+    let mut out = Vec::with_capacity(48 + command.len());
+    out.extend_from_slice(
+        format!("\nbuiltin eval \"${var}\"\n{seq:08}{:08}", command.len()).as_bytes(),
+    );
+    out.extend_from_slice(command.as_bytes());
+    out
+}
 
 /// The line run once after bash starts: source the snapshot (output
 /// discarded), apply the env policy's unsets, define the protocol function,
@@ -121,7 +152,7 @@ pub fn startup_line(snapshot: Option<&str>, unset_script: &str) -> String {
     }
     let _ = writeln!(
         s,
-        "{DONE_FUNCTION}; __conch_on=; true; __conch_done 0; }} 2>/dev/null"
+        "{DONE_FUNCTION}; {RUN_SCRIPT}; __conch_on=; builtin true; __conch_done 0; }} 2>/dev/null"
     );
     s
 }

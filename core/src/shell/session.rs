@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
-    CommandText, INLINE_LIMIT, RunLine, StatusParser, StatusRecord, startup_line,
+    CommandText, INLINE_LIMIT, RunLine, StatusParser, StatusRecord, plain_run, startup_line,
 };
 use super::queue::Queue;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
@@ -409,15 +409,19 @@ fn run_line(
         Some(path) => CommandText::File(utf8_path(path)?),
         None => CommandText::Inline(command),
     };
-    let line = RunLine {
-        seq: bash.seq,
-        command: text,
-        cwd,
-        env,
-    }
-    .render();
+    let line = match (&text, cwd, env.is_empty()) {
+        (CommandText::Inline(cmd), None, true) => plain_run(bash.seq, cmd),
+        _ => RunLine {
+            seq: bash.seq,
+            command: text,
+            cwd,
+            env,
+        }
+        .render()
+        .into_bytes(),
+    };
     let baseline = baseline_of(bash);
-    let sent = send_all(&bash.input, line.as_bytes());
+    let sent = send_all(&bash.input, &line);
     let ending = match sent {
         Ok(()) => drive(bash, pump, &mut stopper, waker, baseline),
         // bash died before reading the line: report it like any death.
