@@ -156,6 +156,10 @@ fn run_env_and_cwd_are_scoped_to_the_run() {
     assert_eq!(run(&sh, "echo ${ONLY-unset}").output, "unset\n");
     let r = run(&sh, "bash -c 'echo ${ONLY-unset}'");
     assert_eq!(r.output, "unset\n");
+    // The run's variables last through the whole command, builtins included.
+    let mut opts = RunOptions::new("pwd >/dev/null; cd .; echo $ONLY");
+    opts.env = vec![("ONLY".into(), "kept".into())];
+    assert_eq!(sh.run(opts, |_| {}).unwrap().output, "kept\n");
 }
 
 #[test]

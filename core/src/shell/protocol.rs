@@ -74,7 +74,10 @@ impl RunLine<'_> {
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
-        s.push_str("builtin eval \"$__conch_on\"");
+        // Plain `eval`, not `builtin eval`: the run's variables are a
+        // temporary environment of this command, and `builtin eval` drops
+        // them after the first builtin the command runs.
+        s.push_str("eval \"$__conch_on\"");
         match self.command {
             CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
