@@ -415,20 +415,7 @@ const KITTY_RELEASE: u32 = 3;
 fn parse_key_sequence(s: &[u8]) -> Option<(usize, Decoded)> {
     match *s.get(1)? {
         b'O' => {
-            let code = match *s.get(2)? {
-                b'A' => KeyCode::Up,
-                b'B' => KeyCode::Down,
-                b'C' => KeyCode::Right,
-                b'D' => KeyCode::Left,
-                b'E' => KeyCode::Begin,
-                b'F' => KeyCode::End,
-                b'H' => KeyCode::Home,
-                b'P' => KeyCode::F(1),
-                b'Q' => KeyCode::F(2),
-                b'R' => KeyCode::F(3),
-                b'S' => KeyCode::F(4),
-                _ => return None,
-            };
+            let code = letter_key(*s.get(2)?)?;
             Some((3, Decoded::Key(Key::new(code))))
         }
         b'[' => {
@@ -442,6 +429,24 @@ fn parse_key_sequence(s: &[u8]) -> Option<(usize, Decoded)> {
         }
         _ => None,
     }
+}
+
+/// The key a final letter names in `ESC O x` and `CSI 1 ; m x` sequences.
+fn letter_key(letter: u8) -> Option<KeyCode> {
+    Some(match letter {
+        b'A' => KeyCode::Up,
+        b'B' => KeyCode::Down,
+        b'C' => KeyCode::Right,
+        b'D' => KeyCode::Left,
+        b'E' => KeyCode::Begin,
+        b'F' => KeyCode::End,
+        b'H' => KeyCode::Home,
+        b'P' => KeyCode::F(1),
+        b'Q' => KeyCode::F(2),
+        b'R' => KeyCode::F(3),
+        b'S' => KeyCode::F(4),
+        _ => return None,
+    })
 }
 
 /// A CSI parameter string split into fields (`;`) of sub-fields (`:`), each
@@ -481,19 +486,7 @@ fn parse_csi_key(params: &str, final_byte: u8) -> Option<Decoded> {
             if fields.len() > 2 || fields[0].len() > 1 || !matches!(number, None | Some(1)) {
                 return None;
             }
-            match final_byte {
-                b'A' => KeyCode::Up,
-                b'B' => KeyCode::Down,
-                b'C' => KeyCode::Right,
-                b'D' => KeyCode::Left,
-                b'E' => KeyCode::Begin,
-                b'F' => KeyCode::End,
-                b'H' => KeyCode::Home,
-                b'P' => KeyCode::F(1),
-                b'Q' => KeyCode::F(2),
-                b'R' => KeyCode::F(3),
-                _ => KeyCode::F(4),
-            }
+            letter_key(final_byte)?
         }
         b'~' => {
             if fields.len() > 2 || fields[0].len() > 1 {
