@@ -160,6 +160,39 @@ fn run_env_and_cwd_are_scoped_to_the_run() {
     let mut opts = RunOptions::new("pwd >/dev/null; cd .; echo $ONLY");
     opts.env = vec![("ONLY".into(), "kept".into())];
     assert_eq!(sh.run(opts, |_| {}).unwrap().output, "kept\n");
+    // Text that is not ASCII travels byte-exact in every part of a run.
+    let odd = format!("{dir}/é ✓");
+    std::fs::create_dir(&odd).unwrap();
+    let mut opts = RunOptions::new("echo \"$ONLY\" 日本; pwd");
+    opts.env = vec![("ONLY".into(), "ü\n\\x".into())];
+    opts.cwd = Some(odd.clone().into());
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(r.output, format!("ü\n\\x 日本\n{odd}\n"));
+}
+
+#[test]
+fn loop_control_in_a_command_leaves_the_session_working() {
+    let sh = shell();
+    let r = run(&sh, "for i in 1 2 3; do echo $i; break; done; echo after");
+    assert_eq!(r.output, "1\nafter\n");
+    // `break` and `continue` outside any loop of the command's own end the
+    // command line (bash itself would warn and go on), never the session.
+    for cmd in [
+        "echo a; break; echo b",
+        "echo a; break 5; echo b",
+        "echo a; continue 3; echo b",
+    ] {
+        let r = run(&sh, &format!("X=kept; {cmd}"));
+        assert_eq!(r.output, "a\n", "{cmd}");
+        assert_eq!(r.exit_code, Some(0), "{cmd}");
+        let r = run(&sh, "echo $X; false");
+        assert_eq!(
+            (r.output.as_str(), r.exit_code),
+            ("kept\n", Some(1)),
+            "after {cmd}"
+        );
+        assert!(!r.session_reset, "after {cmd}");
+    }
 }
 
 #[test]

@@ -27,13 +27,16 @@ static SPAWNER: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
     Mutex::new(tx)
 });
 
+/// Above every descriptor a contained child is given.
+const HIGH_FD: i32 = 64;
+
 /// How a contained child is set up between fork and exec.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Containment {
     /// Make the child a child subreaper, so double-forked orphans come back to it.
     pub subreaper: bool,
-    /// `(from, to)`: dup2 `from` onto descriptor `to` in the child.
-    pub dup: Option<(i32, i32)>,
+    /// `(from, to)`: put `from` on descriptor `to` in the child.
+    pub dups: [Option<(i32, i32)>; 2],
 }
 
 /// Spawns `cmd` in a new session, killed if the host dies, with default
@@ -71,14 +74,22 @@ pub fn spawn(mut cmd: Command, how: Containment) -> io::Result<Child> {
             let mut empty: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut empty);
             libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            if let Some((from, to)) = how.dup {
-                // dup2 onto itself is a no-op that would leave FD_CLOEXEC set.
-                let ok = if from == to {
-                    libc::fcntl(to, libc::F_SETFD, 0) == 0
-                } else {
-                    libc::dup2(from, to) >= 0
-                };
-                if !ok {
+            // Each source is first copied above every target (close-on-exec),
+            // so no dup2 can overwrite a source still to be placed, and a
+            // source already on its target loses FD_CLOEXEC all the same.
+            let mut high = [-1; 2];
+            for (slot, dup) in high.iter_mut().zip(how.dups) {
+                if let Some((from, _)) = dup {
+                    *slot = libc::fcntl(from, libc::F_DUPFD_CLOEXEC, HIGH_FD);
+                    if *slot < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+            }
+            for (fd, dup) in high.into_iter().zip(how.dups) {
+                if let Some((_, to)) = dup
+                    && libc::dup2(fd, to) < 0
+                {
                     return Err(io::Error::last_os_error());
                 }
             }

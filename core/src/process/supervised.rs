@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use super::io::{grow_pipe, pidfd_open, pipe, set_nonblocking};
 use super::spawner::{Containment, spawn};
 use super::tree::Pid;
-use crate::shell::protocol::STATUS_FD;
+use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
 /// Our side of a supervised child.
@@ -24,8 +24,13 @@ pub struct Supervised {
     pub pidfd: OwnedFd,
 }
 
-/// Spawns `cmd` (program and arguments set, env and cwd too) with `stdin`.
-pub fn spawn_supervised(mut cmd: Command, stdin: Stdio) -> Result<Supervised> {
+/// Spawns `cmd` (program and arguments set, env and cwd too) with `stdin`,
+/// and `protocol` (if any) on [`PROTOCOL_FD`].
+pub fn spawn_supervised(
+    mut cmd: Command,
+    stdin: Stdio,
+    protocol: Option<OwnedFd>,
+) -> Result<Supervised> {
     let (out, out_w) = pipe()?;
     let (status, status_w) = pipe()?;
     grow_pipe(&out, 1 << 20);
@@ -37,12 +42,16 @@ pub fn spawn_supervised(mut cmd: Command, stdin: Stdio) -> Result<Supervised> {
         .stderr(Stdio::from(out_w));
     let how = Containment {
         subreaper: true,
-        dup: Some((status_w.as_raw_fd(), STATUS_FD)),
+        dups: [
+            Some((status_w.as_raw_fd(), STATUS_FD)),
+            protocol.as_ref().map(|fd| (fd.as_raw_fd(), PROTOCOL_FD)),
+        ],
     };
     let program = cmd.get_program().to_string_lossy().into_owned();
     let child =
         spawn(cmd, how).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
     drop(status_w);
+    drop(protocol);
     set_nonblocking(&out)?;
     set_nonblocking(&status)?;
     let pid = child.id() as Pid;

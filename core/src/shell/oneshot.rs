@@ -140,7 +140,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         out,
         status,
         pidfd,
-    } = spawn_supervised(cmd, Stdio::from(hold_r))?;
+    } = spawn_supervised(cmd, Stdio::from(hold_r), None)?;
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({
         let w = waker.clone();

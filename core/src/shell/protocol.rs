@@ -1,22 +1,35 @@
 //! The text conch sends to its bash, and the status records bash sends back.
 //!
-//! bash reads its commands (stdin, a socket) one byte at a time, so each run
-//! is a single short line. The command itself travels as *data*: an ANSI-C
-//! quoted string (`$'…'`) handed to `eval`, so an unbalanced quote or a
-//! stray heredoc in it is bash's own syntax error (status 2) and cannot
-//! swallow the protocol. Commands over [`INLINE_LIMIT`] bytes go through a
-//! file instead (`$(< file)`), which bash reads in bulk.
+//! bash's parser reads its input one byte at a time (so that a command may
+//! change what follows it) and parses every line afresh. So a run is not a
+//! line: bash spends its life in one loop, parsed once, that reads an
+//! 18-byte header and the command in bulk (`read -N`, one `read(2)` each)
+//! from descriptor [`PROTOCOL_FD`] and hands the command to `eval`. The
+//! command travels as *data*, so an unbalanced quote or a stray heredoc in
+//! it is bash's own syntax error (status 2) and cannot swallow the
+//! protocol. The loop runs at top level, not in a function, so the command
+//! runs in global scope as if typed. bash runs with `-c` [`BOOTSTRAP`]
+//! (not reading commands from stdin: a redirection of stdin would then
+//! move bash's own input), stdin `/dev/null`, the protocol on descriptor
+//! 63 and the status descriptor on 62.
 //!
-//! The command runs in a group with stdin from `/dev/null` and the status
-//! descriptor closed, so neither it nor its children can read the protocol
-//! or forge a status. After it, the function `__conch_done` (defined at
-//! startup, called with stderr to `/dev/null`) writes
-//! `seq NUL status NUL $PWD NUL` to [`STATUS_FD`], switches `xtrace` and
-//! `verbose` off so the next protocol line is neither traced nor echoed, and
-//! prepares `$__conch_on` to switch them back on inside the next `eval`: so
-//! `set -x` traces only the user's commands. Keeping that work in a function
-//! keeps the per-run line short (~70 bytes plus the command), which is most
-//! of the cost of a run that does nothing.
+//! The header is `SEQ LEN E K` with no spaces: the run number and the
+//! payload's length in bytes, 8 digits each, `E` = `a` (ASCII: `read -N`
+//! counts characters, here bytes) or `b` (read under `LC_ALL=C` so that it
+//! counts bytes), `K` = `p` (the payload is the command) or `s` (a script
+//! made by [`Script`], for a per-run cwd or environment or a command kept
+//! in a file).
+//!
+//! The command runs with the status descriptor closed, so neither it nor
+//! its children can forge a status. After it, the loop (with stderr to
+//! `/dev/null`) writes `seq NUL status NUL $PWD NUL` to [`STATUS_FD`],
+//! switches `xtrace` and `verbose` off so the loop itself is neither traced
+//! nor echoed, and prepares `$__conch_on` to switch them back on inside the
+//! next `eval`: `set -x` traces only the user's commands. The command runs
+//! inside a one-pass `for`, so its `break` and `continue` stay its own; a
+//! `break 2` or `continue 2` reaches the loop, which still reports the run
+//! (a `continue` at once, a `break` after the loop, which then `eval`s
+//! itself again).
 //!
 //! The `__conch_*` names live in the user's shell; redefining them breaks
 //! the session the way redefining `PROMPT_COMMAND` would break a terminal.
@@ -31,6 +44,9 @@ pub const STATUS_FD: i32 = 62;
 /// Commands longer than this are passed through a file rather than inline.
 pub const INLINE_LIMIT: usize = 64 * 1024;
 
+/// Run numbers wrap at this (the header holds 8 digits).
+pub const SEQ_MODULUS: u64 = 100_000_000;
+
 /// Where the command text comes from.
 pub enum CommandText<'a> {
     Inline(&'a str),
@@ -38,9 +54,8 @@ pub enum CommandText<'a> {
     File(&'a str),
 }
 
-/// Everything one run line needs.
-pub struct RunLine<'a> {
-    pub seq: u64,
+/// A run that needs more than the command: the script the loop `eval`s.
+pub struct Script<'a> {
     pub command: CommandText<'a>,
     /// A directory to run in (already validated); the session cwd is restored after.
     pub cwd: Option<&'a str>,
@@ -48,29 +63,25 @@ pub struct RunLine<'a> {
     pub env: &'a [(String, String)],
 }
 
-impl RunLine<'_> {
-    /// The complete line, newline-terminated.
+impl Script<'_> {
+    /// The script text (a payload of kind `s`).
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(96 + self.command_len());
-        // An empty line first: after some syntax errors inside `eval` (an
-        // unterminated quote), bash does not treat the next token as a
-        // reserved word; an empty line resets that.
-        s.push('\n');
-        let file = match self.command {
-            CommandText::File(path) => Some(path),
-            CommandText::Inline(_) => None,
-        };
-        if file.is_some() || self.cwd.is_some() {
-            s.push_str("{ ");
-            if let Some(path) = file {
-                let _ = write!(s, "__conch_c=$(< {}); ", single_quote(path));
-            }
-            if let Some(dir) = self.cwd {
-                let _ = write!(s, "__conch_d=$PWD; cd -- {}; ", single_quote(dir));
-            }
-            s.push_str("} 2>/dev/null && ");
+        if let CommandText::File(path) = self.command {
+            let _ = write!(
+                s,
+                "{{ __conch_c=$(< {}); }} 2>/dev/null && ",
+                single_quote(path)
+            );
         }
-        s.push_str("{ ");
+        if let Some(dir) = self.cwd {
+            let _ = write!(
+                s,
+                "{{ __conch_d=$PWD; builtin cd -- {}; }} 2>/dev/null && ",
+                single_quote(dir)
+            );
+        }
+        s.push_str("for __conch_l in 1; do { ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
@@ -82,11 +93,7 @@ impl RunLine<'_> {
             CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
         }
-        let _ = writeln!(
-            s,
-            "; }} </dev/null {STATUS_FD}>&-; {{ __conch_done {}; }} 2>/dev/null",
-            self.seq
-        );
+        s.push_str("; } 62>&-; done");
         s
     }
 
@@ -98,66 +105,97 @@ impl RunLine<'_> {
     }
 }
 
-/// Defines `__conch_done` (see the module doc). `$?` is read first, before
-/// anything else can change it. The function writes to descriptor 62:
-const _: () = assert!(STATUS_FD == 62);
-const DONE_FUNCTION: &str = "__conch_done() { __conch_s=$?; __conch_f=$-; builtin set +vx; \
-     __conch_on=; \
-     case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
-     case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac; \
-     [[ -z $__conch_d ]] || builtin cd -- \"$__conch_d\"; \
-     builtin printf '%s\\0%s\\0%s\\0' \"${1-$__conch_q}\" \"$__conch_s\" \"$PWD\" >&62; \
-     builtin unset __conch_c __conch_d __conch_s __conch_f; }";
-
-/// The fixed text of a plain run, kept in a variable and `eval`ed at top
-/// level (so the command runs in global scope, never in a function): it
-/// reads a 16-byte header (seq, payload length) and the payload in bulk
-/// with `read -N` (one `read(2)` each, where the parser reads a line one
-/// byte at a time), then runs the payload. `RUN_BYTES` does the same for a
-/// payload that is not ASCII, counting bytes (`LC_ALL=C`), not characters.
-const RUN_SCRIPT: &str = "__conch_run='IFS= builtin read -r -N 16 __conch_h; __conch_q=${__conch_h:0:8}; \
-     IFS= builtin read -r -N \"${__conch_h:8}\" __conch_c; { builtin eval \"$__conch_on$__conch_c\"; } </dev/null 62>&-; \
-     { __conch_done; } 2>/dev/null'; \
-     __conch_runb='IFS= builtin read -r -N 16 __conch_h; __conch_q=${__conch_h:0:8}; \
-     LC_ALL=C IFS= builtin read -r -N \"${__conch_h:8}\" __conch_c; { builtin eval \"$__conch_on$__conch_c\"; } </dev/null 62>&-; \
-     { __conch_done; } 2>/dev/null'";
-
-/// A plain run (no per-run cwd or env, command inline): a 20-byte line,
-/// then the header and the command as a payload read in bulk.
-pub fn plain_run(seq: u64, command: &str) -> Vec<u8> {
-    let var = if command.is_ascii() {
-        "__conch_run"
-    } else {
-        "__conch_runb"
-    };
-    let mut out = Vec::with_capacity(48 + command.len());
-    out.extend_from_slice(
-        format!("\nbuiltin eval \"${var}\"\n{seq:08}{:08}", command.len()).as_bytes(),
-    );
-    out.extend_from_slice(command.as_bytes());
-    out
+/// What a payload holds.
+#[derive(Clone, Copy)]
+pub enum Kind {
+    /// The user's command itself.
+    Command,
+    /// A [`Script`].
+    Script,
 }
 
-/// The line run once after bash starts: source the snapshot (output
-/// discarded), apply the env policy's unsets, define the protocol function,
-/// and report ready as run 0.
-pub fn startup_line(snapshot: Option<&str>, unset_script: &str) -> String {
-    let mut s = String::from("{ ");
+/// One run for the loop: the header and the payload.
+pub fn run(seq: u64, kind: Kind, payload: &str) -> Vec<u8> {
+    let enc = if payload.is_ascii() { 'a' } else { 'b' };
+    let kind = match kind {
+        Kind::Command => 'p',
+        Kind::Script => 's',
+    };
+    let mut out = String::with_capacity(18 + payload.len());
+    let _ = write!(
+        out,
+        "{:08}{:08}{enc}{kind}",
+        seq % SEQ_MODULUS,
+        payload.len()
+    );
+    debug_assert_eq!(out.len(), 18);
+    out.push_str(payload);
+    out.into_bytes()
+}
+
+/// The descriptor the loop reads runs from.
+pub const PROTOCOL_FD: i32 = 63;
+
+/// bash's `-c` script: read the length of the startup text (8 digits),
+/// the text, and run it; it ends in the loop.
+pub const BOOTSTRAP: &str = "LC_ALL=C IFS= builtin read -r -N 8 -u 63 __conch_c && \
+     LC_ALL=C IFS= builtin read -r -N \"$__conch_c\" -u 63 __conch_c && builtin eval \"$__conch_c\"";
+
+const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
+
+/// The loop (see the module doc), kept in `$__conch_loop`. Each turn first
+/// reports the run before it (at startup: run 0): `$?` is saved before
+/// anything else can change it, `xtrace`/`verbose` are switched off and
+/// remembered in `$__conch_on`, a per-run cwd is left, and `seq NUL status
+/// NUL $PWD NUL` goes to descriptor 62, all with stderr to `/dev/null` so
+/// that none of it is traced. Then it reads the next header and payload
+/// and runs it. A `continue 2` in the command comes back to the report; a
+/// `break 2` leaves the loop, which `eval`s itself again (and so reports),
+/// unless the header read found the end of input: then bash exits. Every
+/// line of it runs on every command, so it is as short as bash allows.
+const LOOP: &str = "while { __conch_s=$?; \
+case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
+case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
+case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
+*) __conch_on=;; esac; \
+[[ -z $__conch_d ]] || builtin cd -- \"$__conch_d\"; \
+builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
+builtin unset __conch_c __conch_d; } 2>/dev/null; \
+builtin read -r -N 18 -u 63 __conch_h; do \
+case ${__conch_h:16} in \
+ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
+for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
+bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
+for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
+as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
+*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
+esac; \
+done; \
+{ [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\"";
+
+/// The startup text [`BOOTSTRAP`] reads, with its length in front: source
+/// the snapshot (output discarded), apply the env policy's unsets, define
+/// the loop and enter it (its first turn reports run 0: ready).
+pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
+    let mut boot = String::from("{ ");
     if let Some(path) = snapshot {
         let _ = write!(
-            s,
-            "source {} </dev/null >/dev/null 2>&1; ",
+            boot,
+            "builtin source {} </dev/null >/dev/null 2>&1; ",
             single_quote(path)
         );
     }
     if !unset_script.is_empty() {
-        let _ = write!(s, "{unset_script}; ");
+        let _ = write!(boot, "{unset_script}; ");
     }
-    let _ = writeln!(
-        s,
-        "{DONE_FUNCTION}; {RUN_SCRIPT}; __conch_on=; builtin true; __conch_done 0; }} 2>/dev/null"
+    let _ = write!(
+        boot,
+        "__conch_loop={}; __conch_on= __conch_h=00000000; }} 2>/dev/null; builtin eval \"$__conch_loop\"",
+        single_quote(LOOP)
     );
-    s
+    let mut out = format!("{:08}", boot.len()).into_bytes();
+    out.extend_from_slice(boot.as_bytes());
+    out
 }
 
 /// `'…'` quoting for bash: safe for any text without NUL.
@@ -245,6 +283,15 @@ mod tests {
     }
 
     #[test]
+    fn headers_are_18_bytes_whatever_the_run_number() {
+        let msg = run(123_456_789, Kind::Command, "true");
+        assert_eq!(&msg[..18], b"2345678900000004ap");
+        let msg = run(7, Kind::Script, "é");
+        assert_eq!(&msg[..18], b"0000000700000002bs");
+        assert_eq!(&msg[18..], "é".as_bytes());
+    }
+
+    #[test]
     fn status_records_parse_across_pushes() {
         let mut p = StatusParser::default();
         p.push(b"3\x000\x00/tm");
@@ -255,7 +302,7 @@ mod tests {
             Some(StatusRecord {
                 seq: 3,
                 status: 0,
-                cwd: "/tmp".into()
+                cwd: "/tmp".into(),
             })
         );
         p.push(b"2\x00/x\x00");
@@ -264,9 +311,10 @@ mod tests {
             Some(StatusRecord {
                 seq: 4,
                 status: 2,
-                cwd: "/x".into()
+                cwd: "/x".into(),
             })
         );
+
         assert_eq!(p.next_record(), None);
     }
 }

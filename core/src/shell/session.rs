@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
-    CommandText, INLINE_LIMIT, RunLine, StatusParser, StatusRecord, plain_run, startup_line,
+    self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
 };
 use super::queue::Queue;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
@@ -28,6 +28,7 @@ use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::spin::Spin;
 use crate::process::supervised::{Supervised, spawn_supervised};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::{CancelToken, Error, Result};
@@ -337,7 +338,7 @@ impl Shell {
     fn start(&self, cwd: &Path) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
         let mut cmd = Command::new(&self.config.shell);
-        cmd.args(["--noprofile", "--norc"])
+        cmd.args(["--noprofile", "--norc", "-c", protocol::BOOTSTRAP])
             .env_clear()
             .envs(self.config.env.iter().map(|(k, v)| (k, v)))
             .current_dir(cwd);
@@ -347,7 +348,7 @@ impl Shell {
             out,
             status,
             pidfd,
-        } = spawn_supervised(cmd, Stdio::from(theirs))?;
+        } = spawn_supervised(cmd, Stdio::null(), Some(theirs))?;
         let mut bash = Bash {
             child,
             pid,
@@ -358,8 +359,8 @@ impl Shell {
             parser: StatusParser::default(),
             seq: 0,
         };
-        let line = startup_line(self.config.snapshot.as_deref(), &self.config.unset_script);
-        let ready = send_all(&bash.input, line.as_bytes())
+        let text = protocol::startup(self.config.snapshot.as_deref(), &self.config.unset_script);
+        let ready = send_all(&bash.input, &text)
             .map_err(|e| format!("cannot send to it: {e}"))
             .and_then(|()| wait_startup(&mut bash));
         if let Err(why) = ready {
@@ -398,7 +399,7 @@ fn run_line(
     mut stopper: Stopper,
     waker: &Waker,
 ) -> Result<Ending> {
-    bash.seq += 1;
+    bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let file = if command.len() > INLINE_LIMIT {
         let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid);
         Some(private_dir::write_private(&name, command.as_bytes())?)
@@ -409,19 +410,20 @@ fn run_line(
         Some(path) => CommandText::File(utf8_path(path)?),
         None => CommandText::Inline(command),
     };
-    let line = match (&text, cwd, env.is_empty()) {
-        (CommandText::Inline(cmd), None, true) => plain_run(bash.seq, cmd),
-        _ => RunLine {
-            seq: bash.seq,
-            command: text,
-            cwd,
-            env,
+    let message = match (&text, cwd, env.is_empty()) {
+        (CommandText::Inline(cmd), None, true) => protocol::run(bash.seq, Kind::Command, cmd),
+        _ => {
+            let script = Script {
+                command: text,
+                cwd,
+                env,
+            }
+            .render();
+            protocol::run(bash.seq, Kind::Script, &script)
         }
-        .render()
-        .into_bytes(),
     };
     let baseline = baseline_of(bash);
-    let sent = send_all(&bash.input, &line);
+    let sent = send_all(&bash.input, &message);
     let ending = match sent {
         Ok(()) => drive(bash, pump, &mut stopper, waker, baseline),
         // bash died before reading the line: report it like any death.
@@ -456,6 +458,7 @@ fn drive(
     let mut exited = false;
     let (mut frozen, mut killed) = (false, false);
     let mut status_buf = [0u8; 512];
+    let mut spin = Spin::start();
     while record.is_none() && !exited {
         // While stopping, look every few milliseconds whether the command's
         // processes are gone, rather than waiting out each grace period.
@@ -463,7 +466,7 @@ fn drive(
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
             (_, t) => t,
         };
-        poll(&mut fds, wake_at)?;
+        poll(&mut fds, spin.deadline(wake_at))?;
         if ready(&fds[0])
             && pump
                 .read_available(fds[0].fd, READ_BUDGET)
