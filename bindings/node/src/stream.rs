@@ -21,16 +21,41 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use conch_core::CancelToken;
-use napi::Status;
 use napi::bindgen_prelude::ToNapiValue;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
+use napi::{Status, check_status, sys};
 
 /// A JS `(value: T) => unknown` callable from any thread.
 pub type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false>;
 /// A JS `(chunk: string) => unknown` callable from any thread.
-pub type ChunkFn = Callback<String>;
+pub type ChunkFn = Callback<Text>;
+
+/// A chunk of output for JS. ASCII text (most output) becomes a one-byte
+/// V8 string by a plain copy (`napi_create_string_latin1`), without the
+/// UTF-8 decoding `napi_create_string_utf8` does.
+pub struct Text(String);
+
+impl ToNapiValue for Text {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        if !val.0.is_ascii() {
+            // SAFETY: forwarded as received, on the JS thread.
+            return unsafe { String::to_napi_value(env, val.0) };
+        }
+        let mut out = std::ptr::null_mut();
+        // SAFETY: `val.0` is valid for `len` bytes, all ASCII (so Latin-1).
+        check_status!(unsafe {
+            sys::napi_create_string_latin1(
+                env,
+                val.0.as_ptr().cast(),
+                val.0.len() as isize,
+                &mut out,
+            )
+        })?;
+        Ok(out)
+    }
+}
 
 /// Bytes that may wait in the queue before the worker waits for JS.
 const WINDOW: usize = 8 << 20;
@@ -103,7 +128,7 @@ pub struct Chunks<T: ToNapiValue + Send + 'static = String> {
     cancel: CancelToken,
 }
 
-impl Chunks<String> {
+impl Chunks<Text> {
     /// Queues a text chunk for the callback (worker thread), in pieces of
     /// at most [`PIECE`] bytes: V8 puts a string of 128 KiB or more in its
     /// large-object space (an mmap per string), which caps conversion at
@@ -117,10 +142,10 @@ impl Chunks<String> {
             while !chunk.is_char_boundary(cut) {
                 cut -= 1;
             }
-            self.send_value(chunk[..cut].to_owned(), cut);
+            self.send_value(Text(chunk[..cut].to_owned()), cut);
             chunk = &chunk[cut..];
         }
-        self.send_value(chunk.to_owned(), chunk.len());
+        self.send_value(Text(chunk.to_owned()), chunk.len());
     }
 }
 
