@@ -24,6 +24,18 @@ describe('engine', () => {
     assert.ok(ticks >= 100, `only ${ticks} ticks of a 10 ms timer in 2 s`)
   })
 
+  test('chunks carry ASCII and other text intact, split or not', async () => {
+    // 200,000 x's come in pieces; the other lines take the non-ASCII path.
+    const chunks = []
+    const r = await sh.run(
+      { command: "printf 'abc\\n'; printf 'h\\303\\251llo \\342\\234\\223 \\346\\227\\245\\n'; head -c 200000 /dev/zero | tr '\\0' x; printf '\\n\\303\\274\\n'" },
+      (c) => chunks.push(c),
+    )
+    assert.equal(r.exitCode, 0)
+    assert.equal(chunks.join(''), `abc\nhéllo ✓ 日\n${'x'.repeat(200000)}\nü\n`)
+    assert.ok(chunks.length >= 2, `${chunks.length} chunks`)
+  })
+
   test('AbortController aborts a running command within 1 s and kills it', async () => {
     const word = uniqueWord('1')
     const ac = new AbortController()
