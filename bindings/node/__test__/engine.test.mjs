@@ -36,6 +36,34 @@ describe('engine', () => {
     assert.ok(chunks.length >= 2, `${chunks.length} chunks`)
   })
 
+  test('chunks come in order and before the promise settles, quick or not', async () => {
+    // Ends at once; waits past the JS thread's wait; holds more output than it keeps for the JS thread.
+    const cases = [
+      ["printf 'a\\n'; printf 'b\\n'", 'a\nb\n'],
+      ["printf 'a\\n'; /bin/sleep 0.05; printf 'b\\n'", 'a\nb\n'],
+      ["head -c 3000000 /dev/zero | tr '\\0' y; printf '\\nz\\n'", `${'y'.repeat(3000000)}\nz\n`],
+    ]
+    for (const [command, expected] of cases) {
+      const chunks = []
+      const r = await sh.run({ command }, (c) => chunks.push(c))
+      assert.equal(r.exitCode, 0, command)
+      assert.equal(chunks.join(''), expected, command)
+    }
+  })
+
+  test('a callback that throws rejects the run with what it threw, quick or not', async () => {
+    for (const command of ['echo hi', 'echo hi; /bin/sleep 0.05']) {
+      const err = new Error(`from the callback: ${command}`)
+      await assert.rejects(
+        sh.run({ command }, () => {
+          throw err
+        }),
+        (e) => e === err,
+      )
+      assert.equal((await sh.run({ command: 'echo after' })).output, 'after\n')
+    }
+  })
+
   test('AbortController aborts a running command within 1 s and kills it', async () => {
     const word = uniqueWord('1')
     const ac = new AbortController()

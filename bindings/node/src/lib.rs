@@ -7,7 +7,9 @@
 //! command that runs for an hour does not hold one of libuv's four pool
 //! threads. The core calls the chunk callback on that thread; [`stream`]
 //! carries each chunk to the JS thread, in order, and the promise settles
-//! only after the last one was delivered.
+//! only after the last one was delivered. `Shell.run` first waits a moment
+//! for the command on the JS thread ([`quick`]): most commands end within
+//! it and are answered without a trip through the event loop.
 //!
 //! The modules are public so that the Rust items behind each JS export stay
 //! reachable in every build (napi registers them in a static initializer).
@@ -18,6 +20,7 @@ pub mod errors;
 pub mod execute;
 pub mod options;
 pub mod pty;
+pub mod quick;
 pub mod result;
 pub mod shell;
 pub mod signal;

@@ -12,10 +12,10 @@ use napi_derive::napi;
 
 use crate::errors::{Code, core_error};
 use crate::options::{self, EnvPolicy};
+use crate::quick::{self, ChunkFunction};
 use crate::result::BashResult;
 use crate::signal::Signal;
-use crate::stream::{ChunkFn, JsBlocked};
-use crate::worker;
+use crate::stream::JsBlocked;
 
 /// How a `Shell` is created.
 #[napi(object, object_to_js = false)]
@@ -107,7 +107,10 @@ impl Shell {
     /// Runs one command. `onChunk` receives the sanitized output as it
     /// arrives, in order, all of it before the promise settles; if it
     /// throws, the command is aborted and the promise rejects with that
-    /// error. Timeout and abort resolve with `cancelled: true`.
+    /// error. Timeout and abort resolve with `cancelled: true`. The call
+    /// waits up to 2 ms for the command before it returns: a command that
+    /// ends by then (a builtin, a small program) comes back settled, its
+    /// chunks delivered during the call.
     #[napi(
         ts_args_type = "options: RunOptions, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<BashResult>"
@@ -116,7 +119,7 @@ impl Shell {
         &self,
         env: &'env Env,
         options: RunOptions,
-        on_chunk: Option<ChunkFn>,
+        on_chunk: Option<ChunkFunction<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
         let cancel = CancelToken::new();
         let opts = core::RunOptions {
@@ -130,7 +133,7 @@ impl Shell {
             artifact: None,
         };
         let shell = self.inner.clone();
-        worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+        quick::run(env, options.signal, on_chunk, cancel, move |chunks| {
             shell
                 .run(opts, |c: &str| chunks.send(c))
                 .map(BashResult::from)

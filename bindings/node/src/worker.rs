@@ -85,7 +85,7 @@ where
 /// idle one (reserved under the lock, so no two calls count on the same
 /// one) or starts a new one. Idle threads stay for the next calls, so the
 /// pool is as large as the most calls ever in flight at once.
-mod pool {
+pub mod pool {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::mpsc::{Receiver, RecvError, Sender, TryRecvError, channel};
     use std::sync::{Arc, LazyLock, Mutex};

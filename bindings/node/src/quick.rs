@@ -1,0 +1,356 @@
+//! A call that usually ends quickly (a shell command) answered without a
+//! round trip through the event loop.
+//!
+//! The call runs on a pooled thread as with [`worker::spawn`], but the JS
+//! thread does not return at once: it waits for up to [`BUDGET`], spinning
+//! for the first [`SPIN`] of it. A call that ends within it settles on the
+//! JS thread: its chunks go straight to the callback, in order, and the
+//! promise comes back already settled. That saves a trip through the event
+//! loop (waking a sleeping CPU costs tens of microseconds on a virtual
+//! machine, as much as bash takes to run a builtin) and two threadsafe
+//! functions per call. A call
+//! still running at the budget (or holding more than [`HELD_LIMIT`] bytes
+//! of output) goes on as with [`worker::spawn`]: from then on its chunks go
+//! through a threadsafe function and the promise settles from the pool.
+//!
+//! The JS thread and the pooled thread meet in a `Meeting`: the phase
+//! moves from `WAITING` to `DONE` (the call ended while the JS thread
+//! waited) or to `DETACHED` (the JS thread stopped waiting, or the output
+//! grew too large), whichever side gets there first.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use conch_core::CancelToken;
+use napi::JsValue;
+use napi::bindgen_prelude::{
+    Env, FromNapiValue, Function, JsError, Object, ToNapiValue, Unknown, sys,
+};
+
+use crate::errors::{Code, from_napi};
+use crate::signal::{Attached, Signal};
+use crate::stream::{ChunkFn, Chunks, Text, pieces};
+use crate::worker::{self, Reject};
+
+/// How long the JS thread waits for a call before it lets it go on alone:
+/// a builtin or a small external command (`/bin/true`, ~0.8 ms on the
+/// 2-core machine of the benchmarks) ends within it.
+pub const BUDGET: Duration = Duration::from_millis(2);
+/// How long of it the JS thread spins (a builtin ends within it) before it
+/// sleeps until the call ends: longer, it would take the CPU that bash and
+/// the programs it starts need, on a 2-core machine.
+pub const SPIN: Duration = Duration::from_micros(100);
+/// Output held for the JS thread before the call goes on alone.
+const HELD_LIMIT: usize = 1 << 20;
+
+const WAITING: u8 = 0;
+const DONE: u8 = 1;
+const DETACHED: u8 = 2;
+
+/// The chunk callback as the JS thread receives it.
+pub type ChunkFunction<'env> = Function<'env, Text, Unknown<'env>>;
+
+struct Hall<T: ToNapiValue, E> {
+    /// Output made while the JS thread waited.
+    held: String,
+    /// The call's outcome, once it ended while the JS thread waited.
+    outcome: Option<Result<T, E>>,
+    /// Installed by the JS thread once detached: where chunks go, and the
+    /// promise to settle.
+    onward: Option<Onward<T>>,
+}
+
+/// Makes the value a detached call settles with, on the JS thread.
+type Settler<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
+
+struct Onward<T: ToNapiValue> {
+    chunks: Chunks<Text>,
+    deferred: napi::JsDeferred<T, Settler<T>>,
+    attached: Option<Attached>,
+}
+
+struct Meeting<T: ToNapiValue, E> {
+    phase: AtomicU8,
+    hall: Mutex<Hall<T, E>>,
+    /// The JS thread sleeps on it (past [`SPIN`]) until the phase moves.
+    moved: Condvar,
+    installed: Condvar,
+}
+
+impl<T: ToNapiValue, E> Meeting<T, E> {
+    fn lock(&self) -> MutexGuard<'_, Hall<T, E>> {
+        self.hall.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Moves the phase on from `WAITING` (call with the hall locked, so the
+    /// JS thread cannot miss it); false if the other side moved it first.
+    fn leave_waiting(&self, to: u8) -> bool {
+        let moved = self
+            .phase
+            .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        self.moved.notify_all();
+        moved
+    }
+
+    /// Waits (pooled thread) until the JS thread installed the onward route.
+    fn onward(&self) -> Onward<T> {
+        let mut hall = self.lock();
+        loop {
+            if let Some(onward) = hall.onward.take() {
+                return onward;
+            }
+            hall = self.installed.wait(hall).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The chunk sink a quick call writes to (pooled thread).
+pub struct Router<T: ToNapiValue, E> {
+    meeting: Arc<Meeting<T, E>>,
+    onward: RefCell<Option<Onward<T>>>,
+}
+
+impl<T: ToNapiValue, E> Router<T, E> {
+    /// Passes a chunk on: held for the waiting JS thread, or sent onward.
+    pub fn send(&self, chunk: &str) {
+        if self.onward.borrow().is_none() {
+            let mut hall = self.meeting.lock();
+            if self.meeting.phase.load(Ordering::Acquire) == WAITING {
+                if hall.held.len() + chunk.len() <= HELD_LIMIT {
+                    hall.held.push_str(chunk);
+                    return;
+                }
+                // Too much to hold: go on without the JS thread.
+                self.meeting.leave_waiting(DETACHED);
+            }
+            drop(hall);
+            self.go_onward();
+        }
+        if let Some(onward) = self.onward.borrow().as_ref() {
+            onward.chunks.send(chunk);
+        }
+    }
+
+    /// Takes the onward route (detached; the JS thread sent what was held).
+    fn go_onward(&self) {
+        *self.onward.borrow_mut() = Some(self.meeting.onward());
+    }
+}
+
+/// Starts `work` on a pooled thread and waits for it up to [`BUDGET`];
+/// returns the promise of its result (already settled if it ended).
+pub fn run<'env, T, E, W>(
+    env: &'env Env,
+    signal: Option<Signal>,
+    callback: Option<ChunkFunction<'env>>,
+    cancel: CancelToken,
+    work: W,
+) -> napi::Result<Object<'env>, Code>
+where
+    T: ToNapiValue + Send + 'static,
+    E: Reject,
+    W: FnOnce(&Router<T, E>) -> Result<T, E> + Send + 'static,
+{
+    let attached = match signal {
+        Some(signal) => signal.attach(env, &cancel).map_err(from_napi)?,
+        None => None,
+    };
+    let meeting = Arc::new(Meeting {
+        phase: AtomicU8::new(WAITING),
+        hall: Mutex::new(Hall {
+            held: String::new(),
+            outcome: None,
+            onward: None,
+        }),
+        moved: Condvar::new(),
+        installed: Condvar::new(),
+    });
+    let theirs = meeting.clone();
+    let started = worker::pool::run(move || {
+        let router = Router {
+            meeting: theirs,
+            onward: RefCell::new(None),
+        };
+        let outcome = work(&router);
+        let meeting = &router.meeting;
+        let outcome = if router.onward.borrow().is_none() {
+            let mut hall = meeting.lock();
+            hall.outcome = Some(outcome);
+            if meeting.leave_waiting(DONE) {
+                return;
+            }
+            let outcome = hall.outcome.take();
+            drop(hall);
+            router.go_onward();
+            outcome.expect("outcome just stored")
+        } else {
+            outcome
+        };
+        let onward = router.onward.take().expect("onward route installed");
+        settle_from_pool(onward, outcome);
+    });
+    if let Err(err) = started {
+        if let Some(a) = attached {
+            a.detach(env);
+        }
+        return Err(napi::Error::new(
+            Code::Internal,
+            format!("cannot start a thread: {err}"),
+        ));
+    }
+
+    let start = Instant::now();
+    let (spin_until, until) = (start + SPIN, start + BUDGET);
+    loop {
+        let now = Instant::now();
+        match meeting.phase.load(Ordering::Acquire) {
+            DONE => return settle_here(env, &meeting, callback, attached),
+            DETACHED => break,
+            _ if now >= until => {
+                let _hall = meeting.lock();
+                meeting.leave_waiting(DETACHED);
+            }
+            // The pooled thread or bash may be waiting for this very CPU.
+            _ if now < spin_until => std::thread::yield_now(),
+            _ => {
+                let hall = meeting.lock();
+                if meeting.phase.load(Ordering::Acquire) == WAITING {
+                    let _ = meeting.moved.wait_timeout(hall, until - now);
+                }
+            }
+        }
+    }
+    install_onward(env, &meeting, callback, cancel, attached)
+}
+
+/// The call ended while the JS thread waited: deliver and settle here.
+fn settle_here<'env, T: ToNapiValue, E: Reject>(
+    env: &'env Env,
+    meeting: &Meeting<T, E>,
+    callback: Option<ChunkFunction<'env>>,
+    attached: Option<Attached>,
+) -> napi::Result<Object<'env>, Code> {
+    let (held, outcome) = {
+        let mut hall = meeting.lock();
+        (
+            std::mem::take(&mut hall.held),
+            hall.outcome.take().expect("outcome of a finished call"),
+        )
+    };
+    let raw = env.raw();
+    let thrown = match &callback {
+        Some(callback) => deliver(raw, callback.raw(), &held).map_err(from_napi)?,
+        None => None,
+    };
+    if let Some(a) = attached {
+        a.detach(env);
+    }
+    let mut deferred = std::ptr::null_mut();
+    let mut promise = std::ptr::null_mut();
+    // SAFETY: on the JS thread of `env`, with out-pointers to locals.
+    napi::check_status!(unsafe { sys::napi_create_promise(raw, &mut deferred, &mut promise) })
+        .map_err(from_napi)?;
+    // SAFETY: `deferred` was just made on this thread and is settled once;
+    // every value is a live value of `env`.
+    let status = unsafe {
+        match (thrown, outcome) {
+            (Some(thrown), _) => sys::napi_reject_deferred(raw, deferred, thrown),
+            (None, outcome) => {
+                let value = outcome
+                    .map_err(|err| err.reject(env))
+                    .and_then(|value| T::to_napi_value(raw, value));
+                match value {
+                    Ok(value) => sys::napi_resolve_deferred(raw, deferred, value),
+                    Err(err) => {
+                        let value = JsError::from(err).into_unknown(*env).raw();
+                        sys::napi_reject_deferred(raw, deferred, value)
+                    }
+                }
+            }
+        }
+    };
+    napi::check_status!(status).map_err(from_napi)?;
+    Ok(Object::from_raw(raw, promise))
+}
+
+/// Calls `callback` with `text` in [`pieces`], stopping at the first throw;
+/// returns the thrown value itself (any value: JS may throw a string).
+fn deliver(
+    env: sys::napi_env,
+    callback: sys::napi_value,
+    text: &str,
+) -> napi::Result<Option<sys::napi_value>> {
+    let mut this = std::ptr::null_mut();
+    // SAFETY: on the JS thread of `env`, inside a call from JS; every value
+    // passed is a live value of `env`.
+    unsafe {
+        napi::check_status!(sys::napi_get_undefined(env, &mut this))?;
+        for piece in pieces(text) {
+            let arg = Text::to_napi_value(env, Text::from(piece))?;
+            let mut returned = std::ptr::null_mut();
+            match sys::napi_call_function(env, this, callback, 1, &arg, &mut returned) {
+                sys::Status::napi_ok => {}
+                sys::Status::napi_pending_exception => {
+                    let mut thrown = std::ptr::null_mut();
+                    napi::check_status!(sys::napi_get_and_clear_last_exception(env, &mut thrown))?;
+                    return Ok(Some(thrown));
+                }
+                status => napi::check_status!(status)?,
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The JS thread stops waiting: the call goes on as with [`worker::spawn`].
+fn install_onward<'env, T: ToNapiValue, E>(
+    env: &'env Env,
+    meeting: &Meeting<T, E>,
+    callback: Option<ChunkFunction<'env>>,
+    cancel: CancelToken,
+    attached: Option<Attached>,
+) -> napi::Result<Object<'env>, Code> {
+    let tsfn = match callback {
+        // SAFETY: a live function of `env`, on its JS thread.
+        Some(f) => {
+            Some(unsafe { ChunkFn::from_napi_value(env.raw(), f.raw()) }.map_err(from_napi)?)
+        }
+        None => None,
+    };
+    let (deferred, promise) = env.create_deferred::<T, Settler<T>>().map_err(from_napi)?;
+    let chunks = Chunks::new(tsfn, cancel);
+    let mut hall = meeting.lock();
+    // What was held goes first, as one chunk (a callback that throws on it
+    // is called once), and now: the pooled thread may not send again soon.
+    chunks.send(&std::mem::take(&mut hall.held));
+    hall.onward = Some(Onward {
+        chunks,
+        deferred,
+        attached,
+    });
+    drop(hall);
+    meeting.installed.notify_all();
+    Ok(promise)
+}
+
+/// Settles a detached call from the pooled thread, after its last chunk.
+fn settle_from_pool<T: ToNapiValue + Send + 'static, E: Reject>(
+    onward: Onward<T>,
+    outcome: Result<T, E>,
+) {
+    let thrown = onward.chunks.finish();
+    let attached = onward.attached;
+    onward.deferred.resolve(Box::new(move |env: Env| {
+        if let Some(a) = attached {
+            a.detach(&env);
+        }
+        match (thrown, outcome) {
+            (Some(thrown), _) => Err(thrown),
+            (None, Ok(value)) => Ok(value),
+            (None, Err(err)) => Err(err.reject(&env)),
+        }
+    }));
+}
