@@ -171,6 +171,35 @@ fn run_env_and_cwd_are_scoped_to_the_run() {
 }
 
 #[test]
+fn nounset_and_xtrace_leave_per_run_scope_working() {
+    let sh = shell();
+    let home = sh.cwd();
+    let dir = tempdir();
+    run(&sh, "set -u");
+    let scoped = |cmd: &str| {
+        let mut opts = RunOptions::new(cmd);
+        opts.cwd = Some(dir.clone().into());
+        opts.env = vec![("V".into(), "v".into())];
+        sh.run(opts, |_| {}).unwrap()
+    };
+    let r = scoped("echo in $PWD $V; false");
+    assert_eq!(r.output, format!("in {dir} v\n"));
+    assert_eq!((r.exit_code, r.session_reset), (Some(1), false));
+    assert_eq!(sh.cwd(), home);
+    run(&sh, "set -x");
+    let r = scoped("echo traced");
+    assert!(r.output.contains("echo traced\ntraced\n"), "{:?}", r.output);
+    assert!(!r.output.contains("__conch"), "{:?}", r.output);
+    let r = run(&sh, "set +x; echo $PWD");
+    assert!(
+        r.output.ends_with(&format!("{}\n", home.display())),
+        "{:?}",
+        r.output
+    );
+    assert!(!r.output.contains("__conch"), "{:?}", r.output);
+}
+
+#[test]
 fn loop_control_in_a_command_leaves_the_session_working() {
     let sh = shell();
     let r = run(&sh, "for i in 1 2 3; do echo $i; break; done; echo after");

@@ -94,6 +94,9 @@ impl Script<'_> {
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
         }
         s.push_str("; } 62>&-; done");
+        if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
+            s.push_str("; { __conch_end $?; } 2>/dev/null");
+        }
         s
     }
 
@@ -144,23 +147,22 @@ pub const BOOTSTRAP: &str = "LC_ALL=C IFS= builtin read -r -N 8 -u 63 __conch_c 
 const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
 
 /// The loop (see the module doc), kept in `$__conch_loop`. Each turn first
-/// reports the run before it (at startup: run 0): `$?` is saved before
-/// anything else can change it, `xtrace`/`verbose` are switched off and
-/// remembered in `$__conch_on`, a per-run cwd is left, and `seq NUL status
-/// NUL $PWD NUL` goes to descriptor 62, all with stderr to `/dev/null` so
-/// that none of it is traced. Then it reads the next header and payload
-/// and runs it. A `continue 2` in the command comes back to the report; a
-/// `break 2` leaves the loop, which `eval`s itself again (and so reports),
-/// unless the header read found the end of input: then bash exits. Every
-/// line of it runs on every command, so it is as short as bash allows.
-const LOOP: &str = "while { __conch_s=$?; \
+/// reports the run before it (at startup: run 0), reading `$?` before
+/// anything else can change it: `seq NUL status NUL $PWD NUL` goes to
+/// descriptor 62 (so the host has its answer while bash tidies up), then
+/// `xtrace`/`verbose` are switched off and remembered in `$__conch_on`, all
+/// with stderr to `/dev/null` so that none of it is traced. Then it reads
+/// the next header and payload and runs it. A `continue 2` in the command
+/// comes back to the report; a `break 2` leaves the loop, which `eval`s
+/// itself again (and so reports), unless the header read found the end of
+/// input: then bash exits. Every line of it runs on every command, so it is
+/// as short as bash allows.
+const LOOP: &str = "while { \
+builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$?\" \"$PWD\" >&62; \
 case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
 case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
-*) __conch_on=;; esac; \
-[[ -z $__conch_d ]] || builtin cd -- \"$__conch_d\"; \
-builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
-builtin unset __conch_c __conch_d; } 2>/dev/null; \
+*) __conch_on=;; esac; } 2>/dev/null; \
 builtin read -r -N 18 -u 63 __conch_h; do \
 case ${__conch_h:16} in \
 ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
@@ -172,6 +174,12 @@ as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__
 esac; \
 done; \
 { [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\"";
+
+/// Ends a [`Script`] that changed directory or read a file: back to the
+/// session's directory, the command's text dropped, the command's status
+/// kept (it is the loop's `$?`).
+const END_FUNCTION: &str = "__conch_end() { local s=$1; \
+[[ -z ${__conch_d-} ]] || builtin cd -- \"$__conch_d\"; builtin unset __conch_c __conch_d; return \"$s\"; }";
 
 /// The startup text [`BOOTSTRAP`] reads, with its length in front: source
 /// the snapshot (output discarded), apply the env policy's unsets, define
@@ -190,7 +198,8 @@ pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
     }
     let _ = write!(
         boot,
-        "__conch_loop={}; __conch_on= __conch_h=00000000; }} 2>/dev/null; builtin eval \"$__conch_loop\"",
+        "{END_FUNCTION}; __conch_loop={}; __conch_on= __conch_h=00000000; }} 2>/dev/null; \
+         builtin eval \"$__conch_loop\"",
         single_quote(LOOP)
     );
     let mut out = format!("{:08}", boot.len()).into_bytes();
