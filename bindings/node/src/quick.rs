@@ -1,14 +1,16 @@
 //! A call that usually ends quickly (a shell command) answered without a
 //! round trip through the event loop.
 //!
-//! The call runs on a pooled thread as with [`worker::spawn`], but the JS
-//! thread does not return at once: it waits for up to [`BUDGET`], spinning
-//! for the first [`SPIN`] of it. A call that ends within it settles on the
-//! JS thread: its chunks go straight to the callback, in order, and the
-//! promise comes back already settled. That saves a trip through the event
-//! loop (waking a sleeping CPU costs tens of microseconds on a virtual
-//! machine, as much as bash takes to run a builtin) and two threadsafe
-//! functions per call. A call
+//! The call runs on a pooled thread as with [`worker::spawn`], but when no
+//! other call is in flight the JS thread does not return at once: it waits
+//! for up to [`BUDGET`], spinning if it gets the process's spinning slot
+//! (see `conch_core::process::spin`; the pooled thread then sleeps in
+//! `poll`), else sleeping until the call ends. A call that ends within it
+//! settles on the JS thread: its chunks go straight to the callback, in
+//! order, and the promise comes back already settled. That saves a trip
+//! through the event loop (waking a sleeping CPU costs tens of microseconds
+//! on a virtual machine, as much as bash takes to run a builtin) and two
+//! threadsafe functions per call. A call
 //! still running at the budget (or holding more than [`HELD_LIMIT`] bytes
 //! of output) goes on as with [`worker::spawn`]: from then on its chunks go
 //! through a threadsafe function and the promise settles from the pool.
@@ -19,11 +21,12 @@
 //! grew too large), whichever side gets there first.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use conch_core::CancelToken;
+use conch_core::process::spin::Spin;
 use napi::JsValue;
 use napi::bindgen_prelude::{
     Env, FromNapiValue, Function, JsError, Object, ToNapiValue, Unknown, sys,
@@ -38,12 +41,11 @@ use crate::worker::{self, Reject};
 /// a builtin or a small external command (`/bin/true`, ~0.8 ms on the
 /// 2-core machine of the benchmarks) ends within it.
 pub const BUDGET: Duration = Duration::from_millis(2);
-/// How long of it the JS thread spins (a builtin ends within it) before it
-/// sleeps until the call ends: longer, it would take the CPU that bash and
-/// the programs it starts need, on a 2-core machine.
-pub const SPIN: Duration = Duration::from_micros(100);
 /// Output held for the JS thread before the call goes on alone.
 const HELD_LIMIT: usize = 1 << 20;
+
+/// Calls started and not yet ended, in the whole process.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
 const WAITING: u8 = 0;
 const DONE: u8 = 1;
@@ -74,7 +76,7 @@ struct Onward<T: ToNapiValue> {
 struct Meeting<T: ToNapiValue, E> {
     phase: AtomicU8,
     hall: Mutex<Hall<T, E>>,
-    /// The JS thread sleeps on it (past [`SPIN`]) until the phase moves.
+    /// The JS thread sleeps on it (when not spinning) until the phase moves.
     moved: Condvar,
     installed: Condvar,
 }
@@ -169,12 +171,19 @@ where
         installed: Condvar::new(),
     });
     let theirs = meeting.clone();
+    // Only a call with no other in flight waits: waiting for each of many
+    // calls started at once would run them one after another.
+    let alone = IN_FLIGHT.fetch_add(1, Ordering::AcqRel) == 0;
+    // The JS thread spins, not the pooled thread: one spinner leaves bash
+    // and the programs it starts the other CPU of a 2-core machine.
+    let slot = alone.then(Spin::start);
     let started = worker::pool::run(move || {
         let router = Router {
             meeting: theirs,
             onward: RefCell::new(None),
         };
         let outcome = work(&router);
+        IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
         let meeting = &router.meeting;
         let outcome = if router.onward.borrow().is_none() {
             let mut hall = meeting.lock();
@@ -193,6 +202,7 @@ where
         settle_from_pool(onward, outcome);
     });
     if let Err(err) = started {
+        IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
         if let Some(a) = attached {
             a.detach(env);
         }
@@ -203,7 +213,11 @@ where
     }
 
     let start = Instant::now();
-    let (spin_until, until) = (start + SPIN, start + BUDGET);
+    let until = if alone { start + BUDGET } else { start };
+    let spin_until = match &slot {
+        Some(slot) if slot.held() => until,
+        _ => start,
+    };
     loop {
         let now = Instant::now();
         match meeting.phase.load(Ordering::Acquire) {

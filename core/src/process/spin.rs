@@ -41,6 +41,11 @@ impl Spin {
         }
     }
 
+    /// Whether this thread may spin.
+    pub fn held(&self) -> bool {
+        self.until.is_some()
+    }
+
     /// The deadline to hand to `poll`: now (do not sleep) while spinning,
     /// else `deadline`.
     pub fn deadline(&mut self, deadline: Option<Instant>) -> Option<Instant> {
