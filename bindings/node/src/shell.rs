@@ -107,10 +107,10 @@ impl Shell {
     /// Runs one command. `onChunk` receives the sanitized output as it
     /// arrives, in order, all of it before the promise settles; if it
     /// throws, the command is aborted and the promise rejects with that
-    /// error. Timeout and abort resolve with `cancelled: true`. The call
-    /// waits up to 2 ms for the command before it returns: a command that
-    /// ends by then (a builtin, a small program) comes back settled, its
-    /// chunks delivered during the call.
+    /// error. Timeout and abort resolve with `cancelled: true`. When no
+    /// other run is in flight, the call waits up to 2 ms for the command
+    /// before it returns: a command that ends by then (a builtin, a small
+    /// program) comes back settled, its chunks delivered during the call.
     #[napi(
         ts_args_type = "options: RunOptions, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<BashResult>"
