@@ -358,13 +358,6 @@ fn settle_from_pool<T: ToNapiValue + Send + 'static, E: Reject>(
     let thrown = onward.chunks.finish();
     let attached = onward.attached;
     onward.deferred.resolve(Box::new(move |env: Env| {
-        if let Some(a) = attached {
-            a.detach(&env);
-        }
-        match (thrown, outcome) {
-            (Some(thrown), _) => Err(thrown),
-            (None, Ok(value)) => Ok(value),
-            (None, Err(err)) => Err(err.reject(&env)),
-        }
+        worker::settlement(&env, attached, thrown, outcome)
     }));
 }

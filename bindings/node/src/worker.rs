@@ -12,7 +12,7 @@ use conch_core::CancelToken;
 use napi::bindgen_prelude::{Env, Object, ToNapiValue};
 
 use crate::errors::{Code, from_napi, rejection};
-use crate::signal::Signal;
+use crate::signal::{Attached, Signal};
 use crate::stream::{Callback, Chunks};
 
 /// An error a call rejects with, made into a JS value on the JS thread.
@@ -23,6 +23,24 @@ pub trait Reject: Send + 'static {
 impl Reject for napi::Error<Code> {
     fn reject(self, env: &Env) -> napi::Error {
         rejection(env, self)
+    }
+}
+
+/// What a call settles with (JS thread): what the callback threw, else the
+/// call's value or error; the signal's listener goes either way.
+pub fn settlement<T, E: Reject>(
+    env: &Env,
+    attached: Option<Attached>,
+    thrown: Option<napi::Error>,
+    outcome: Result<T, E>,
+) -> napi::Result<T> {
+    if let Some(a) = attached {
+        a.detach(env);
+    }
+    match (thrown, outcome) {
+        (Some(thrown), _) => Err(thrown),
+        (None, Ok(value)) => Ok(value),
+        (None, Err(err)) => Err(err.reject(env)),
     }
 }
 
@@ -59,16 +77,7 @@ where
         let chunks = Chunks::new(callback, cancel);
         let result = work(&chunks);
         let thrown = chunks.finish();
-        deferred.resolve(move |env: Env| {
-            if let Some(a) = attached {
-                a.detach(&env);
-            }
-            match (thrown, result) {
-                (Some(thrown), _) => Err(thrown),
-                (None, Ok(value)) => Ok(value),
-                (None, Err(err)) => Err(err.reject(&env)),
-            }
-        });
+        deferred.resolve(move |env: Env| settlement(&env, attached, thrown, result));
     });
     match thread {
         Ok(_) => Ok(promise),
