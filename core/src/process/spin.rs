@@ -74,3 +74,28 @@ impl Drop for Spin {
         self.stop();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_more_spinners_than_cpus_less_one() {
+        let spins: Vec<Spin> = (0..8).map(|_| Spin::start()).collect();
+        assert!(spins.iter().filter(|s| s.held()).count() <= limit());
+        drop(spins);
+        assert!(SPINNING.load(Ordering::Relaxed) <= limit());
+    }
+
+    #[test]
+    fn a_spin_polls_at_once_then_sleeps_until_the_deadline() {
+        let deadline = Some(Instant::now() + Duration::from_secs(60));
+        let mut spin = Spin::start();
+        if spin.held() {
+            assert!(spin.deadline(deadline) < deadline, "spinning: poll now");
+        }
+        spin.stop();
+        assert!(!spin.held());
+        assert_eq!(spin.deadline(deadline), deadline);
+    }
+}
