@@ -12,6 +12,16 @@ use crate::output::sink::OutputSink;
 
 /// Read size: large enough that a flood costs few system calls.
 const READ_SIZE: usize = 256 * 1024;
+/// Output read per wake-up before an event loop looks at its other sources.
+pub const READ_BUDGET: usize = 4 << 20;
+/// Output drained after the command ended: what is already in the pipe,
+/// bounded so a background job that never stops writing cannot hold a call.
+pub const DRAIN_BUDGET: usize = 8 << 20;
+
+/// A failed read of a command's output or status pipe, as a conch error.
+pub fn read_error(e: io::Error) -> crate::Error {
+    crate::Error::io("cannot read command output", e)
+}
 
 /// Moves bytes from an output descriptor into an [`OutputSink`], handing
 /// each sanitized piece to the caller's chunk callback.

@@ -4,7 +4,7 @@
 //! [`super::spawner`] (own session, subreaper, dies with the host).
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 
 use super::io::{grow_pipe, pidfd_open, pipe, set_nonblocking};
 use super::spawner::{Containment, spawn};
@@ -63,4 +63,10 @@ pub fn spawn_supervised(
         status,
         pidfd,
     })
+}
+
+/// The exit code a shell would report: the status, or 128 + the signal.
+pub fn status_code(status: ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().or_else(|| status.signal().map(|s| 128 + s))
 }

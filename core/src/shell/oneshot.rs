@@ -24,10 +24,10 @@ use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::session::find_on_path;
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
-use crate::process::drive::{Pump, Stop, Stopper};
+use crate::process::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, Stop, Stopper, read_error};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pipe, poll, pollin, read, ready};
-use crate::process::supervised::{Supervised, spawn_supervised};
+use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
 use crate::{CancelToken, Error, Result};
 
@@ -159,11 +159,15 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         let mut buf = [0u8; 64];
         while fds[1].fd >= 0 && !ready(&fds[2]) {
             poll(&mut fds, stopper.wake_at())?;
-            if ready(&fds[0]) && pump.read_available(fds[0].fd, 4 << 20).map_err(io_err)? {
+            if ready(&fds[0])
+                && pump
+                    .read_available(fds[0].fd, READ_BUDGET)
+                    .map_err(read_error)?
+            {
                 fds[0].fd = -1;
             }
             if ready(&fds[1]) {
-                match read(fds[1].fd, &mut buf).map_err(io_err)? {
+                match read(fds[1].fd, &mut buf).map_err(read_error)? {
                     Read::Data(n) => reported.extend_from_slice(&buf[..n]),
                     Read::Eof => fds[1].fd = -1,
                     Read::WouldBlock => {}
@@ -179,7 +183,8 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             }
         }
         if fds[0].fd >= 0 {
-            pump.read_available(fds[0].fd, 8 << 20).map_err(io_err)?;
+            pump.read_available(fds[0].fd, DRAIN_BUDGET)
+                .map_err(read_error)?;
         }
         Ok(())
     })();
@@ -196,10 +201,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     let reported = std::str::from_utf8(&reported)
         .ok()
         .and_then(|t| t.trim().parse().ok());
-    let exit_code = reported.or_else(|| {
-        use std::os::unix::process::ExitStatusExt;
-        root_status.and_then(|s| s.code().or_else(|| s.signal().map(|sig| 128 + sig)))
-    });
+    let exit_code = reported.or_else(|| root_status.and_then(status_code));
     let outcome = Outcome {
         exit_code,
         stop: stopper.reason,
@@ -213,8 +215,4 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         opts.head_lines,
         opts.tail_lines,
     ))
-}
-
-fn io_err(e: std::io::Error) -> Error {
-    Error::io("cannot read command output", e)
 }

@@ -25,23 +25,18 @@ use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::{private_dir, snapshot};
 use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
-use crate::process::drive::{Pump, Stop, Stopper};
+use crate::process::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, Stop, Stopper, read_error};
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
 use crate::process::spin::Spin;
-use crate::process::supervised::{Supervised, spawn_supervised};
+use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::{CancelToken, Error, Result};
 
 /// How long bash may take to start and source the snapshot.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// Output read per wake-up before completion is checked again.
-const READ_BUDGET: usize = 4 << 20;
 /// How often a stopping run checks whether the command's processes are gone.
 const STOP_POLL: Duration = Duration::from_millis(1);
-/// Output drained after completion: what is already in the pipe, bounded so
-/// a background job that never stops writing cannot hold the call.
-const DRAIN_BUDGET: usize = 8 << 20;
 
 /// Everything fixed at creation.
 struct Config {
@@ -253,7 +248,7 @@ impl Shell {
         }
         if ending.exited {
             let status = reap(state.bash.take().expect("bash present"));
-            exit_code = exit_code.or_else(|| status.and_then(exit_status_code));
+            exit_code = exit_code.or_else(|| status.and_then(status_code));
         } else if ending.stop.is_some() {
             // What the command started and left behind dies with it.
             let bash = state.bash.as_ref().expect("bash present");
@@ -470,12 +465,12 @@ fn drive(
         if ready(&fds[0])
             && pump
                 .read_available(fds[0].fd, READ_BUDGET)
-                .map_err(io_err)?
+                .map_err(read_error)?
         {
             fds[0].fd = -1;
         }
         if ready(&fds[1]) {
-            match read(fds[1].fd, &mut status_buf).map_err(io_err)? {
+            match read(fds[1].fd, &mut status_buf).map_err(read_error)? {
                 Read::Data(n) => bash.parser.push(&status_buf[..n]),
                 Read::Eof => fds[1].fd = -1,
                 Read::WouldBlock => {}
@@ -528,7 +523,7 @@ fn drive(
     }
     if fds[0].fd >= 0 {
         pump.read_available(fds[0].fd, DRAIN_BUDGET)
-            .map_err(io_err)?;
+            .map_err(read_error)?;
     }
     // With a record in hand the run completed even if bash exited right
     // after; the next run notices the death and starts afresh.
@@ -592,15 +587,6 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
     tree::signal_all(&tree::session_members(bash.pid), libc::SIGKILL);
     bash.child.wait().ok()
-}
-
-fn exit_status_code(status: std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status.code().or_else(|| status.signal().map(|s| 128 + s))
-}
-
-fn io_err(e: std::io::Error) -> Error {
-    Error::io("cannot read command output", e)
 }
 
 /// Finds an executable on `PATH`.
