@@ -76,9 +76,10 @@ struct Onward<T: ToNapiValue> {
 struct Meeting<T: ToNapiValue, E> {
     phase: AtomicU8,
     hall: Mutex<Hall<T, E>>,
-    /// The JS thread sleeps on it (when not spinning) until the phase moves.
-    moved: Condvar,
-    installed: Condvar,
+    /// Signalled when the phase moves (the JS thread sleeps on it when it
+    /// does not spin) and when the onward route is installed (the pooled
+    /// thread waits for that).
+    changed: Condvar,
 }
 
 impl<T: ToNapiValue, E> Meeting<T, E> {
@@ -93,7 +94,7 @@ impl<T: ToNapiValue, E> Meeting<T, E> {
             .phase
             .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
             .is_ok();
-        self.moved.notify_all();
+        self.changed.notify_all();
         moved
     }
 
@@ -104,7 +105,7 @@ impl<T: ToNapiValue, E> Meeting<T, E> {
             if let Some(onward) = hall.onward.take() {
                 return onward;
             }
-            hall = self.installed.wait(hall).unwrap_or_else(|e| e.into_inner());
+            hall = self.changed.wait(hall).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -167,8 +168,7 @@ where
             outcome: None,
             onward: None,
         }),
-        moved: Condvar::new(),
-        installed: Condvar::new(),
+        changed: Condvar::new(),
     });
     let theirs = meeting.clone();
     // Only a call with no other in flight waits: waiting for each of many
@@ -232,7 +232,7 @@ where
             _ => {
                 let hall = meeting.lock();
                 if meeting.phase.load(Ordering::Acquire) == WAITING {
-                    let _ = meeting.moved.wait_timeout(hall, until - now);
+                    let _ = meeting.changed.wait_timeout(hall, until - now);
                 }
             }
         }
@@ -346,7 +346,7 @@ fn install_onward<'env, T: ToNapiValue, E>(
         attached,
     });
     drop(hall);
-    meeting.installed.notify_all();
+    meeting.changed.notify_all();
     Ok(promise)
 }
 
