@@ -109,6 +109,25 @@ impl Sanitizer {
         self.run(bytes, i, out);
     }
 
+    /// The longest start of `bytes` that is already plain text, taken as
+    /// pushed (the line state moves past it) without being copied: most
+    /// output (a build log, a `cat` of a source file) is plain from end to
+    /// end, and a gigabyte of it need not be copied once more. Empty when
+    /// the previous push left a character, an escape sequence or a `\r`
+    /// open. Push the rest of `bytes` next.
+    pub fn plain_prefix<'a>(&mut self, bytes: &'a [u8]) -> &'a str {
+        if self.pending_len > 0 || self.state != State::Ground || self.absorb_newline {
+            return "";
+        }
+        let end = plain_run_end(bytes, 0);
+        if end > 0 {
+            self.at_line_start = bytes[end - 1] == b'\n';
+        }
+        // SAFETY: `plain_run_end` ends runs only after whole characters
+        // that `decode` accepted (or plain ASCII): valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(&bytes[..end]) }
+    }
+
     /// End of stream: an incomplete UTF-8 sequence becomes U+FFFD and an
     /// unterminated escape sequence is dropped. The sanitizer is then as new.
     pub fn finish(&mut self, out: &mut String) {
@@ -452,6 +471,32 @@ mod tests {
         let input: &[u8] = b"a\xffb\xe2\x82c\xed\xa0\x80d\xf0\x9f\x98";
         let expected = String::from_utf8_lossy(input).into_owned();
         assert_eq!(chunked(&[input]), expected);
+    }
+
+    #[test]
+    fn plain_prefix_is_taken_as_pushed() {
+        let input = "plain é\nline\r\nx\x1b[1mbold".as_bytes();
+        for cut in 0..input.len() {
+            let (a, b) = input.split_at(cut);
+            let mut s = Sanitizer::new();
+            let mut out = String::new();
+            for part in [a, b] {
+                let plain = s.plain_prefix(part);
+                out.push_str(plain);
+                s.push(&part[plain.len()..], &mut out);
+            }
+            s.finish(&mut out);
+            assert_eq!(out, "plain é\nline\nxbold", "split at {cut}");
+        }
+        let mut s = Sanitizer::new();
+        assert_eq!(s.plain_prefix(b"ok\n\x1b[0m"), "ok\n");
+        assert_eq!(s.plain_prefix("é".as_bytes()[..1].as_ref()), "");
+        s.push(b"end\r", &mut String::new());
+        assert_eq!(
+            s.plain_prefix(b"\nnext"),
+            "",
+            "a \\n to absorb is not plain"
+        );
     }
 
     #[test]

@@ -157,10 +157,16 @@ impl OutputSink {
 
     /// Sanitizes raw bytes and records them; returns the sanitized text of
     /// this push (possibly empty), for live callbacks.
-    pub fn push(&mut self, bytes: &[u8]) -> &str {
+    pub fn push<'a>(&'a mut self, bytes: &'a [u8]) -> &'a str {
+        let plain = self.sanitizer.plain_prefix(bytes);
+        if plain.len() == bytes.len() {
+            self.record(plain);
+            return plain;
+        }
         let mut chunk = std::mem::take(&mut self.chunk);
         chunk.clear();
-        self.sanitizer.push(bytes, &mut chunk);
+        chunk.push_str(plain);
+        self.sanitizer.push(&bytes[plain.len()..], &mut chunk);
         self.record(&chunk);
         self.chunk = chunk;
         &self.chunk
@@ -168,7 +174,7 @@ impl OutputSink {
 
     /// Records text that needs no decoding (e.g. `PTY error: …\n`); it is
     /// still sanitized.
-    pub fn push_text(&mut self, text: &str) -> &str {
+    pub fn push_text<'a>(&'a mut self, text: &'a str) -> &'a str {
         self.push(text.as_bytes())
     }
 
