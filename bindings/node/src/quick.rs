@@ -34,7 +34,7 @@ use napi::bindgen_prelude::{
 
 use crate::errors::{Code, from_napi};
 use crate::signal::{Attached, Signal};
-use crate::stream::{ChunkFn, Chunks, Text, pieces};
+use crate::stream::{ChunkFn, Chunks, Text, js_string, pieces};
 use crate::worker::{self, Reject};
 
 /// How long the JS thread waits for a call before it lets it go on alone:
@@ -303,7 +303,7 @@ fn deliver(
     unsafe {
         napi::check_status!(sys::napi_get_undefined(env, &mut this))?;
         for piece in pieces(text) {
-            let arg = Text::to_napi_value(env, Text::from(piece))?;
+            let arg = js_string(env, piece)?;
             let mut returned = std::ptr::null_mut();
             match sys::napi_call_function(env, this, callback, 1, &arg, &mut returned) {
                 sys::Status::napi_ok => {}
