@@ -51,6 +51,15 @@ TARGETS = [
     ("timeout", "pi-natives", 0.25, "le"),
 ]
 
+# What no runtime can beat on this machine, measured by the Rust harness in the same run:
+# (scenario, reference runtime, what it is, what it bounds).
+LIMITS = [
+    ("external", "bash-loop", "`/bin/true` run by bash itself, per command of a `for` loop in one `bash -c`",
+     "the floor for a runtime that hands its commands to bash"),
+    ("throughput", "raw-pipe", "the throughput command's output read and dropped through a 1 MiB pipe, nothing else done",
+     "the ceiling for any runtime reading that command"),
+]
+
 
 def fmt(x: float) -> str:
     if abs(x) >= 100:
@@ -168,6 +177,28 @@ def targets(records: dict) -> list[str]:
     return out
 
 
+def limits(records: dict) -> list[str]:
+    """Each reference, conch from Node against it, and what each target asks for in its units."""
+    out = []
+    for scenario, runtime, what, bounds in LIMITS:
+        unit = SCENARIOS[scenario].split("(")[1].split(",")[0].rstrip(")")
+        ref = Cell(records.get(("rust", runtime, scenario)))
+        if ref.median is None:
+            out.append(f"- {what}: not measured ({ref.text()})")
+            continue
+        line = f"- {what}: {ref.text()} {unit}, {bounds}"
+        conch = Cell(records.get(("node", "conch", scenario)))
+        if conch.median is not None:
+            line += f"; conch from Node: {fmt(conch.median)} {unit}"
+        for t_scenario, baseline, bound, sense in TARGETS:
+            base = Cell(records.get(("node", baseline, t_scenario)))
+            if t_scenario == scenario and base.median:
+                sign = "≤" if sense == "le" else "≥"
+                line += f"; conch / {baseline} {sign} {bound} asks for {sign} {fmt(bound * base.median)} {unit}"
+        out.append(line)
+    return out
+
+
 def command(*args: str) -> str:
     try:
         return subprocess.run(args, capture_output=True, text=True, timeout=30).stdout.strip()
@@ -228,6 +259,10 @@ def main() -> None:
             "## Targets",
             "",
             *targets(records),
+            "",
+            "## Limits of this machine",
+            "",
+            *limits(records),
             "",
             "## Machine",
             "",

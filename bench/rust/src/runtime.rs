@@ -1,11 +1,14 @@
 //! The two ways a Rust host runs a command: conch's persistent `Shell`, or a
-//! `bash -c` process per command through `std::process::Command`.
+//! `bash -c` process per command through `std::process::Command`; and a
+//! bare reader of a command's output, the machine's own limit.
 
-use std::io::Read;
+use std::io::{PipeReader, Read};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use conch_core::process::io::grow_pipe;
 use conch_core::{RunOptions, Shell, ShellOptions, Snapshot};
 
 /// Runs one command at a time and reports its output's size as it arrives.
@@ -50,7 +53,7 @@ pub struct StdSpawn {
 }
 
 impl StdSpawn {
-    pub fn command(&self, command: &str) -> (Command, std::io::PipeReader) {
+    pub fn command(&self, command: &str) -> (Command, PipeReader) {
         let (reader, writer) = std::io::pipe().expect("pipe");
         let mut cmd = Command::new("bash");
         cmd.arg("-c")
@@ -67,19 +70,38 @@ impl StdSpawn {
 
 impl Runner for StdSpawn {
     fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32> {
-        let (mut cmd, mut reader) = self.command(command);
-        let mut child = cmd.spawn().expect("spawn bash");
-        // The writer ends live in `cmd` (and the child): drop ours for EOF.
-        drop(cmd);
-        let mut buf = vec![0u8; 256 * 1024];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => on_bytes(n),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => panic!("read: {e}"),
-            }
-        }
-        child.wait().expect("wait").code()
+        let (cmd, reader) = self.command(command);
+        drain(cmd, reader, on_bytes)
     }
+}
+
+/// The command's output read and dropped through a pipe as large as
+/// conch's (1 MiB), nothing else done with it: the most any runtime can
+/// get out of the command on this machine (a reference, not a baseline).
+pub struct RawPipe;
+
+impl Runner for RawPipe {
+    fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32> {
+        let (cmd, reader) = StdSpawn { cwd: None }.command(command);
+        let fd = OwnedFd::from(reader);
+        grow_pipe(&fd, 1 << 20);
+        drain(cmd, PipeReader::from(fd), on_bytes)
+    }
+}
+
+/// Starts `cmd` and reads its output to the end in 256 KiB pieces.
+fn drain(mut cmd: Command, mut reader: PipeReader, on_bytes: &mut dyn FnMut(usize)) -> Option<i32> {
+    let mut child = cmd.spawn().expect("spawn bash");
+    // The writer ends live in `cmd` (and the child): drop ours for EOF.
+    drop(cmd);
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => on_bytes(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+    child.wait().expect("wait").code()
 }

@@ -8,7 +8,7 @@ use conch_core::{CancelToken, RunOptions};
 
 use crate::config::Config;
 use crate::record::Record;
-use crate::runtime::{Conch, Runner, StdSpawn};
+use crate::runtime::{Conch, RawPipe, Runner, StdSpawn};
 
 /// Time between starting `/bin/sleep 100` and aborting it.
 const ABORT_AFTER: Duration = Duration::from_millis(300);
@@ -16,6 +16,9 @@ const TIMEOUT: Duration = Duration::from_millis(500);
 const SESSIONS: usize = 100;
 /// What each of the concurrent sessions runs.
 const SESSION_COMMANDS: [&str; 4] = ["cd /tmp", "echo $((6 * 7))", "/bin/true", "pwd"];
+/// Commands per `bash -c` in [`bash_floor`]: bash's own start-up then adds
+/// about a microsecond to each.
+const FLOOR_LOOP: usize = 1000;
 
 /// One repetition of a scenario for one runtime: its sample, and what went
 /// wrong if something did.
@@ -57,6 +60,14 @@ pub fn suite(cfg: &Config) {
             ],
             &[],
         );
+        let reps = plan(cfg, (1, 10), (0, 3), 1);
+        interleave(
+            "external",
+            "us",
+            reps,
+            vec![("bash-loop", bash_floor("/bin/true"))],
+            &[],
+        );
     }
     if cfg.wants("sequence") {
         let reps = plan(cfg, (1, 10), (1, 3), 1);
@@ -81,6 +92,7 @@ pub fn suite(cfg: &Config) {
             vec![
                 ("conch", throughput(cfg, quick(&conch))),
                 ("std", throughput(cfg, std.clone())),
+                ("raw-pipe", throughput(cfg, RawPipe)),
             ],
             &[],
         );
@@ -223,6 +235,21 @@ fn latency<'a>(mut runner: impl Runner + 'a, command: &'a str) -> Box<dyn FnMut(
         let took = micros(start.elapsed());
         (
             took,
+            (code != Some(0)).then(|| "did not exit 0".to_string()),
+        )
+    })
+}
+
+/// What one `command` costs bash itself, per command of a `for` loop in
+/// one `bash -c`: no runtime that hands commands to bash goes below it.
+fn bash_floor(command: &str) -> Box<dyn FnMut() -> Outcome + '_> {
+    let script = format!("for ((i = 0; i < {FLOOR_LOOP}; i++)); do {command}; done");
+    let mut std = StdSpawn { cwd: None };
+    Box::new(move || {
+        let start = Instant::now();
+        let code = std.run(&script, &mut |_| {});
+        (
+            micros(start.elapsed()) / FLOOR_LOOP as f64,
             (code != Some(0)).then(|| "did not exit 0".to_string()),
         )
     })
