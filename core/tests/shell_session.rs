@@ -248,6 +248,30 @@ fn bad_input_is_a_clear_error_and_loses_nothing() {
 }
 
 #[test]
+fn a_shell_that_cannot_run_the_session_is_reported_by_the_first_run() {
+    // A "shell" that starts, reads nothing and leaves after a moment: `new`
+    // does not wait for the start-up, the run does.
+    let dir = std::env::temp_dir().join(format!("conch-not-bash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fake = dir.join("not-bash");
+    std::fs::write(&fake, "#!/bin/sh\nexec /bin/sleep 0.3\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let sh = Shell::new(ShellOptions {
+        shell: Some(fake.clone()),
+        snapshot: Snapshot::None,
+        ..ShellOptions::default()
+    })
+    .expect("the shell itself starts");
+    for _ in 0..2 {
+        let e = sh.run(RunOptions::new("echo hi"), |_| {}).unwrap_err();
+        let expected = format!("{} did not start a session", fake.display());
+        assert!(e.to_string().starts_with(&expected), "{e}");
+    }
+    assert_eq!(sh.background_jobs(), Vec::<u32>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_closed_shell_refuses_runs() {
     let sh = shell();
     sh.close();

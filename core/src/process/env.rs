@@ -189,6 +189,11 @@ pub fn build_env(
     env
 }
 
+/// `env` as [`super::spawner::Launch`] takes it.
+pub fn os_env(env: &[(String, String)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    env.iter().map(|(k, v)| (k.into(), v.into())).collect()
+}
+
 /// Checks that a variable name is a valid shell identifier and a value has
 /// no NUL byte (neither can be passed to a process otherwise).
 pub fn validate_var(name: &str, value: &str) -> crate::Result<()> {

@@ -2,6 +2,7 @@
 //! a command gets, spawning contained children, driving a running command,
 //! and finding/killing every process it started.
 
+pub mod child;
 pub mod drive;
 pub mod env;
 pub mod io;

@@ -1,26 +1,67 @@
-//! Spawning contained children from one long-lived thread.
+//! Starting contained children: from one long-lived thread, without copying
+//! the host.
 //!
-//! `PR_SET_PDEATHSIG` fires when the *thread* that forked the child exits,
+//! `PR_SET_PDEATHSIG` fires when the *thread* that started the child exits,
 //! not the process. Hosts call conch from short-lived threads (a Python
-//! `threading.Thread`, a worker pool), and a shell spawned there would be
-//! killed when that thread ends. So every contained child is forked by one
+//! `threading.Thread`, a worker pool), and a shell started there would be
+//! killed when that thread ends. So every contained child is started by one
 //! process-global thread that lives as long as the host.
+//!
+//! The child is started the way `posix_spawn` starts one: `clone` with
+//! `CLONE_VM | CLONE_VFORK`, on a stack of its own, so nothing of the host is
+//! copied. A `fork` of a Node or Python host copies its page tables, and the
+//! child's `execve` tears them down again: about a millisecond per shell on
+//! the benchmark machine, on the thread that waits for it. (`posix_spawn`
+//! itself cannot set `PR_SET_PDEATHSIG` or make a subreaper.)
+//!
+//! Until `execve` the child shares the host's memory: the spawner thread is
+//! suspended, the host's other threads are not. So the child only makes
+//! system calls on data prepared before the clone (no allocation, no lock,
+//! no panic), and every signal the host handles is reset to its default
+//! before the child unblocks signals, so no handler of the host runs in it.
 
+use std::ffi::{CString, OsString};
 use std::io;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{LazyLock, Mutex};
 
-type Job = (Command, Sender<io::Result<Child>>);
+use libc::{c_char, c_int, c_void};
+
+use super::child::Process;
+
+/// What to start. The environment is given whole: nothing is inherited.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// A path, or a name looked up on `PATH`.
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<PathBuf>,
+    /// `(ours, theirs)`: our descriptor `ours` becomes the child's `theirs`
+    /// (stdin, stdout, stderr, any other below [`HIGH_FD`]). Every other
+    /// descriptor of conch is close-on-exec.
+    pub fds: Vec<(RawFd, RawFd)>,
+    /// Make the child a child subreaper, so double-forked orphans come back to it.
+    pub subreaper: bool,
+}
+
+type Job = (Launch, Sender<io::Result<Process>>);
 
 static SPAWNER: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
     let (tx, rx) = channel::<Job>();
     std::thread::Builder::new()
         .name("conch-spawner".into())
         .spawn(move || {
-            for (mut cmd, reply) in rx {
-                let _ = reply.send(cmd.spawn());
+            let stack = Stack::new();
+            for (launch, reply) in rx {
+                let started = match &stack {
+                    Ok(stack) => start(&launch, stack),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                };
+                let _ = reply.send(started);
             }
         })
         .expect("cannot start the conch spawner thread");
@@ -28,78 +69,442 @@ static SPAWNER: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
 });
 
 /// Above every descriptor a contained child is given.
-const HIGH_FD: i32 = 64;
+const HIGH_FD: RawFd = 64;
 
-/// How a contained child is set up between fork and exec.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Containment {
-    /// Make the child a child subreaper, so double-forked orphans come back to it.
-    pub subreaper: bool,
-    /// `(from, to)`: put `from` on descriptor `to` in the child.
-    pub dups: [Option<(i32, i32)>; 2],
-}
-
-/// Spawns `cmd` in a new session, killed if the host dies, with default
-/// signal dispositions and mask (a host that ignores SIGINT or SIGPIPE must
-/// not pass that on to the commands).
-pub fn spawn(mut cmd: Command, how: Containment) -> io::Result<Child> {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure only makes async-signal-safe system calls.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                // The host died between fork and prctl.
-                libc::_exit(1);
-            }
-            if how.subreaper {
-                libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-            }
-            for sig in [
-                libc::SIGINT,
-                libc::SIGQUIT,
-                libc::SIGTERM,
-                libc::SIGHUP,
-                libc::SIGPIPE,
-                libc::SIGCHLD,
-                libc::SIGTSTP,
-                libc::SIGTTIN,
-                libc::SIGTTOU,
-            ] {
-                libc::signal(sig, libc::SIG_DFL);
-            }
-            let mut empty: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut empty);
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            // Each source is first copied above every target (close-on-exec),
-            // so no dup2 can overwrite a source still to be placed, and a
-            // source already on its target loses FD_CLOEXEC all the same.
-            let mut high = [-1; 2];
-            for (slot, dup) in high.iter_mut().zip(how.dups) {
-                if let Some((from, _)) = dup {
-                    *slot = libc::fcntl(from, libc::F_DUPFD_CLOEXEC, HIGH_FD);
-                    if *slot < 0 {
-                        return Err(io::Error::last_os_error());
-                    }
-                }
-            }
-            for (fd, dup) in high.into_iter().zip(how.dups) {
-                if let Some((_, to)) = dup
-                    && libc::dup2(fd, to) < 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
+/// Starts `launch` in a new session, killed if the host dies, with default
+/// signal dispositions and an empty mask (a host that ignores SIGINT or
+/// SIGPIPE must not pass that on to the commands). Errors come from the
+/// child's set-up or its `execve`.
+pub fn spawn(launch: Launch) -> io::Result<Process> {
+    if let Some(&(_, theirs)) = launch.fds.iter().find(|(_, theirs)| *theirs >= HIGH_FD) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("descriptor {theirs} is not below {HIGH_FD}"),
+        ));
     }
     let (tx, rx) = channel();
     crate::cancel::lock(&SPAWNER)
-        .send((cmd, tx))
+        .send((launch, tx))
         .map_err(|_| io::Error::other("conch spawner thread is gone"))?;
     rx.recv()
         .map_err(|_| io::Error::other("conch spawner thread is gone"))?
+}
+
+/// Finds an executable on `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_else(|| vec!["/usr/bin".into(), "/bin".into()])
+        .into_iter()
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Where the child failed, reported with its errno.
+#[derive(Clone, Copy)]
+#[repr(i32)]
+enum Stage {
+    Setsid = 1,
+    Descriptors = 2,
+    Cwd = 3,
+    Exec = 4,
+}
+
+/// Starts the child (spawner thread) and waits until it has called
+/// `execve`, or failed.
+fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
+    let (report_r, report_w) = report_pipe()?;
+    let mut plan = Plan::new(launch, report_w.as_raw_fd())?;
+    // SAFETY: `plan` and `stack` outlive the child's use of them: with
+    // CLONE_VFORK the clone returns once the child has exec'd or exited.
+    let pid = unsafe { clone_child(&mut plan, stack)? };
+    drop(report_w);
+    let mut process = Process::new(pid);
+    let mut report = [0u8; 8];
+    let n = loop {
+        // SAFETY: reads into `report`, within its length.
+        let n = unsafe { libc::read(report_r.as_raw_fd(), report.as_mut_ptr().cast(), 8) };
+        if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break n;
+        }
+    };
+    if n <= 0 {
+        // End of file: the report pipe closed on exec.
+        return Ok(process);
+    }
+    let _ = process.wait();
+    let stage = i32::from_ne_bytes(report[..4].try_into().expect("4 bytes"));
+    let errno = i32::from_ne_bytes(report[4..].try_into().expect("4 bytes"));
+    let err = io::Error::from_raw_os_error(errno);
+    let what = match stage {
+        s if s == Stage::Setsid as i32 => "cannot start a session".to_string(),
+        s if s == Stage::Descriptors as i32 => "cannot place its descriptors".to_string(),
+        s if s == Stage::Cwd as i32 => match &launch.cwd {
+            Some(dir) => format!("cannot enter {}", dir.display()),
+            None => "cannot enter its directory".to_string(),
+        },
+        _ => return Err(err),
+    };
+    Err(io::Error::new(err.kind(), format!("{what}: {err}")))
+}
+
+fn report_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are fresh and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Everything the child reads, as C data made before the clone.
+struct Plan {
+    program: CString,
+    argv: Vec<*const c_char>,
+    envp: Vec<*const c_char>,
+    cwd: Option<CString>,
+    fds: Vec<(RawFd, RawFd)>,
+    /// Where the child first copies each of `fds` (filled in by the child).
+    high: Vec<RawFd>,
+    subreaper: bool,
+    parent: libc::pid_t,
+    /// The write end of the pipe a failure is reported on.
+    report: RawFd,
+    /// What `argv` and `envp` point into.
+    _strings: Vec<CString>,
+}
+
+impl Plan {
+    fn new(launch: &Launch, report: RawFd) -> io::Result<Plan> {
+        let c = |bytes: &[u8]| {
+            CString::new(bytes).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in an argument")
+            })
+        };
+        let program = if launch.program.as_os_str().as_bytes().contains(&b'/') {
+            launch.program.clone()
+        } else {
+            let name = launch.program.to_string_lossy();
+            find_on_path(&name).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("{name} not found on PATH"))
+            })?
+        };
+        let mut strings = Vec::with_capacity(1 + launch.args.len() + launch.env.len());
+        strings.push(c(launch.program.as_os_str().as_bytes())?);
+        for arg in &launch.args {
+            strings.push(c(arg.as_bytes())?);
+        }
+        for (key, value) in &launch.env {
+            let mut pair = key.as_bytes().to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(value.as_bytes());
+            strings.push(c(&pair)?);
+        }
+        let pointers = |range: &[CString]| {
+            range
+                .iter()
+                .map(|s| s.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect()
+        };
+        let argc = 1 + launch.args.len();
+        Ok(Plan {
+            program: c(program.as_os_str().as_bytes())?,
+            argv: pointers(&strings[..argc]),
+            envp: pointers(&strings[argc..]),
+            cwd: launch
+                .cwd
+                .as_deref()
+                .map(|d| c(d.as_os_str().as_bytes()))
+                .transpose()?,
+            fds: launch.fds.clone(),
+            high: vec![-1; launch.fds.len()],
+            subreaper: launch.subreaper,
+            parent: std::process::id() as libc::pid_t,
+            report,
+            _strings: strings,
+        })
+    }
+}
+
+/// The child's stack until `execve`: mapped once, with a guard page below
+/// it, and reused (the spawner starts one child at a time, and the clone
+/// returns only once the child is done with it).
+struct Stack {
+    base: *mut c_void,
+}
+
+const STACK_BYTES: usize = 256 << 10;
+const GUARD_BYTES: usize = 4096;
+
+impl Stack {
+    fn new() -> io::Result<Stack> {
+        // SAFETY: a fresh anonymous mapping, owned by the returned value.
+        unsafe {
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                STACK_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            );
+            if base == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            libc::mprotect(base, GUARD_BYTES, libc::PROT_NONE);
+            Ok(Stack { base })
+        }
+    }
+
+    /// Where the stack starts (it grows down), 16-byte aligned.
+    fn top(&self) -> *mut c_void {
+        (self.base as usize + STACK_BYTES) as *mut c_void
+    }
+}
+
+/// Clones the child with every signal blocked (none may reach a handler of
+/// the host while it shares the host's memory); returns its pid once it
+/// has exec'd or exited.
+///
+/// # Safety
+/// `plan` and `stack` must stay valid until this returns.
+unsafe fn clone_child(plan: &mut Plan, stack: &Stack) -> io::Result<libc::pid_t> {
+    // SAFETY: plain signal-mask calls on local sets; the clone runs
+    // `child_main` on `stack` with `plan`, both valid (see above).
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::clone(
+            child_main,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (plan as *mut Plan).cast(),
+        );
+        let err = io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        if pid < 0 { Err(err) } else { Ok(pid) }
+    }
+}
+
+/// The child, until `execve`. Reports a failure as `[stage, errno]`.
+extern "C" fn child_main(plan: *mut c_void) -> c_int {
+    // SAFETY: `plan` is the spawner's Plan, valid until execve or _exit
+    // (CLONE_VFORK); only system calls follow.
+    unsafe {
+        let plan = &mut *plan.cast::<Plan>();
+        let (stage, errno) = contain_and_exec(plan);
+        let report = [stage as i32, errno];
+        libc::write(plan.report, report.as_ptr().cast(), 8);
+        libc::_exit(127)
+    }
+}
+
+/// Signals set back to their default even when the host ignores them.
+const TO_DEFAULT: [c_int; 9] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGPIPE,
+    libc::SIGCHLD,
+    libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
+];
+
+/// # Safety
+/// In the cloned child only.
+unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
+    // SAFETY: system calls on the child's own state and on `plan`'s data.
+    unsafe {
+        let errno = || *libc::__errno_location();
+        // The report pipe goes above every descriptor the child is given
+        // first, so no dup2 below can replace it.
+        let report = libc::fcntl(plan.report, libc::F_DUPFD_CLOEXEC, HIGH_FD);
+        if report < 0 {
+            return (Stage::Descriptors, errno());
+        }
+        plan.report = report;
+        if libc::setsid() < 0 {
+            return (Stage::Setsid, errno());
+        }
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != plan.parent {
+            // The host died between the clone and prctl.
+            libc::_exit(1);
+        }
+        if plan.subreaper {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+        }
+        reset_signals();
+        // Each source is first copied above every target (close-on-exec),
+        // so no dup2 can overwrite a source still to be placed.
+        for (slot, &(ours, _)) in plan.high.iter_mut().zip(&plan.fds) {
+            *slot = libc::fcntl(ours, libc::F_DUPFD_CLOEXEC, HIGH_FD);
+            if *slot < 0 {
+                return (Stage::Descriptors, errno());
+            }
+        }
+        for (&high, &(_, theirs)) in plan.high.iter().zip(&plan.fds) {
+            if libc::dup2(high, theirs) < 0 {
+                return (Stage::Descriptors, errno());
+            }
+        }
+        if let Some(dir) = &plan.cwd
+            && libc::chdir(dir.as_ptr()) < 0
+        {
+            return (Stage::Cwd, errno());
+        }
+        libc::execve(
+            plan.program.as_ptr(),
+            plan.argv.as_ptr(),
+            plan.envp.as_ptr(),
+        );
+        (Stage::Exec, errno())
+    }
+}
+
+/// Every signal the host handles, and those of [`TO_DEFAULT`], back to
+/// the default; then the mask emptied.
+///
+/// # Safety
+/// In the cloned child only.
+unsafe fn reset_signals() {
+    // SAFETY: sigaction and sigprocmask on the child's own dispositions
+    // (no CLONE_SIGHAND: they are a copy of the host's).
+    unsafe {
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..=libc::SIGRTMAX() {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+                continue;
+            }
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
+                continue;
+            }
+            let handled = old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN;
+            if handled || TO_DEFAULT.contains(&sig) {
+                libc::sigaction(sig, &default, std::ptr::null_mut());
+            }
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+}
+
+/// `/dev/null`, for a child's stdin or output.
+pub fn dev_null() -> io::Result<OwnedFd> {
+    Ok(std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(Path::new("/dev/null"))?
+        .into())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    /// Runs `launch` with stdout and stderr on a pipe; returns the output.
+    fn output(mut launch: Launch) -> String {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let writer = OwnedFd::from(writer);
+        launch
+            .fds
+            .extend([(writer.as_raw_fd(), 1), (writer.as_raw_fd(), 2)]);
+        let mut child = spawn(launch).unwrap();
+        drop(writer);
+        let mut text = String::new();
+        std::io::BufReader::new(reader)
+            .read_to_string(&mut text)
+            .unwrap();
+        assert!(child.wait().unwrap().success(), "{text}");
+        text
+    }
+
+    #[test]
+    fn the_child_gets_its_program_args_env_cwd_and_descriptors() {
+        let text = output(Launch {
+            program: "bash".into(),
+            args: ["-c", "echo \"$0 $1 $FOO $PWD\"; echo err >&2", "a b", "c"]
+                .map(OsString::from)
+                .into(),
+            env: vec![("FOO".into(), "foo".into())],
+            cwd: Some("/tmp".into()),
+            ..Launch::default()
+        });
+        assert_eq!(text, "a b c foo /tmp\nerr\n");
+    }
+
+    /// A `SigXxx:` mask of /proc/PID/status.
+    fn mask(status: &str, name: &str) -> u64 {
+        let line = status.lines().find(|l| l.starts_with(name)).unwrap();
+        u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+    }
+
+    #[test]
+    fn signals_come_back_to_their_defaults_and_unblocked() {
+        // The test process ignores SIGPIPE (as Rust programs do) and, from
+        // here, SIGINT; the child is cloned with every signal blocked.
+        // SAFETY: process-wide SIGINT ignored (no test sends it).
+        unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+        let bit = |sig: c_int| 1u64 << (sig - 1);
+        let host = std::fs::read_to_string("/proc/self/status").unwrap();
+        assert_ne!(mask(&host, "SigIgn:") & bit(libc::SIGPIPE), 0);
+        let child = output(Launch {
+            program: "/bin/cat".into(),
+            args: vec!["/proc/self/status".into()],
+            ..Launch::default()
+        });
+        assert_eq!(mask(&child, "SigBlk:"), 0);
+        for sig in TO_DEFAULT {
+            assert_eq!(
+                mask(&child, "SigIgn:") & bit(sig),
+                0,
+                "signal {sig} ignored"
+            );
+        }
+    }
+
+    #[test]
+    fn failures_are_errors_and_leave_no_child() {
+        let e = spawn(Launch {
+            program: "/no/such/program".into(),
+            ..Launch::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = spawn(Launch {
+            program: "/bin/true".into(),
+            cwd: Some("/no/such/dir".into()),
+            ..Launch::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cannot enter /no/such/dir: No such file or directory (os error 2)"
+        );
+        let e = spawn(Launch {
+            program: "/bin/true".into(),
+            fds: vec![(0, HIGH_FD)],
+            ..Launch::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        // SAFETY: waitpid without a status pointer.
+        let left = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+        assert!(left <= 0, "an unreaped child: {left}");
+    }
 }

@@ -4,17 +4,18 @@
 //! [`super::spawner`] (own session, subreaper, dies with the host).
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 
+use super::child::Process;
 use super::io::{grow_pipe, pidfd_open, pipe, set_nonblocking};
-use super::spawner::{Containment, spawn};
+use super::spawner::{Launch, spawn};
 use super::tree::Pid;
 use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
 /// Our side of a supervised child.
 pub struct Supervised {
-    pub child: Child,
+    pub child: Process,
     pub pid: Pid,
     /// The merged stdout/stderr of the child (non-blocking).
     pub out: OwnedFd,
@@ -24,34 +25,30 @@ pub struct Supervised {
     pub pidfd: OwnedFd,
 }
 
-/// Spawns `cmd` (program and arguments set, env and cwd too) with `stdin`,
-/// and `protocol` (if any) on [`PROTOCOL_FD`].
+/// Starts `launch` (program, arguments, env and cwd set) as a subreaper,
+/// with `stdin`, and `protocol` (if any) on [`PROTOCOL_FD`].
 pub fn spawn_supervised(
-    mut cmd: Command,
-    stdin: Stdio,
+    mut launch: Launch,
+    stdin: OwnedFd,
     protocol: Option<OwnedFd>,
 ) -> Result<Supervised> {
     let (out, out_w) = pipe()?;
     let (status, status_w) = pipe()?;
     grow_pipe(&out, 1 << 20);
-    let out_w2 = out_w
-        .try_clone()
-        .map_err(|e| Error::io("cannot duplicate pipe", e))?;
-    cmd.stdin(stdin)
-        .stdout(Stdio::from(out_w2))
-        .stderr(Stdio::from(out_w));
-    let how = Containment {
-        subreaper: true,
-        dups: [
-            Some((status_w.as_raw_fd(), STATUS_FD)),
-            protocol.as_ref().map(|fd| (fd.as_raw_fd(), PROTOCOL_FD)),
-        ],
-    };
-    let program = cmd.get_program().to_string_lossy().into_owned();
-    let child =
-        spawn(cmd, how).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
-    drop(status_w);
-    drop(protocol);
+    launch.subreaper = true;
+    launch.fds.extend([
+        (stdin.as_raw_fd(), 0),
+        (out_w.as_raw_fd(), 1),
+        (out_w.as_raw_fd(), 2),
+        (status_w.as_raw_fd(), STATUS_FD),
+    ]);
+    if let Some(fd) = &protocol {
+        launch.fds.push((fd.as_raw_fd(), PROTOCOL_FD));
+    }
+    let program = launch.program.display().to_string();
+    let child = spawn(launch).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
+    // Ours are closed now: the child's are the only write ends left.
+    drop((stdin, out_w, status_w, protocol));
     set_nonblocking(&out)?;
     set_nonblocking(&status)?;
     let pid = child.id() as Pid;

@@ -45,8 +45,8 @@ use crate::output::{OutputSink, OutputSummary, SinkOptions};
 use crate::process::drive::{Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready};
+use crate::process::spawner::find_on_path;
 use crate::process::tree::{self, KillLadder, Pid, Rung};
-use crate::shell::session::find_on_path;
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.

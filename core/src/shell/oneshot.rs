@@ -15,18 +15,18 @@ const ROOT_SCRIPT: &str =
 
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cwd::resolve_dir;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
-use super::session::find_on_path;
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, Stop, Stopper, read_error};
+use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pipe, poll, pollin, read, ready};
+use crate::process::spawner::{Launch, find_on_path};
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
 use crate::{CancelToken, Error, Result};
@@ -123,24 +123,31 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     // it stays alive (holding the orphans) until we have killed them.
     let (hold_r, hold) = pipe()?;
     let root = find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"));
-    let mut cmd = Command::new(&root);
-    cmd.args(["--noprofile", "--norc", "-c", ROOT_SCRIPT])
-        .arg(&shell)
-        .arg(&opts.command)
-        .env_clear()
-        .envs(build_env(
+    let launch = Launch {
+        program: root,
+        args: vec![
+            "--noprofile".into(),
+            "--norc".into(),
+            "-c".into(),
+            ROOT_SCRIPT.into(),
+            shell.into_os_string(),
+            opts.command.clone().into(),
+        ],
+        env: os_env(&build_env(
             &opts.env_policy,
             opts.non_interactive_env,
             &opts.env,
-        ))
-        .current_dir(&cwd);
+        )),
+        cwd: Some(cwd),
+        ..Launch::default()
+    };
     let Supervised {
         mut child,
         pid,
         out,
         status,
         pidfd,
-    } = spawn_supervised(cmd, Stdio::from(hold_r), None)?;
+    } = spawn_supervised(launch, hold_r, None)?;
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({
         let w = waker.clone();

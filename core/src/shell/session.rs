@@ -8,9 +8,9 @@
 //! returns the moment its status arrives, abort and timeout act at once, and
 //! a background job holding the output pipe can never hold a call.
 
+use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,9 +25,12 @@ use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::{private_dir, snapshot};
 use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
+use crate::process::child::Process;
 use crate::process::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, Stop, Stopper, read_error};
+use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::spawner::{Launch, dev_null, find_on_path};
 use crate::process::spin::Spin;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
@@ -52,7 +55,7 @@ struct Config {
 
 /// A live bash process and our ends of its pipes.
 struct Bash {
-    child: Child,
+    child: Process,
     pid: Pid,
     input: OwnedFd,
     out: OwnedFd,
@@ -60,13 +63,15 @@ struct Bash {
     pidfd: OwnedFd,
     parser: StatusParser,
     seq: u64,
+    /// bash answered the startup text (see [`Shell::ready`]).
+    ready: bool,
 }
 
 struct State {
     bash: Option<Bash>,
     /// The session cwd: where the last run left bash.
     cwd: PathBuf,
-    /// A bash was started before, so the next start is a reset.
+    /// A bash got through its start-up before, so the next start is a reset.
     started: bool,
 }
 
@@ -93,7 +98,11 @@ struct Ending {
 }
 
 impl Shell {
-    /// Starts bash (failing early for a bad shell path or cwd).
+    /// Starts bash (failing early for a bad shell path or cwd). It does not
+    /// wait for bash to get through its start-up (a few milliseconds, more
+    /// with a large snapshot): the first run does, so a host can open many
+    /// sessions at once and they start in parallel. A shell that starts but
+    /// cannot run the session is reported by that run.
     pub fn new(opts: ShellOptions) -> Result<Shell> {
         let shell = match &opts.shell {
             Some(p) => p.clone(),
@@ -150,7 +159,6 @@ impl Shell {
             let bash = shell.start(&state.cwd)?;
             shell.bash_pid.store(bash.pid, Ordering::SeqCst);
             state.bash = Some(bash);
-            state.started = true;
         }
         Ok(shell)
     }
@@ -207,8 +215,8 @@ impl Shell {
             self.bash_pid.store(bash.pid, Ordering::SeqCst);
             state.bash = Some(bash);
             reset = state.started;
-            state.started = true;
         }
+        self.ready(&mut state)?;
 
         let run_token = CancelToken::new();
         let _link = cancel.on_cancel({
@@ -306,10 +314,20 @@ impl Shell {
         self.abort();
         let mut state = lock(&self.state);
         if let Some(mut bash) = state.bash.take() {
+            // Frozen, bash forks nothing more, and as a subreaper it gets
+            // the orphans of whatever it started: with nothing left below
+            // it, nothing of its session is left anywhere, and the scan of
+            // every process on the machine that `reap` makes is not needed.
+            tree::signal_all(&[bash.pid], libc::SIGSTOP);
             let below = tree::descendants(bash.pid);
             tree::terminate(&below, self.config.ladder.grace);
+            let alone = tree::descendants(bash.pid).is_empty() && !bash.has_exited();
             let _ = bash.child.kill();
-            reap(bash);
+            if alone {
+                let _ = bash.child.wait();
+            } else {
+                reap(bash);
+            }
         }
         self.bash_pid.store(0, Ordering::SeqCst);
     }
@@ -329,22 +347,28 @@ impl Shell {
         }
     }
 
-    /// Starts bash in `cwd` and waits until it has sourced the snapshot.
+    /// Starts bash in `cwd` and sends it the start-up text (the snapshot
+    /// and the protocol loop); [`Shell::ready`] waits for its answer.
     fn start(&self, cwd: &Path) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
-        let mut cmd = Command::new(&self.config.shell);
-        cmd.args(["--noprofile", "--norc", "-c", protocol::BOOTSTRAP])
-            .env_clear()
-            .envs(self.config.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(cwd);
+        let launch = Launch {
+            program: self.config.shell.clone(),
+            args: ["--noprofile", "--norc", "-c", protocol::BOOTSTRAP]
+                .map(OsString::from)
+                .into(),
+            env: os_env(&self.config.env),
+            cwd: Some(cwd.to_path_buf()),
+            ..Launch::default()
+        };
+        let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
         let Supervised {
             child,
             pid,
             out,
             status,
             pidfd,
-        } = spawn_supervised(cmd, Stdio::null(), Some(theirs))?;
-        let mut bash = Bash {
+        } = spawn_supervised(launch, stdin, Some(theirs))?;
+        let bash = Bash {
             child,
             pid,
             input,
@@ -353,20 +377,43 @@ impl Shell {
             pidfd,
             parser: StatusParser::default(),
             seq: 0,
+            ready: false,
         };
         let text = protocol::startup(self.config.snapshot.as_deref(), &self.config.unset_script);
-        let ready = send_all(&bash.input, &text)
-            .map_err(|e| format!("cannot send to it: {e}"))
-            .and_then(|()| wait_startup(&mut bash));
-        if let Err(why) = ready {
-            let _ = bash.child.kill();
-            let status = bash.child.wait();
-            return Err(Error::Spawn(format!(
-                "{} did not start a session: {why} ({status:?})",
-                self.config.shell.display()
-            )));
+        if let Err(e) = send_all(&bash.input, &text) {
+            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
         }
         Ok(bash)
+    }
+
+    /// Waits, once per bash, until it has sourced the snapshot and entered
+    /// the protocol loop; a bash that does not is killed and reported.
+    fn ready(&self, state: &mut State) -> Result<()> {
+        let bash = state.bash.as_mut().expect("bash started");
+        if bash.ready {
+            return Ok(());
+        }
+        match wait_startup(bash) {
+            Ok(()) => {
+                bash.ready = true;
+                state.started = true;
+                Ok(())
+            }
+            Err(why) => {
+                let bash = state.bash.take().expect("bash started");
+                self.bash_pid.store(0, Ordering::SeqCst);
+                Err(self.failed_start(bash, why))
+            }
+        }
+    }
+
+    fn failed_start(&self, mut bash: Bash, why: String) -> Error {
+        let _ = bash.child.kill();
+        let status = reap(bash);
+        Error::Spawn(format!(
+            "{} did not start a session: {why} ({status:?})",
+            self.config.shell.display()
+        ))
     }
 }
 
@@ -587,17 +634,4 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
     tree::signal_all(&tree::session_members(bash.pid), libc::SIGKILL);
     bash.child.wait().ok()
-}
-
-/// Finds an executable on `PATH`.
-pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .unwrap_or_else(|| vec!["/usr/bin".into(), "/bin".into()])
-        .into_iter()
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }

@@ -12,15 +12,16 @@
 //! and as files in the private directory. Any failure means no snapshot.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::private_dir::private_dir;
 use super::protocol::single_quote;
 use crate::cancel::lock;
-use crate::process::spawner::{Containment, spawn};
+use crate::process::spawner::{Launch, dev_null, spawn};
 use crate::process::tree;
 
 /// The longest a user's rc may take to load.
@@ -66,14 +67,19 @@ fn capture(shell: &Path, rc: &Path, mtime: SystemTime) -> Option<PathBuf> {
     }
     let tmp = dir.join(format!("snapshot-{id:016x}.{}.tmp", std::process::id()));
     let script = capture_script(rc.to_str()?, tmp.to_str()?);
-    let mut cmd = Command::new(shell);
-    cmd.args(["--noprofile", "--norc", "-c", &script])
-        .env_remove("BASH_ENV")
-        .env_remove("ENV")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = spawn(cmd, Containment::default()).ok()?;
+    let null = dev_null().ok()?;
+    let launch = Launch {
+        program: shell.to_path_buf(),
+        args: ["--noprofile", "--norc", "-c", &script]
+            .map(OsString::from)
+            .into(),
+        env: std::env::vars_os()
+            .filter(|(k, _)| k != "BASH_ENV" && k != "ENV")
+            .collect(),
+        fds: (0..3).map(|fd| (null.as_raw_fd(), fd)).collect(),
+        ..Launch::default()
+    };
+    let mut child = spawn(launch).ok()?;
     let sid = child.id() as i32;
     let deadline = Instant::now() + CAPTURE_TIMEOUT;
     let status = loop {
