@@ -21,8 +21,8 @@
 //! before the child unblocks signals, so no handler of the host runs in it.
 
 use std::ffi::{CString, OsString};
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
@@ -117,7 +117,8 @@ enum Stage {
 /// Starts the child (spawner thread) and waits until it has called
 /// `execve`, or failed.
 fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
-    let (report_r, report_w) = report_pipe()?;
+    // Both ends close-on-exec: the child's closes when it execs.
+    let (report_r, report_w) = std::io::pipe()?;
     let mut plan = Plan::new(launch, report_w.as_raw_fd())?;
     // SAFETY: `plan` and `stack` outlive the child's use of them: with
     // CLONE_VFORK the clone returns once the child has exec'd or exited.
@@ -126,13 +127,12 @@ fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
     let mut process = Process::new(pid);
     let mut report = [0u8; 8];
     let n = loop {
-        // SAFETY: reads into `report`, within its length.
-        let n = unsafe { libc::read(report_r.as_raw_fd(), report.as_mut_ptr().cast(), 8) };
-        if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            break n;
+        match (&report_r).read(&mut report) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            read => break read.unwrap_or(0),
         }
     };
-    if n <= 0 {
+    if n == 0 {
         // End of file: the report pipe closed on exec.
         return Ok(process);
     }
@@ -150,16 +150,6 @@ fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
         _ => return Err(err),
     };
     Err(io::Error::new(err.kind(), format!("{what}: {err}")))
-}
-
-fn report_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors are fresh and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Everything the child reads, as C data made before the clone.
