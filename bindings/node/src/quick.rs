@@ -177,7 +177,7 @@ where
     // The JS thread spins, not the pooled thread: one spinner leaves bash
     // and the programs it starts the other CPU of a 2-core machine.
     let slot = alone.then(Spin::start);
-    let started = worker::pool::run(move || {
+    let started = conch_core::pool::run(move || {
         let router = Router {
             meeting: theirs,
             onward: RefCell::new(None),

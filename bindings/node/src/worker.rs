@@ -1,6 +1,5 @@
 //! Runs one long core call on a thread of its own and settles a promise.
-//! Threads are pooled: a thread start costs tens of microseconds, as much
-//! as a whole builtin command, and calls come one after another.
+//! Threads come from `conch_core::pool`.
 //!
 //! The call gets a [`CancelToken`] tied to the caller's `AbortSignal` and a
 //! sink tied to the caller's callback. When it returns, the thread waits
@@ -73,7 +72,7 @@ where
             return Err(from_napi(err));
         }
     };
-    let thread = pool::run(move || {
+    let thread = conch_core::pool::run(move || {
         let chunks = Chunks::new(callback, cancel);
         let result = work(&chunks);
         let thrown = chunks.finish();
@@ -87,96 +86,5 @@ where
             Code::Internal,
             format!("cannot start a thread: {err}"),
         )),
-    }
-}
-
-/// Threads for long calls. A call never waits for a thread: it takes an
-/// idle one (reserved under the lock, so no two calls count on the same
-/// one) or starts a new one. Idle threads stay for the next calls, so the
-/// pool is as large as the most calls ever in flight at once.
-pub mod pool {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::mpsc::{Receiver, RecvError, Sender, TryRecvError, channel};
-    use std::sync::{Arc, LazyLock, Mutex};
-    use std::time::{Duration, Instant};
-
-    /// How long a thread that finished a call looks for the next one
-    /// before it sleeps.
-    const NEXT_JOB_SPIN: Duration = Duration::from_micros(200);
-
-    type Job = Box<dyn FnOnce() + Send>;
-
-    struct Pool {
-        /// Threads waiting for a job and not yet promised one.
-        idle: Mutex<usize>,
-        jobs: Mutex<Sender<Job>>,
-        queue: Arc<Mutex<Receiver<Job>>>,
-    }
-
-    static POOL: LazyLock<Pool> = LazyLock::new(|| {
-        let (jobs, queue) = channel();
-        Pool {
-            idle: Mutex::new(0),
-            jobs: Mutex::new(jobs),
-            queue: Arc::new(Mutex::new(queue)),
-        }
-    });
-
-    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-        m.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Waits for the next job, first without sleeping for up to
-    /// [`NEXT_JOB_SPIN`] (one thread at a time): calls usually come one
-    /// after another, and waking a sleeping thread on an idle CPU costs tens
-    /// of microseconds on a virtual machine, a good part of a whole run.
-    fn next_job(queue: &Mutex<Receiver<Job>>) -> Result<Job, RecvError> {
-        static SPINNING: AtomicBool = AtomicBool::new(false);
-        if !SPINNING.swap(true, Ordering::Acquire) {
-            let until = Instant::now() + NEXT_JOB_SPIN;
-            let mut found = None;
-            while found.is_none() && Instant::now() < until {
-                match queue.try_lock().map(|q| q.try_recv()) {
-                    Ok(Ok(job)) => found = Some(job),
-                    Ok(Err(TryRecvError::Disconnected)) => break,
-                    // Empty, or another idle thread waits on the queue.
-                    _ => std::thread::yield_now(),
-                }
-            }
-            SPINNING.store(false, Ordering::Release);
-            if let Some(job) = found {
-                return Ok(job);
-            }
-        }
-        lock(queue).recv()
-    }
-
-    /// Runs `job` on a pooled thread.
-    pub fn run(job: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
-        let pool = &*POOL;
-        let mut idle = lock(&pool.idle);
-        if *idle > 0 {
-            *idle -= 1;
-            drop(idle);
-            return lock(&pool.jobs)
-                .send(Box::new(job))
-                .map_err(|_| std::io::Error::other("conch thread pool is gone"));
-        }
-        drop(idle);
-        let queue = pool.queue.clone();
-        std::thread::Builder::new()
-            .name("conch-run".into())
-            .spawn(move || {
-                let mut job: Job = Box::new(job);
-                loop {
-                    job();
-                    *lock(&POOL.idle) += 1;
-                    match next_job(&queue) {
-                        Ok(next) => job = next,
-                        Err(_) => return,
-                    }
-                }
-            })
-            .map(|_| ())
     }
 }
