@@ -1,8 +1,9 @@
 //! Runs a blocking core call for Python: the GIL is released while it
 //! runs, chunk callbacks run on the calling thread, and Ctrl-C works.
 //!
-//! The core call runs on a helper thread and hands its chunks over a small
-//! bounded queue; the calling thread waits for them with the GIL released,
+//! The core call runs on a pooled helper thread (`conch_core::pool`) and
+//! hands its chunks over a small bounded queue; the calling thread waits
+//! for them with the GIL released,
 //! calls the Python callback for each (with the GIL), and checks for
 //! signals between waits. So a callback runs where the caller expects it
 //! (its exceptions and thread-locals are the caller's), another Python
@@ -12,13 +13,20 @@
 //! returned (so nothing is left running). The queue bounds the memory in
 //! flight, and the helper waits while it is full: a slow callback slows
 //! the command down instead of buffering its output.
+//!
+//! The calling thread first waits without sleeping, for up to 2 ms, if it
+//! gets the process's spinning slot (`conch_core::process::spin`; the
+//! helper then sleeps in `poll`): a builtin ends within it, and waking a
+//! sleeping thread on an idle CPU costs tens of microseconds on a virtual
+//! machine, a good part of a whole run.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
-use std::sync::mpsc::{RecvTimeoutError, sync_channel};
-use std::thread;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, sync_channel};
 use std::time::Duration;
 
 use conch_core::CancelToken;
+use conch_core::process::spin::Spin;
 use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 
@@ -33,6 +41,8 @@ const QUEUE_LEN: usize = 8;
 enum Event<T> {
     Chunk(String),
     Done(T),
+    /// The core call panicked (with this message).
+    Panicked(String),
 }
 
 /// Runs `job` on a helper thread and waits for it as described above.
@@ -46,20 +56,24 @@ pub fn drive<T: Send + 'static>(
 ) -> PyResult<T> {
     let (tx, rx) = sync_channel::<Event<T>>(QUEUE_LEN);
     let forward = on_chunk.is_some();
-    let worker = thread::Builder::new()
-        .name("conch-run".into())
-        .spawn(move || {
-            let chunks = tx.clone();
-            let out = job(&mut |chunk: &str| {
+    let mut spin = Spin::start();
+    conch_core::pool::run(move || {
+        let chunks = tx.clone();
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            job(&mut |chunk: &str| {
                 if forward {
                     // Fails only once the caller is gone, which it never is
-                    // before `Done`.
+                    // before the end.
                     let _ = chunks.send(Event::Chunk(chunk.to_owned()));
                 }
-            });
-            let _ = tx.send(Event::Done(out));
-        })
-        .map_err(|e| io_error("cannot start a thread", &e))?;
+            })
+        }));
+        let _ = tx.send(match out {
+            Ok(out) => Event::Done(out),
+            Err(panic) => Event::Panicked(panic_message(&panic)),
+        });
+    })
+    .map_err(|e| io_error("cannot start a thread", &e))?;
 
     // `Receiver` is not `Sync`; the closure given to `detach` only borrows it.
     let rx = Mutex::new(rx);
@@ -71,11 +85,8 @@ pub fn drive<T: Send + 'static>(
         }
     };
     let outcome = loop {
-        let event = py.detach(|| {
-            rx.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .recv_timeout(SIGNAL_POLL)
-        });
+        let event =
+            py.detach(|| next_event(&rx.lock().unwrap_or_else(|e| e.into_inner()), &mut spin));
         if let Err(err) = py.check_signals() {
             fail(err, &mut failure);
         }
@@ -87,22 +98,33 @@ pub fn drive<T: Send + 'static>(
                     fail(err, &mut failure);
                 }
             }
-            Ok(Event::Done(out)) => break Some(out),
+            Ok(Event::Done(out)) => break Ok(out),
+            Ok(Event::Panicked(message)) => break Err(message),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break None,
+            Err(RecvTimeoutError::Disconnected) => {
+                break Err("conch: the run ended without a result".into());
+            }
         }
     };
-    let joined = py.detach(|| worker.join());
     if let Some(err) = failure {
         return Err(err);
     }
-    match (outcome, joined) {
-        (Some(out), _) => Ok(out),
-        (None, Err(panic)) => Err(PanicException::new_err(panic_message(&panic))),
-        (None, Ok(())) => Err(PanicException::new_err(
-            "conch: the run ended without a result",
-        )),
+    outcome.map_err(PanicException::new_err)
+}
+
+/// The next event: looked for without sleeping while `spin` lasts, then
+/// waited for up to [`SIGNAL_POLL`].
+fn next_event<T>(rx: &Receiver<Event<T>>, spin: &mut Spin) -> Result<Event<T>, RecvTimeoutError> {
+    while spin.held() {
+        match rx.try_recv() {
+            Ok(event) => return Ok(event),
+            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {
+                spin.deadline(None);
+            }
+        }
     }
+    rx.recv_timeout(SIGNAL_POLL)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
