@@ -10,3 +10,4 @@ pub mod spawner;
 pub mod spin;
 pub mod supervised;
 pub mod tree;
+pub mod watch;

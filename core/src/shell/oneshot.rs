@@ -22,13 +22,14 @@ use super::cwd::resolve_dir;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
-use crate::process::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, Stop, Stopper, read_error};
+use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
-use crate::process::io::{Read, Waker, pipe, poll, pollin, read, ready};
+use crate::process::io::{Waker, pipe};
 use crate::process::spawner::{Launch, find_on_path};
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
+use crate::process::watch::Watch;
 use crate::{CancelToken, Error, Result};
 
 /// One command to run in a fresh process.
@@ -155,33 +156,19 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     });
     let mut stopper = Stopper::new(opts.timeout, cancel, opts.kill_ladder);
     let mut pump = Pump::new(sink, &mut on_chunk);
-    let mut fds = [
-        pollin(out.as_raw_fd()),
-        pollin(status.as_raw_fd()),
-        pollin(pidfd.as_raw_fd()),
-        pollin(waker.raw()),
-    ];
+    let mut watch = Watch::new(
+        out.as_raw_fd(),
+        status.as_raw_fd(),
+        pidfd.as_raw_fd(),
+        &waker,
+    );
     let mut reported = Vec::new();
     let loop_result: Result<()> = (|| {
-        let mut buf = [0u8; 64];
-        while fds[1].fd >= 0 && !ready(&fds[2]) {
-            poll(&mut fds, stopper.wake_at())?;
-            if ready(&fds[0])
-                && pump
-                    .read_available(fds[0].fd, READ_BUDGET)
-                    .map_err(read_error)?
-            {
-                fds[0].fd = -1;
-            }
-            if ready(&fds[1]) {
-                match read(fds[1].fd, &mut buf).map_err(read_error)? {
-                    Read::Data(n) => reported.extend_from_slice(&buf[..n]),
-                    Read::Eof => fds[1].fd = -1,
-                    Read::WouldBlock => {}
-                }
-            }
-            if ready(&fds[3]) {
-                waker.reset();
+        loop {
+            let seen = watch.turn(&mut pump, stopper.wake_at())?;
+            reported.extend_from_slice(seen.status);
+            if seen.exited || !watch.status_open() {
+                break;
             }
             match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
                 Some(Rung::Signal(sig)) => tree::signal_all(&tree::descendants(pid), sig),
@@ -189,11 +176,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
                 None => {}
             }
         }
-        if fds[0].fd >= 0 {
-            pump.read_available(fds[0].fd, DRAIN_BUDGET)
-                .map_err(read_error)?;
-        }
-        Ok(())
+        watch.drain(&mut pump)
     })();
     // Nothing of a one-shot command outlives it: its orphans are the root's
     // children now (the root is their subreaper), setsid or not.

@@ -26,7 +26,7 @@ use super::{private_dir, snapshot};
 use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::child::Process;
-use crate::process::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, Stop, Stopper, read_error};
+use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
@@ -34,6 +34,7 @@ use crate::process::spawner::{Launch, dev_null, find_on_path};
 use crate::process::spin::Spin;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::process::watch::Watch;
 use crate::{CancelToken, Error, Result};
 
 /// How long bash may take to start and source the snapshot.
@@ -490,16 +491,15 @@ fn drive(
     waker: &Waker,
     baseline: Vec<Pid>,
 ) -> Result<Ending> {
-    let mut fds = [
-        pollin(bash.out.as_raw_fd()),
-        pollin(bash.status.as_raw_fd()),
-        pollin(bash.pidfd.as_raw_fd()),
-        pollin(waker.raw()),
-    ];
+    let mut watch = Watch::new(
+        bash.out.as_raw_fd(),
+        bash.status.as_raw_fd(),
+        bash.pidfd.as_raw_fd(),
+        waker,
+    );
     let mut record = None;
     let mut exited = false;
     let (mut frozen, mut killed) = (false, false);
-    let mut status_buf = [0u8; 512];
     let mut spin = Spin::start();
     while record.is_none() && !exited {
         // While stopping, look every few milliseconds whether the command's
@@ -508,31 +508,13 @@ fn drive(
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
             (_, t) => t,
         };
-        poll(&mut fds, spin.deadline(wake_at))?;
-        if ready(&fds[0])
-            && pump
-                .read_available(fds[0].fd, READ_BUDGET)
-                .map_err(read_error)?
-        {
-            fds[0].fd = -1;
-        }
-        if ready(&fds[1]) {
-            match read(fds[1].fd, &mut status_buf).map_err(read_error)? {
-                Read::Data(n) => bash.parser.push(&status_buf[..n]),
-                Read::Eof => fds[1].fd = -1,
-                Read::WouldBlock => {}
+        let seen = watch.turn(pump, spin.deadline(wake_at))?;
+        exited = seen.exited;
+        bash.parser.push(seen.status);
+        while let Some(rec) = bash.parser.next_record() {
+            if rec.seq == bash.seq {
+                record = Some(rec);
             }
-            while let Some(rec) = bash.parser.next_record() {
-                if rec.seq == bash.seq {
-                    record = Some(rec);
-                }
-            }
-        }
-        if ready(&fds[2]) {
-            exited = true;
-        }
-        if ready(&fds[3]) {
-            waker.reset();
         }
         let rung = stopper.check(Instant::now(), pump.sink.head_satisfied());
         let aborting = matches!(stopper.reason, Some(Stop::Timeout | Stop::Cancel));
@@ -549,7 +531,7 @@ fn drive(
                 let mut pids = targets(bash.pid, &baseline);
                 // A closed status pipe with bash alive means `exec`: the
                 // process is now the command itself.
-                if fds[1].fd < 0 && !frozen {
+                if !watch.status_open() && !frozen {
                     pids.push(bash.pid);
                 }
                 tree::signal_all(&pids, sig);
@@ -568,10 +550,7 @@ fn drive(
             killed = true;
         }
     }
-    if fds[0].fd >= 0 {
-        pump.read_available(fds[0].fd, DRAIN_BUDGET)
-            .map_err(read_error)?;
-    }
+    watch.drain(pump)?;
     // With a record in hand the run completed even if bash exited right
     // after; the next run notices the death and starts afresh.
     let exited = exited && record.is_none();
