@@ -41,8 +41,10 @@ pub struct Text(String);
 /// the pages back and the reading thread fault them in again: at 1.6 GB/s
 /// that cost the reading thread more than the copy itself.
 static SPARE: Mutex<Vec<String>> = Mutex::new(Vec::new());
-/// Buffers [`SPARE`] keeps at most: enough for a full [`WINDOW`].
-const SPARES: usize = WINDOW / PIECE + 16;
+/// Buffers [`SPARE`] keeps at most (2 MiB, kept for the life of the
+/// process): more than are in flight while JS keeps up with the output;
+/// when it falls behind, the extra ones are allocated and freed.
+const SPARES: usize = 32;
 
 impl From<&str> for Text {
     fn from(text: &str) -> Self {
