@@ -46,6 +46,10 @@ pub struct Launch {
     pub fds: Vec<(RawFd, RawFd)>,
     /// Make the child a child subreaper, so double-forked orphans come back to it.
     pub subreaper: bool,
+    /// A terminal (a PTY's slave, by path) to open as stdin, stdout and
+    /// stderr and to make the controlling terminal of the child's session
+    /// (so ctrl+c and SIGWINCH reach it).
+    pub terminal: Option<PathBuf>,
 }
 
 type Job = (Launch, Sender<io::Result<Process>>);
@@ -111,8 +115,9 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
 enum Stage {
     Setsid = 1,
     Descriptors = 2,
-    Cwd = 3,
-    Exec = 4,
+    Terminal = 3,
+    Cwd = 4,
+    Exec = 5,
 }
 
 /// Starts the child (spawner thread) and waits until it has called
@@ -144,6 +149,10 @@ fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
     let what = match stage {
         s if s == Stage::Setsid as i32 => "cannot start a session".to_string(),
         s if s == Stage::Descriptors as i32 => "cannot place its descriptors".to_string(),
+        s if s == Stage::Terminal as i32 => match &launch.terminal {
+            Some(tty) => format!("cannot open {}", tty.display()),
+            None => "cannot open its terminal".to_string(),
+        },
         s if s == Stage::Cwd as i32 => match &launch.cwd {
             Some(dir) => format!("cannot enter {}", dir.display()),
             None => "cannot enter its directory".to_string(),
@@ -159,6 +168,7 @@ struct Plan {
     argv: Vec<*const c_char>,
     envp: Vec<*const c_char>,
     cwd: Option<CString>,
+    terminal: Option<CString>,
     fds: Vec<(RawFd, RawFd)>,
     /// Where the child first copies each of `fds` (filled in by the child).
     high: Vec<RawFd>,
@@ -212,6 +222,11 @@ impl Plan {
                 .cwd
                 .as_deref()
                 .map(|d| c(d.as_os_str().as_bytes()))
+                .transpose()?,
+            terminal: launch
+                .terminal
+                .as_deref()
+                .map(|t| c(t.as_os_str().as_bytes()))
                 .transpose()?,
             fds: launch.fds.clone(),
             high: vec![-1; launch.fds.len()],
@@ -333,6 +348,22 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         }
         reset_signals();
+        if let Some(tty) = &plan.terminal {
+            // A session leader without a controlling terminal that opens a
+            // terminal acquires it.
+            let fd = libc::open(tty.as_ptr(), libc::O_RDWR);
+            if fd < 0 {
+                return (Stage::Terminal, errno());
+            }
+            for std in 0..3 {
+                if fd != std && libc::dup2(fd, std) < 0 {
+                    return (Stage::Terminal, errno());
+                }
+            }
+            if fd > 2 {
+                libc::close(fd);
+            }
+        }
         // Each source is first copied above every target (close-on-exec),
         // so no dup2 can overwrite a source still to be placed.
         for (slot, &(ours, _)) in plan.high.iter_mut().zip(&plan.fds) {

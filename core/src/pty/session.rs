@@ -402,7 +402,8 @@ struct Prepared {
 /// The slave side and the command, until the spawn.
 struct Spawn {
     slave: Box<dyn portable_pty::SlavePty + Send>,
-    tty: Option<PathBuf>,
+    /// The slave's path, which the child opens.
+    tty: PathBuf,
     child: ChildSpec,
 }
 
@@ -412,7 +413,7 @@ impl Spawn {
     fn spawn(self) -> std::result::Result<Pid, String> {
         let pid = self
             .child
-            .spawn(&*self.slave, self.tty.as_deref())
+            .spawn(&self.tty)
             .map_err(|e| format!("cannot start {}: {e}", self.child.program.display()))?;
         drop(self.slave);
         Ok(pid)
@@ -486,7 +487,10 @@ fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepa
         .as_raw_fd()
         .ok_or("cannot open a PTY: no master descriptor")?;
     set_nonblocking(fd).map_err(|e| format!("cannot open a PTY: {e}"))?;
-    let tty = pair.master.tty_name();
+    let tty = pair
+        .master
+        .tty_name()
+        .ok_or("cannot open a PTY: the terminal has no name")?;
     let waker = Waker::new().map_err(|e| e.to_string())?;
     let ended = Waker::new().map_err(|e| e.to_string())?;
     Ok(Prepared {
