@@ -8,10 +8,13 @@
 //! the lock, so no two calls count on the same one) or starts a new one.
 //! Idle threads stay for the next calls, so the pool is as large as the
 //! most calls ever in flight at once.
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvError, Sender, TryRecvError, channel};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::cancel::lock;
 
 /// How long a thread that finished a call looks for the next one
 /// before it sleeps.
@@ -34,10 +37,6 @@ static POOL: LazyLock<Pool> = LazyLock::new(|| {
         queue: Arc::new(Mutex::new(queue)),
     }
 });
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Waits for the next job, first without sleeping for up to
 /// [`NEXT_JOB_SPIN`] (one thread at a time): calls usually come one
