@@ -22,8 +22,8 @@ impl Process {
         Process { pid, status: None }
     }
 
-    pub fn id(&self) -> u32 {
-        self.pid as u32
+    pub fn pid(&self) -> Pid {
+        self.pid
     }
 
     /// Sends SIGKILL, unless the child was already waited for (its pid may

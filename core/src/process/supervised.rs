@@ -9,14 +9,12 @@ use std::process::ExitStatus;
 use super::child::Process;
 use super::io::{grow_pipe, pidfd_open, pipe, set_nonblocking};
 use super::spawner::{Launch, spawn};
-use super::tree::Pid;
 use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
 /// Our side of a supervised child.
 pub struct Supervised {
     pub child: Process,
-    pub pid: Pid,
     /// The merged stdout/stderr of the child (non-blocking).
     pub out: OwnedFd,
     /// What the child writes to [`STATUS_FD`] (non-blocking).
@@ -51,11 +49,9 @@ pub fn spawn_supervised(
     drop((stdin, out_w, status_w, protocol));
     set_nonblocking(&out)?;
     set_nonblocking(&status)?;
-    let pid = child.id() as Pid;
-    let pidfd = pidfd_open(pid)?;
+    let pidfd = pidfd_open(child.pid())?;
     Ok(Supervised {
         child,
-        pid,
         out,
         status,
         pidfd,

@@ -35,7 +35,7 @@ impl ChildSpec {
             terminal: Some(tty.to_path_buf()),
             ..Launch::default()
         })?;
-        Ok(child.id() as Pid)
+        Ok(child.pid())
     }
 }
 

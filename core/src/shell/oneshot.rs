@@ -145,11 +145,11 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     };
     let Supervised {
         mut child,
-        pid,
         out,
         status,
         pidfd,
     } = spawn_supervised(launch, hold_r, None)?;
+    let pid = child.pid();
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({
         let w = waker.clone();

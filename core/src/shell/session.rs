@@ -57,7 +57,6 @@ struct Config {
 /// A live bash process and our ends of its pipes.
 struct Bash {
     child: Process,
-    pid: Pid,
     input: OwnedFd,
     out: OwnedFd,
     status: OwnedFd,
@@ -158,7 +157,7 @@ impl Shell {
         {
             let mut state = lock(&shell.state);
             let bash = shell.start(&state.cwd)?;
-            shell.bash_pid.store(bash.pid, Ordering::SeqCst);
+            shell.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
         }
         Ok(shell)
@@ -213,7 +212,7 @@ impl Shell {
         }
         if state.bash.is_none() {
             let bash = self.start(&state.cwd)?;
-            self.bash_pid.store(bash.pid, Ordering::SeqCst);
+            self.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
             reset = state.started;
         }
@@ -261,7 +260,7 @@ impl Shell {
         } else if ending.stop.is_some() {
             // What the command started and left behind dies with it.
             let bash = state.bash.as_ref().expect("bash present");
-            let left = targets(bash.pid, &ending.baseline);
+            let left = targets(bash.pid(), &ending.baseline);
             tree::terminate(&left, self.config.ladder.grace);
         }
         let outcome = Outcome {
@@ -319,10 +318,10 @@ impl Shell {
             // the orphans of whatever it started: with nothing left below
             // it, nothing of its session is left anywhere, and the scan of
             // every process on the machine that `reap` makes is not needed.
-            tree::signal_all(&[bash.pid], libc::SIGSTOP);
-            let below = tree::descendants(bash.pid);
+            tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+            let below = tree::descendants(bash.pid());
             tree::terminate(&below, self.config.ladder.grace);
-            let alone = tree::descendants(bash.pid).is_empty() && !bash.has_exited();
+            let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
             let _ = bash.child.kill();
             if alone {
                 let _ = bash.child.wait();
@@ -364,14 +363,12 @@ impl Shell {
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
         let Supervised {
             child,
-            pid,
             out,
             status,
             pidfd,
         } = spawn_supervised(launch, stdin, Some(theirs))?;
         let bash = Bash {
             child,
-            pid,
             input,
             out,
             status,
@@ -425,6 +422,10 @@ impl Drop for Shell {
 }
 
 impl Bash {
+    fn pid(&self) -> Pid {
+        self.child.pid()
+    }
+
     /// Whether bash has exited (its pidfd is readable), without blocking.
     fn has_exited(&self) -> bool {
         let mut fds = [pollin(self.pidfd.as_raw_fd())];
@@ -444,7 +445,7 @@ fn run_line(
 ) -> Result<Ending> {
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let file = if command.len() > INLINE_LIMIT {
-        let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid);
+        let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid());
         Some(private_dir::write_private(&name, command.as_bytes())?)
     } else {
         None
@@ -523,30 +524,30 @@ fn drive(
             // command dies, bash would go on with the rest of the command
             // line (`make; rm -rf build`). A timed-out or cancelled command
             // ends whole; the session is replaced afterwards.
-            tree::signal_all(&[bash.pid], libc::SIGSTOP);
+            tree::signal_all(&[bash.pid()], libc::SIGSTOP);
             frozen = true;
         }
         match rung {
             Some(Rung::Signal(sig)) => {
-                let mut pids = targets(bash.pid, &baseline);
+                let mut pids = targets(bash.pid(), &baseline);
                 // A closed status pipe with bash alive means `exec`: the
                 // process is now the command itself.
                 if !watch.status_open() && !frozen {
-                    pids.push(bash.pid);
+                    pids.push(bash.pid());
                 }
                 tree::signal_all(&pids, sig);
             }
             // Every signal went unheeded (or bash itself is stuck in a
             // builtin loop): end it all.
             Some(Rung::Exhausted) => {
-                tree::signal_all(&targets(bash.pid, &baseline), libc::SIGKILL);
-                tree::signal_all(&[bash.pid], libc::SIGKILL);
+                tree::signal_all(&targets(bash.pid(), &baseline), libc::SIGKILL);
+                tree::signal_all(&[bash.pid()], libc::SIGKILL);
             }
             None => {}
         }
         // A frozen bash goes as soon as what it ran is gone.
-        if frozen && !killed && targets(bash.pid, &baseline).is_empty() {
-            tree::signal_all(&[bash.pid], libc::SIGKILL);
+        if frozen && !killed && targets(bash.pid(), &baseline).is_empty() {
+            tree::signal_all(&[bash.pid()], libc::SIGKILL);
             killed = true;
         }
     }
@@ -592,12 +593,12 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
 /// The children bash had before the run: background jobs of earlier runs,
 /// which a stop of this run must spare. bash has one thread: one file.
 fn baseline_of(bash: &Bash) -> Vec<Pid> {
-    match std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", bash.pid)) {
+    match std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", bash.pid())) {
         Ok(text) => text
             .split_whitespace()
             .filter_map(|p| p.parse().ok())
             .collect(),
-        Err(_) => tree::children(bash.pid),
+        Err(_) => tree::children(bash.pid()),
     }
 }
 
@@ -611,6 +612,6 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
 /// else can reach them. The sweep comes before the wait so the pid (and
 /// with it the session id) cannot have been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
-    tree::signal_all(&tree::session_members(bash.pid), libc::SIGKILL);
+    tree::signal_all(&tree::session_members(bash.pid()), libc::SIGKILL);
     bash.child.wait().ok()
 }

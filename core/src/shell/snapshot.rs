@@ -80,7 +80,7 @@ fn capture(shell: &Path, rc: &Path, mtime: SystemTime) -> Option<PathBuf> {
         ..Launch::default()
     };
     let mut child = spawn(launch).ok()?;
-    let sid = child.id() as i32;
+    let sid = child.pid();
     let deadline = Instant::now() + CAPTURE_TIMEOUT;
     let status = loop {
         match child.try_wait() {
