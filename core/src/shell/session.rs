@@ -313,21 +313,12 @@ impl Shell {
         }
         self.abort();
         let mut state = lock(&self.state);
-        if let Some(mut bash) = state.bash.take() {
-            // Frozen, bash forks nothing more, and as a subreaper it gets
-            // the orphans of whatever it started: with nothing left below
-            // it, nothing of its session is left anywhere, and the scan of
-            // every process on the machine that `reap` makes is not needed.
+        if let Some(bash) = state.bash.take() {
+            // Frozen first: bash starts nothing more while what it runs is
+            // terminated.
             tree::signal_all(&[bash.pid()], libc::SIGSTOP);
-            let below = tree::descendants(bash.pid());
-            tree::terminate(&below, self.config.ladder.grace);
-            let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
-            let _ = bash.child.kill();
-            if alone {
-                let _ = bash.child.wait();
-            } else {
-                reap(bash);
-            }
+            tree::terminate(&tree::descendants(bash.pid()), self.config.ladder.grace);
+            reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
     }
@@ -405,8 +396,7 @@ impl Shell {
         }
     }
 
-    fn failed_start(&self, mut bash: Bash, why: String) -> Error {
-        let _ = bash.child.kill();
+    fn failed_start(&self, bash: Bash, why: String) -> Error {
         let status = reap(bash);
         Error::Spawn(format!(
             "{} did not start a session: {why} ({status:?})",
@@ -607,11 +597,20 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
     tree::descendants_except(bash, baseline)
 }
 
-/// Collects a dead (or killed) bash, first killing what is left of its
-/// session: orphans keep the session id after re-parenting, and nothing
-/// else can reach them. The sweep comes before the wait so the pid (and
-/// with it the session id) cannot have been reused yet.
+/// Kills and collects bash (live or dead) with what is left of its session.
+///
+/// A bash frozen alive with nothing below it left nothing anywhere: as a
+/// subreaper it gets the orphans of whatever it started. Once it is dead,
+/// orphans keep the session id after re-parenting elsewhere, and only a
+/// scan of every process on the machine reaches them; the scan comes
+/// before the wait so the pid (and with it the session id) cannot have
+/// been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
-    tree::signal_all(&tree::session_members(bash.pid()), libc::SIGKILL);
+    tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+    let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
+    let _ = bash.child.kill();
+    if !alone {
+        tree::signal_all(&tree::session_members(bash.pid()), libc::SIGKILL);
+    }
     bash.child.wait().ok()
 }
