@@ -42,10 +42,12 @@ use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
 use crate::cancel::{CancelToken, lock};
 use crate::output::{OutputSink, OutputSummary, SinkOptions};
+use crate::process::child::Process;
 use crate::process::drive::{Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready};
 use crate::process::spawner::find_on_path;
+use crate::process::supervised::status_code;
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::{Error, Result};
 
@@ -230,11 +232,10 @@ impl PtySession {
                 summary: sink.dump(None),
             });
         }
-        let pid = match spawn.spawn() {
-            Ok(pid) => pid,
+        let child = match spawn.spawn() {
+            Ok(child) => active.child.insert(child),
             Err(message) => return Ok(start_failure(sink, &message)),
         };
-        active.child = Some(pid);
         let stopper = Stopper::new(opts.timeout, ctl.stop.clone(), opts.kill_ladder);
         let mut run = Run {
             ctl: &ctl,
@@ -245,7 +246,7 @@ impl PtySession {
             text: String::new(),
             buf: vec![0; READ_SIZE],
         };
-        let (status, stop) = run.drive(pid, stopper);
+        let (status, stop) = run.drive(child, stopper);
         run.finish();
         active.child = None;
         drop(active);
@@ -379,14 +380,14 @@ impl Control {
 struct Active<'a> {
     session: &'a PtySession,
     ctl: Arc<Control>,
-    child: Option<Pid>,
+    child: Option<Process>,
 }
 
 impl Drop for Active<'_> {
     fn drop(&mut self) {
-        if let Some(pid) = self.child {
-            tree::signal_all(&run_targets(pid), libc::SIGKILL);
-            wait_exit(pid, false);
+        if let Some(child) = &mut self.child {
+            tree::signal_all(&run_targets(child.pid()), libc::SIGKILL);
+            exit_code(child, false);
         }
         *lock(&self.session.run) = None;
         self.ctl.ended.wake();
@@ -410,13 +411,13 @@ struct Spawn {
 impl Spawn {
     /// Starts the child; the parent's copy of the slave is closed, so the
     /// master sees EOF once the command's processes let go of the terminal.
-    fn spawn(self) -> std::result::Result<Pid, String> {
-        let pid = self
+    fn spawn(self) -> std::result::Result<Process, String> {
+        let child = self
             .child
             .spawn(&self.tty)
             .map_err(|e| format!("cannot start {}: {e}", self.child.program.display()))?;
         drop(self.slave);
-        Ok(pid)
+        Ok(child)
     }
 }
 
@@ -541,7 +542,8 @@ struct Run<'a, F: FnMut(&str)> {
 impl<F: FnMut(&str)> Run<'_, F> {
     /// Runs until the child is reaped and its output drained (or the ladder
     /// gave up); returns the exit code and why it was stopped, if it was.
-    fn drive(&mut self, pid: Pid, mut stopper: Stopper) -> (Option<i32>, Option<Stop>) {
+    fn drive(&mut self, child: &mut Process, mut stopper: Stopper) -> (Option<i32>, Option<Stop>) {
+        let pid = child.pid();
         let pidfd = pidfd_open(pid).ok();
         let mut status: Option<Option<i32>> = None;
         let mut exited_at = Instant::now();
@@ -615,7 +617,7 @@ impl<F: FnMut(&str)> Run<'_, F> {
                 Some(i) => ready(&fds[i]),
                 None => status.is_none(),
             };
-            if check_exit && let Some(code) = wait_exit(pid, true) {
+            if check_exit && let Some(code) = exit_code(child, true) {
                 status = Some(code);
                 exited_at = Instant::now();
                 if stopper.reason.is_some() {
@@ -628,7 +630,7 @@ impl<F: FnMut(&str)> Run<'_, F> {
             Some(code) => code,
             None => {
                 tree::signal_all(&run_targets(pid), libc::SIGKILL);
-                wait_exit(pid, false).flatten()
+                exit_code(child, false).flatten()
             }
         };
         (code, stopper.reason)
@@ -695,28 +697,16 @@ fn run_targets(pid: Pid) -> Vec<Pid> {
 
 /// Reaps the child: `None` while it runs (with `nohang`), else its exit code
 /// (`128 + signal` for a signal), `Some(None)` if it cannot be known.
-fn wait_exit(pid: Pid, nohang: bool) -> Option<Option<i32>> {
-    let mut status = 0;
-    loop {
-        let flags = if nohang { libc::WNOHANG } else { 0 };
-        // SAFETY: waitpid writes the status into a valid int.
-        let rc = unsafe { libc::waitpid(pid, &mut status, flags) };
-        if rc == pid {
-            return Some(if libc::WIFEXITED(status) {
-                Some(libc::WEXITSTATUS(status))
-            } else if libc::WIFSIGNALED(status) {
-                Some(128 + libc::WTERMSIG(status))
-            } else {
-                None
-            });
-        }
-        if rc == 0 {
-            return None;
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // ECHILD: already reaped elsewhere (a host ignoring SIGCHLD).
-            return Some(None);
-        }
+fn exit_code(child: &mut Process, nohang: bool) -> Option<Option<i32>> {
+    let reaped = if nohang {
+        child.try_wait()
+    } else {
+        child.wait().map(Some)
+    };
+    match reaped {
+        Ok(status) => status.map(status_code),
+        // ECHILD: already reaped elsewhere (a host ignoring SIGCHLD).
+        Err(_) => Some(None),
     }
 }
 

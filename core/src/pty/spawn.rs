@@ -11,9 +11,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::spawner::{Launch, spawn};
-use crate::process::tree::Pid;
 
 /// What the child runs: `program -c command`, with exactly `env`, in `cwd`.
 pub(super) struct ChildSpec {
@@ -26,16 +26,15 @@ pub(super) struct ChildSpec {
 impl ChildSpec {
     /// Starts the child on the terminal whose slave is at `tty`. The caller
     /// reaps it.
-    pub(super) fn spawn(&self, tty: &Path) -> io::Result<Pid> {
-        let child = spawn(Launch {
+    pub(super) fn spawn(&self, tty: &Path) -> io::Result<Process> {
+        spawn(Launch {
             program: self.program.clone(),
             args: vec!["-c".into(), self.command.clone().into()],
             env: os_env(&self.env),
             cwd: Some(self.cwd.clone()),
             terminal: Some(tty.to_path_buf()),
             ..Launch::default()
-        })?;
-        Ok(child.pid())
+        })
     }
 }
 
@@ -44,6 +43,7 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
+    use crate::process::tree::Pid;
     use portable_pty::{PtySize, native_pty_system};
 
     /// Fields of `/proc/<pid>/stat` after the command name.
@@ -66,7 +66,8 @@ mod tests {
             cwd: dir.clone(),
         };
         let tty = pair.master.tty_name().unwrap();
-        let pid = spec.spawn(&tty).unwrap();
+        let mut child = spec.spawn(&tty).unwrap();
+        let pid = child.pid();
         drop(pair.slave);
         // `spawn` returns once `execve` is past its point of no return; the
         // new image may still be setting up its environment.
@@ -89,10 +90,7 @@ mod tests {
         assert_eq!(std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap(), dir);
         let mut writer = pair.master.take_writer().unwrap();
         writer.write_all(b"done\n").unwrap();
-        let mut status = 0;
-        // SAFETY: waitpid on our own child.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        assert!(child.wait().unwrap().success());
     }
 
     #[test]
