@@ -17,8 +17,8 @@
 //! Until `execve` the child shares the host's memory: the spawner thread is
 //! suspended, the host's other threads are not. So the child only makes
 //! system calls on data prepared before the clone (no allocation, no lock,
-//! no panic), and every signal the host handles is reset to its default
-//! before the child unblocks signals, so no handler of the host runs in it.
+//! no panic), and every signal is reset to its default before the child
+//! unblocks signals, so no handler of the host runs in it.
 
 use std::ffi::{CString, OsString};
 use std::io::{self, Read};
@@ -42,14 +42,13 @@ pub struct Launch {
     pub cwd: Option<PathBuf>,
     /// `(ours, theirs)`: our descriptor `ours` becomes the child's `theirs`
     /// (stdin, stdout, stderr, any other below [`HIGH_FD`]). Every other
-    /// descriptor of conch is close-on-exec.
+    /// descriptor from 3 up is closed on exec.
     pub fds: Vec<(RawFd, RawFd)>,
     /// Make the child a child subreaper, so double-forked orphans come back to it.
     pub subreaper: bool,
-    /// A terminal (a PTY's slave, by path) to open as stdin, stdout and
-    /// stderr and to make the controlling terminal of the child's session
-    /// (so ctrl+c and SIGWINCH reach it).
-    pub terminal: Option<PathBuf>,
+    /// Make stdin (a PTY's slave) the controlling terminal of the child's
+    /// new session, so ctrl+c and SIGWINCH reach it.
+    pub controlling_terminal: bool,
 }
 
 type Job = (Launch, Sender<io::Result<Process>>);
@@ -111,13 +110,33 @@ pub fn find_on_path(name: &str) -> Option<PathBuf> {
 
 /// Where the child failed, reported with its errno.
 #[derive(Clone, Copy)]
-#[repr(i32)]
 enum Stage {
     Setsid = 1,
-    Descriptors = 2,
-    Terminal = 3,
-    Cwd = 4,
-    Exec = 5,
+    Descriptors,
+    Terminal,
+    Cwd,
+    Exec,
+}
+
+impl Stage {
+    /// What failed at the stage reported as `code`, for the error message;
+    /// `None` for `execve`, whose error speaks for itself.
+    fn what(code: i32, launch: &Launch) -> Option<String> {
+        const SETSID: i32 = Stage::Setsid as i32;
+        const DESCRIPTORS: i32 = Stage::Descriptors as i32;
+        const TERMINAL: i32 = Stage::Terminal as i32;
+        const CWD: i32 = Stage::Cwd as i32;
+        Some(match code {
+            SETSID => "cannot start a session".into(),
+            DESCRIPTORS => "cannot place its descriptors".into(),
+            TERMINAL => "cannot take its terminal".into(),
+            CWD => match &launch.cwd {
+                Some(dir) => format!("cannot enter {}", dir.display()),
+                None => "cannot enter its directory".into(),
+            },
+            _ => return None,
+        })
+    }
 }
 
 /// Starts the child (spawner thread) and waits until it has called
@@ -146,20 +165,10 @@ fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
     let stage = i32::from_ne_bytes(report[..4].try_into().expect("4 bytes"));
     let errno = i32::from_ne_bytes(report[4..].try_into().expect("4 bytes"));
     let err = io::Error::from_raw_os_error(errno);
-    let what = match stage {
-        s if s == Stage::Setsid as i32 => "cannot start a session".to_string(),
-        s if s == Stage::Descriptors as i32 => "cannot place its descriptors".to_string(),
-        s if s == Stage::Terminal as i32 => match &launch.terminal {
-            Some(tty) => format!("cannot open {}", tty.display()),
-            None => "cannot open its terminal".to_string(),
-        },
-        s if s == Stage::Cwd as i32 => match &launch.cwd {
-            Some(dir) => format!("cannot enter {}", dir.display()),
-            None => "cannot enter its directory".to_string(),
-        },
-        _ => return Err(err),
-    };
-    Err(io::Error::new(err.kind(), format!("{what}: {err}")))
+    match Stage::what(stage, launch) {
+        Some(what) => Err(io::Error::new(err.kind(), format!("{what}: {err}"))),
+        None => Err(err),
+    }
 }
 
 /// Everything the child reads, as C data made before the clone.
@@ -168,11 +177,11 @@ struct Plan {
     argv: Vec<*const c_char>,
     envp: Vec<*const c_char>,
     cwd: Option<CString>,
-    terminal: Option<CString>,
     fds: Vec<(RawFd, RawFd)>,
     /// Where the child first copies each of `fds` (filled in by the child).
     high: Vec<RawFd>,
     subreaper: bool,
+    controlling_terminal: bool,
     parent: libc::pid_t,
     /// The write end of the pipe a failure is reported on.
     report: RawFd,
@@ -223,14 +232,10 @@ impl Plan {
                 .as_deref()
                 .map(|d| c(d.as_os_str().as_bytes()))
                 .transpose()?,
-            terminal: launch
-                .terminal
-                .as_deref()
-                .map(|t| c(t.as_os_str().as_bytes()))
-                .transpose()?,
             fds: launch.fds.clone(),
             high: vec![-1; launch.fds.len()],
             subreaper: launch.subreaper,
+            controlling_terminal: launch.controlling_terminal,
             parent: std::process::id() as libc::pid_t,
             report,
             _strings: strings,
@@ -348,22 +353,6 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         }
         reset_signals();
-        if let Some(tty) = &plan.terminal {
-            // A session leader without a controlling terminal that opens a
-            // terminal acquires it.
-            let fd = libc::open(tty.as_ptr(), libc::O_RDWR);
-            if fd < 0 {
-                return (Stage::Terminal, errno());
-            }
-            for std in 0..3 {
-                if fd != std && libc::dup2(fd, std) < 0 {
-                    return (Stage::Terminal, errno());
-                }
-            }
-            if fd > 2 {
-                libc::close(fd);
-            }
-        }
         // Each source is first copied above every target (close-on-exec),
         // so no dup2 can overwrite a source still to be placed.
         for (slot, &(ours, _)) in plan.high.iter_mut().zip(&plan.fds) {
@@ -376,6 +365,9 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             if libc::dup2(high, theirs) < 0 {
                 return (Stage::Descriptors, errno());
             }
+        }
+        if plan.controlling_terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+            return (Stage::Terminal, errno());
         }
         if let Some(dir) = &plan.cwd
             && libc::chdir(dir.as_ptr()) < 0

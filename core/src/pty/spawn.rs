@@ -1,14 +1,18 @@
 //! Starting a PTY run's child, with the shared spawner.
 //!
 //! The child leads a new session with the PTY as its controlling terminal
-//! (so ctrl+c and SIGWINCH reach it): `Launch::terminal` opens the slave by
-//! its path in the child, after `setsid`. Like every contained child it is
-//! cloned without copying the host (see `process::spawner`): `fork` copies
-//! the host's page tables, and the copy-on-write faults that follow cost
-//! more the bigger the host (a PTY run of `exit 0` took 2.8 ms from a small
-//! host, 42 ms from one holding 1 GiB), and agent hosts are big.
+//! (so ctrl+c and SIGWINCH reach it): the slave becomes its stdin, stdout
+//! and stderr, and `Launch::controlling_terminal` makes it the session's
+//! terminal. Like every contained child it is cloned without copying the
+//! host (see `process::spawner`): `fork` copies the host's page tables, and
+//! the copy-on-write faults that follow cost more the bigger the host (a
+//! PTY run of `exit 0` took 2.8 ms from a small host, 42 ms from one
+//! holding 1 GiB), and agent hosts are big.
 
+use std::fs::OpenOptions;
 use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::process::child::Process;
@@ -27,12 +31,20 @@ impl ChildSpec {
     /// Starts the child on the terminal whose slave is at `tty`. The caller
     /// reaps it.
     pub(super) fn spawn(&self, tty: &Path) -> io::Result<Process> {
+        let slave = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(tty)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot open {}: {e}", tty.display())))?;
+        let fd = slave.as_raw_fd();
         spawn(Launch {
             program: self.program.clone(),
             args: vec!["-c".into(), self.command.clone().into()],
             env: os_env(&self.env),
             cwd: Some(self.cwd.clone()),
-            terminal: Some(tty.to_path_buf()),
+            fds: vec![(fd, 0), (fd, 1), (fd, 2)],
+            controlling_terminal: true,
             ..Launch::default()
         })
     }
