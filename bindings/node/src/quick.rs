@@ -176,7 +176,7 @@ where
     let alone = IN_FLIGHT.fetch_add(1, Ordering::AcqRel) == 0;
     // The JS thread spins, not the pooled thread: one spinner leaves bash
     // and the programs it starts the other CPU of a 2-core machine.
-    let slot = alone.then(Spin::start);
+    let mut spin = alone.then(Spin::start);
     let started = conch_core::pool::run(move || {
         let router = Router {
             meeting: theirs,
@@ -214,10 +214,6 @@ where
 
     let start = Instant::now();
     let until = if alone { start + BUDGET } else { start };
-    let spin_until = match &slot {
-        Some(slot) if slot.held() => until,
-        _ => start,
-    };
     loop {
         let now = Instant::now();
         match meeting.phase.load(Ordering::Acquire) {
@@ -227,8 +223,9 @@ where
                 let _hall = meeting.lock();
                 meeting.leave_waiting(DETACHED);
             }
-            // The pooled thread or bash may be waiting for this very CPU.
-            _ if now < spin_until => std::thread::yield_now(),
+            // Spun a turn (yielding: the pooled thread or bash may be
+            // waiting for this very CPU).
+            _ if spin.as_mut().is_some_and(|s| s.deadline(None).is_some()) => {}
             _ => {
                 let hall = meeting.lock();
                 if meeting.phase.load(Ordering::Acquire) == WAITING {
