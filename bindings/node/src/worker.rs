@@ -1,4 +1,4 @@
-//! Runs one long core call on a thread of its own and settles a promise.
+//! Runs one long core call on a pooled thread and settles a promise.
 //! Threads come from `conch_core::pool`.
 //!
 //! The call gets a [`CancelToken`] tied to the caller's `AbortSignal` and a
@@ -43,7 +43,7 @@ pub fn settlement<T, E: Reject>(
     }
 }
 
-/// Starts `work` on a new thread and returns the promise of its result.
+/// Starts `work` on a pooled thread and returns the promise of its result.
 /// `cancel` is the token `work` hands to the core: the signal and a
 /// throwing callback cancel it. `work` gets the sink of `callback`.
 pub fn spawn<'env, C, T, E, W>(
