@@ -27,7 +27,6 @@ use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
 use crate::process::spawner::{Launch, find_on_path};
-use crate::process::spin::Spin;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
 use crate::process::watch::Watch;
@@ -164,10 +163,9 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         &waker,
     );
     let mut reported = Vec::new();
-    let mut spin = Spin::start();
     let loop_result: Result<()> = (|| {
         loop {
-            let seen = watch.turn(&mut pump, spin.deadline(stopper.wake_at()))?;
+            let seen = watch.turn(&mut pump, stopper.wake_at())?;
             reported.extend_from_slice(seen.status);
             if seen.exited || !watch.status_open() {
                 break;

@@ -31,7 +31,6 @@ use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
 use crate::process::spawner::{Launch, dev_null, find_on_path};
-use crate::process::spin::Spin;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::process::watch::Watch;
@@ -491,7 +490,6 @@ fn drive(
     let mut record = None;
     let mut exited = false;
     let (mut frozen, mut killed) = (false, false);
-    let mut spin = Spin::start();
     while record.is_none() && !exited {
         // While stopping, look every few milliseconds whether the command's
         // processes are gone, rather than waiting out each grace period.
@@ -499,7 +497,7 @@ fn drive(
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
             (_, t) => t,
         };
-        let seen = watch.turn(pump, spin.deadline(wake_at))?;
+        let seen = watch.turn(pump, wake_at)?;
         exited = seen.exited;
         bash.parser.push(seen.status);
         while let Some(rec) = bash.parser.next_record() {
