@@ -46,9 +46,13 @@ static SPARE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// when it falls behind, the extra ones are allocated and freed.
 const SPARES: usize = 32;
 
+fn spares() -> MutexGuard<'static, Vec<String>> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl From<&str> for Text {
     fn from(text: &str) -> Self {
-        let spare = SPARE.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let spare = spares().pop();
         let mut buf = spare.unwrap_or_else(|| String::with_capacity(PIECE));
         buf.push_str(text);
         Text(buf)
@@ -60,7 +64,7 @@ impl Drop for Text {
         let mut buf = std::mem::take(&mut self.0);
         if buf.capacity() == PIECE {
             buf.clear();
-            let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+            let mut spare = spares();
             if spare.len() < SPARES {
                 spare.push(buf);
             }
