@@ -16,7 +16,7 @@ git diff --exit-code -- index.js index.d.ts
 test -z "$(git status --porcelain -- index.js index.d.ts)"
 
 echo "== node: node --test"
-node --test __test__/
+node --test __test__/*.test.mjs
 
 echo "== node: example"
 node ../../examples/node/agent.mjs
