@@ -1,8 +1,23 @@
-//! Helpers shared by the engine's integration tests: finding processes in
-//! the real process table, waiting with a bound.
+//! Helpers shared by the engine's integration tests: finding processes and
+//! threads in the real process table, waiting for output, waiting with a
+//! bound.
 #![allow(dead_code)]
 
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// How long a test waits for something that takes milliseconds before it
+/// calls it a hang: generous, so a busy machine never trips it.
+pub const HANG: Duration = Duration::from_secs(10);
+
+/// A timeout meant to cut a command: long enough that what the command
+/// prints first (and what the test checks while it runs) has long happened
+/// when it fires, even on a busy machine.
+pub const CUT: Duration = Duration::from_secs(3);
+
+/// The longest the default kill ladder takes once it starts: SIGINT, a
+/// 500 ms grace, SIGTERM, a 500 ms grace, SIGKILL.
+pub const LADDER: Duration = Duration::from_secs(1);
 
 /// Pids of live `sleep` processes whose argument is exactly `marker` (a
 /// unique duration), so shells that merely mention it do not count.
@@ -51,6 +66,23 @@ pub fn unique_sleep(base: u32) -> String {
     format!("{base}.{:03}{:05}", n, std::process::id() % 100000)
 }
 
+/// Whether a process exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().to_string())
+        })
+        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+}
+
+/// Waits (up to [`HANG`]) for `pid` to be gone. A kill check asserts
+/// [`alive`] before the kill, then this.
+pub fn gone(pid: i32) -> bool {
+    wait_until(HANG, || !alive(pid))
+}
+
 /// Zombie children of this process.
 pub fn zombie_children() -> usize {
     let me = std::process::id().to_string();
@@ -70,4 +102,74 @@ pub fn zombie_children() -> usize {
 /// Open descriptors of this process.
 pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Threads of this process.
+pub fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+/// The calling thread's id, as `/proc/self/task` names it.
+pub fn thread_id() -> i32 {
+    // SAFETY: gettid(2) has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// The system call thread `tid` of this process is blocked in: its number
+/// and its six arguments. `None` while the thread runs (or is gone).
+pub fn blocked_in(tid: i32) -> Option<(i64, [u64; 6])> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).ok()?;
+    let mut fields = text.split_whitespace();
+    let nr = fields.next()?.parse().ok()?;
+    let mut args = [0u64; 6];
+    for arg in &mut args {
+        *arg = u64::from_str_radix(fields.next()?.trim_start_matches("0x"), 16).ok()?;
+    }
+    Some((nr, args))
+}
+
+/// The number right after the first `label` in `text`.
+pub fn number_after(text: &str, label: &str) -> i32 {
+    let rest = &text[text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label} in {text:?}"))
+        + label.len()..];
+    rest.trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Output seen so far through a chunk callback, with a way to wait for
+/// text: what a test waits for instead of sleeping.
+#[derive(Clone, Default)]
+pub struct Seen(Arc<(Mutex<String>, Condvar)>);
+
+impl Seen {
+    pub fn push(&self, chunk: &str) {
+        let (text, cond) = &*self.0;
+        text.lock().unwrap().push_str(chunk);
+        cond.notify_all();
+    }
+
+    /// Waits until the output contains `needle` (panics after [`HANG`]).
+    pub fn wait_for(&self, needle: &str) {
+        let (text, cond) = &*self.0;
+        let deadline = Instant::now() + HANG;
+        let mut guard = text.lock().unwrap();
+        while !guard.contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "timed out waiting for {needle:?} in {guard:?}"
+            );
+            guard = cond.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.0.0.lock().unwrap().clone()
+    }
 }
