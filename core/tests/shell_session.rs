@@ -2,8 +2,11 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
+use common::{HANG, Seen, wait_until};
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
@@ -349,22 +352,52 @@ fn snapshot_brings_aliases_functions_and_options_but_not_core_tool_names() {
     assert!(!r.output.contains("noisy-rc"));
 }
 
+/// Whether thread `tid` waits for its turn in a shell's queue: asleep in a
+/// futex wait with a timeout (the queue wakes every 20 ms to check the
+/// run's cancel token). Before it has its ticket, a caller can only block
+/// without a timeout (on a lock).
+fn waits_for_its_turn(tid: i32) -> bool {
+    common::blocked_in(tid).is_some_and(|(nr, args)| nr == libc::SYS_futex && args[3] != 0)
+}
+
 #[test]
 fn concurrent_runs_queue_in_order() {
-    let sh = std::sync::Arc::new(shell());
-    run(&sh, "n=0");
-    let handles: Vec<_> = (0..4)
+    let sh = Arc::new(shell());
+    let dir = tempdir();
+    let (go, order) = (format!("{dir}/go"), format!("{dir}/order"));
+    // The first run holds the session until the test lets it go.
+    let holding = Seen::default();
+    let holder = {
+        let (sh, holding) = (sh.clone(), holding.clone());
+        let cmd = format!("echo holding; until [ -e {go} ]; do /bin/sleep 0.01; done");
+        std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
+    };
+    holding.wait_for("holding");
+    // Each run is submitted once the one before waits in the queue, so
+    // they arrive in a known order; each notes when it runs.
+    let queued: Vec<_> = (1..=4)
         .map(|i| {
             let sh = sh.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(30 * i));
-                run(&sh, "n=$((n+1)); /bin/sleep 0.05; echo $n").output
-            })
+            let (tid_tx, tid) = channel();
+            let cmd = format!("echo {i} >> {order}; echo ran {i}");
+            let caller = std::thread::spawn(move || {
+                tid_tx.send(common::thread_id()).unwrap();
+                sh.run(RunOptions::new(cmd), |_| {}).unwrap()
+            });
+            let tid = tid.recv().unwrap();
+            assert!(
+                wait_until(HANG, || waits_for_its_turn(tid)),
+                "run {i} never waited for its turn"
+            );
+            (i, caller)
         })
         .collect();
-    let mut outs: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    outs.sort();
-    assert_eq!(outs, ["1\n", "2\n", "3\n", "4\n"]);
+    std::fs::write(&go, "").unwrap();
+    assert_eq!(holder.join().unwrap().output, "holding\n");
+    for (i, caller) in queued {
+        assert_eq!(caller.join().unwrap().output, format!("ran {i}\n"));
+    }
+    assert_eq!(std::fs::read_to_string(&order).unwrap(), "1\n2\n3\n4\n");
 }
 
 #[test]
@@ -419,8 +452,9 @@ fn a_slow_rc_gives_no_snapshot_within_the_capture_timeout() {
         std::path::Path::new(&rc),
     );
     assert!(snap.is_none());
+    // The capture gives up after 2 s; waiting for the rc would take 30 s.
     assert!(
-        start.elapsed() < Duration::from_secs(5),
+        start.elapsed() < Duration::from_secs(2) + HANG,
         "{:?}",
         start.elapsed()
     );
