@@ -1,12 +1,15 @@
 //! `conch run`, `conch artifact` and the top-level command, through the
 //! built binary.
 
+use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+mod common;
+use common::{wait_exit, wait_sleep_100, wait_until};
 
 /// A scratch directory (also the artifacts directory of the runs).
 struct Scratch(PathBuf);
@@ -33,18 +36,34 @@ impl Scratch {
         cmd
     }
 
+    /// Runs conch to its exit (under the hang guard): status, stdout,
+    /// stderr.
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let Output {
-            status,
-            stdout,
-            stderr,
-        } = self.conch(args).output().unwrap();
+        let mut child = self
+            .conch(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = read_all(child.stdout.take().unwrap());
+        let stderr = read_all(child.stderr.take().unwrap());
+        let status = wait_exit(&mut child);
         (
             status.code().expect("conch exited by itself"),
-            String::from_utf8(stdout).unwrap(),
-            String::from_utf8(stderr).unwrap(),
+            stdout.join().unwrap(),
+            stderr.join().unwrap(),
         )
     }
+}
+
+/// Reads a pipe to its end on a thread (so the child never blocks on a full
+/// pipe while the test waits for its exit).
+fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        pipe.read_to_string(&mut text).unwrap();
+        text
+    })
 }
 
 impl Drop for Scratch {
@@ -81,13 +100,12 @@ fn prints_the_model_text_and_exits_with_the_command_status() {
 #[test]
 fn timeouts_exit_124_and_bad_cwds_exit_1() {
     let s = Scratch::new("errors");
-    let start = Instant::now();
-    let (code, out, _) = s.run(&["run", "--timeout", "1", "--", "echo start; /bin/sleep 10"]);
+    // The partial output is asserted, so the deadline leaves the echo seconds.
+    let (code, out, _) = s.run(&["run", "--timeout", "3", "--", "echo start; /bin/sleep 100"]);
     assert_eq!(
         (code, out.as_str()),
-        (124, "[Command timed out after 1 seconds]\nstart\n")
+        (124, "[Command timed out after 3 seconds]\nstart\n")
     );
-    assert!(start.elapsed() < Duration::from_secs(5));
     let (code, out, _) = s.run(&["run", "--cwd", "missing", "--", "pwd"]);
     assert_eq!(code, 1);
     assert_eq!(
@@ -209,35 +227,32 @@ fn json_prints_the_engine_result() {
 #[test]
 fn ctrl_c_aborts_the_command_with_130() {
     let s = Scratch::new("sigint");
-    let child = s
+    // The command leaves the pid of the process that becomes the sleep in
+    // sleep.pid (written whole, then renamed into place).
+    let mut child = s
         .conch(&[
             "run",
             "--",
-            "echo started; touch started.flag; /bin/sleep 60",
+            "echo started; /bin/sh -c 'echo $$ >sleep.tmp && mv sleep.tmp sleep.pid && exec /bin/sleep 100'",
         ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let flag = s.0.join("started.flag");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !flag.exists() {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let sent = Instant::now();
+    let stdout = read_all(child.stdout.take().unwrap());
+    let pid_file = s.0.join("sleep.pid");
+    wait_until("the command wrote sleep.pid", || pid_file.exists());
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    wait_sleep_100(pid, true);
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        sent.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        sent.elapsed()
-    );
-    assert_eq!(output.status.code(), Some(130));
-    assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
-        "[Command cancelled]\nstarted\n"
-    );
+    let status = wait_exit(&mut child);
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(stdout.join().unwrap(), "[Command cancelled]\nstarted\n");
+    wait_sleep_100(pid, false);
 }
 
 #[test]

@@ -1,0 +1,55 @@
+//! Helpers shared by the tests of the `conch` binary: hang guards, and the
+//! check that a process runs (then no longer runs) a given command.
+
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// A hang guard for every wait of these tests (a reply, a process appearing
+/// or disappearing, the binary exiting): far above what any of them takes,
+/// even on a busy machine, so it only ends a test that would hang. Never a
+/// measure of speed.
+pub const HANG_GUARD: Duration = Duration::from_secs(30);
+
+/// Polls `done` until it is true; panics naming `what` after the hang guard.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + HANG_GUARD;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not within {HANG_GUARD:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether `pid` runs `/bin/sleep 100` (its /proc cmdline): a zombie, a
+/// recycled pid, or a process that has not yet exec'd the sleep is not it.
+pub fn runs_sleep_100(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"/bin/sleep\x00100\x00")
+}
+
+/// Waits until `pid` runs `/bin/sleep 100` (`alive`) or no longer does. A
+/// kill check asserts both, in that order: the process was there, then it
+/// is gone.
+pub fn wait_sleep_100(pid: u32, alive: bool) {
+    let state = if alive { "runs" } else { "no longer runs" };
+    wait_until(&format!("pid {pid} {state} /bin/sleep 100"), || {
+        runs_sleep_100(pid) == alive
+    });
+}
+
+/// Waits for `child` to exit; kills it and panics after the hang guard.
+pub fn wait_exit(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + HANG_GUARD;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("conch did not exit within {HANG_GUARD:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
