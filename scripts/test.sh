@@ -6,6 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
 
+# The test command checks the generated include/conch.h; CONCH_BLESS would
+# make ffi/tests/header.rs rewrite it instead, so a stale header would pass.
+if [ -n "${CONCH_BLESS+set}" ]; then
+  echo "CONCH_BLESS is set: unset it (the test command never regenerates include/conch.h;" \
+    "see ffi/README.md for how to)" >&2
+  exit 1
+fi
+
 echo "== toolchains"; cargo --version; python3 --version; node --version
 
 echo "== rust: fmt, clippy, tests"
