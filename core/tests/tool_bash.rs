@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use common::{CUT, HANG, LADDER};
 use conch_core::CancelToken;
 use conch_core::command::intercept::Rule;
 use conch_core::output::notice::{Direction, TruncatedBy};
@@ -122,12 +123,18 @@ fn non_zero_exit_is_a_failure_with_the_code() {
 fn timeout_is_a_failure_that_starts_with_the_notice() {
     let t = tool("timeout");
     let start = Instant::now();
-    let mut args = BashToolArgs::new("echo before; /bin/sleep 5");
-    args.timeout = Some(1.0);
+    let mut args = BashToolArgs::new("echo before; /bin/sleep 100");
+    args.timeout = Some(CUT.as_secs_f64());
     let e = failed(t.execute(args, ToolContext::default()));
-    assert_eq!(e.message(), "[Command timed out after 1 seconds]\nbefore");
+    assert_eq!(
+        e.message(),
+        format!(
+            "[Command timed out after {} seconds]\nbefore",
+            CUT.as_secs()
+        )
+    );
     assert!(
-        start.elapsed() < Duration::from_secs(4),
+        start.elapsed() < CUT + LADDER + HANG,
         "{:?}",
         start.elapsed()
     );
@@ -137,13 +144,14 @@ fn timeout_is_a_failure_that_starts_with_the_notice() {
 fn timeout_zero_is_clamped_to_one_second() {
     let t = tool("timeout0");
     let start = Instant::now();
-    let mut args = BashToolArgs::new("/bin/sleep 10");
+    let mut args = BashToolArgs::new("/bin/sleep 100");
     args.timeout = Some(0.0);
     let e = failed(t.execute(args, ToolContext::default()));
     let took = start.elapsed();
     assert_eq!(e.message(), "[Command timed out after 1 seconds]");
-    assert!(took >= Duration::from_millis(900), "{took:?}");
-    assert!(took < Duration::from_secs(4), "{took:?}");
+    // The clamped timeout ran its full second (a timeout never fires early).
+    assert!(took >= Duration::from_secs(1), "{took:?}");
+    assert!(took < Duration::from_secs(1) + LADDER + HANG, "{took:?}");
 }
 
 #[test]
@@ -164,27 +172,26 @@ fn timeout_above_an_hour_is_clamped_and_still_runs() {
 fn abort_by_the_caller_is_an_abort_error_and_the_tool_recovers() {
     let t = tool("abort");
     let cancel = CancelToken::new();
-    let canceller = {
+    // The caller cancels once the live output shows the command started.
+    let mut on_update = {
         let cancel = cancel.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            cancel.cancel();
-        })
+        move |u: ToolUpdate| {
+            if u.text.contains("started") {
+                cancel.cancel();
+            }
+        }
     };
     let start = Instant::now();
     let outcome = t.execute(
-        BashToolArgs::new("echo started; /bin/sleep 30"),
+        BashToolArgs::new("echo started; /bin/sleep 100"),
         ToolContext {
             cancel: Some(cancel),
+            on_update: Some(&mut on_update),
             ..ToolContext::default()
         },
     );
-    canceller.join().unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        start.elapsed()
-    );
+    // Not stopped, the sleep would hold the call for 100 s.
+    assert!(start.elapsed() < LADDER + HANG, "{:?}", start.elapsed());
     match outcome {
         Err(ToolError::Aborted { message, details }) => {
             assert_eq!(message, "[Command cancelled]\nstarted");
@@ -443,13 +450,13 @@ fn a_failed_million_line_command_keeps_its_notice_and_artifact() {
 #[test]
 fn a_timed_out_flood_keeps_its_notice_and_artifact() {
     let (t, _dir) = tool_with_artifacts("timeout-flood");
-    let mut args = BashToolArgs::new("seq 1 200000; /bin/sleep 10");
-    args.timeout = Some(1.0);
+    let mut args = BashToolArgs::new("seq 1 200000; /bin/sleep 100");
+    args.timeout = Some(CUT.as_secs_f64());
     let e = failed(t.execute(args, ToolContext::default()));
-    assert!(
-        e.message()
-            .starts_with("[Command timed out after 1 seconds]\n")
-    );
+    assert!(e.message().starts_with(&format!(
+        "[Command timed out after {} seconds]\n",
+        CUT.as_secs()
+    )));
     let trunc = e.details().unwrap().truncation().unwrap();
     assert!(e.message().ends_with(&format!(
         "(50.0KB limit). Full: artifact://{}]",
@@ -562,11 +569,26 @@ fn a_long_head_is_truncated_from_line_one() {
 #[test]
 fn live_updates_stream_the_tail_at_a_bounded_pace() {
     let t = tool("updates");
+    // Each line waits until an update has shown the one before: a file the
+    // update callback creates.
+    let dir = t.config().cwd.clone();
     let mut updates: Vec<String> = Vec::new();
-    let mut on_update = |u: ToolUpdate| updates.push(u.text);
+    let mut on_update = |u: ToolUpdate| {
+        for i in 1..=3 {
+            if u.text.contains(&format!("line{i}\n")) {
+                std::fs::write(dir.join(format!("shown{i}")), "").unwrap();
+            }
+        }
+        updates.push(u.text);
+    };
+    let mut args = BashToolArgs::new(
+        "for i in 1 2 3; do echo line$i; until [ -e shown$i ]; do /bin/sleep 0.01; done; done",
+    );
+    // Only if an update never came (a hang guard).
+    args.timeout = Some(HANG.as_secs_f64());
     let r = t
         .execute(
-            BashToolArgs::new("for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done"),
+            args,
             ToolContext {
                 on_update: Some(&mut on_update),
                 ..ToolContext::default()
@@ -574,9 +596,10 @@ fn live_updates_stream_the_tail_at_a_bounded_pace() {
         )
         .unwrap();
     assert_eq!(r.text, "line1\nline2\nline3");
-    assert!(updates.len() >= 3, "{updates:?}");
-    assert_eq!(updates.first().unwrap(), "line1\n");
-    assert_eq!(updates.last().unwrap(), "line1\nline2\nline3\n");
+    assert_eq!(
+        updates,
+        ["line1\n", "line1\nline2\n", "line1\nline2\nline3\n"]
+    );
 
     let mut count = 0usize;
     let mut largest = 0usize;
@@ -588,7 +611,10 @@ fn live_updates_stream_the_tail_at_a_bounded_pace() {
     exec_with_updates(&t, "seq 1 3000000", &mut on_update);
     let took = start.elapsed();
     assert!(largest <= 51_200, "{largest}");
-    let most = (took.as_millis() / 50) as usize + 2;
+    // One update per interval at most, plus the first and the last: slower
+    // runs only allow more.
+    let interval = t.config().update_interval;
+    let most = (took.as_millis() / interval.as_millis()) as usize + 2;
     assert!(count <= most, "{count} updates in {took:?}");
 }
 
