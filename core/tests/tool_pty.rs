@@ -4,13 +4,13 @@
 mod common;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use common::{CUT, HANG, LADDER};
 use conch_core::CancelToken;
 use conch_core::tool::{
-    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult,
+    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,
 };
 
 struct Fixture {
@@ -84,13 +84,19 @@ fn results_follow_the_table_on_the_terminal_too() {
     let r = exec(&t, "seq 1 100 | tail -n 2").unwrap();
     assert_eq!(r.text, "99\n100");
 
-    let mut args = BashToolArgs::new("echo waiting; /bin/sleep 10");
-    args.timeout = Some(1.0);
+    let mut args = BashToolArgs::new("echo waiting; /bin/sleep 100");
+    args.timeout = Some(CUT.as_secs_f64());
     let start = Instant::now();
     let e = t.execute(args, ui()).unwrap_err();
     assert!(matches!(e, ToolError::Failed { .. }));
-    assert_eq!(e.message(), "[Command timed out after 1 seconds]\nwaiting");
-    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        e.message(),
+        format!(
+            "[Command timed out after {} seconds]\nwaiting",
+            CUT.as_secs()
+        )
+    );
+    assert!(start.elapsed() < CUT + LADDER + HANG);
 }
 
 #[test]
@@ -106,30 +112,45 @@ fn a_start_failure_has_no_exit_status() {
     );
 }
 
-#[test]
-fn caller_abort_and_ui_kill_are_told_apart() {
-    let t = Arc::new(pty_tool("abort", |_| {}));
-    let cancel = CancelToken::new();
-    let canceller = {
-        let cancel = cancel.clone();
-        let t = t.clone();
-        std::thread::spawn(move || {
-            assert!(common::wait_until(Duration::from_secs(5), || t
-                .pty()
-                .is_running()));
-            std::thread::sleep(Duration::from_millis(200));
-            cancel.cancel();
-        })
+/// Runs `command` on the terminal, calling `stop` once the live output
+/// shows `started`.
+fn stopped_once_started(
+    t: &BashTool,
+    command: &str,
+    cancel: Option<CancelToken>,
+    stop: impl Fn(),
+) -> Result<ToolResult, ToolError> {
+    let mut stopped = false;
+    let mut on_update = |u: ToolUpdate| {
+        if !stopped && u.text.contains("started") {
+            stopped = true;
+            stop();
+        }
     };
+    let start = Instant::now();
     let outcome = t.execute(
-        BashToolArgs::new("echo started; /bin/sleep 30"),
+        BashToolArgs::new(command),
         ToolContext {
-            cancel: Some(cancel),
+            cancel,
             has_ui: true,
-            ..ToolContext::default()
+            on_update: Some(&mut on_update),
         },
     );
-    canceller.join().unwrap();
+    // Not stopped, the command would hold the call for 100 s.
+    assert!(start.elapsed() < LADDER + HANG, "{:?}", start.elapsed());
+    outcome
+}
+
+#[test]
+fn caller_abort_and_ui_kill_are_told_apart() {
+    let t = pty_tool("abort", |_| {});
+    let cancel = CancelToken::new();
+    let outcome = stopped_once_started(
+        &t,
+        "echo started; /bin/sleep 100",
+        Some(cancel.clone()),
+        || cancel.cancel(),
+    );
     match outcome {
         Err(ToolError::Aborted { message, .. }) => {
             assert_eq!(message, "[Command cancelled]\nstarted")
@@ -138,18 +159,10 @@ fn caller_abort_and_ui_kill_are_told_apart() {
     }
 
     // The UI kills the terminal (esc): cancelled, but not by the caller.
-    let killer = {
-        let t = t.clone();
-        std::thread::spawn(move || {
-            assert!(common::wait_until(Duration::from_secs(5), || t
-                .pty()
-                .is_running()));
-            std::thread::sleep(Duration::from_millis(200));
-            t.pty().kill().unwrap();
-        })
-    };
-    let e = exec(&t, "echo started; /bin/sleep 30").unwrap_err();
-    killer.join().unwrap();
+    let e = stopped_once_started(&t, "echo started; /bin/sleep 100", None, || {
+        t.pty().kill().unwrap()
+    })
+    .unwrap_err();
     assert!(matches!(e, ToolError::Failed { .. }), "{e:?}");
     assert_eq!(e.message(), "[Command cancelled]\nstarted");
 }
