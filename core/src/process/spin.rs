@@ -79,23 +79,47 @@ impl Drop for Spin {
 mod tests {
     use super::*;
 
-    #[test]
-    fn never_more_spinners_than_cpus_less_one() {
-        let spins: Vec<Spin> = (0..8).map(|_| Spin::start()).collect();
-        assert!(spins.iter().filter(|s| s.held()).count() <= limit());
-        drop(spins);
-        assert!(SPINNING.load(Ordering::Relaxed) <= limit());
+    /// A spin holding a slot until `until`, taken whatever the limit: the
+    /// test must not depend on the machine's CPUs or on the clock.
+    fn forced(until: Instant) -> Spin {
+        SPINNING.fetch_add(1, Ordering::Relaxed);
+        Spin { until: Some(until) }
     }
 
+    fn spinning() -> usize {
+        SPINNING.load(Ordering::Relaxed)
+    }
+
+    // One test for the whole module: the slots are process-wide and no
+    // other test of this binary runs a command, so the counts are exact.
     #[test]
-    fn a_spin_polls_at_once_then_sleeps_until_the_deadline() {
-        let deadline = Some(Instant::now() + Duration::from_secs(60));
-        let mut spin = Spin::start();
-        if spin.held() {
-            assert!(spin.deadline(deadline) < deadline, "spinning: poll now");
-        }
+    fn slots_are_limited_and_a_spin_polls_at_once_until_it_stops() {
+        // Never more spinners than CPUs less one, and every slot comes back.
+        let spins: Vec<Spin> = (0..limit() + 3).map(|_| Spin::start()).collect();
+        assert_eq!(spins.iter().filter(|s| s.held()).count(), limit());
+        assert_eq!(spinning(), limit());
+        drop(spins);
+        assert_eq!(spinning(), 0);
+
+        // Spinning: poll without sleeping. Stopped: sleep until the deadline.
+        let deadline = Some(Instant::now() + Duration::from_secs(3600));
+        let mut spin = forced(Instant::now() + Duration::from_secs(3600));
+        assert!(spin.deadline(deadline) < deadline);
+        assert!(spin.deadline(None).is_some(), "no deadline: still poll now");
+        assert!(spin.held());
         spin.stop();
         assert!(!spin.held());
+        assert_eq!(spinning(), 0);
         assert_eq!(spin.deadline(deadline), deadline);
+        spin.stop();
+        assert_eq!(spinning(), 0, "stopping twice gives back one slot");
+
+        // A spin whose time is up gives its slot back and sleeps.
+        let mut spin = forced(Instant::now());
+        assert_eq!(spin.deadline(deadline), deadline);
+        assert!(!spin.held());
+        assert_eq!(spinning(), 0);
+        drop(spin);
+        assert_eq!(spinning(), 0);
     }
 }
