@@ -34,6 +34,10 @@ static bool check_at(bool ok, const char *file, int line, const char *fmt, ...) 
 /* CHECK(condition, printf-style description of what was expected). */
 #define CHECK(cond, ...) check_at((cond), __FILE__, __LINE__, __VA_ARGS__)
 
+/* SETUP(condition, description): a step a test needs (a scratch directory)
+ * but does not test. Its failure is a failure; its success is not a pass. */
+#define SETUP(cond, ...) ((cond) ? true : check_at(false, __FILE__, __LINE__, __VA_ARGS__))
+
 /* Strings equal (NULL equals only NULL). */
 static bool str_eq(const char *a, const char *b) {
   if (a == NULL || b == NULL) return a == b;

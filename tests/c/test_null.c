@@ -153,7 +153,7 @@ static void artifacts(void) {
   expect_null(conch_artifact_store_new(""), "conch_artifact_store_new", "dir");
   expect_null(conch_artifact_store_new(BAD_UTF8), "conch_artifact_store_new", "dir");
   char dir[] = "/tmp/conch-ctest-null-XXXXXX";
-  if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp")) return;
+  if (!SETUP(mkdtemp(dir) != NULL, "mkdtemp")) return;
   conch_artifact_store *st = conch_artifact_store_new(dir);
   if (!CHECK(st != NULL, "conch_artifact_store_new")) return;
   expect_misuse(conch_artifact_store_allocate(NULL, "bash", &id, &path), "conch_artifact_store_allocate", "store");

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "chunks.h"
+#include "scratch.h"
 #include "vectors_tool.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -59,9 +60,10 @@ static void test_outcomes(conch_tool *tool) {
   }
   conch_tool_result_free(r);
 
-  if (CHECK_RC(call(tool, "{\"command\": \"echo before; sleep 100\", \"timeout\": 1}", &r),
+  /* The partial output is asserted, so the deadline leaves the echo seconds. */
+  if (CHECK_RC(call(tool, "{\"command\": \"echo before; sleep 100\", \"timeout\": 3}", &r),
                CONCH_ERR_TOOL, "timeout")) {
-    CHECK(strncmp(r->text, "[Command timed out after 1 seconds]", 35) == 0, "timeout text: \"%s\"",
+    CHECK(strncmp(r->text, "[Command timed out after 3 seconds]\n", 36) == 0, "timeout text: \"%s\"",
           r->text);
     CHECK(strstr(r->text, "before") != NULL, "partial output kept");
     CHECK(r->exit_status == 124, "exit status 124, got %d", r->exit_status);
@@ -198,7 +200,7 @@ static void tool_vectors(void) {
   for (size_t i = 0; i < COUNT(TOOL_CASES); i++) {
     const struct tool_case *c = &TOOL_CASES[i];
     char tmp[] = "/tmp/conch-ctest-vec-XXXXXX", cwd[PATH_MAX], art[PATH_MAX + 16], key[64];
-    if (!CHECK(mkdtemp(tmp) != NULL && realpath(tmp, cwd) != NULL, "%s: a fresh cwd", c->name)) continue;
+    if (!SETUP(mkdtemp(tmp) != NULL && realpath(tmp, cwd) != NULL, "%s: a fresh cwd", c->name)) continue;
     snprintf(art, sizeof art, "%s/artifacts", cwd);
     snprintf(key, sizeof key, "ctest-tool-vectors-%zu", i);
     conch_tool_options o = {0};
@@ -233,9 +235,7 @@ static void tool_vectors(void) {
     }
     conch_tool_result_free(r);
     conch_tool_free(tool);
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cwd);
-    CHECK(system(cmd) == 0, "%s: cleanup", c->name);
+    remove_tree(cwd);
   }
   printf("tool vectors: %zu cases\n", COUNT(TOOL_CASES));
 }
@@ -253,8 +253,6 @@ int main(void) {
   test_blocked();
   tool_vectors();
   CHECK_RC(conch_close_sessions(NULL), CONCH_OK, "conch_close_sessions");
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", artifacts);
-  CHECK(system(cmd) == 0, "cleanup");
+  remove_tree(artifacts);
   return check_finish();
 }
