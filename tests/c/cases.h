@@ -21,6 +21,7 @@ struct intercept_case {
   const char *const *tool_names;
   const char *rules_json;  /* NULL: the default rules */
   const int *rule_errors;  /* indexes of invalid rules, ended by -1 */
+  const char *valid_rules_json; /* with rule errors: the rules without the invalid ones */
   const char *expect_message, *expect_tool; /* NULL: not blocked */
 };
 

@@ -1,6 +1,8 @@
 /* Replays the shared vectors (tests/vectors/{normalize,intercept,sanitize,
- * artifact}.json) through the C API. The case tables come from
- * vectors_<name>.h, generated from the JSON by tests/c/gen_vectors.py. */
+ * artifact}.json) through the C API; keys.json is replayed by test_pty.c and
+ * tool.json by test_tool.c. The case tables come from vectors_<name>.h,
+ * generated from the JSON by tests/c/gen_vectors.py, which also fails when a
+ * vector file is missing or neither replayed nor explained. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
@@ -37,31 +39,46 @@ static void normalize_vectors(void) {
   }
 }
 
+/* `command` checked against `rules_json` gives the case's expected
+ * interception (or none). */
+static void check_interception(const struct intercept_case *c, const char *rules_json) {
+  conch_interception *hit = NULL;
+  int rc = conch_check_bash_interception(c->command, c->tool_names, rules_json, &hit);
+  if (!CHECK_RC(rc, CONCH_OK, c->name)) return;
+  if (c->expect_message == NULL) {
+    CHECK(hit == NULL, "%s: expected no interception, got \"%s\"", c->name, hit ? hit->message : "");
+  } else if (CHECK(hit != NULL, "%s: expected an interception", c->name)) {
+    CHECK_STR(hit->message, c->expect_message, c->name);
+    CHECK_STR(hit->suggested_tool, c->expect_tool, c->name);
+  }
+  conch_interception_free(hit);
+}
+
 static void intercept_vectors(void) {
   for (size_t i = 0; i < COUNT(INTERCEPT_CASES); i++) {
     const struct intercept_case *c = &INTERCEPT_CASES[i];
-    conch_interception *hit = NULL;
-    int rc = conch_check_bash_interception(c->command, c->tool_names, c->rules_json, &hit);
-    if (c->rule_errors[0] >= 0) {
-      /* The one-call API refuses a rule list with invalid rules, naming each. */
-      CHECK_RC(rc, CONCH_ERR_INVALID_ARG, c->name);
-      for (const int *e = c->rule_errors; *e >= 0; e++) {
-        char needle[64];
-        snprintf(needle, sizeof needle, "interceptor rule %d ", *e);
-        CHECK(strstr(conch_last_error(), needle) != NULL, "%s: error names rule %d", c->name, *e);
-      }
-      CHECK(hit == NULL, "%s: no interception on error", c->name);
+    if (c->rule_errors[0] < 0) {
+      check_interception(c, c->rules_json);
       continue;
     }
-    if (!CHECK_RC(rc, CONCH_OK, c->name)) continue;
-    if (c->expect_message == NULL) {
-      CHECK(hit == NULL, "%s: expected no interception, got \"%s\"", c->name,
-            hit ? hit->message : "");
-    } else if (CHECK(hit != NULL, "%s: expected an interception", c->name)) {
-      CHECK_STR(hit->message, c->expect_message, c->name);
-      CHECK_STR(hit->suggested_tool, c->expect_tool, c->name);
+    /* The one-call API refuses a rule list with invalid rules, naming each
+     * and no other... */
+    conch_interception *hit = NULL;
+    int rc = conch_check_bash_interception(c->command, c->tool_names, c->rules_json, &hit);
+    CHECK_RC(rc, CONCH_ERR_INVALID_ARG, c->name);
+    int errors = 0;
+    for (const int *e = c->rule_errors; *e >= 0; e++, errors++) {
+      char needle[64];
+      snprintf(needle, sizeof needle, "interceptor rule %d ", *e);
+      CHECK(strstr(conch_last_error(), needle) != NULL, "%s: the error names rule %d", c->name, *e);
     }
-    conch_interception_free(hit);
+    int named = 0;
+    for (const char *p = conch_last_error(); (p = strstr(p, "interceptor rule ")) != NULL; p++) named++;
+    CHECK(named == errors, "%s: the error names %d rules, not %d: %s", c->name, errors, named,
+          conch_last_error());
+    CHECK(hit == NULL, "%s: no interception on error", c->name);
+    /* ...and the valid rules alone do what the case expects of them. */
+    check_interception(c, c->valid_rules_json);
   }
 }
 
