@@ -131,8 +131,10 @@ static void test_input(conch_pty *pty) {
   conch_pty_result_free(r);
   chunks_destroy(&c);
 
+  /* Only the flags are asserted, which hold however far the command got
+   * when the deadline came; the sleep outlasts it by far. */
   o.command = "sleep 100";
-  o.timeout_ms = 300;
+  o.timeout_ms = 1000;
   r = NULL;
   if (CHECK_RC(conch_pty_start(pty, &o, NULL, NULL, &r), CONCH_OK, "timeout"))
     CHECK(r->timed_out && !r->cancelled, "the timeout ends the run");
@@ -162,9 +164,16 @@ static void test_errors(conch_pty *pty) {
 
 /* The keys vectors through a real terminal: the program puts the terminal
  * in raw mode (every byte passes unchanged), optionally turns on
- * application cursor keys, then dumps in hex the bytes it receives. */
+ * application cursor keys, then dumps in hex the bytes it receives, up to
+ * the expected count. After the cases comes END_MARK: the dump must end
+ * with it exactly, so a case that sends more bytes than expected shifts it
+ * and fails (and one that sends fewer leaves the dump waiting, until the
+ * run's hang guard). */
+#define END_MARK "<end of the key vectors>"
+
 struct key_batch {
   bool app_cursor;
+  unsigned char *expected; /* every case's bytes, then END_MARK */
   size_t total;
 };
 
@@ -177,9 +186,11 @@ static void send_keys(conch_pty *pty, void *arg) {
                        : conch_pty_write(pty, (const uint8_t *)k->input, k->input_len);
     CHECK_RC(rc, CONCH_OK, k->name);
   }
+  CHECK_RC(conch_pty_write(pty, (const uint8_t *)END_MARK, strlen(END_MARK)), CONCH_OK, "the end mark");
 }
 
-/* The hex bytes od printed after READY, decoded into `out`. */
+/* The hex bytes od printed after READY, decoded into `out` (room for `cap`
+ * bytes); returns how many there were, even past `cap`. */
 static size_t decode_dump(const char *text, unsigned char *out, size_t cap) {
   const char *p = strstr(text, "READY");
   size_t n = 0;
@@ -187,54 +198,77 @@ static size_t decode_dump(const char *text, unsigned char *out, size_t cap) {
   p += 5;
   unsigned int byte;
   int used;
-  while (n < cap && sscanf(p, " %2x%n", &byte, &used) == 1) {
-    out[n++] = (unsigned char)byte;
+  while (sscanf(p, " %2x%n", &byte, &used) == 1) {
+    if (n < cap) out[n] = (unsigned char)byte;
+    n++;
     p += used;
   }
   return n;
 }
 
 static void replay_keys(conch_pty *pty, bool app_cursor) {
-  struct key_batch b = {app_cursor, 0};
-  unsigned char expected[4096];
+  /* The expected bytes, in a buffer as large as the cases need. */
+  size_t cap = strlen(END_MARK);
+  for (size_t i = 0; i < COUNT(KEY_CASES); i++)
+    if (KEY_CASES[i].expect != NULL && KEY_CASES[i].app_cursor == app_cursor) cap += KEY_CASES[i].expect_len;
+  struct key_batch b = {app_cursor, malloc(cap), 0};
+  unsigned char *got = malloc(cap);
+  if (!SETUP(b.expected != NULL && got != NULL, "memory for %zu bytes", cap)) {
+    free(b.expected);
+    free(got);
+    return;
+  }
+  size_t cases = 0;
   for (size_t i = 0; i < COUNT(KEY_CASES); i++) {
     const struct key_case *k = &KEY_CASES[i];
     if (k->expect == NULL || k->app_cursor != app_cursor) continue;
-    if (b.total + k->expect_len > sizeof expected) break;
-    memcpy(expected + b.total, k->expect, k->expect_len);
+    memcpy(b.expected + b.total, k->expect, k->expect_len);
     b.total += k->expect_len;
+    cases++;
   }
+  memcpy(b.expected + b.total, END_MARK, strlen(END_MARK));
+  b.total += strlen(END_MARK);
+
   char command[256];
   snprintf(command, sizeof command,
            "stty raw -echo -iexten; %s printf READY; head -c %zu | od -An -v -tx1",
            app_cursor ? "printf '\\033[?1h';" : "", b.total);
   conch_pty_options o = {0};
   o.command = command;
+  /* The dump is three characters per byte: keep all of it, however many
+   * cases there are. */
+  o.max_bytes = 4 * b.total + 4096;
   struct chunks c;
   conch_pty_result *r = NULL;
-  if (!CHECK_RC(run_driven(pty, &o, send_keys, &b, &c, &r), CONCH_OK, command)) return;
-  unsigned char got[4096];
-  size_t n = decode_dump(r->output, got, sizeof got);
-  printf("key vectors, application cursor %s: %zu bytes through the terminal\n",
-         app_cursor ? "on" : "off", n);
-  bool same = n == b.total && memcmp(got, expected, n) == 0;
-  if (!CHECK(same, "key vectors (app_cursor %d): the terminal received %zu bytes, expected %zu",
-             app_cursor, n, b.total)) {
-    /* Name the first case whose bytes differ. */
-    size_t at = 0;
-    while (at < n && at < b.total && got[at] == expected[at]) at++;
-    for (size_t i = 0, off = 0; i < COUNT(KEY_CASES); i++) {
-      const struct key_case *k = &KEY_CASES[i];
-      if (k->expect == NULL || k->app_cursor != app_cursor) continue;
-      if (at < off + k->expect_len) {
-        fprintf(stderr, "  first difference at byte %zu, in case \"%s\"\n", at, k->name);
-        break;
+  if (CHECK_RC(run_driven(pty, &o, send_keys, &b, &c, &r), CONCH_OK, command)) {
+    CHECK(!r->truncated && !r->timed_out, "the whole dump arrived (truncated %d, timed out %d)", r->truncated,
+          r->timed_out);
+    size_t n = decode_dump(r->output, got, cap);
+    printf("key vectors, application cursor %s: %zu cases, %zu bytes through the terminal\n",
+           app_cursor ? "on" : "off", cases, n);
+    bool same = n == b.total && memcmp(got, b.expected, n) == 0;
+    if (!CHECK(same, "key vectors (app_cursor %d): the terminal received %zu bytes, expected %zu",
+               app_cursor, n, b.total)) {
+      /* Name the first case whose bytes differ. */
+      size_t at = 0, shown = n < cap ? n : cap;
+      while (at < shown && at < b.total && got[at] == b.expected[at]) at++;
+      const char *where = "the end mark";
+      for (size_t i = 0, off = 0; i < COUNT(KEY_CASES); i++) {
+        const struct key_case *k = &KEY_CASES[i];
+        if (k->expect == NULL || k->app_cursor != app_cursor) continue;
+        if (at < off + k->expect_len) {
+          where = k->name;
+          break;
+        }
+        off += k->expect_len;
       }
-      off += k->expect_len;
+      fprintf(stderr, "  first difference at byte %zu, in \"%s\"\n", at, where);
     }
   }
   conch_pty_result_free(r);
   chunks_destroy(&c);
+  free(b.expected);
+  free(got);
 }
 
 static void test_key_vectors(conch_pty *pty) {
