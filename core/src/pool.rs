@@ -122,8 +122,11 @@ mod tests {
         let first = done_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         let second = done_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_ne!(first, second);
-        // Both threads are idle now; the next call runs on one of them.
+        // Both threads go idle (a 10 s hang guard); the next call runs on
+        // one of them.
+        let end = Instant::now() + Duration::from_secs(10);
         while *lock(&POOL.idle) < 2 {
+            assert!(Instant::now() < end, "the threads never went idle");
             std::thread::sleep(Duration::from_millis(1));
         }
         let (tx, rx) = channel();

@@ -66,6 +66,16 @@ impl Drop for Turn<'_> {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::time::Instant;
+
+    /// Waits (10 s at most: a hang guard) until `n` tickets were taken.
+    fn wait_for_tickets(q: &Queue, n: u64) {
+        let end = Instant::now() + Duration::from_secs(10);
+        while lock(&q.tickets).next < n {
+            assert!(Instant::now() < end, "ticket {n} never taken");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 
     #[test]
     fn serves_in_order_and_skips_abandoned() {
@@ -77,15 +87,18 @@ mod tests {
         let q2 = q.clone();
         let c2 = cancelled.clone();
         let waiter = std::thread::spawn(move || q2.enter(&c2).is_none());
-        std::thread::sleep(Duration::from_millis(50));
+        // The waiter holds ticket 1 before the third caller takes ticket 2.
+        wait_for_tickets(&q, 2);
         let (q3, o3) = (q.clone(), order.clone());
         let third = std::thread::spawn(move || {
             let _t = q3.enter(&CancelToken::new()).unwrap();
             o3.lock().unwrap().push(3);
         });
+        wait_for_tickets(&q, 3);
         cancelled.cancel();
         assert!(waiter.join().unwrap(), "cancelled waiter leaves");
         order.lock().unwrap().push(1);
+        // The third caller is served only if the abandoned ticket is skipped.
         drop(first);
         third.join().unwrap();
         assert_eq!(*order.lock().unwrap(), vec![1, 3]);
