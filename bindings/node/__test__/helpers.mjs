@@ -1,7 +1,16 @@
 // Shared helpers of the node:test suite.
+import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+
+/**
+ * How long a wait for an event may take before the test calls it a hang.
+ * It bounds waits for things that take milliseconds (a process appearing,
+ * a line of output, a kill ladder of about a second), so it is far past
+ * them even on a busy machine; it never measures speed.
+ */
+export const HANG_GUARD_MS = 10_000
 
 /** A fresh private directory. */
 export function tempDir(prefix = 'conch-node-') {
@@ -34,8 +43,11 @@ export function processesWith(word) {
   return pids
 }
 
-/** Waits until `check()` is truthy or `ms` pass; returns its last value. */
-export async function waitFor(check, ms = 2000) {
+/**
+ * Polls `check()` until it is truthy or the hang guard `ms` passes;
+ * returns its last value (the caller asserts it).
+ */
+export async function waitFor(check, ms = HANG_GUARD_MS) {
   const end = Date.now() + ms
   let value = check()
   while (!value && Date.now() < end) {
@@ -45,7 +57,45 @@ export async function waitFor(check, ms = 2000) {
   return value
 }
 
+/**
+ * Waits until `count` live processes carry `word` and returns their pids:
+ * the presence half of a kill check.
+ */
+export async function expectProcesses(word, count = 1) {
+  const pids = await waitFor(() => {
+    const found = processesWith(word)
+    return found.length === count && found
+  })
+  assert.ok(pids, `expected ${count} process(es) with ${word}, found ${processesWith(word).length}`)
+  return pids
+}
+
+/**
+ * Waits until no live process carries `word`: the absence half of a kill
+ * check, after `expectProcesses` saw them alive. A kill may still be on its
+ * way down its ladder (SIGINT, SIGTERM, SIGKILL), so this polls.
+ */
+export async function expectGone(word) {
+  const gone = await waitFor(() => processesWith(word).length === 0)
+  assert.ok(gone, `processes with ${word} still alive: ${processesWith(word).join(', ')}`)
+}
+
+/**
+ * `promise`, or a rejection naming `what` if it has not settled within the
+ * hang guard (for calls that only a bug would keep from settling).
+ */
+export function settlesInTime(promise, what, ms = HANG_GUARD_MS) {
+  let timer
+  const guard = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, guard]).finally(() => clearTimeout(timer))
+}
+
+/** The directory of the repository's shared test vectors. */
+export const VECTORS_DIR = new URL('../../../tests/vectors/', import.meta.url)
+
 /** The repository's shared test vectors. */
 export function vectorsPath(name) {
-  return new URL(`../../../tests/vectors/${name}.json`, import.meta.url)
+  return new URL(`${name}.json`, VECTORS_DIR)
 }
