@@ -2,7 +2,7 @@
 import { test, describe } from 'node:test'
 import assert from 'node:assert/strict'
 import { PtySession } from 'conch'
-import { processesWith, uniqueWord, waitFor } from './helpers.mjs'
+import { HANG_GUARD_MS, expectGone, expectProcesses, settlesInTime, uniqueWord } from './helpers.mjs'
 
 describe('PtySession', () => {
   test('runs a command on a terminal and keeps the screen', async () => {
@@ -21,7 +21,8 @@ describe('PtySession', () => {
   test('input reaches the program; the size is the one asked for', async () => {
     const pty = new PtySession()
     let typed = false
-    const run = pty.start({ command: 'stty size; read -r line; echo "got $line"', cols: 90, rows: 30 }, () => {
+    // The deadline is a hang guard: the command waits for the input.
+    const run = pty.start({ command: 'stty size; read -r line; echo "got $line"', cols: 90, rows: 30, timeoutMs: HANG_GUARD_MS }, () => {
       if (!typed && pty.isRunning()) {
         typed = true
         pty.write('hello\r')
@@ -36,7 +37,7 @@ describe('PtySession', () => {
   test('writeKey sends named keys; write takes a Buffer', async () => {
     const pty = new PtySession()
     let sent = false
-    const r = await pty.start({ command: 'echo ready; read -r a; read -r b; echo "[$a][$b]"' }, () => {
+    const r = await pty.start({ command: 'echo ready; read -r a; read -r b; echo "[$a][$b]"', timeoutMs: HANG_GUARD_MS }, () => {
       if (!sent && pty.isRunning()) {
         sent = true
         pty.write(Buffer.from('one'))
@@ -44,6 +45,7 @@ describe('PtySession', () => {
         pty.write('two\r')
       }
     })
+    assert.equal(r.timedOut, false)
     assert.match(r.output, /\[one\]\[two\]\n$/)
   })
 
@@ -51,17 +53,19 @@ describe('PtySession', () => {
     const word = uniqueWord('6')
     const pty = new PtySession()
     const run = pty.start({ command: `/bin/sleep 100.${word}` })
-    assert.ok(await waitFor(() => processesWith(word).length === 1), 'sleep did not start')
+    await expectProcesses(word)
     pty.kill()
-    const r = await run
+    const r = await settlesInTime(run, 'the killed PTY run')
     assert.equal(r.cancelled, true)
     assert.equal(r.timedOut, false)
-    assert.deepEqual(processesWith(word), [])
+    await expectGone(word)
     assert.throws(() => pty.kill(), { code: 'InvalidArgument' })
     assert.throws(() => pty.write('x'), { code: 'InvalidArgument' })
   })
 
   test('timeout and abort signal', async () => {
+    // The sleeps outlast the deadline and the abort by far; an abort that
+    // fires before the command starts cancels it just the same.
     const pty = new PtySession()
     const timed = await pty.start({ command: '/bin/sleep 10', timeoutMs: 200 })
     assert.equal(timed.timedOut, true)
@@ -75,11 +79,24 @@ describe('PtySession', () => {
   })
 
   test('a second start while one runs is refused', async () => {
+    // The first command waits for a line only the test sends, after the
+    // refused start: it is running all along.
     const pty = new PtySession()
-    const first = pty.start({ command: 'sleep 0.3; echo done' })
-    await waitFor(() => pty.isRunning())
+    let text = ''
+    let waiting
+    const ready = new Promise((resolve) => {
+      waiting = resolve
+    })
+    const first = pty.start({ command: 'echo waiting; read -r line; echo "done $line"' }, (c) => {
+      text += c
+      if (text.includes('waiting')) waiting()
+    })
+    await settlesInTime(ready, 'the first command printing waiting')
     await assert.rejects(pty.start({ command: 'true' }), { code: 'InvalidArgument', message: 'PTY session already running' })
-    assert.equal((await first).output, 'done\n')
+    pty.write('go\r')
+    const r = await settlesInTime(first, 'the first command')
+    assert.equal(r.exitCode, 0)
+    assert.match(r.output, /done go\n$/)
   })
 
   test('a start failure is reported in the result', async () => {
