@@ -2,10 +2,10 @@
 import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { readFileSync, existsSync, realpathSync } from 'node:fs'
+import { readFileSync, existsSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as conch from 'conch'
-import { tempDir } from './helpers.mjs'
+import { settlesInTime, tempDir } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const { Shell, executeShell, executeBash, closeBashSession, ArtifactStore } = conch
@@ -126,18 +126,21 @@ describe('Shell', () => {
   })
 
   test('a throwing onChunk aborts the run and rejects with the thrown value', async () => {
+    // The command never ends by itself: only the abort the throw causes
+    // can settle the call.
     const boom = new Error('stop reading')
     let calls = 0
-    const started = Date.now()
     await assert.rejects(
-      sh.run({ command: "sh -c 'while :; do echo tick; sleep 0.01; done'" }, () => {
-        calls++
-        throw boom
-      }),
+      settlesInTime(
+        sh.run({ command: "sh -c 'while :; do echo tick; /bin/sleep 0.01; done'" }, () => {
+          calls++
+          throw boom
+        }),
+        'the run the callback aborted',
+      ),
       (err) => err === boom,
     )
     assert.equal(calls, 1)
-    assert.ok(Date.now() - started < 2000)
     const r = await sh.run({ command: 'echo still alive' })
     assert.equal(r.output, 'still alive\n')
   })
@@ -177,9 +180,33 @@ describe('Shell', () => {
   })
 
   test('concurrent runs queue in order', async () => {
-    const runs = [1, 2, 3, 4].map((i) => sh.run({ command: `sleep 0.0${i}; echo ${i}` }))
-    const outputs = (await Promise.all(runs)).map((r) => r.output)
-    assert.deepEqual(outputs, ['1\n', '2\n', '3\n', '4\n'])
+    // Run 1 holds the session until the test lets it go; runs 2-4 are
+    // submitted meanwhile. Each run appends its number to a shell variable
+    // and prints it, so each output shows which runs executed before it in
+    // this bash; `.then` records the order in which the calls settled.
+    const go = join(tempDir(), 'go')
+    let held
+    const heldSeen = new Promise((resolve) => {
+      held = resolve
+    })
+    const settled = []
+    let firstOutput = ''
+    const first = sh.run(
+      { command: `ORDER=1; echo held; until [ -e ${go} ]; do /bin/sleep 0.02; done; echo "$ORDER"` },
+      (c) => {
+        firstOutput += c
+        if (firstOutput.startsWith('held\n')) held()
+      },
+    )
+    const runs = [first]
+    for (const i of [2, 3, 4]) runs.push(sh.run({ command: `ORDER="$ORDER ${i}"; echo "$ORDER"` }))
+    runs.forEach((run, i) => run.then(() => settled.push(i + 1)))
+    await settlesInTime(heldSeen, 'run 1 printing held')
+    assert.deepEqual(settled, [], 'no run settled while run 1 holds the session')
+    writeFileSync(go, '')
+    const outputs = (await settlesInTime(Promise.all(runs), 'the queued runs')).map((r) => r.output)
+    assert.deepEqual(outputs, ['held\n1\n', '1 2\n', '1 2 3\n', '1 2 3 4\n'])
+    assert.deepEqual(settled, [1, 2, 3, 4])
   })
 
   test('session env and envPolicy reach the shell', async () => {
@@ -212,6 +239,8 @@ describe('executeShell', () => {
 
   test('exit status and timeout', async () => {
     assert.equal((await executeShell({ command: 'exit 7' })).exitCode, 7)
+    // A deadline far inside the sleep: it ends the command whatever the
+    // load, and a sub-second deadline reads as 0 whole seconds.
     const r = await executeShell({ command: '/bin/sleep 10', timeoutMs: 200 })
     assert.equal(r.timedOut, true)
     assert.equal(r.cancelled, true)
@@ -260,6 +289,12 @@ describe('ArtifactStore', () => {
     assert.throws(() => store.resolve('artifact://1'), { code: 'NotFound', message: 'Artifact 1 not found. Available: none' })
     assert.throws(() => store.allocate('../x'), { code: 'InvalidArgument' })
     assert.throws(() => store.read('0', -1), { code: 'InvalidArgument' })
-    assert.equal(readFileSync(new URL(import.meta.url)).length > 0, true)
+    // What a writer puts at the allocated path is what the store reads back.
+    writeFileSync(a.path, 'one\ntwo\nthree\n')
+    assert.equal(readFileSync(join(dir, 'a', '0.bash.log'), 'utf8'), 'one\ntwo\nthree\n')
+    assert.equal(store.resolve('artifact://0'), 'one\ntwo\nthree\n')
+    assert.equal(store.read('0', 1, 1), 'two\n')
+    assert.equal(store.read('artifact://0', 2), 'three\n')
+    assert.throws(() => store.resolve('artifact://1'), { code: 'NotFound', message: 'Artifact 1 not found. Available: 0' })
   })
 })
