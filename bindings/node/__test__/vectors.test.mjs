@@ -1,14 +1,16 @@
 // Replays the shared vectors (tests/vectors/*.json) that concern what the
-// Node face exposes: normalize, intercept, sanitize, artifact, tool. The
-// same files are replayed by the Rust, C and Python suites.
+// Node face exposes; the same files are replayed by the Rust, C and Python
+// suites. Every file in the directory is either replayed here or listed in
+// NOT_EXPOSED with the reason, and a replayed file that is missing fails.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   ArtifactStore,
   BashTool,
   BlockedError,
+  PtySession,
   Shell,
   ToolAbortError,
   ToolError,
@@ -17,24 +19,59 @@ import {
   normalizeBashCommand,
   sanitizeText,
 } from 'conch'
-import { tempDir, vectorsPath } from './helpers.mjs'
+import {
+  HANG_GUARD_MS,
+  VECTORS_DIR,
+  expectGone,
+  expectProcesses,
+  settlesInTime,
+  tempDir,
+  uniqueWord,
+  vectorsPath,
+  waitFor,
+} from './helpers.mjs'
 
-/**
- * Runs `check` on every case of `tests/vectors/<name>.json` and fails
- * listing each case whose actual value differs from its `expect`.
- */
-function replay(t, name, check) {
+/** The vector files this suite replays. */
+const REPLAYED = ['artifact', 'intercept', 'keys', 'normalize', 'sanitize', 'sink', 'tool']
+
+/** The vector files whose functions the Node face does not expose, and why. */
+const NOT_EXPOSED = {
+  notice:
+    'format_size, Truncation::from_counts and format_output_notice have no Node API of their own; ' +
+    'their text shows in BashTool results, which tool.json replays',
+  render:
+    'tool_preview, bang_preview, clamp_line and truncation_warning render output for a terminal UI ' +
+    'and have no Node API',
+}
+
+test('every vector file is replayed or has a stated reason not to be', () => {
+  const files = readdirSync(VECTORS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .sort()
+  assert.deepEqual(files, [...REPLAYED, ...Object.keys(NOT_EXPOSED)].sort())
+})
+
+/** The cases of `tests/vectors/<name>.json`; a missing file is an error. */
+function vectorCases(name) {
   const path = vectorsPath(name)
-  if (!existsSync(path)) {
-    t.skip(`tests/vectors/${name}.json is not in this checkout`)
-    return
-  }
+  assert.ok(existsSync(path), `tests/vectors/${name}.json is missing`)
   const cases = JSON.parse(readFileSync(path, 'utf8'))
   assert.ok(cases.length > 0, `${name}.json has no cases`)
+  return cases
+}
+
+/**
+ * Runs `check` (which may be async) on every case of
+ * `tests/vectors/<name>.json` that `only` accepts, one after the other, and
+ * fails listing each case whose check threw.
+ */
+async function replay(t, name, check, only = () => true) {
+  const cases = vectorCases(name).filter(only)
   const failures = []
   for (const c of cases) {
     try {
-      check(c)
+      await check(c)
     } catch (err) {
       failures.push(`${c.name}: ${err.message}`)
     }
@@ -46,8 +83,8 @@ function replay(t, name, check) {
 /** JSON null → undefined, as the Node API takes optional arguments. */
 const opt = (v) => (v === null ? undefined : v)
 
-test('normalize vectors', (t) => {
-  replay(t, 'normalize', (c) => {
+test('normalize vectors', async (t) => {
+  await replay(t, 'normalize', (c) => {
     switch (c.fn) {
       case 'normalize': {
         const n = normalizeBashCommand(c.command)
@@ -66,18 +103,19 @@ test('normalize vectors', (t) => {
   })
 })
 
-test('intercept vectors', (t) => {
-  replay(t, 'intercept', (c) => {
-    const rules = opt(c.rules)?.map((r) => ({ ...r, flags: opt(r.flags) }))
+test('intercept vectors', async (t) => {
+  await replay(t, 'intercept', (c) => {
+    let rules = opt(c.rules)?.map((r) => ({ ...r, flags: opt(r.flags) }))
     const badRules = c.rule_errors ?? []
     if (badRules.length > 0) {
-      // The function refuses a rule set with an invalid rule, naming each.
+      // The function refuses a rule set with an invalid rule, naming each;
+      // the case's verdict is then what the valid rules alone decide.
       assert.throws(() => checkBashInterception(c.command, c.tool_names, rules), (err) => {
         assert.equal(err.code, 'InvalidArgument')
-        for (const index of badRules) assert.match(err.message, new RegExp(`rule ${index}\\b`))
+        for (const index of badRules) assert.ok(err.message.includes(`interceptor rule ${index} `), err.message)
         return true
       })
-      return
+      rules = rules.filter((_, i) => !badRules.includes(i))
     }
     const hit = checkBashInterception(c.command, c.tool_names, rules)
     if (c.expect === null) {
@@ -94,47 +132,249 @@ function inputBytes(c) {
   return c.input !== undefined ? Buffer.from(c.input, 'utf8') : Buffer.from(c.input_bytes)
 }
 
-test('sanitize vectors: sanitizeText', (t) => {
-  replay(t, 'sanitize', (c) => {
+test('sanitize vectors: sanitizeText', async (t) => {
+  await replay(t, 'sanitize', (c) => {
+    // Text cases only: a JS string cannot hold the invalid UTF-8 of the
+    // byte cases, which the next test sends through a command.
     if (c.input !== undefined) assert.equal(sanitizeText(c.input), c.expect)
   })
 })
 
+/**
+ * Writes each piece to a file of `dir` and returns the command that prints
+ * them in order, a pause between two, so the engine reads them separately.
+ */
+function printPieces(dir, pieces) {
+  return pieces
+    .map((piece, i) => {
+      const file = join(dir, `piece.${i}`)
+      writeFileSync(file, piece)
+      return `cat ${file}`
+    })
+    .join('; /bin/sleep 0.02; ')
+}
+
 test('sanitize vectors: command output, split where the case says', async (t) => {
   // The bytes go through a real command, so invalid UTF-8 and sequences
   // split across reads reach the streaming sanitizer as they would live.
-  // Pauses between the pieces make the engine read them separately.
-  const dir = tempDir()
   const shell = new Shell({ snapshot: 'none' })
-  const cases = []
-  replay(t, 'sanitize', (c) => cases.push(c))
   try {
-    const failures = []
-    for (const [i, c] of cases.entries()) {
+    await replay(t, 'sanitize', async (c) => {
       const bytes = inputBytes(c)
       const cuts = [0, ...(c.chunks ?? []), bytes.length]
-      const parts = []
-      for (let p = 0; p + 1 < cuts.length; p++) {
-        const file = join(dir, `${i}.${p}`)
-        writeFileSync(file, bytes.subarray(cuts[p], cuts[p + 1]))
-        parts.push(`cat ${file}`)
-      }
+      const pieces = cuts.slice(1).map((end, p) => bytes.subarray(cuts[p], end))
       const streamed = []
-      const r = await shell.run({ command: parts.join('; sleep 0.02; ') }, (chunk) => streamed.push(chunk))
-      if (r.output !== c.expect || streamed.join('') !== c.expect) {
-        failures.push(`${c.name}: ${JSON.stringify(r.output)} (streamed ${JSON.stringify(streamed.join(''))})`)
-      }
-    }
-    assert.deepEqual(failures, [])
+      const r = await shell.run({ command: printPieces(tempDir(), pieces) }, (chunk) => streamed.push(chunk))
+      assert.equal(r.output, c.expect)
+      assert.equal(streamed.join(''), c.expect)
+    })
   } finally {
     shell.close()
   }
 })
 
+/** The sink options a Shell takes: `maxBytes`, `artifactsDir`, and `head` per run. */
+const SHELL_SINK_OPTIONS = ['artifact', 'head_lines', 'max_bytes']
+
+test('sink vectors, through Shell.run', async (t) => {
+  // Each case's pushes are printed by a real command of a Shell set up with
+  // the case's options. A case with a notice, or with a head limit, then
+  // waits in a sleep: a head that is satisfied stops the command (the run
+  // ends by itself); otherwise the test aborts it, or the deadline of a
+  // `timed out` notice ends it, once its output is all in. Cases with
+  // options a Shell does not take (the head_bytes of a head+tail window)
+  // are counted, not replayed.
+  const takes = (c) => Object.keys(c.options).every((k) => SHELL_SINK_OPTIONS.includes(k))
+  const skipped = vectorCases('sink').filter((c) => !takes(c)).map((c) => c.name)
+  t.diagnostic(`not replayed, options a Shell does not take: ${skipped.join('; ')}`)
+  assert.ok(skipped.length < vectorCases('sink').length, 'no sink case replayed')
+  await replay(t, 'sink', async (c) => {
+    const o = c.options
+    const e = c.expect
+    const dir = tempDir()
+    const artifactsDir = join(dir, 'artifacts')
+    const shell = new Shell({
+      snapshot: 'none',
+      maxBytes: o.max_bytes,
+      artifactsDir: o.artifact ? artifactsDir : undefined,
+    })
+    try {
+      const pieces = c.pushes.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)))
+      const timedOut = c.notice?.match(/^Command timed out after (\d+) seconds$/)
+      if (c.notice !== null && !timedOut && c.notice !== 'Command cancelled') throw new Error(`unknown notice ${c.notice}`)
+      const word = uniqueWord('8')
+      const waits = c.notice !== null || o.head_lines !== undefined
+      let command = printPieces(dir, pieces)
+      // The braces' redirection keeps bash's report of the killed sleep
+      // (`Terminated`) out of the output the case describes.
+      if (waits) command = `${command}; { /bin/sleep 100.${word}; } 2>/dev/null`
+      let streamed = ''
+      const run = shell.run(
+        { command, head: o.head_lines, timeoutMs: timedOut ? Number(timedOut[1]) * 1000 : undefined },
+        (chunk) => {
+          streamed += chunk
+        },
+      )
+      let r
+      if (o.head_lines !== undefined && e.head_satisfied) {
+        // Only the head stop can end the sleep in time.
+        r = await settlesInTime(run, 'a run whose head is satisfied')
+        assert.equal(r.cancelled, false)
+        assert.equal(r.exitCode, 0)
+      } else if (waits) {
+        await expectProcesses(word)
+        const allIn = await waitFor(() => Buffer.byteLength(streamed) === e.total_bytes)
+        assert.ok(allIn, `streamed ${JSON.stringify(streamed)}`)
+        if (!timedOut) shell.abort()
+        r = await settlesInTime(run, 'the stopped run')
+        assert.equal(r.cancelled, true)
+        assert.equal(r.timedOut, Boolean(timedOut))
+        await expectGone(word)
+      } else {
+        r = await settlesInTime(run, 'the run')
+        assert.equal(r.exitCode, 0)
+      }
+      // A head never satisfied leaves the command running, so the test
+      // cancelled it: its notice is the test's doing, not the case's.
+      const notice = o.head_lines !== undefined && !e.head_satisfied && c.notice === null ? '[Command cancelled]\n' : ''
+      assert.equal(r.output, notice + e.output)
+      assert.deepEqual(
+        {
+          truncated: r.truncated,
+          total_lines: r.totalLines,
+          total_bytes: r.totalBytes,
+          output_lines: r.outputLines,
+          output_bytes: r.outputBytes,
+          artifact_id: r.artifactId ?? null,
+        },
+        {
+          truncated: e.truncated,
+          total_lines: e.total_lines,
+          total_bytes: e.total_bytes,
+          output_lines: e.output_lines,
+          output_bytes: e.output_bytes,
+          artifact_id: e.artifact_id,
+        },
+      )
+      if (e.artifact_text !== undefined) {
+        assert.equal(new ArtifactStore(artifactsDir).resolve(`artifact://${r.artifactId}`), e.artifact_text)
+      }
+      if (e.artifact_exists !== undefined) {
+        const files = existsSync(artifactsDir) ? readdirSync(artifactsDir) : []
+        assert.equal(files.length > 0, e.artifact_exists, `artifact files: ${files}`)
+      }
+    } finally {
+      shell.close()
+    }
+  }, takes)
+})
+
+/**
+ * A program for the PTY that reports the bytes it receives. In raw mode (no
+ * echo, no line editing, no signal keys), with application cursor keys
+ * (DECCKM) switched on when its argument is `app`, it prints READY, then
+ * for each KEY_END it reads a line `=<hex of the bytes before it>=`; it
+ * exits on KEY_QUIT.
+ */
+const KEY_END = '<<conch-key-end>>'
+const KEY_QUIT = '<<conch-key-quit>>'
+const KEY_READER = `
+process.stdin.setRawMode(true)
+const END = Buffer.from(${JSON.stringify(KEY_END)})
+const QUIT = Buffer.from(${JSON.stringify(KEY_QUIT)})
+let got = Buffer.alloc(0)
+process.stdout.write((process.argv[2] === 'app' ? '\\x1b[?1h' : '') + 'READY\\n')
+process.stdin.on('data', (data) => {
+  got = Buffer.concat([got, data])
+  if (got.includes(QUIT)) process.exit(0)
+  let at
+  while ((at = got.indexOf(END)) >= 0) {
+    process.stdout.write('=' + got.subarray(0, at).toString('hex') + '=\\n')
+    got = got.subarray(at + END.length)
+  }
+})
+`
+
+test('keys vectors, through a real PTY', async (t) => {
+  // Each case's input (PtySession.write) or key name (writeKey) is sent to
+  // KEY_READER on the terminal, in the cursor-key mode the case names;
+  // the bytes the program read are compared with the case's.
+  const script = join(tempDir(), 'key-reader.cjs')
+  writeFileSync(script, KEY_READER)
+  const cases = vectorCases('keys')
+  for (const appCursor of [false, true]) {
+    const pty = new PtySession()
+    let text = ''
+    const replies = []
+    let wake = () => {}
+    /** The next line the reader prints (asked for before what prompts it is sent). */
+    const nextReply = async (what) => {
+      const index = replies.length
+      while (replies.length <= index) {
+        await settlesInTime(new Promise((resolve) => (wake = resolve)), what)
+      }
+      return replies[index]
+    }
+    const run = pty.start(
+      {
+        command: `exec '${process.execPath}' '${script}' ${appCursor ? 'app' : 'normal'}`,
+        timeoutMs: 6 * HANG_GUARD_MS,
+      },
+      (chunk) => {
+        text += chunk
+        if (replies.length === 0 && text.includes('READY')) replies.push('ready')
+        for (const m of text.matchAll(/=([0-9a-f]*)=\r?\n/g)) replies.push(m[1])
+        text = text.replace(/^[^]*=([0-9a-f]*)=\r?\n/, '')
+        wake()
+      },
+    )
+    // Assigned before the first chunk can arrive: chunks come on this thread.
+    const ready = nextReply('the key reader starting')
+    try {
+      assert.equal(await ready, 'ready')
+      await replay(
+        t,
+        'keys',
+        async (c) => {
+          const reply = nextReply(`the bytes of ${c.name}`)
+          // Awaited below unless a write throws first; never left unhandled.
+          reply.catch(() => {})
+          let refused
+          try {
+            if (c.key !== undefined) pty.writeKey(c.key)
+            else pty.write(c.input)
+          } catch (err) {
+            refused = err
+          }
+          pty.write(KEY_END)
+          const bytes = await reply
+          if (c.error_starts_with !== undefined) {
+            assert.ok(refused, 'the key was not refused')
+            assert.equal(refused.code, 'InvalidArgument')
+            assert.ok(refused.message.startsWith(c.error_starts_with), refused.message)
+            assert.equal(bytes, '', 'a refused key sends nothing')
+          } else {
+            if (refused) throw refused
+            assert.equal(bytes, Buffer.from(c.expect, 'utf8').toString('hex'))
+          }
+        },
+        (c) => c.app_cursor === appCursor,
+      )
+      pty.write(KEY_QUIT)
+      const r = await settlesInTime(run, 'the key reader')
+      assert.equal(r.exitCode, 0, r.output)
+    } finally {
+      if (pty.isRunning()) pty.kill()
+    }
+  }
+  const modes = new Set(cases.map((c) => c.app_cursor))
+  assert.deepEqual([...modes].sort(), [false, true])
+})
+
 const ERROR_CODES = { invalid_argument: 'InvalidArgument', not_found: 'NotFound', io: 'Io' }
 
-test('artifact vectors', (t) => {
-  replay(t, 'artifact', (c) => {
+test('artifact vectors', async (t) => {
+  await replay(t, 'artifact', (c) => {
     const dir = join(tempDir(), 'artifacts')
     if (c.files !== null) {
       mkdirSync(dir)
@@ -185,10 +425,9 @@ async function toolOutcome(tool, args) {
 }
 
 test('tool vectors', async (t) => {
-  const cases = []
-  replay(t, 'tool', (c) => cases.push(c))
-  const failures = []
-  for (const [n, c] of cases.entries()) {
+  let n = 0
+  await replay(t, 'tool', async (c) => {
+    n++
     const cwd = realpathSync(tempDir())
     const config = c.config ?? {}
     const tool = new BashTool({
@@ -218,7 +457,6 @@ test('tool vectors', async (t) => {
     if (want('text_ends_with') !== undefined && !got.text.endsWith(want('text_ends_with'))) {
       wrong.push(`text ends: ${JSON.stringify(got.text.slice(-200))}`)
     }
-    if (wrong.length) failures.push(`${c.name}: ${wrong.join('; ')}`)
-  }
-  assert.deepEqual(failures, [])
+    assert.deepEqual(wrong, [])
+  })
 })
