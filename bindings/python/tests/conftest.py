@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -14,6 +17,13 @@ import conch
 
 REPO = Path(__file__).resolve().parents[3]
 VECTORS = REPO / "tests" / "vectors"
+
+# A hang guard, in seconds: how long a test waits for something that should
+# happen at once (a process to appear, a killed tree to be gone, a stopped
+# call to return). Far above what a busy machine needs, kill ladder included
+# (SIGINT, 0.5 s, SIGTERM, 0.5 s, SIGKILL), and far below the 30 s sleeps
+# the tests stop, so a run that was not stopped cannot pass for one that was.
+GUARD = 10.0
 
 
 @pytest.fixture
@@ -33,28 +43,122 @@ def pids_with(word: str) -> list[int]:
     """Live processes whose command line contains ``word`` (zombies excluded)."""
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if word.encode() in cmdline and state != b"Z":
+        if entry.isdigit() and word.encode() in (_cmdline(int(entry)) or b""):
             found.append(int(entry))
     return found
 
 
-def wait_until(predicate, timeout: float = 5.0) -> bool:
+def _cmdline(pid: int) -> bytes | None:
+    """The command line of a live process, None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return None
+    return None if state == b"Z" else cmdline
+
+
+def is_alive(pid: int, marker: str) -> bool:
+    """Whether ``pid`` is a live process named ``marker`` (its argv[0]), so a
+    recycled pid is never mistaken for the process a test started."""
+    cmdline = _cmdline(pid)
+    return cmdline is not None and cmdline.split(b"\0")[0] == marker.encode()
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = GUARD) -> bool:
     """Polls ``predicate`` until it is true or ``timeout`` seconds passed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return True
         time.sleep(0.02)
-    return predicate()
+    return bool(predicate())
+
+
+def sleeper(marker: str, seconds: int = 30) -> str:
+    """A command that prints ``pid=<pid>``, then becomes ``sleep`` under that
+    pid with ``marker`` as its argv[0]: a process a test can find in /proc."""
+    return f"bash -c 'echo pid=$$; exec -a {marker} sleep {seconds}'"
+
+
+class Sleeper:
+    """The output callback (``on_chunk``, ``on_update``) of a run of
+    ``sleeper(marker)``. When the ``pid=`` line arrives it waits, inside the
+    callback, until /proc shows that pid as the sleeper: the run cannot end
+    meanwhile, as its callbacks run in its own loop. Then ``started`` is set.
+    An assertion failing here fails the run, and so the test."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.pid: int | None = None
+        self.started = threading.Event()
+
+    def __call__(self, text: str) -> None:
+        found = re.search(r"pid=(\d+)", text)
+        if self.pid is None and found:
+            pid = int(found[1])
+            assert wait_until(lambda: self.is_alive(pid)), f"pid {pid} never became {self.marker}"
+            self.pid = pid
+            self.started.set()
+
+    def is_alive(self, pid: int | None = None) -> bool:
+        return is_alive(self.pid if pid is None else pid, self.marker)
+
+    def wait_started(self) -> int:
+        """Blocks until the sleeper runs (from another thread than the run's)."""
+        assert self.started.wait(GUARD), f"{self.marker} did not start"
+        assert self.pid is not None
+        return self.pid
+
+    def assert_gone(self) -> None:
+        """The sleeper, seen alive before, is gone (or a zombie) by now."""
+        assert self.pid is not None, "the sleeper was never seen alive"
+        assert wait_until(lambda: not self.is_alive()), f"{self.marker} ({self.pid}) outlived the kill"
+
+
+class Output:
+    """An ``on_chunk`` callback that collects the text and lets other threads
+    wait for a word to appear in it."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._changed = threading.Condition()
+
+    def __call__(self, chunk: str) -> None:
+        with self._changed:
+            self.text += chunk
+            self._changed.notify_all()
+
+    def wait_for(self, word: str) -> None:
+        with self._changed:
+            assert self._changed.wait_for(lambda: word in self.text, GUARD), (
+                f"{word!r} not in the output {self.text!r}"
+            )
+
+
+@contextmanager
+def in_background(fn: Callable[..., object], *args: object, **kwargs: object) -> Iterator[None]:
+    """Runs ``fn(*args, **kwargs)`` on another thread while the body runs, then joins
+    it and raises what it raised, so its assertions fail the test."""
+    errors: list[BaseException] = []
+
+    def body() -> None:
+        try:
+            fn(*args, **kwargs)
+        except BaseException as e:  # re-raised on the test's thread
+            errors.append(e)
+
+    thread = threading.Thread(target=body, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join(GUARD)
+    assert not thread.is_alive(), f"{fn.__name__} did not finish"
+    if errors:
+        raise errors[0]
 
 
 def rss_bytes() -> int:
