@@ -4,13 +4,14 @@ respawn, stdin, invalid UTF-8, callbacks, threads and Ctrl-C."""
 from __future__ import annotations
 
 import _thread
+import sys
 import threading
 import time
 
 import pytest
 
 import conch
-from conftest import pids_with, wait_until
+from conftest import GUARD, Output, Sleeper, in_background, pids_with, sleeper, wait_until
 
 
 def test_background_job_returns_at_once_and_is_listed(tmp_path, marker):
@@ -18,7 +19,7 @@ def test_background_job_returns_at_once_and_is_listed(tmp_path, marker):
     try:
         start = time.monotonic()
         r = sh.run(f"(exec -a {marker} sleep 30) & echo started")
-        assert time.monotonic() - start < 2
+        assert time.monotonic() - start < GUARD  # not held until the job ends
         assert r.exit_code == 0 and r.output == "started\n"
         assert wait_until(lambda: pids_with(marker))
         jobs = sh.background_jobs()
@@ -31,33 +32,45 @@ def test_background_job_returns_at_once_and_is_listed(tmp_path, marker):
 
 
 def test_abort_from_another_thread(shell, marker):
-    threading.Timer(0.3, shell.abort).start()
-    start = time.monotonic()
-    r = shell.run(f"exec -a {marker} sleep 30")
-    assert time.monotonic() - start < 2
+    sleep = Sleeper(marker)
+
+    def abort_once_running() -> None:
+        sleep.wait_started()
+        shell.abort()
+
+    with in_background(abort_once_running):
+        r = shell.run(sleeper(marker), on_chunk=sleep)
     assert r.cancelled and not r.timed_out and r.exit_code is None
-    assert r.output.startswith("[Command cancelled]")
-    assert wait_until(lambda: not pids_with(marker))
+    assert r.output == f"[Command cancelled]\npid={sleep.pid}\n"
+    sleep.assert_gone()
     assert shell.run("echo alive").output == "alive\n"
 
 
 def test_cancel_token_from_another_thread(shell, marker):
     token = conch.CancelToken()
-    threading.Timer(0.3, token.cancel).start()
-    start = time.monotonic()
-    r = shell.run(f"bash -c 'exec -a {marker} sleep 30'", cancel=token)
-    assert time.monotonic() - start < 2 and r.cancelled
-    assert wait_until(lambda: not pids_with(marker))
+    sleep = Sleeper(marker)
+
+    def cancel_once_running() -> None:
+        sleep.wait_started()
+        token.cancel()
+
+    with in_background(cancel_once_running):
+        r = shell.run(sleeper(marker), cancel=token, on_chunk=sleep)
+    assert r.cancelled and not r.timed_out
+    sleep.assert_gone()
 
 
 def test_timeout_kills_the_process_tree(shell, marker):
+    # The sleeper runs in a subshell, a child of the command, so the whole
+    # tree must go; 2 s leave the command ample time to print before it.
+    sleep = Sleeper(marker)
     start = time.monotonic()
-    r = shell.run(f"echo before; (exec -a {marker} sleep 30) & wait", timeout=1)
+    r = shell.run(f"echo before; ({sleeper(marker)}) & wait", timeout=2, on_chunk=sleep)
     elapsed = time.monotonic() - start
-    assert 0.9 < elapsed < 3
+    assert 1.9 < elapsed < 2 + GUARD  # not early, and not the sleep's 30 s
     assert r.timed_out and r.cancelled and r.exit_code is None
-    assert r.output == "[Command timed out after 1 seconds]\nbefore\n"
-    assert wait_until(lambda: not pids_with(marker))
+    assert r.output == f"[Command timed out after 2 seconds]\nbefore\npid={sleep.pid}\n"
+    sleep.assert_gone()
 
 
 def test_exit_respawns_the_session_in_the_last_cwd(shell, tmp_path):
@@ -71,9 +84,10 @@ def test_exit_respawns_the_session_in_the_last_cwd(shell, tmp_path):
 
 
 def test_stdin_is_dev_null(shell):
-    start = time.monotonic()
-    r = shell.run("cat; read line; echo rc=$?; readlink /proc/self/fd/0")
-    assert time.monotonic() - start < 2
+    # With any other stdin, cat and read would wait for input until the
+    # timeout.
+    r = shell.run("cat; read line; echo rc=$?; readlink /proc/self/fd/0", timeout=GUARD)
+    assert not r.timed_out
     assert r.output == "rc=1\n/dev/null\n"
 
 
@@ -84,15 +98,25 @@ def test_invalid_utf8_becomes_replacement_characters(shell):
     assert "".join(chunks) == r.output
 
 
-def test_chunks_arrive_in_order_on_the_calling_thread(shell):
+def test_chunks_arrive_in_order_on_the_calling_thread(shell, tmp_path):
+    # The command prints 2 and 3 only once the callback has seen 1: chunks
+    # delivered only at the end would leave it waiting until the timeout.
     seen: list[tuple[int, str]] = []
+    flag = tmp_path / "seen-1"
+
+    def on_chunk(text: str) -> None:
+        seen.append((threading.get_ident(), text))
+        if "1" in text:
+            flag.touch()
+
     r = shell.run(
-        "for i in 1 2 3; do echo $i; sleep 0.05; done",
-        on_chunk=lambda c: seen.append((threading.get_ident(), c)),
+        f"echo 1; while [ ! -e {flag} ]; do sleep 0.01; done; echo 2; echo 3",
+        on_chunk=on_chunk, timeout=GUARD,
     )
+    assert not r.timed_out
     assert {ident for ident, _ in seen} == {threading.get_ident()}
     assert "".join(c for _, c in seen) == r.output == "1\n2\n3\n"
-    assert len(seen) >= 2  # streamed, not delivered at the end
+    assert seen[0][1] == "1\n"
 
 
 class Stop(Exception):
@@ -101,17 +125,20 @@ class Stop(Exception):
 
 def test_a_raising_callback_cancels_the_run_and_is_reraised(shell, marker):
     calls = []
+    sleep = Sleeper(marker)
 
     def on_chunk(text: str) -> None:
         calls.append(text)
-        raise Stop("enough")
+        sleep(text)  # returns once the sleeper runs
+        if sleep.started.is_set():
+            raise Stop("enough")
 
     start = time.monotonic()
     with pytest.raises(Stop, match="enough"):
-        shell.run(f"echo first; exec -a {marker} sleep 30", on_chunk=on_chunk)
-    assert time.monotonic() - start < 2
-    assert calls == ["first\n"]  # not called again after it raised
-    assert wait_until(lambda: not pids_with(marker))
+        shell.run(sleeper(marker), on_chunk=on_chunk)
+    assert time.monotonic() - start < GUARD  # not the sleep's 30 s
+    assert calls == [f"pid={sleep.pid}\n"]  # not called again after it raised
+    sleep.assert_gone()
     assert shell.run("echo still usable").output == "still usable\n"
 
 
@@ -123,68 +150,82 @@ def test_a_raising_callback_does_not_cancel_the_callers_token(shell):
 
 
 def test_ctrl_c_stops_a_blocked_run(shell, marker):
-    threading.Timer(0.3, _thread.interrupt_main).start()
+    sleep = Sleeper(marker)
+
+    def interrupt_once_running() -> None:
+        sleep.wait_started()
+        _thread.interrupt_main()
+
     start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        shell.run(f"exec -a {marker} sleep 30")
-    assert time.monotonic() - start < 2
-    assert wait_until(lambda: not pids_with(marker))
+    with pytest.raises(KeyboardInterrupt), in_background(interrupt_once_running):
+        shell.run(sleeper(marker), on_chunk=sleep)
+    assert time.monotonic() - start < GUARD  # not the sleep's 30 s
+    sleep.assert_gone()
     assert shell.run("echo after").output == "after\n"
 
 
-def test_other_threads_run_while_run_blocks(shell):
-    counter = 0
-    stop = threading.Event()
-
-    def count() -> None:
-        nonlocal counter
-        while not stop.is_set():
-            counter += 1
-
-    t = threading.Thread(target=count)
-    t.start()
-    samples = []
-    sampler = threading.Timer(0.5, lambda: samples.append(counter))
-    sampler2 = threading.Timer(1.5, lambda: samples.append(counter))
-    sampler.start()
-    sampler2.start()
-    r = shell.run("/bin/sleep 2")
-    stop.set()
-    t.join()
-    assert r.exit_code == 0
-    assert len(samples) == 2 and 0 < samples[0] < samples[1] < counter
+def waits_for(flag) -> str:
+    """A command that prints ``ready``, waits until ``flag`` exists, then
+    prints ``done``."""
+    return f"echo ready; while [ ! -e {flag} ]; do sleep 0.01; done; echo done"
 
 
-def test_the_blocked_thread_does_not_block_the_main_thread(shell):
-    done = threading.Event()
-    worker = threading.Thread(target=lambda: (shell.run("/bin/sleep 2"), done.set()))
-    worker.start()
-    counter = 0
-    seen = []
-    start = time.monotonic()
-    while not done.is_set():
-        counter += 1
-        if len(seen) < int((time.monotonic() - start) / 0.25):
-            seen.append(counter)
-    worker.join()
-    assert time.monotonic() - start >= 1.9
-    assert len(seen) >= 6 and all(a < b for a, b in zip(seen, seen[1:]))
+def python_work() -> int:
+    """Pure Python work: it needs the GIL for every step."""
+    return sum(i * i for i in range(200_000))
 
 
-def test_runs_from_two_threads_queue_in_order(shell):
+def test_other_threads_run_while_run_blocks(shell, tmp_path):
+    # The command ends only once another Python thread has done its work
+    # and made the flag: a run holding the GIL would time out.
+    flag = tmp_path / "flag"
+    out = Output()
+
+    def work_then_flag() -> None:
+        out.wait_for("ready")
+        python_work()
+        flag.touch()
+
+    with in_background(work_then_flag):
+        r = shell.run(waits_for(flag), on_chunk=out, timeout=GUARD)
+    assert not r.timed_out and r.output == "ready\ndone\n"
+
+
+def test_the_blocked_thread_does_not_block_the_main_thread(shell, tmp_path):
+    flag = tmp_path / "flag"
+    out = Output()
+    results = []
+    with in_background(lambda: results.append(shell.run(waits_for(flag), on_chunk=out,
+                                                        timeout=GUARD))):
+        out.wait_for("ready")
+        python_work()  # on this thread, while the other one is in run()
+        assert not results, "the run ended before the flag was made"
+        flag.touch()
+    assert not results[0].timed_out and results[0].output == "ready\ndone\n"
+
+
+def test_runs_from_two_threads_queue_in_order(shell, tmp_path):
+    # b calls run() while a's command holds the session, so b must wait for
+    # a, and see the variable a's command sets on its way out.
+    flag = tmp_path / "flag"
+    out = Output()
     results = {}
 
-    def run(name: str, cmd: str) -> None:
-        results[name] = shell.run(cmd)
+    def run(name: str, cmd: str, **options) -> None:
+        results[name] = shell.run(cmd, timeout=GUARD, **options)
 
-    a = threading.Thread(target=run, args=("a", "sleep 0.5; X=a; echo a"))
-    a.start()
-    time.sleep(0.1)
-    b = threading.Thread(target=run, args=("b", "echo ${X:-unset}"))
-    b.start()
-    a.join()
-    b.join()
-    assert results["a"].output == "a\n" and results["b"].output == "a\n"
+    with in_background(run, "a", f"{waits_for(flag)}; X=a", on_chunk=out):
+        out.wait_for("ready")
+        b = threading.Thread(target=run, args=("b", "echo ${X:-unset}"))
+        b.start()
+        # b's frame stays on the call line while it waits inside run().
+        assert wait_until(lambda: (frame := sys._current_frames().get(b.ident)) is not None
+                          and frame.f_code is run.__code__
+                          and frame.f_lineno == run.__code__.co_firstlineno + 1)
+        assert "a" not in results and "b" not in results
+        flag.touch()
+    b.join(GUARD)
+    assert results["a"].output == "ready\ndone\n" and results["b"].output == "a\n"
 
 
 def test_a_one_mebibyte_command(shell):
@@ -194,7 +235,16 @@ def test_a_one_mebibyte_command(shell):
 
 
 def test_setsid_escapee_is_killed_on_abort(shell, marker):
-    threading.Timer(0.5, shell.abort).start()
-    r = shell.run(f"setsid bash -c 'exec -a {marker} sleep 30' & wait")
+    sleep = Sleeper(marker)
+
+    def abort_once_running() -> None:
+        pid = sleep.wait_started()
+        with open(f"/proc/{pid}/stat") as f:
+            session = int(f.read().rsplit(")", 1)[1].split()[3])
+        shell.abort()
+        assert session == pid, "the sleeper did not lead a session of its own"
+
+    with in_background(abort_once_running):
+        r = shell.run(f"setsid {sleeper(marker)} & wait", on_chunk=sleep)
     assert r.cancelled
-    assert wait_until(lambda: not pids_with(marker))
+    sleep.assert_gone()
