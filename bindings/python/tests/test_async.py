@@ -4,65 +4,63 @@ cancelling the task stops the command and its processes."""
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
 
 import pytest
 
 import conch
-from conftest import pids_with, wait_until
-
-
-def unique_sleep(seconds: int) -> str:
-    """A sleep argument no other process has, to find it in /proc."""
-    return f"{seconds}.{random.randrange(10**8):08d}"
+from conftest import GUARD, Sleeper, sleeper
 
 
 def test_three_sessions_run_concurrently(tmp_path):
+    # Each command checks in, then waits until all three have: run one
+    # after another, the first would wait alone until its timeout.
     shells = [conch.Shell(cwd=tmp_path, snapshot=None) for _ in range(3)]
+    command = "touch in-$RANDOM$RANDOM; until [ $(ls | grep -c ^in-) -ge 3 ]; do sleep 0.01; done"
 
     async def main():
-        return await asyncio.gather(*(sh.run_async("/bin/sleep 1") for sh in shells))
+        return await asyncio.gather(*(sh.run_async(command, timeout=GUARD) for sh in shells))
 
     try:
-        start = time.monotonic()
         results = asyncio.run(main())
-        elapsed = time.monotonic() - start
     finally:
         for sh in shells:
             sh.close()
-    assert [r.exit_code for r in results] == [0, 0, 0]
-    assert elapsed < 2, f"three 1 s sleeps took {elapsed:.2f} s"
+    assert [(r.exit_code, r.timed_out) for r in results] == [(0, False)] * 3
 
 
-def test_cancelling_the_task_stops_the_command(shell):
-    arg = unique_sleep(100)
+async def start_and_cancel(run_async, sleep: Sleeper) -> float:
+    """Runs ``sleep``'s sleeper through ``run_async`` as a task, cancels the
+    task once the sleeper runs, and returns how long the cancel took."""
+    task = asyncio.create_task(run_async(sleeper(sleep.marker), on_chunk=sleep))
+    await asyncio.to_thread(sleep.wait_started)
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return time.monotonic() - start
 
-    async def main():
-        task = asyncio.create_task(shell.run_async(f"/bin/sleep {arg}"))
-        assert await asyncio.to_thread(wait_until, lambda: pids_with(arg))
-        start = time.monotonic()
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        return time.monotonic() - start
 
-    elapsed = asyncio.run(main())
-    assert elapsed < 1, f"cancellation took {elapsed:.2f} s"
-    assert pids_with(arg) == [], "the sleep outlived its cancelled task"
+def test_cancelling_the_task_stops_the_command(shell, marker):
+    sleep = Sleeper(marker)
+    elapsed = asyncio.run(start_and_cancel(shell.run_async, sleep))
+    assert elapsed < GUARD  # not the sleep's 30 s
+    sleep.assert_gone()
     assert shell.run("echo alive").output == "alive\n"
 
 
-def test_wait_for_timeout_cancels_too(shell):
-    arg = unique_sleep(100)
+def test_wait_for_timeout_cancels_too(shell, marker):
+    sleep = Sleeper(marker)
 
     async def main():
+        run = asyncio.ensure_future(shell.run_async(sleeper(marker), on_chunk=sleep))
+        await asyncio.to_thread(sleep.wait_started)
         with pytest.raises((asyncio.TimeoutError, TimeoutError)):
-            await asyncio.wait_for(shell.run_async(f"/bin/sleep {arg}"), 0.5)
+            await asyncio.wait_for(run, 1)
 
     asyncio.run(main())
-    assert pids_with(arg) == []
+    sleep.assert_gone()
 
 
 def test_async_results_options_and_errors(shell, tmp_path):
@@ -94,27 +92,22 @@ def test_async_results_options_and_errors(shell, tmp_path):
     assert chunk_threads and loop_thread not in chunk_threads
 
 
-def test_a_callers_token_still_cancels_an_async_run(shell):
-    async def main():
-        token = conch.CancelToken()
-        asyncio.get_running_loop().call_later(0.3, token.cancel)
-        start = time.monotonic()
-        r = await shell.run_async("sleep 30", cancel=token)
-        return r, time.monotonic() - start
+def test_a_callers_token_still_cancels_an_async_run(shell, marker):
+    token = conch.CancelToken()
+    sleep = Sleeper(marker)
 
-    r, elapsed = asyncio.run(main())
-    assert r.cancelled and elapsed < 2
+    def on_chunk(text: str) -> None:
+        sleep(text)
+        if sleep.started.is_set():
+            token.cancel()
+
+    r = asyncio.run(shell.run_async(sleeper(marker), cancel=token, on_chunk=on_chunk))
+    assert r.cancelled and not r.timed_out
+    sleep.assert_gone()
 
 
-def test_cancelling_execute_shell_async(tmp_path):
-    arg = unique_sleep(100)
-
-    async def main():
-        task = asyncio.create_task(conch.execute_shell_async(f"/bin/sleep {arg}"))
-        assert await asyncio.to_thread(wait_until, lambda: pids_with(arg))
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(main())
-    assert pids_with(arg) == []
+def test_cancelling_execute_shell_async(marker):
+    sleep = Sleeper(marker)
+    elapsed = asyncio.run(start_and_cancel(conch.execute_shell_async, sleep))
+    assert elapsed < GUARD
+    sleep.assert_gone()
