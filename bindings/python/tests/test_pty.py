@@ -10,17 +10,13 @@ import time
 import pytest
 
 import conch
-from conftest import pids_with, wait_until
+from conftest import GUARD, Output, Sleeper, in_background, is_alive, sleeper, wait_until
 
 
 @pytest.fixture
 def pty():
     with conch.PtySession() as session:
         yield session
-
-
-def later(delay: float, fn, *args) -> None:
-    threading.Timer(delay, fn, args).start()
 
 
 def test_raw_chunks_sanitized_output_and_terminal(pty):
@@ -46,67 +42,124 @@ def test_the_screen_shows_what_a_user_sees(pty):
 
 
 def test_input_from_another_thread(pty):
+    out = Output()
+
     def type_in():
-        assert wait_until(pty.is_running)
-        time.sleep(0.2)
+        out.wait_for("ready")
         pty.write("hello\r")
         pty.write(b"bytes\r")
         pty.write_key("ctrl+d")
 
-    later(0, type_in)
-    r = pty.start("read a; read b; echo got=$a,$b; cat", timeout=10)
+    # Echo off before "ready", so the typed lines do not show in the output.
+    with in_background(type_in):
+        r = pty.start("stty -echo; echo ready; read a; read b; echo got=$a,$b; cat",
+                      on_chunk=out, timeout=GUARD)
     assert r.exit_code == 0
-    assert r.output.endswith("got=hello,bytes\n")
+    assert r.output == "ready\ngot=hello,bytes\n"
 
 
 @pytest.mark.parametrize(
     ("mode", "expect"), [("", "$'\\E[A'"), (r"printf '\e[?1h';", "$'\\EOA'")]
 )
 def test_cursor_keys_follow_the_application_cursor_mode(pty, mode, expect):
-    later(0.4, pty.write_key, "up")
-    r = pty.start(f"{mode} IFS= read -rsn3 k; printf '%q\\n' \"$k\"", timeout=10)
-    assert r.output.strip().endswith(expect)
+    # "ready" comes after the mode switch, and the screen has taken in every
+    # byte before on_chunk sees it, so the key is sent in the right mode.
+    # Echo and line editing are off first: the key's bytes reach read as sent.
+    out = Output()
+
+    def press_up():
+        out.wait_for("ready")
+        pty.write_key("up")
+
+    with in_background(press_up):
+        r = pty.start(f"stty -echo -icanon; {mode} echo ready; IFS= read -rn3 k; printf '%q\\n' \"$k\"",
+                      on_chunk=out, timeout=GUARD)
+    assert r.output == f"ready\n{expect}\n"
 
 
-def test_kitty_ctrl_c_interrupts_like_a_terminal(pty):
-    later(0.4, pty.write, b"\x1b[99;5u")
-    r = pty.start("sleep 30", timeout=10)
-    assert r.exit_code == 130 and not r.cancelled
+def test_kitty_ctrl_c_interrupts_like_a_terminal(pty, marker):
+    sleep = Sleeper(marker)
+
+    def press_ctrl_c():
+        sleep.wait_started()
+        pty.write(b"\x1b[99;5u")
+
+    with in_background(press_ctrl_c):
+        r = pty.start(sleeper(marker), on_chunk=sleep, timeout=GUARD)
+    assert r.exit_code == 130 and not (r.cancelled or r.timed_out)
+    sleep.assert_gone()
 
 
 def test_resize_reaches_the_command(pty):
-    later(0.3, pty.resize, 100, 30)
-    r = pty.start("sleep 0.8; stty size")
-    assert r.output == "30 100\n" and pty.size() == (100, 30)
+    out = Output()
+
+    def resize_then_go_on():
+        out.wait_for("ready")
+        pty.resize(100, 30)
+        pty.write("\r")
+
+    with in_background(resize_then_go_on):
+        r = pty.start("stty -echo; echo ready; read _; stty size", on_chunk=out, timeout=GUARD)
+    assert r.output == "ready\n30 100\n" and pty.size() == (100, 30)
 
 
 def test_kill_stops_the_process_tree(pty, marker):
-    later(0.3, pty.kill)
+    # A background child and the command's shell itself, both becoming
+    # sleeps named marker.
+    command = f"(exec -a {marker} sleep 30) & echo pids $! $$; exec -a {marker} sleep 31"
+    out = Output()
+    pids: list[int] = []
+
+    def kill_once_both_run():
+        out.wait_for("\n")
+        pids.extend(int(p) for p in out.text.split()[1:3])
+        assert wait_until(lambda: all(is_alive(p, marker) for p in pids)), out.text
+        pty.kill()
+
     start = time.monotonic()
-    r = pty.start(f"(exec -a {marker} sleep 30) & exec -a {marker} sleep 31")
-    assert time.monotonic() - start < 3
+    with in_background(kill_once_both_run):
+        r = pty.start(command, on_chunk=out)
+    assert time.monotonic() - start < GUARD  # not the sleeps' 30 s
     assert r.cancelled and not r.timed_out
-    assert wait_until(lambda: not pids_with(marker))
+    assert len(pids) == 2
+    assert wait_until(lambda: not any(is_alive(p, marker) for p in pids))
 
 
 def test_timeout(pty):
-    r = pty.start("echo start; sleep 30", timeout=1)
+    # 2 s leave the command ample time to print before it.
+    r = pty.start("echo start; sleep 30", timeout=2)
     assert r.timed_out and not r.cancelled
     assert r.output.startswith("start\n")
 
 
-def test_cancel_token(pty):
+def test_cancel_token(pty, marker):
     token = conch.CancelToken()
-    later(0.3, token.cancel)
-    assert pty.start("sleep 30", cancel=token).cancelled
+    sleep = Sleeper(marker)
+
+    def on_chunk(text: str) -> None:
+        sleep(text)
+        if sleep.started.is_set():
+            token.cancel()
+
+    r = pty.start(sleeper(marker), cancel=token, on_chunk=on_chunk)
+    assert r.cancelled and not r.timed_out
+    sleep.assert_gone()
 
 
-def test_a_raising_callback_kills_the_command(pty):
+def test_a_raising_callback_kills_the_command(pty, marker):
+    sleep = Sleeper(marker)
+
+    def on_chunk(text: str) -> None:
+        sleep(text)
+        if sleep.started.is_set():
+            raise RuntimeError("stop")
+
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="stop"):
-        pty.start("echo x; sleep 30", on_chunk=lambda c: (_ for _ in ()).throw(RuntimeError("stop")))
-    assert time.monotonic() - start < 3
+        pty.start(sleeper(marker), on_chunk=on_chunk)
+    assert time.monotonic() - start < GUARD  # not the sleep's 30 s
     assert not pty.is_running()
+    sleep.assert_gone()
 
 
 def test_start_failure_is_reported_in_the_output(pty, tmp_path):
@@ -119,45 +172,71 @@ def test_one_command_at_a_time_and_no_input_when_idle(pty):
     with pytest.raises(conch.InvalidArgumentError, match="not running"):
         pty.write("x")
     with pytest.raises(conch.InvalidArgumentError, match="not running"):
+        pty.write_key("enter")
+    with pytest.raises(conch.InvalidArgumentError, match="not running"):
         pty.kill()
+    out = Output()
     errors = []
 
     def second():
-        assert wait_until(pty.is_running)
+        out.wait_for("ready")
         try:
             pty.start("true")
         except conch.InvalidArgumentError as e:
             errors.append(str(e))
         pty.kill()
 
-    later(0, second)
-    pty.start("sleep 30", timeout=10)
+    with in_background(second):
+        pty.start("echo ready; sleep 30", on_chunk=out, timeout=GUARD)
     assert errors == ["PTY session already running"]
-    with pytest.raises(ValueError):
-        pty.write_key("no-such-key")
+
+
+def test_an_unknown_key_is_refused_while_a_command_runs(pty):
+    out = Output()
+    refused = []
+
+    def press_bad_keys_then_stop():
+        out.wait_for("ready")
+        for key in ("no-such-key", "super+x"):
+            try:
+                pty.write_key(key)
+            except conch.InvalidArgumentError as e:
+                refused.append(str(e))
+        assert pty.is_running()  # the refusals left the command alone
+        pty.write("done\r")
+
+    with in_background(press_bad_keys_then_stop):
+        r = pty.start("stty -echo; echo ready; read -r line; echo got=$line",
+                      on_chunk=out, timeout=GUARD)
+    assert r.output == "ready\ngot=done\n"  # nothing of the bad keys reached it
+    assert len(refused) == 2
+    assert refused[0].startswith('Unknown key "no-such-key"')
+    assert refused[1].startswith('Unknown key modifier "super" in "super+x"')
 
 
 def test_leaving_the_context_kills_a_running_command(marker):
     session = conch.PtySession()
-    done = threading.Event()
-    later(0, lambda: (session.start(f"exec -a {marker} sleep 30"), done.set()))
-    assert wait_until(lambda: pids_with(marker))
-    with session:
-        pass
-    assert done.wait(3) and wait_until(lambda: not pids_with(marker))
+    sleep = Sleeper(marker)
+    with in_background(session.start, sleeper(marker), on_chunk=sleep):
+        sleep.wait_started()
+        with session:
+            pass
+    sleep.assert_gone()
 
 
 def test_start_async_and_task_cancellation(pty, marker):
+    sleep = Sleeper(marker)
+
     async def main():
         r = await pty.start_async("echo async")
         assert r.output == "async\n"
-        task = asyncio.create_task(pty.start_async(f"exec -a {marker} sleep 30"))
-        assert await asyncio.to_thread(wait_until, lambda: pids_with(marker))
+        task = asyncio.create_task(pty.start_async(sleeper(marker), on_chunk=sleep))
+        await asyncio.to_thread(sleep.wait_started)
         start = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         return time.monotonic() - start
 
-    assert asyncio.run(main()) < 1
-    assert not pids_with(marker)
+    assert asyncio.run(main()) < GUARD  # not the sleep's 30 s
+    sleep.assert_gone()
