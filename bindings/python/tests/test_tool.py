@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 import conch
-from conftest import pids_with, wait_until
+from conftest import GUARD, Sleeper, in_background, sleeper, wait_until
 
 
 @pytest.fixture
@@ -54,12 +54,14 @@ def test_cwd_argument_and_its_errors(tool, tmp_path):
 
 
 def test_timeout_is_clamped_and_reported(tool, marker):
+    sleep = Sleeper(marker)
     start = time.monotonic()
     with pytest.raises(conch.ToolError) as info:
-        tool.execute({"command": f"echo before; exec -a {marker} sleep 30", "timeout": 0.2})
-    assert 0.9 < time.monotonic() - start < 4  # clamped up to 1 s
-    assert str(info.value) == "[Command timed out after 1 seconds]\nbefore"
-    assert wait_until(lambda: not pids_with(marker))
+        tool.execute({"command": f"echo before; {sleeper(marker)}", "timeout": 0.2},
+                     on_update=sleep)
+    assert 0.9 < time.monotonic() - start < 1 + GUARD  # clamped up to 1 s
+    assert str(info.value) == f"[Command timed out after 1 seconds]\nbefore\npid={sleep.pid}"
+    sleep.assert_gone()
 
 
 def test_head_and_tail_from_the_command_and_the_arguments(tool):
@@ -67,9 +69,9 @@ def test_head_and_tail_from_the_command_and_the_arguments(tool):
     assert tool.execute({"command": "seq 1 100", "tail": 2}).text == "99\n100"
     # explicit arguments win over extracted ones
     assert tool.execute({"command": "seq 1 100 | tail -n 5", "tail": 1}).text == "100"
-    start = time.monotonic()
-    assert tool.execute({"command": "yes | head -n 2"}).text == "y\ny"
-    assert time.monotonic() - start < 3
+    # The head stage is taken off the command: the tool stops `yes` itself
+    # once it has the lines, long before the timeout.
+    assert tool.execute({"command": "yes | head -n 2", "timeout": GUARD}).text == "y\ny"
 
 
 def test_truncated_output_spills_with_details_in_snake_case(tool):
@@ -109,11 +111,21 @@ def test_interceptor(tmp_path):
         conch.BashTool(tmp_path, interceptor=True, rules=[{"pattern": "(", "tool": "t", "message": "m"}])
 
 
-def test_on_update_gets_the_tail_on_the_calling_thread(tool):
+def test_on_update_gets_the_tail_on_the_calling_thread(tool, tmp_path):
+    # The command goes on only once an update showed its first line: updates
+    # sent only at the end would leave it waiting until the timeout.
     updates: list[tuple[int, str]] = []
+    flag = tmp_path / "seen-1"
+
+    def on_update(text: str) -> None:
+        updates.append((threading.get_ident(), text))
+        if text.startswith("1"):
+            flag.touch()
+
     r = tool.execute(
-        {"command": "for i in 1 2 3; do echo $i; sleep 0.15; done"},
-        on_update=lambda text: updates.append((threading.get_ident(), text)),
+        {"command": f"echo 1; until [ -e {flag} ]; do sleep 0.01; done; echo 2; echo 3",
+         "timeout": GUARD},
+        on_update=on_update,
     )
     assert r.text == "1\n2\n3"
     assert {i for i, _ in updates} == {threading.get_ident()}
@@ -124,23 +136,34 @@ def test_on_update_gets_the_tail_on_the_calling_thread(tool):
 
 def test_cancel_is_an_abort_error(tool, marker):
     token = conch.CancelToken()
-    threading.Timer(0.3, token.cancel).start()
+    sleep = Sleeper(marker)
+
+    def on_update(text: str) -> None:
+        sleep(text)
+        if sleep.started.is_set():
+            token.cancel()
+
     with pytest.raises(conch.ToolAbortError) as info:
-        tool.execute({"command": f"echo started; exec -a {marker} sleep 30"}, cancel=token)
-    assert str(info.value) == "[Command cancelled]\nstarted"
-    assert wait_until(lambda: not pids_with(marker))
+        tool.execute({"command": f"echo started; {sleeper(marker)}"}, cancel=token,
+                     on_update=on_update)
+    assert str(info.value) == f"[Command cancelled]\nstarted\npid={sleep.pid}"
+    sleep.assert_gone()
     assert tool.execute({"command": "echo again"}).text == "again"
 
 
 def test_a_raising_on_update_stops_the_call(tool, marker):
+    sleep = Sleeper(marker)
+
     def on_update(text: str) -> None:
-        raise LookupError("stop here")
+        sleep(text)
+        if sleep.started.is_set():
+            raise LookupError("stop here")
 
     start = time.monotonic()
     with pytest.raises(LookupError, match="stop here"):
-        tool.execute({"command": f"echo x; exec -a {marker} sleep 30"}, on_update=on_update)
-    assert time.monotonic() - start < 3
-    assert wait_until(lambda: not pids_with(marker))
+        tool.execute({"command": sleeper(marker)}, on_update=on_update)
+    assert time.monotonic() - start < GUARD  # not the sleep's 30 s
+    sleep.assert_gone()
 
 
 def test_bad_arguments(tool):
@@ -155,19 +178,22 @@ def test_bad_arguments(tool):
 
 
 def test_execute_async_and_cancellation(tool, marker):
+    sleep = Sleeper(marker)
+
     async def main():
         r = await tool.execute_async({"command": "echo async"})
         assert r.text == "async"
-        task = asyncio.create_task(tool.execute_async({"command": f"exec -a {marker} sleep 30"}))
-        assert await asyncio.to_thread(wait_until, lambda: pids_with(marker))
+        task = asyncio.create_task(
+            tool.execute_async({"command": sleeper(marker)}, on_update=sleep))
+        await asyncio.to_thread(sleep.wait_started)
         start = time.monotonic()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         return time.monotonic() - start
 
-    assert asyncio.run(main()) < 1
-    assert not pids_with(marker)
+    assert asyncio.run(main()) < GUARD  # not the sleep's 30 s
+    sleep.assert_gone()
 
 
 def test_virtual_terminal_runs_on_the_pty_when_the_host_has_a_ui(tmp_path, monkeypatch):
@@ -175,16 +201,14 @@ def test_virtual_terminal_runs_on_the_pty_when_the_host_has_a_ui(tmp_path, monke
     monkeypatch.delenv("PI_NO_PTY", raising=False)
     with conch.BashTool(tmp_path, virtual_terminal=True, has_ui=True, snapshot=None) as t:
         assert t.execute({"command": "tty"}).text.startswith("/dev/pts/")
-        seen = []
 
-        def watch():
-            assert wait_until(t.pty.is_running)
-            seen.append(t.pty.screen_text())
+        def answer_the_prompt():
+            assert wait_until(lambda: t.pty.is_running() and "name?" in t.pty.screen_text())
             t.pty.write("typed\r")
 
-        threading.Thread(target=watch).start()
-        assert t.execute({"command": "printf 'name? '; read n; echo hi $n"}).text.endswith("hi typed")
-        assert seen and "name?" in seen[0]
+        with in_background(answer_the_prompt):
+            r = t.execute({"command": "printf 'name? '; read n; echo hi $n", "timeout": GUARD})
+        assert r.text.endswith("hi typed")
     with conch.BashTool(tmp_path, virtual_terminal=True, has_ui=False, snapshot=None) as t:
         with pytest.raises(conch.ToolError, match="not a tty"):
             t.execute({"command": "tty"})
