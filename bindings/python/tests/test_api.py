@@ -115,8 +115,17 @@ def test_per_run_cwd_and_env_do_not_stick(shell, tmp_path):
 
 
 def test_session_env_and_prefix(tmp_path):
-    with conch.Shell(cwd=tmp_path, snapshot=None, env={"SESSION_VAR": "s"}, prefix="command") as sh:
-        assert sh.run("echo $SESSION_VAR").output == "s\n"
+    # The prefix goes in front of every command: `env X_PREFIXED=1 <command>`
+    # puts the variable in the environment of what the command runs, and
+    # nowhere else (the session's own shell never sets it).
+    with conch.Shell(cwd=tmp_path, snapshot=None, env={"SESSION_VAR": "s"},
+                     prefix="env X_PREFIXED=1") as sh:
+        assert sh.run("printenv X_PREFIXED SESSION_VAR").output == "1\ns\n"
+        assert sh.run("printenv X_PREFIXED").output == "1\n"
+        assert sh.run("echo ${X_PREFIXED:-unset}").output == "unset\n"
+    with conch.Shell(cwd=tmp_path, snapshot=None) as sh:
+        r = sh.run("printenv X_PREFIXED")
+        assert r.output == "" and r.exit_code == 1
 
 
 def test_env_policy_drops_secrets(tmp_path, monkeypatch):
