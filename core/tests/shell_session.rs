@@ -121,7 +121,8 @@ fn stdin_is_dev_null() {
         "cat; read x; echo read=$?; python3 -c 'input()' 2>/dev/null; echo py=$?",
     );
     assert_eq!(r.output, "read=1\npy=1\n");
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // Reading a terminal or a pipe nobody writes would hang.
+    assert!(start.elapsed() < HANG, "{:?}", start.elapsed());
 }
 
 #[test]
@@ -420,7 +421,8 @@ fn head_lines_stop_the_command_early_with_heads_status() {
     assert_eq!(r.output, "y\ny\ny\ny\ny\n");
     assert_eq!(r.exit_code, Some(0));
     assert!(!r.cancelled);
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // `yes` never ends by itself.
+    assert!(start.elapsed() < HANG, "{:?}", start.elapsed());
     let mut opts = RunOptions::new("seq 1 1000000");
     opts.head_lines = Some(3);
     assert_eq!(sh.run(opts, |_| {}).unwrap().output, "1\n2\n3\n");

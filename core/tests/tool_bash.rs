@@ -492,7 +492,8 @@ fn yes_piped_to_head_returns_at_once() {
     eprintln!("yes | head -n 5 through BashTool: {took:?}");
     assert_eq!(r.text, "y\ny\ny\ny\ny");
     assert_eq!(r.details, None);
-    assert!(took < Duration::from_secs(5), "{took:?}");
+    // `yes` never ends by itself.
+    assert!(took < HANG, "{took:?}");
 }
 
 #[test]
