@@ -183,7 +183,9 @@ describe('Shell', () => {
     // Run 1 holds the session until the test lets it go; runs 2-4 are
     // submitted meanwhile. Each run appends its number to a shell variable
     // and prints it, so each output shows which runs executed before it in
-    // this bash; `.then` records the order in which the calls settled.
+    // this bash. (The order in which the promises settle is not asserted:
+    // a run's promise settles after its chunks reach JS, and the next run
+    // may already have ended by then.)
     const go = join(tempDir(), 'go')
     let held
     const heldSeen = new Promise((resolve) => {
@@ -206,7 +208,6 @@ describe('Shell', () => {
     writeFileSync(go, '')
     const outputs = (await settlesInTime(Promise.all(runs), 'the queued runs')).map((r) => r.output)
     assert.deepEqual(outputs, ['held\n1\n', '1 2\n', '1 2 3\n', '1 2 3 4\n'])
-    assert.deepEqual(settled, [1, 2, 3, 4])
   })
 
   test('session env and envPolicy reach the shell', async () => {
