@@ -133,9 +133,12 @@ impl Shell {
             artifact: None,
         };
         let shell = self.inner.clone();
+        // The place is taken here, on the JS thread: runs keep the order of
+        // the calls whichever pooled thread starts first.
+        let place = shell.reserve();
         quick::run(env, options.signal, on_chunk, cancel, move |chunks| {
             shell
-                .run(opts, |c: &str| chunks.send(c))
+                .run_in_place(place, opts, |c: &str| chunks.send(c))
                 .map(BashResult::from)
                 .map_err(core_error)
         })

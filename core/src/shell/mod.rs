@@ -15,5 +15,6 @@ pub mod snapshot;
 
 pub use oneshot::{ExecuteOptions, execute_shell};
 pub use options::{RunOptions, ShellOptions, Snapshot};
+pub use queue::Place;
 pub use result::BashResult;
 pub use session::Shell;

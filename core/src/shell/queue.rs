@@ -3,7 +3,7 @@
 //! a caller whose cancel fires while waiting leaves the queue at once.
 
 use std::collections::BTreeSet;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::CancelToken;
@@ -16,92 +16,153 @@ struct Tickets {
     abandoned: BTreeSet<u64>,
 }
 
+impl Tickets {
+    /// Ticket `mine` will never be served: skip it now if it is up, or
+    /// when its turn comes.
+    fn abandon(&mut self, mine: u64) {
+        if self.serving == mine {
+            self.advance();
+        } else {
+            self.abandoned.insert(mine);
+        }
+    }
+
+    /// Serves the next ticket that still has a holder.
+    fn advance(&mut self) {
+        self.serving += 1;
+        while self.abandoned.remove(&self.serving) {
+            self.serving += 1;
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Queue {
     tickets: Mutex<Tickets>,
     turn_changed: Condvar,
 }
 
-/// Holding a turn; the next caller is served when it drops.
-pub struct Turn<'a>(&'a Queue);
+/// A place in the queue, taken when the caller asked for its run. It is
+/// owned and `Send`: a host that takes the place on the thread where the
+/// call was made and waits for the turn on a worker thread keeps the order
+/// of its calls, whichever worker the scheduler wakes first. Dropped
+/// unused, it gives up the place.
+pub struct Place {
+    queue: Arc<Queue>,
+    ticket: u64,
+    used: bool,
+}
+
+/// Holding a turn; the next place is served when it drops (the place,
+/// marked used, advances the queue as it drops).
+pub struct Turn {
+    _place: Place,
+}
 
 impl Queue {
-    /// Waits for this caller's turn; `None` if `cancel` fired first.
-    pub fn enter(&self, cancel: &CancelToken) -> Option<Turn<'_>> {
+    /// Takes the next place in line.
+    pub(super) fn place(self: &Arc<Self>) -> Place {
         let mut t = lock(&self.tickets);
-        let mine = t.next;
+        let ticket = t.next;
         t.next += 1;
-        while t.serving != mine {
+        Place {
+            queue: self.clone(),
+            ticket,
+            used: false,
+        }
+    }
+}
+
+impl Place {
+    /// Whether this place is in `queue`.
+    pub(super) fn belongs_to(&self, queue: &Arc<Queue>) -> bool {
+        Arc::ptr_eq(&self.queue, queue)
+    }
+
+    /// Waits for this place's turn; `None` if `cancel` fired first (the
+    /// place is given up).
+    pub(super) fn wait(self, cancel: &CancelToken) -> Option<Turn> {
+        let queue = self.queue.clone();
+        let mut t = lock(&queue.tickets);
+        while t.serving != self.ticket {
             if cancel.is_cancelled() {
-                t.abandoned.insert(mine);
+                // Dropping `self`, unused, gives the place up.
+                drop(t);
                 return None;
             }
             // Cancellation has no waker here; a short wait bounds its latency.
-            t = self
+            t = queue
                 .turn_changed
                 .wait_timeout(t, Duration::from_millis(20))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        Some(Turn(self))
+        drop(t);
+        let mut place = self;
+        place.used = true;
+        Some(Turn { _place: place })
     }
 }
 
-impl Drop for Turn<'_> {
+impl Drop for Place {
     fn drop(&mut self) {
-        let mut t = lock(&self.0.tickets);
-        t.serving += 1;
-        loop {
-            let s = t.serving;
-            if !t.abandoned.remove(&s) {
-                break;
-            }
-            t.serving += 1;
+        let mut t = lock(&self.queue.tickets);
+        if self.used {
+            t.advance();
+        } else {
+            t.abandon(self.ticket);
         }
-        self.0.turn_changed.notify_all();
+        self.queue.turn_changed.notify_all();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::time::Instant;
+    use std::sync::mpsc;
 
-    /// Waits (10 s at most: a hang guard) until `n` tickets were taken.
-    fn wait_for_tickets(q: &Queue, n: u64) {
-        let end = Instant::now() + Duration::from_secs(10);
-        while lock(&q.tickets).next < n {
-            assert!(Instant::now() < end, "ticket {n} never taken");
-            std::thread::sleep(Duration::from_millis(1));
-        }
+    /// The turn of `place`, or a failure after 10 s (a hang guard).
+    fn turn_within_guard(place: Place) -> Turn {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || tx.send(place.wait(&CancelToken::new())));
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the turn never came")
+            .expect("not cancelled")
     }
 
     #[test]
-    fn serves_in_order_and_skips_abandoned() {
+    fn serves_places_in_order_and_skips_given_up_ones() {
         let q = Arc::new(Queue::default());
-        let never = CancelToken::new();
-        let first = q.enter(&never).unwrap();
+        let first = turn_within_guard(q.place());
         let cancelled = CancelToken::new();
+        let (gives_up, unused, third) = (q.place(), q.place(), q.place());
         let order = Arc::new(Mutex::new(Vec::new()));
-        let q2 = q.clone();
-        let c2 = cancelled.clone();
-        let waiter = std::thread::spawn(move || q2.enter(&c2).is_none());
-        // The waiter holds ticket 1 before the third caller takes ticket 2.
-        wait_for_tickets(&q, 2);
-        let (q3, o3) = (q.clone(), order.clone());
+        // The third place waits before the others do: the place, not the
+        // moment of waiting, decides the order.
+        let o3 = order.clone();
         let third = std::thread::spawn(move || {
-            let _t = q3.enter(&CancelToken::new()).unwrap();
+            let _t = third.wait(&CancelToken::new()).expect("served");
             o3.lock().unwrap().push(3);
         });
-        wait_for_tickets(&q, 3);
+        let c1 = cancelled.clone();
+        let waiter = std::thread::spawn(move || gives_up.wait(&c1).is_none());
+        drop(unused);
         cancelled.cancel();
-        assert!(waiter.join().unwrap(), "cancelled waiter leaves");
+        assert!(waiter.join().unwrap(), "a cancelled waiter leaves");
         order.lock().unwrap().push(1);
-        // The third caller is served only if the abandoned ticket is skipped.
         drop(first);
         third.join().unwrap();
         assert_eq!(*order.lock().unwrap(), vec![1, 3]);
-        assert!(q.enter(&never).is_some(), "queue still moves");
+        drop(turn_within_guard(q.place()));
+    }
+
+    #[test]
+    fn a_place_given_up_when_its_turn_is_up_passes_the_turn_on() {
+        let q = Arc::new(Queue::default());
+        let first = turn_within_guard(q.place());
+        let next = q.place();
+        drop(first);
+        drop(next);
+        drop(turn_within_guard(q.place()));
     }
 }

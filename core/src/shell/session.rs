@@ -20,7 +20,7 @@ use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
     self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
 };
-use super::queue::Queue;
+use super::queue::{Place, Queue};
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::{private_dir, snapshot};
 use crate::cancel::lock;
@@ -79,7 +79,7 @@ struct State {
 pub struct Shell {
     config: Config,
     state: Mutex<State>,
-    queue: Queue,
+    queue: Arc<Queue>,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
     closed: AtomicBool,
@@ -147,7 +147,7 @@ impl Shell {
                 cwd,
                 started: false,
             }),
-            queue: Queue::default(),
+            queue: Arc::default(),
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
@@ -165,7 +165,33 @@ impl Shell {
     /// Runs one command, streaming sanitized output to `on_chunk` on this
     /// thread. Timeout and cancellation are results, not errors; errors are
     /// bad input, a closed shell, or a bash that cannot be started.
-    pub fn run(&self, opts: RunOptions, mut on_chunk: impl FnMut(&str)) -> Result<BashResult> {
+    /// Concurrent runs take their turns in the order they called `run`.
+    pub fn run(&self, opts: RunOptions, on_chunk: impl FnMut(&str)) -> Result<BashResult> {
+        self.run_in_place(self.reserve(), opts, on_chunk)
+    }
+
+    /// Takes the next place in this shell's run queue, for a run made later
+    /// with [`Shell::run_in_place`], possibly on another thread. A host that
+    /// hands runs to worker threads takes the place where the call was made,
+    /// so runs keep the order of the calls whichever worker starts first. A
+    /// place dropped unused is given up.
+    pub fn reserve(&self) -> Place {
+        self.queue.place()
+    }
+
+    /// [`Shell::run`] at a place taken earlier with [`Shell::reserve`]
+    /// (on this shell: a place of another shell is refused).
+    pub fn run_in_place(
+        &self,
+        place: Place,
+        opts: RunOptions,
+        mut on_chunk: impl FnMut(&str),
+    ) -> Result<BashResult> {
+        if !place.belongs_to(&self.queue) {
+            return Err(Error::InvalidArgument(
+                "the queue place was taken on another shell".into(),
+            ));
+        }
         self.check_open()?;
         if opts.command.contains('\0') {
             return Err(Error::InvalidArgument("command contains a NUL byte".into()));
@@ -174,7 +200,7 @@ impl Shell {
             validate_var(k, v)?;
         }
         let cancel = opts.cancel.clone().unwrap_or_default();
-        let turn = self.queue.enter(&cancel);
+        let turn = place.wait(&cancel);
         self.check_open()?;
         let mut state = lock(&self.state);
         let run_cwd = match &opts.cwd {
