@@ -7,8 +7,9 @@
 //! already there. Allocating an id only reserves the path: the sink creates
 //! the file when output actually spills, so unused ids leave gaps.
 //!
-//! Resolution errors keep the reference's texts: `artifact:// URL requires a
-//! numeric ID: artifact://0`, `artifact:// ID must be numeric, got: X`,
+//! Resolution errors have fixed texts (docs/behaviour.md §11):
+//! `artifact:// URL requires a numeric ID: artifact://0`,
+//! `artifact:// ID must be numeric, got: X`,
 //! `No artifacts directory found`, `Artifact N not found. Available: 0, 1`
 //! (or `Available: none`).
 
@@ -170,7 +171,7 @@ impl ArtifactStore {
     }
 
     /// The file of artifact `id`: the first (by name) whose name starts with
-    /// `<id>.`, as the reference picks it.
+    /// `<id>.`, whatever its kind.
     fn locate(&self, id: &str) -> Result<PathBuf> {
         let entries = match fs::read_dir(&self.inner.dir) {
             Ok(entries) => entries,

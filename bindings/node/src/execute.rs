@@ -1,5 +1,5 @@
 //! `executeShell` (a fresh process per call) and `executeBash` (cached
-//! sessions, the spec's `executeBash`).
+//! persistent sessions, `conch_core::registry`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

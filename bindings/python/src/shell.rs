@@ -242,10 +242,9 @@ pub fn execute_shell(
     result.map(PyBashResult::from).map_err(to_py)
 }
 
-/// Runs ``command`` in a cached persistent session (the spec's
-/// ``executeBash``): calls with the same ``session_key``, ``shell``,
-/// ``prefix``, ``snapshot`` and ``session_env`` share one bash, so state
-/// carries over. Timeout and cancellation come back in the result
+/// Runs ``command`` in a cached persistent session: calls with the same
+/// ``session_key``, ``shell``, ``prefix``, ``snapshot`` and ``session_env``
+/// share one bash, so state carries over. Timeout and cancellation come back in the result
 /// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
 /// in ``output``). Idle sessions are closed after a while and past a
 /// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``

@@ -1,4 +1,5 @@
-"""The public names of API.md's Python section, their types and argument checks."""
+"""The public names of the Python module (docs/api/python.md), their types and
+argument checks."""
 
 from __future__ import annotations
 

@@ -35,7 +35,8 @@ use super::tokenize::tokenize;
 use crate::error::{Error, Result};
 
 /// One interception rule, as hosts store it (JSON/TOML `{pattern, flags?,
-/// tool, message}`; unknown keys such as omp's `allowSubcommands` are ignored).
+/// tool, message}`; unknown keys, such as an `allowSubcommands` list some
+/// hosts keep, are ignored).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {
     /// A regex matched against each simple command's text.
@@ -97,8 +98,9 @@ const PERL_SWITCHES: &str = concat!(
     "))*?"
 );
 
-/// The seven default rules of omp (reference §3, same order, tools and
-/// messages), with their patterns fixed where omp misfired:
+/// The seven default rules (their order, tools and messages are the ones
+/// listed in docs/behaviour.md §6). Each pattern is written so that it
+/// blocks only what its message is about:
 /// - readers: `cat <<EOF` and `cat > f` are writes, not reads;
 /// - `sed`: an `-i`/`-Ei`/`-i.bak`/`--in-place` option anywhere, not only first;
 /// - `perl`: only a real in-place switch (`-i`, `-pi`, `-0777 -pi`, `-i.bak`)

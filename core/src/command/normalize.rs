@@ -3,9 +3,9 @@
 //!
 //! Models end commands with `| head -n 50` to keep output short. conch applies
 //! such limits itself, to the *complete* output stream, with the full output
-//! kept in the artifact (DESIGN.md §3), so the pipeline stage can be taken off
-//! the command and turned into [`NormalizedCommand::head_lines`] /
-//! [`NormalizedCommand::tail_lines`].
+//! kept in the artifact, so the pipeline stage can be taken off the command
+//! and turned into [`NormalizedCommand::head_lines`] /
+//! [`NormalizedCommand::tail_lines`] (docs/behaviour.md §5).
 //!
 //! Only what is provably a final `head`/`tail` stage is taken, found with the
 //! [tokenizer](super::tokenize), never by a regex on the raw text:
@@ -28,8 +28,7 @@
 //! ends only; inner whitespace (tabs, heredoc indentation) is kept.
 //!
 //! When earlier commands of the line print too (`make; ./run | tail -5`), the
-//! limit applies to the whole output, as the spec does: the stream is what
-//! the model reads.
+//! limit applies to the whole output: the stream is what the model reads.
 
 use super::tokenize::{Op, Token, TokenKind, tokenize};
 
@@ -46,8 +45,8 @@ pub struct NormalizedCommand {
 
 impl NormalizedCommand {
     /// The limits to apply when the tool call also has explicit `head`/`tail`
-    /// arguments: each explicit value wins over the extracted one (the spec's
-    /// merge); extracted values are only the fallback.
+    /// arguments: each explicit value wins over the extracted one; extracted
+    /// values are only the fallback.
     pub fn limits_with(
         &self,
         head: Option<usize>,
@@ -88,7 +87,7 @@ pub fn normalize_bash_command(command: &str) -> NormalizedCommand {
 /// Keeps the first `head` lines of `text`, then the last `tail` lines of what
 /// is left, as `head -n H | tail -n T` would. Lines end at `"\n"`; a final
 /// `"\n"` ends the last line instead of starting an empty one, so `tail -n 2`
-/// of `"8\n9\n10\n"` is `"9\n10\n"` (omp counted an extra empty line there).
+/// of `"8\n9\n10\n"` is `"9\n10\n"` (not `"10\n"` plus an empty line).
 /// The result ends with `"\n"` only when it keeps the text's final line and
 /// that line had one. `Some(0)` keeps nothing; `None` keeps everything.
 pub fn apply_head_tail(text: &str, head: Option<usize>, tail: Option<usize>) -> String {

@@ -2,8 +2,8 @@
 //!
 //! Output arrives in arbitrary chunks, so every step is a streaming state
 //! machine: a UTF-8 sequence or an escape sequence split across two reads is
-//! handled exactly as if it had arrived whole (the reference sanitized each
-//! chunk on its own and leaked `[31m` when a color code was split).
+//! handled exactly as if it had arrived whole (sanitizing each chunk on its
+//! own would leak `[31m` when a color code is split between two reads).
 //!
 //! What it does, in order:
 //! - decodes UTF-8; each invalid sequence becomes one U+FFFD, by the same

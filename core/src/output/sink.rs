@@ -24,7 +24,7 @@
 //! # Lines and bytes
 //! Bytes are UTF-8 bytes of the sanitized text. Lines follow
 //! [`count_lines`](super::count_lines): `"a\nb\n"` and `"a\nb"` are 2 lines,
-//! `""` is 0 (the reference counted a trailing newline as one more line).
+//! `""` is 0: a trailing newline ends the last line, it does not start one.
 //!
 //! # Artifact
 //! Until something would be dropped, the sink holds the whole stream. At the

@@ -1,10 +1,10 @@
 //! The bounded tail of a stream that live updates show.
 //!
 //! A host may read it after every chunk, so [`TailBuffer::text`] borrows the
-//! kept text instead of copying it (the reference re-encoded up to 50 KiB per
-//! chunk). The buffer holds at most twice its bound: old text is dropped from
-//! the front only when that slack is used up, so each byte is moved at most
-//! once more on average.
+//! kept text instead of copying it (re-encoding up to 50 KiB per chunk would
+//! cost a flood dearly). The buffer holds at most twice its bound: old text
+//! is dropped from the front only when that slack is used up, so each byte
+//! is moved at most once more on average.
 
 /// Bounded tail of text, cut at a character boundary.
 #[derive(Debug, Clone)]

@@ -1,4 +1,6 @@
-//! Resolving and checking a working directory, with the spec's error texts.
+//! Resolving and checking a working directory, with the texts a model reads
+//! (`Working directory does not exist: <p>`, `Working directory is not a
+//! directory: <p>`; docs/behaviour.md §4).
 
 use std::path::{Path, PathBuf};
 

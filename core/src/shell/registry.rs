@@ -1,11 +1,13 @@
-//! The process-wide cache of persistent sessions behind the spec's
-//! `executeBash`: calls with the same shell, prefix, snapshot, session env
-//! and session key share one [`Shell`], so state carries over between them.
+//! The process-wide cache of persistent sessions behind [`execute_bash`]
+//! (and the bash tool): calls with the same shell, prefix, snapshot,
+//! session env and session key share one [`Shell`], so state carries over
+//! between them.
 //!
-//! Unlike the spec's cache it is bounded: past [`MAX_SESSIONS`] the least
-//! recently used idle session is closed, and sessions idle longer than
-//! [`IDLE_TIMEOUT`] are closed on the next call. A running session is never
-//! evicted. Hosts call [`close_all`] at exit.
+//! The cache is bounded, so a long-lived host does not collect shells
+//! without end: past [`MAX_SESSIONS`] the least recently used idle session
+//! is closed, and sessions idle longer than [`IDLE_TIMEOUT`] are closed on
+//! the next call. A running session is never evicted. Hosts call
+//! [`close_all`] at exit.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

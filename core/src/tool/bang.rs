@@ -3,9 +3,9 @@
 //!
 //! A [`BashSession`] has its own persistent bash, so the user's `!cd dir`
 //! or `!export X=1` persist from one bang command to the next (and never
-//! leak into the model's tool shell). Unlike the reference, whose bang
-//! commands could run forever and kept only a 50 KiB tail, a run has a
-//! timeout (default 300 s) and spills its full output to an artifact.
+//! leak into the model's tool shell). A run has a timeout (default 300 s,
+//! so a forgotten command cannot run forever) and spills its full output to
+//! an artifact, as a tool call does (docs/behaviour.md §12).
 //! [`BashSession::abort`] works from any thread while a command runs. Each
 //! run leaves a [`BashExecution`] record (the last
 //! [`BashSessionConfig::max_records`] are kept), and [`model_text`] is how

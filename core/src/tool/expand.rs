@@ -1,6 +1,6 @@
 //! Expanding a truncated result to the whole output, for a renderer's
-//! expanded view (the reference never loaded the artifact there, so
-//! "expand" showed only the 50 KiB tail the model had seen).
+//! expanded view: the result's text holds only what the model saw (at most
+//! 50 KiB), the artifact holds everything.
 
 use super::result::Details;
 use crate::artifact::ArtifactStore;

@@ -1,4 +1,5 @@
-//! What a host's UI shows of a bash run: the spec's previews and warning line.
+//! What a host's UI shows of a bash run: the previews and the warning line
+//! (texts in docs/behaviour.md §13).
 //!
 //! - [`tool_preview`]: the collapsed tool result, the last 10 *visual* lines
 //!   at the terminal width, with a hint saying how many are hidden;
@@ -7,8 +8,8 @@
 //! - [`clamp_line`]: one long line cut to a width, with how much was omitted;
 //! - [`truncation_warning`]: the warning line with the truncation reason and
 //!   `artifact://<id>`;
-//! - [`format_output_notice`]: the notice the model reads (also here because
-//!   the API lists it among the render helpers).
+//! - [`format_output_notice`]: the notice the model reads (also here, so
+//!   that a renderer finds every text helper in one module).
 //!
 //! Widths are terminal columns: CJK and emoji count 2, combining marks 0
 //! (`unicode-width`, per character, so an emoji ZWJ sequence counts as the sum
@@ -22,11 +23,11 @@ use unicode_width::UnicodeWidthChar;
 pub use crate::output::notice::format_output_notice;
 use crate::output::notice::{TruncatedBy, Truncation};
 
-/// Visual lines in the collapsed tool preview (omp `BASH_DEFAULT_PREVIEW_LINES`).
+/// Visual lines in the collapsed tool preview.
 pub const TOOL_PREVIEW_LINES: usize = 10;
-/// Logical lines in the bang preview (omp `PREVIEW_LINES`).
+/// Logical lines in the bang preview.
 pub const BANG_PREVIEW_LINES: usize = 20;
-/// Columns a displayed line is clamped to (omp `MAX_DISPLAY_LINE_CHARS`).
+/// Columns a displayed line is clamped to.
 pub const MAX_DISPLAY_LINE_CHARS: usize = 4000;
 
 /// Tab stops every 8 columns, as terminals have them.
