@@ -238,7 +238,7 @@ typedef struct conch_execute_options {
 typedef void (*conch_chunk_cb)(void *user, const char *utf8, size_t len);
 
 /**
- * The result of one command (the same fields in every face; see API.md).
+ * The result of one command (the same fields in every face).
  *
  * Owned by the caller: free it with `conch_bash_result_free`, which also
  * frees the strings in it (never pass them to `conch_string_free`).
@@ -662,9 +662,10 @@ int conch_artifact_store_allocate(const struct conch_artifact_store *store,
 
 /**
  * The whole text of `artifact://<id>`. On `CONCH_OK`, `*text_out` is the
- * text (free it with `conch_string_free`). Errors keep the spec's texts
- * (`Artifact 3 not found. Available: 0, 1`, `No artifacts directory
- * found`, …) with `CONCH_ERR_NOT_FOUND` or `CONCH_ERR_INVALID_ARG`.
+ * text (free it with `conch_string_free`). Errors carry the texts every
+ * face gives (`Artifact 3 not found. Available: 0, 1`, `No artifacts
+ * directory found`, …) with `CONCH_ERR_NOT_FOUND` or
+ * `CONCH_ERR_INVALID_ARG`.
  *
  * # Safety
  * `store` is a live handle; `url` a C string; `text_out` writable.

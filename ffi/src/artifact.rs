@@ -5,14 +5,20 @@ use std::ffi::{c_char, c_int};
 
 use conch_core::artifact::ArtifactStore;
 
-use crate::boundary::{self, c_owned, c_string, out_arg, ref_arg, str_arg};
+use crate::boundary::{self, c_owned, c_string, out_arg, str_arg};
+use crate::handle::{self, Castable, OwnershipBox};
 use crate::status::FfiError;
 
 /// A directory of artifacts (opaque). Thread-safe: ids are never handed out
 /// twice, whichever thread allocates. Pass it as `artifact_store` in shell or
 /// execute options so runs and the host share its id counter.
 pub struct conch_artifact_store {
-    pub(crate) store: ArtifactStore,
+    _private: [u8; 0],
+}
+
+impl Castable for conch_artifact_store {
+    type Ownership = OwnershipBox;
+    type RustType = ArtifactStore;
 }
 
 /// A store over `dir` (created, mode 0700, at the first allocation). Returns
@@ -28,9 +34,7 @@ pub unsafe extern "C" fn conch_artifact_store_new(dir: *const c_char) -> *mut co
         if dir.is_empty() {
             return Err(FfiError::arg("dir is empty"));
         }
-        Ok(Box::into_raw(Box::new(conch_artifact_store {
-            store: ArtifactStore::new(dir),
-        })))
+        Ok(handle::into_raw(ArtifactStore::new(dir)))
     })
 }
 
@@ -52,13 +56,13 @@ pub unsafe extern "C" fn conch_artifact_store_allocate(
         // SAFETY (whole block): the caller's guarantees.
         let (store, kind, id_out, path_out) = unsafe {
             (
-                ref_arg(store, "store")?,
+                handle::to_ref(store, "store")?,
                 str_arg(kind, "kind")?,
                 out_arg(id_out, "id_out")?,
                 path_out.as_mut(),
             )
         };
-        let artifact = store.store.allocate(kind)?;
+        let artifact = store.allocate(kind)?;
         let id = c_owned(artifact.id)?;
         let path = match artifact.path.into_os_string().into_string() {
             Ok(path) => c_owned(path)?,
@@ -78,9 +82,10 @@ pub unsafe extern "C" fn conch_artifact_store_allocate(
 }
 
 /// The whole text of `artifact://<id>`. On `CONCH_OK`, `*text_out` is the
-/// text (free it with `conch_string_free`). Errors keep the spec's texts
-/// (`Artifact 3 not found. Available: 0, 1`, `No artifacts directory
-/// found`, …) with `CONCH_ERR_NOT_FOUND` or `CONCH_ERR_INVALID_ARG`.
+/// text (free it with `conch_string_free`). Errors carry the texts every
+/// face gives (`Artifact 3 not found. Available: 0, 1`, `No artifacts
+/// directory found`, …) with `CONCH_ERR_NOT_FOUND` or
+/// `CONCH_ERR_INVALID_ARG`.
 ///
 /// # Safety
 /// `store` is a live handle; `url` a C string; `text_out` writable.
@@ -94,12 +99,12 @@ pub unsafe extern "C" fn conch_artifact_store_resolve(
         // SAFETY (whole block): the caller's guarantees.
         let (store, url, text_out) = unsafe {
             (
-                ref_arg(store, "store")?,
+                handle::to_ref(store, "store")?,
                 str_arg(url, "url")?,
                 out_arg(text_out, "text_out")?,
             )
         };
-        *text_out = c_string(store.store.resolve(url)?)?;
+        *text_out = c_string(store.resolve(url)?)?;
         Ok(())
     })
 }
@@ -123,13 +128,13 @@ pub unsafe extern "C" fn conch_artifact_store_read(
         // SAFETY (whole block): the caller's guarantees.
         let (store, id, text_out) = unsafe {
             (
-                ref_arg(store, "store")?,
+                handle::to_ref(store, "store")?,
                 str_arg(id, "id")?,
                 out_arg(text_out, "text_out")?,
             )
         };
         let limit = usize::try_from(limit).ok();
-        *text_out = c_string(store.store.read(id, offset, limit)?)?;
+        *text_out = c_string(store.read(id, offset, limit)?)?;
         Ok(())
     })
 }
@@ -142,9 +147,8 @@ pub unsafe extern "C" fn conch_artifact_store_read(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_artifact_store_free(store: *mut conch_artifact_store) {
     boundary::quiet("conch_artifact_store_free", || {
-        if !store.is_null() {
-            // SAFETY: `store` came from `Box::into_raw` (caller's guarantee).
-            drop(unsafe { Box::from_raw(store) });
-        }
+        // SAFETY: `store` is NULL or came from `conch_artifact_store_new`,
+        // not freed before (caller's guarantee).
+        unsafe { handle::free(store) }
     })
 }

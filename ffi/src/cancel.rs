@@ -5,7 +5,8 @@ use std::ffi::c_int;
 
 use conch_core::CancelToken;
 
-use crate::boundary::{self, out_arg, ref_arg};
+use crate::boundary::{self, out_arg};
+use crate::handle::{self, Castable, OwnershipBox};
 
 /// A cancellation token (opaque). Create with `conch_cancel_token_new`, pass
 /// it in `conch_run_options.cancel` / `conch_execute_options.cancel`, cancel
@@ -14,7 +15,12 @@ use crate::boundary::{self, out_arg, ref_arg};
 /// Thread-safe: every function may be called from any thread. A run keeps
 /// its own reference, so the token may be freed while a run uses it.
 pub struct conch_cancel_token {
-    pub(crate) token: CancelToken,
+    _private: [u8; 0],
+}
+
+impl Castable for conch_cancel_token {
+    type Ownership = OwnershipBox;
+    type RustType = CancelToken;
 }
 
 /// A new token, not cancelled. Free with `conch_cancel_token_free`. NULL
@@ -22,9 +28,7 @@ pub struct conch_cancel_token {
 #[unsafe(no_mangle)]
 pub extern "C" fn conch_cancel_token_new() -> *mut conch_cancel_token {
     boundary::pointer("conch_cancel_token_new", || {
-        Ok(Box::into_raw(Box::new(conch_cancel_token {
-            token: CancelToken::new(),
-        })))
+        Ok(handle::into_raw(CancelToken::new()))
     })
 }
 
@@ -37,7 +41,7 @@ pub extern "C" fn conch_cancel_token_new() -> *mut conch_cancel_token {
 pub unsafe extern "C" fn conch_cancel_token_cancel(token: *const conch_cancel_token) -> c_int {
     boundary::status("conch_cancel_token_cancel", || {
         // SAFETY: the caller's guarantee.
-        unsafe { ref_arg(token, "token") }?.token.cancel();
+        unsafe { handle::to_ref(token, "token") }?.cancel();
         Ok(())
     })
 }
@@ -53,10 +57,10 @@ pub unsafe extern "C" fn conch_cancel_token_is_cancelled(
 ) -> c_int {
     boundary::status("conch_cancel_token_is_cancelled", || {
         // SAFETY: the caller's guarantee.
-        let token = unsafe { ref_arg(token, "token") }?;
+        let token = unsafe { handle::to_ref(token, "token") }?;
         // SAFETY: the caller's guarantee.
         let out = unsafe { out_arg(out, "out") }?;
-        *out = token.token.is_cancelled();
+        *out = token.is_cancelled();
         Ok(())
     })
 }
@@ -68,9 +72,8 @@ pub unsafe extern "C" fn conch_cancel_token_is_cancelled(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_cancel_token_free(token: *mut conch_cancel_token) {
     boundary::quiet("conch_cancel_token_free", || {
-        if !token.is_null() {
-            // SAFETY: `token` came from `Box::into_raw` (caller's guarantee).
-            drop(unsafe { Box::from_raw(token) });
-        }
+        // SAFETY: `token` is NULL or came from `conch_cancel_token_new`, not
+        // freed before (caller's guarantee).
+        unsafe { handle::free(token) }
     })
 }

@@ -8,6 +8,7 @@ use conch_core::command::{apply_head_tail, normalize_bash_command};
 use crate::boundary::{
     self, c_owned, c_string, free_c_string, opt_str_arg, opt_str_list, out_arg, str_arg,
 };
+use crate::handle::{self, Castable, OwnershipBox};
 use crate::status::{FfiError, FfiResult};
 
 /// A line count for C: `-1` when there is none.
@@ -76,6 +77,11 @@ pub struct conch_interception {
     pub suggested_tool: *const c_char,
 }
 
+impl Castable for conch_interception {
+    type Ownership = OwnershipBox;
+    type RustType = conch_interception;
+}
+
 /// Interceptor rules from their JSON form (also used by the tool options).
 pub(crate) fn parse_rules(json: &str, name: &str) -> FfiResult<Vec<Rule>> {
     serde_json::from_str(json).map_err(|e| {
@@ -125,10 +131,10 @@ pub unsafe extern "C" fn conch_check_bash_interception(
             Some(hit) => {
                 let message = c_owned(hit.message)?;
                 let suggested_tool = c_owned(hit.suggested_tool)?;
-                Box::into_raw(Box::new(conch_interception {
+                handle::into_raw(conch_interception {
                     message: message.into_raw(),
                     suggested_tool: suggested_tool.into_raw(),
-                }))
+                })
             }
         };
         Ok(())
@@ -142,13 +148,13 @@ pub unsafe extern "C" fn conch_check_bash_interception(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_interception_free(interception: *mut conch_interception) {
     boundary::quiet("conch_interception_free", || {
-        if interception.is_null() {
-            return;
-        }
-        // SAFETY: made by `conch_check_bash_interception` (caller's
+        // SAFETY: `interception` is NULL or made by
+        // `conch_check_bash_interception`, not freed before (caller's
         // guarantee), strings by `CString::into_raw`.
         unsafe {
-            let i = Box::from_raw(interception);
+            let Some(i) = handle::take(interception) else {
+                return;
+            };
             free_c_string(i.message);
             free_c_string(i.suggested_tool);
         }

@@ -19,7 +19,8 @@
 //! - Chunk callbacks run on the thread that called the running function, in
 //!   order, never concurrently, before that function returns.
 
-// The C names (`conch_shell`, `CONCH_OK`) are the contract (API.md).
+// The types keep the names C sees (`conch_shell`, `CONCH_OK`): the public
+// names of include/conch.h.
 #![allow(non_camel_case_types)]
 
 pub mod artifact;
@@ -28,6 +29,7 @@ pub mod callback;
 pub mod cancel;
 pub mod command;
 pub mod execute;
+mod handle;
 mod options;
 pub mod pty;
 pub mod result;

@@ -13,6 +13,7 @@ use conch_core::shell::Snapshot;
 use crate::artifact::conch_artifact_store;
 use crate::boundary::{opt_str_arg, opt_str_list};
 use crate::cancel::conch_cancel_token;
+use crate::handle;
 use crate::status::{FfiError, FfiResult};
 
 /// An optional path argument.
@@ -97,13 +98,13 @@ pub(crate) unsafe fn artifacts(
     // SAFETY: forwarded from the caller.
     let dir = unsafe { opt_path(dir, &format!("{prefix}artifacts_dir")) }?;
     // SAFETY: forwarded from the caller.
-    let store = unsafe { store.as_ref() };
+    let store = unsafe { handle::opt_ref(store) };
     match (dir, store) {
         (Some(_), Some(_)) => Err(FfiError::arg(format!(
             "set {prefix}artifacts_dir or {prefix}artifact_store, not both"
         ))),
         (Some(dir), None) => Ok(Some(ArtifactStore::new(dir))),
-        (None, Some(store)) => Ok(Some(store.store.clone())),
+        (None, Some(store)) => Ok(Some(store.clone())),
         (None, None) => Ok(None),
     }
 }
@@ -114,5 +115,5 @@ pub(crate) unsafe fn artifacts(
 /// `token` is NULL or a live token.
 pub(crate) unsafe fn cancel(token: *const conch_cancel_token) -> Option<conch_core::CancelToken> {
     // SAFETY: forwarded from the caller.
-    unsafe { token.as_ref() }.map(|t| t.token.clone())
+    unsafe { handle::opt_ref(token) }.cloned()
 }

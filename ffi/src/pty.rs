@@ -6,7 +6,6 @@
 //! functions and `conch_pty_free` may be called from other threads.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::Arc;
 
 use conch_core::output::{OutputSummary, SinkOptions};
 use conch_core::pty::{DEFAULT_COLS, DEFAULT_ROWS, PtyOptions, PtySession};
@@ -18,8 +17,9 @@ use crate::boundary::{
 };
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
+use crate::handle::{self, Castable, OwnershipArc, OwnershipBox};
 use crate::options;
-use crate::status::{FfiError, FfiResult};
+use crate::status::FfiResult;
 
 /// A pseudo-terminal session (opaque) that runs one command at a time and
 /// keeps what it draws on a virtual screen.
@@ -31,7 +31,12 @@ use crate::status::{FfiError, FfiResult};
 /// kills the run; `conch_pty_start` then returns), but never concurrently
 /// with the start of another call on the handle, nor after it.
 pub struct conch_pty {
-    session: PtySession,
+    _private: [u8; 0],
+}
+
+impl Castable for conch_pty {
+    type Ownership = OwnershipArc;
+    type RustType = PtySession;
 }
 
 /// What to run on the terminal. Zero-initialize it, then set `command`.
@@ -101,6 +106,11 @@ pub struct conch_pty_result {
     pub artifact_id: *const c_char,
 }
 
+impl Castable for conch_pty_result {
+    type Ownership = OwnershipBox;
+    type RustType = conch_pty_result;
+}
+
 /// # Safety
 /// `opts` fields are NULL or valid, as documented on `conch_pty_options`.
 unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
@@ -145,7 +155,7 @@ fn result_into_c(
 ) -> FfiResult<*mut conch_pty_result> {
     let output = c_owned(summary.output)?;
     let artifact_id = opt_c_owned(summary.artifact_id)?;
-    Ok(Box::into_raw(Box::new(conch_pty_result {
+    Ok(handle::into_raw(conch_pty_result {
         exit_code: exit_code.unwrap_or(0),
         has_exit_code: exit_code.is_some(),
         cancelled,
@@ -157,35 +167,14 @@ fn result_into_c(
         output_lines: summary.output_lines,
         output_bytes: summary.output_bytes,
         artifact_id: into_raw_or_null(artifact_id),
-    })))
-}
-
-/// A new reference to the session behind a handle.
-///
-/// # Safety
-/// `pty` is NULL or a live handle from `conch_pty_new`.
-unsafe fn clone_handle(pty: *const conch_pty) -> FfiResult<Arc<conch_pty>> {
-    if pty.is_null() {
-        return Err(FfiError::arg("pty is NULL"));
-    }
-    // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
-    // count the handle itself holds.
-    unsafe {
-        Arc::increment_strong_count(pty);
-        Ok(Arc::from_raw(pty))
-    }
+    }))
 }
 
 /// An idle PTY session with a blank 120x40 screen. Free it with
 /// `conch_pty_free`. NULL only on an internal error.
 #[unsafe(no_mangle)]
 pub extern "C" fn conch_pty_new() -> *mut conch_pty {
-    boundary::pointer("conch_pty_new", || {
-        let pty = conch_pty {
-            session: PtySession::new(),
-        };
-        Ok(Arc::into_raw(Arc::new(pty)).cast_mut())
-    })
+    boundary::pointer("conch_pty_new", || Ok(handle::into_raw(PtySession::new())))
 }
 
 /// Runs a command on a new terminal and blocks until it ends.
@@ -212,12 +201,12 @@ pub unsafe extern "C" fn conch_pty_start(
     boundary::status("conch_pty_start", || {
         // SAFETY (whole block): the caller's guarantees.
         let (pty, opts, out) = unsafe {
-            let pty = clone_handle(pty)?;
+            let pty = handle::to_arc(pty, "pty")?;
             let opts = pty_options(ref_arg(opts, "opts")?)?;
             (pty, opts, out_arg(out, "out")?)
         };
         let mut forwarder = ChunkForwarder::new(cb, user);
-        let r = pty.session.start(opts, |chunk| forwarder.forward(chunk))?;
+        let r = pty.start(opts, |chunk| forwarder.forward(chunk))?;
         *out = result_into_c(r.exit_code, r.cancelled, r.timed_out, r.summary)?;
         Ok(())
     })
@@ -239,10 +228,10 @@ pub unsafe extern "C" fn conch_pty_write(
 ) -> c_int {
     boundary::status("conch_pty_write", || {
         // SAFETY: the caller's guarantee.
-        let pty = unsafe { clone_handle(pty) }?;
+        let pty = unsafe { handle::to_arc(pty, "pty") }?;
         // SAFETY: the caller's guarantee.
         let bytes = unsafe { bytes_arg(data, len, "data") }?;
-        pty.session.write(bytes)?;
+        pty.write(bytes)?;
         Ok(())
     })
 }
@@ -259,8 +248,8 @@ pub unsafe extern "C" fn conch_pty_write(
 pub unsafe extern "C" fn conch_pty_write_key(pty: *mut conch_pty, key: *const c_char) -> c_int {
     boundary::status("conch_pty_write_key", || {
         // SAFETY: the caller's guarantees.
-        let (pty, key) = unsafe { (clone_handle(pty)?, str_arg(key, "key")?) };
-        pty.session.write_key(key)?;
+        let (pty, key) = unsafe { (handle::to_arc(pty, "pty")?, str_arg(key, "key")?) };
+        pty.write_key(key)?;
         Ok(())
     })
 }
@@ -274,7 +263,7 @@ pub unsafe extern "C" fn conch_pty_write_key(pty: *mut conch_pty, key: *const c_
 pub unsafe extern "C" fn conch_pty_resize(pty: *mut conch_pty, cols: u16, rows: u16) -> c_int {
     boundary::status("conch_pty_resize", || {
         // SAFETY: the caller's guarantee.
-        unsafe { clone_handle(pty) }?.session.resize(cols, rows)?;
+        unsafe { handle::to_arc(pty, "pty") }?.resize(cols, rows)?;
         Ok(())
     })
 }
@@ -289,7 +278,7 @@ pub unsafe extern "C" fn conch_pty_resize(pty: *mut conch_pty, cols: u16, rows: 
 pub unsafe extern "C" fn conch_pty_kill(pty: *mut conch_pty) -> c_int {
     boundary::status("conch_pty_kill", || {
         // SAFETY: the caller's guarantee.
-        unsafe { clone_handle(pty) }?.session.kill()?;
+        unsafe { handle::to_arc(pty, "pty") }?.kill()?;
         Ok(())
     })
 }
@@ -302,8 +291,8 @@ pub unsafe extern "C" fn conch_pty_kill(pty: *mut conch_pty) -> c_int {
 pub unsafe extern "C" fn conch_pty_is_running(pty: *mut conch_pty, out: *mut bool) -> c_int {
     boundary::status("conch_pty_is_running", || {
         // SAFETY: the caller's guarantees.
-        let (pty, out) = unsafe { (clone_handle(pty)?, out_arg(out, "out")?) };
-        *out = pty.session.is_running();
+        let (pty, out) = unsafe { (handle::to_arc(pty, "pty")?, out_arg(out, "out")?) };
+        *out = pty.is_running();
         Ok(())
     })
 }
@@ -318,7 +307,7 @@ pub unsafe extern "C" fn conch_pty_is_running(pty: *mut conch_pty, out: *mut boo
 pub unsafe extern "C" fn conch_pty_screen_text(pty: *mut conch_pty) -> *mut c_char {
     boundary::pointer("conch_pty_screen_text", || {
         // SAFETY: the caller's guarantee.
-        c_string(unsafe { clone_handle(pty) }?.session.screen_text())
+        c_string(unsafe { handle::to_arc(pty, "pty") }?.screen_text())
     })
 }
 
@@ -330,14 +319,13 @@ pub unsafe extern "C" fn conch_pty_screen_text(pty: *mut conch_pty) -> *mut c_ch
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_pty_free(pty: *mut conch_pty) {
     boundary::quiet("conch_pty_free", || {
-        if pty.is_null() {
-            return;
-        }
-        // SAFETY: the handle's own reference, from `Arc::into_raw`.
-        let pty = unsafe { Arc::from_raw(pty.cast_const()) };
-        if pty.session.is_running() {
+        // SAFETY: `pty` is NULL or a live handle from `conch_pty_new`, not
+        // used again (caller's guarantee); this takes its own reference.
+        if let Some(pty) = unsafe { handle::take(pty) }
+            && pty.is_running()
+        {
             // Ignored: the run may have ended since the check.
-            let _ = pty.session.kill();
+            let _ = pty.kill();
         }
     })
 }
@@ -349,13 +337,12 @@ pub unsafe extern "C" fn conch_pty_free(pty: *mut conch_pty) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_pty_result_free(result: *mut conch_pty_result) {
     boundary::quiet("conch_pty_result_free", || {
-        if result.is_null() {
-            return;
-        }
-        // SAFETY: made by `result_into_c` (caller's guarantee), strings by
-        // `CString::into_raw`.
+        // SAFETY: `result` is NULL or made by `result_into_c`, not freed
+        // before (caller's guarantee), strings by `CString::into_raw`.
         unsafe {
-            let r = Box::from_raw(result);
+            let Some(r) = handle::take(result) else {
+                return;
+            };
             free_c_string(r.output);
             free_c_string(r.artifact_id);
         }

@@ -4,9 +4,10 @@ use conch_core::shell::BashResult;
 use std::ffi::c_char;
 
 use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owned};
+use crate::handle::{self, Castable, OwnershipBox};
 use crate::status::FfiResult;
 
-/// The result of one command (the same fields in every face; see API.md).
+/// The result of one command (the same fields in every face).
 ///
 /// Owned by the caller: free it with `conch_bash_result_free`, which also
 /// frees the strings in it (never pass them to `conch_string_free`).
@@ -42,12 +43,17 @@ pub struct conch_bash_result {
     pub working_dir: *const c_char,
 }
 
+impl Castable for conch_bash_result {
+    type Ownership = OwnershipBox;
+    type RustType = conch_bash_result;
+}
+
 /// Converts a core result into a heap `conch_bash_result` for C.
 pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
     let output = c_owned(result.output)?;
     let artifact_id = opt_c_owned(result.artifact_id)?;
     let working_dir = opt_c_owned(result.working_dir)?;
-    Ok(Box::into_raw(Box::new(conch_bash_result {
+    Ok(handle::into_raw(conch_bash_result {
         output: output.into_raw(),
         exit_code: result.exit_code.unwrap_or(0),
         has_exit_code: result.exit_code.is_some(),
@@ -61,7 +67,7 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         output_bytes: result.output_bytes,
         artifact_id: into_raw_or_null(artifact_id),
         working_dir: into_raw_or_null(working_dir),
-    })))
+    }))
 }
 
 /// Frees a result and its strings. NULL is a no-op.
@@ -71,13 +77,13 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_bash_result_free(result: *mut conch_bash_result) {
     boundary::quiet("conch_bash_result_free", || {
-        if result.is_null() {
-            return;
-        }
-        // SAFETY: `result` came from `into_c` (caller's guarantee), and each
-        // of its strings from `CString::into_raw`.
+        // SAFETY: `result` is NULL or came from `into_c`, not freed before
+        // (caller's guarantee), and each of its strings from
+        // `CString::into_raw`.
         unsafe {
-            let r = Box::from_raw(result);
+            let Some(r) = handle::take(result) else {
+                return;
+            };
             free_c_string(r.output);
             free_c_string(r.artifact_id);
             free_c_string(r.working_dir);

@@ -6,7 +6,6 @@
 //! another thread while a run blocks.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::Arc;
 
 use conch_core::shell::{RunOptions, Shell, ShellOptions};
 
@@ -14,6 +13,7 @@ use crate::artifact::conch_artifact_store;
 use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
+use crate::handle::{self, Castable, OwnershipArc};
 use crate::options;
 use crate::result::{conch_bash_result, into_c};
 use crate::status::{FfiError, FfiResult};
@@ -28,7 +28,12 @@ use crate::status::{FfiError, FfiResult};
 /// return, then kills the session), but never concurrently with the start of
 /// another call on the handle, nor after it.
 pub struct conch_shell {
-    shell: Shell,
+    _private: [u8; 0],
+}
+
+impl Castable for conch_shell {
+    type Ownership = OwnershipArc;
+    type RustType = Shell;
 }
 
 /// How a shell is created. Zero-initialize it (`= {0}`), then set what you
@@ -127,22 +132,6 @@ unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
     }
 }
 
-/// A new reference to the shell behind a handle.
-///
-/// # Safety
-/// `shell` is NULL or a live handle from `conch_shell_new`.
-unsafe fn clone_handle(shell: *const conch_shell) -> FfiResult<Arc<conch_shell>> {
-    if shell.is_null() {
-        return Err(FfiError::arg("shell is NULL"));
-    }
-    // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
-    // count the handle itself holds.
-    unsafe {
-        Arc::increment_strong_count(shell);
-        Ok(Arc::from_raw(shell))
-    }
-}
-
 /// Starts a persistent bash session.
 ///
 /// `opts` may be NULL (all defaults). Fails early on a bad shell path, cwd or
@@ -160,8 +149,7 @@ pub unsafe extern "C" fn conch_shell_new(opts: *const conch_shell_options) -> *m
             Some(o) => unsafe { shell_options(o) }?,
             None => ShellOptions::default(),
         };
-        let shell = Shell::new(opts)?;
-        Ok(Arc::into_raw(Arc::new(conch_shell { shell })).cast_mut())
+        Ok(handle::into_raw(Shell::new(opts)?))
     })
 }
 
@@ -193,12 +181,12 @@ pub unsafe extern "C" fn conch_shell_run(
     boundary::status("conch_shell_run", || {
         // SAFETY (whole block): the caller's guarantees.
         let (shell, opts, out) = unsafe {
-            let shell = clone_handle(shell)?;
+            let shell = handle::to_arc(shell, "shell")?;
             let opts = run_options(ref_arg(opts, "opts")?)?;
             (shell, opts, out_arg(out, "out")?)
         };
         let mut forwarder = ChunkForwarder::new(cb, user);
-        let result = shell.shell.run(opts, |chunk| forwarder.forward(chunk))?;
+        let result = shell.run(opts, |chunk| forwarder.forward(chunk))?;
         *out = into_c(result)?;
         Ok(())
     })
@@ -217,7 +205,7 @@ pub unsafe extern "C" fn conch_shell_run(
 pub unsafe extern "C" fn conch_shell_abort(shell: *mut conch_shell) -> c_int {
     boundary::status("conch_shell_abort", || {
         // SAFETY: the caller's guarantee.
-        unsafe { clone_handle(shell) }?.shell.abort();
+        unsafe { handle::to_arc(shell, "shell") }?.abort();
         Ok(())
     })
 }
@@ -240,11 +228,11 @@ pub unsafe extern "C" fn conch_shell_background_jobs(
 ) -> c_int {
     boundary::status("conch_shell_background_jobs", || {
         // SAFETY: the caller's guarantees.
-        let (shell, count) = unsafe { (clone_handle(shell)?, out_arg(count, "count")?) };
+        let (shell, count) = unsafe { (handle::to_arc(shell, "shell")?, out_arg(count, "count")?) };
         if pids.is_null() && capacity > 0 {
             return Err(FfiError::arg("pids is NULL but capacity is not 0"));
         }
-        let jobs = shell.shell.background_jobs();
+        let jobs = shell.background_jobs();
         for (i, pid) in jobs.iter().take(capacity).enumerate() {
             // SAFETY: `i < capacity`, and `pids` holds `capacity` elements.
             unsafe { pids.add(i).write(*pid) };
@@ -264,13 +252,12 @@ pub unsafe extern "C" fn conch_shell_background_jobs(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_shell_free(shell: *mut conch_shell) {
     boundary::quiet("conch_shell_free", || {
-        if shell.is_null() {
-            return;
+        // SAFETY: `shell` is NULL or a live handle from `conch_shell_new`,
+        // not used again (caller's guarantee); this takes its own reference.
+        if let Some(shell) = unsafe { handle::take(shell) } {
+            // Close now, not when the last reference drops: a run on another
+            // thread holds one until it returns.
+            shell.close();
         }
-        // SAFETY: the handle's own reference, from `Arc::into_raw`.
-        let shell = unsafe { Arc::from_raw(shell.cast_const()) };
-        // Close now, not when the last reference drops: a run on another
-        // thread holds one until it returns.
-        shell.shell.close();
     })
 }

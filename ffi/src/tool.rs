@@ -1,8 +1,8 @@
-//! `conch_tool`: the model's `bash` tool (the spec's whole pipeline:
-//! normalize, intercept, cwd, timeout, artifact, engine, result text).
+//! `conch_tool`: the model's `bash` tool (the whole pipeline of the core's
+//! `BashTool`: normalize, intercept, cwd, timeout, artifact, engine, result
+//! text).
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::Arc;
 use std::time::Duration;
 
 use conch_core::tool::{
@@ -16,6 +16,7 @@ use crate::boundary::{
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::command::parse_rules;
+use crate::handle::{self, Castable, OwnershipArc, OwnershipBox};
 use crate::options;
 use crate::result::{conch_bash_result, conch_bash_result_free, into_c};
 use crate::status::{FfiError, FfiResult, conch_status};
@@ -38,7 +39,12 @@ pub type conch_update_cb = conch_chunk_cb;
 /// without, the call completes), never concurrently with the start of a
 /// call.
 pub struct conch_tool {
-    tool: BashTool,
+    _private: [u8; 0],
+}
+
+impl Castable for conch_tool {
+    type Ownership = OwnershipArc;
+    type RustType = BashTool;
 }
 
 /// How a tool is set up. Zero-initialize it: zero / NULL fields are the
@@ -106,6 +112,11 @@ pub struct conch_tool_result {
     /// The engine's result (exit code, counts, artifact id, cwd); NULL when
     /// the command did not run.
     pub bash: *mut conch_bash_result,
+}
+
+impl Castable for conch_tool_result {
+    type Ownership = OwnershipBox;
+    type RustType = conch_tool_result;
 }
 
 /// # Safety
@@ -195,31 +206,15 @@ fn result_into_c(
         Some(b) => into_c(b)?,
         None => std::ptr::null_mut(),
     };
-    let result = Box::into_raw(Box::new(conch_tool_result {
+    let result = handle::into_raw(conch_tool_result {
         status: status as i32,
         text: c_text.into_raw(),
         details_json: into_raw_or_null(details),
         suggested_tool: into_raw_or_null(suggested_tool),
         exit_status,
         bash,
-    }));
+    });
     Ok((result, status, text))
-}
-
-/// A new reference to the tool behind a handle.
-///
-/// # Safety
-/// `tool` is NULL or a live handle from `conch_tool_new`.
-unsafe fn clone_handle(tool: *const conch_tool) -> FfiResult<Arc<conch_tool>> {
-    if tool.is_null() {
-        return Err(FfiError::arg("tool is NULL"));
-    }
-    // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
-    // count the handle itself holds.
-    unsafe {
-        Arc::increment_strong_count(tool);
-        Ok(Arc::from_raw(tool))
-    }
 }
 
 /// Creates the model's `bash` tool. `opts` may be NULL (all defaults).
@@ -237,8 +232,7 @@ pub unsafe extern "C" fn conch_tool_new(opts: *const conch_tool_options) -> *mut
             Some(o) => unsafe { tool_config(o) }?,
             None => BashToolConfig::default(),
         };
-        let tool = BashTool::new(config)?;
-        Ok(Arc::into_raw(Arc::new(conch_tool { tool })).cast_mut())
+        Ok(handle::into_raw(BashTool::new(config)?))
     })
 }
 
@@ -275,7 +269,7 @@ pub unsafe extern "C" fn conch_tool_execute(
         // SAFETY (whole block): the caller's guarantees.
         let (tool, args_json, cancel, out) = unsafe {
             (
-                clone_handle(tool)?,
+                handle::to_arc(tool, "tool")?,
                 str_arg(args_json, "args_json")?,
                 options::cancel(cancel),
                 out_arg(out, "out")?,
@@ -298,7 +292,7 @@ pub unsafe extern "C" fn conch_tool_execute(
             cancel,
             has_ui,
         };
-        let run = tool.tool.run(args, ctx);
+        let run = tool.run(args, ctx);
         let exit_status = run.exit_status();
         let (result, status, text) = result_into_c(run.outcome, exit_status, run.bash)?;
         *out = result;
@@ -322,12 +316,11 @@ pub unsafe extern "C" fn conch_tool_execute(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_tool_free(tool: *mut conch_tool) {
     boundary::quiet("conch_tool_free", || {
-        if tool.is_null() {
-            return;
+        // SAFETY: `tool` is NULL or a live handle from `conch_tool_new`, not
+        // used again (caller's guarantee); this takes its own reference.
+        if let Some(tool) = unsafe { handle::take(tool) } {
+            tool.close();
         }
-        // SAFETY: the handle's own reference, from `Arc::into_raw`.
-        let tool = unsafe { Arc::from_raw(tool.cast_const()) };
-        tool.tool.close();
     })
 }
 
@@ -338,13 +331,13 @@ pub unsafe extern "C" fn conch_tool_free(tool: *mut conch_tool) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_tool_result_free(result: *mut conch_tool_result) {
     boundary::quiet("conch_tool_result_free", || {
-        if result.is_null() {
-            return;
-        }
-        // SAFETY: made by `result_into_c` (caller's guarantee): strings by
-        // `CString::into_raw`, `bash` by `into_c`.
+        // SAFETY: `result` is NULL or made by `result_into_c`, not freed
+        // before (caller's guarantee): strings by `CString::into_raw`, `bash`
+        // by `into_c`.
         unsafe {
-            let r = Box::from_raw(result);
+            let Some(r) = handle::take(result) else {
+                return;
+            };
             free_c_string(r.text);
             free_c_string(r.details_json);
             free_c_string(r.suggested_tool);
