@@ -1,6 +1,8 @@
 //! Helpers shared by the engine's integration tests: finding processes and
 //! threads in the real process table, waiting for output, waiting with a
-//! bound.
+//! bound. An area binary includes them with
+//! `#[path = "../common/mod.rs"] mod common;` in its `main.rs`, a
+//! single-file binary with `mod common;`.
 #![allow(dead_code)]
 
 use std::sync::{Arc, Condvar, Mutex};

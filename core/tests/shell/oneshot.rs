@@ -1,10 +1,8 @@
 //! `execute_shell`: a fresh process per call, same result shape.
 
-mod common;
-
 use std::time::Instant;
 
-use common::{CUT, HANG, LADDER, procs_with, unique_sleep, wait_until};
+use crate::common::{CUT, HANG, LADDER, procs_with, unique_sleep, wait_until};
 use conch_core::shell::{BashResult, ExecuteOptions, execute_shell};
 
 fn exec(cmd: &str) -> conch_core::shell::BashResult {

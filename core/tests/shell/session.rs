@@ -1,12 +1,10 @@
 //! The persistent shell: state, framing, death and respawn, per-run scope.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
-use common::{HANG, Seen, wait_until};
+use crate::common::{self, HANG, Seen, wait_until};
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {

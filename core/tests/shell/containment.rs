@@ -2,12 +2,10 @@
 //! hold a call, and abort, timeout and close kill whole trees (checked in
 //! the real process table).
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     CUT, HANG, LADDER, Seen, alive, gone, number_after, procs_with, unique_sleep, wait_until,
 };
 use conch_core::CancelToken;

@@ -1,13 +1,11 @@
 //! `BashSession`, the user's `!cmd` surface, with real processes.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{HANG, LADDER, Seen};
+use crate::common::{HANG, LADDER, Seen};
 use conch_core::shell::Snapshot;
 use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, model_text};
 

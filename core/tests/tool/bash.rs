@@ -2,13 +2,11 @@
 //! result table, every error text, the interceptor, cwd and timeout rules,
 //! artifacts, head/tail of the complete stream, live updates.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{CUT, HANG, LADDER};
+use crate::common::{CUT, HANG, LADDER};
 use conch_core::CancelToken;
 use conch_core::command::intercept::Rule;
 use conch_core::output::notice::{Direction, TruncatedBy};

@@ -2,14 +2,12 @@
 //! and keys, the virtual screen, timeouts and kills over the process tree,
 //! start failures and control-call errors.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::mpsc::channel;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{CUT, HANG, LADDER, Seen, alive, gone, number_after, wait_until};
+use crate::common::{self, CUT, HANG, LADDER, Seen, alive, gone, number_after, wait_until};
 use conch_core::CancelToken;
 use conch_core::pty::{PtyOptions, PtyResult, PtySession};
 

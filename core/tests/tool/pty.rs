@@ -1,13 +1,11 @@
 //! `BashTool` on its PTY path (virtual terminal on, host with a UI), with
 //! real processes: the same result table as the shell path.
 
-mod common;
-
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use common::{CUT, HANG, LADDER};
+use crate::common::{CUT, HANG, LADDER};
 use conch_core::CancelToken;
 use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,

@@ -1,0 +1,17 @@
+//! Integration tests of `conch_core::output` and `conch_core::artifact`:
+//! the sanitizer, the bounded sink and its spill to artifact files, on real
+//! directories, no process started. A new test of them goes in a module
+//! here:
+//!
+//! - `artifact`: `ArtifactStore` and the sink's spill;
+//! - `props`: property tests over any input and any chunking;
+//! - `vectors`: replay of `tests/vectors/{sanitize,sink,artifact}.json`.
+//!
+//! The modules run in parallel threads of one process. Kept apart, in a
+//! binary of its own: `output_alloc.rs`, which counts allocations with a
+//! `#[global_allocator]` (the count is process-wide, and the allocator would
+//! be every test's).
+
+mod artifact;
+mod props;
+mod vectors;

@@ -1,0 +1,28 @@
+//! Integration tests of `conch_core::shell` with real bash: the persistent
+//! `Shell`, one-shot `execute_shell`, containment of what commands start,
+//! and fidelity to `bash -c`. A new test of them goes in a module here:
+//!
+//! - `session`: state, framing, death and respawn, per-run scope;
+//! - `oneshot`: `execute_shell`;
+//! - `containment`: background jobs, and kills of whole trees on abort,
+//!   timeout and close;
+//! - `fidelity`: the corpus of `tests/fidelity/` against `bash -c`.
+//!
+//! The modules run in parallel threads of one process, so they find their
+//! own processes by a unique marker (`common::unique_sleep`), never by
+//! counting the process's children. Kept apart, each in a binary of its own
+//! because it measures or owns something of the whole process:
+//!
+//! - `shell_leaks.rs` counts the process's descriptors, threads and zombie
+//!   children;
+//! - `shell_flood.rs` measures the process's memory (RSS high-water mark);
+//! - `shell_registry.rs` uses the process-wide session registry, closing
+//!   every session and counting them (`BashTool` goes through it too).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod containment;
+mod fidelity;
+mod oneshot;
+mod session;

@@ -1,0 +1,25 @@
+//! Integration tests of `conch_core::tool` with real processes: `BashTool`
+//! (the model's `bash` tool) on its shell and PTY paths, and `BashSession`
+//! (the user's `!cmd`). A new test of them goes in a module here:
+//!
+//! - `bash`: `BashTool` end to end (the result table, error texts, the
+//!   interceptor, cwd and timeout rules, artifacts, head/tail, updates);
+//! - `pty`: `BashTool` on its PTY path;
+//! - `bang`: `BashSession`;
+//! - `vectors`: replay of `tests/vectors/tool.json`.
+//!
+//! The modules run in parallel threads of one process and share the
+//! process-wide session registry: a test keeps its state in a session key
+//! of its own and closes it, and none clears or counts the registry (that
+//! is `shell_registry.rs`, alone). Kept apart, in a binary of its own:
+//! `tool_pty_env.rs`, which sets `CONCH_NO_PTY` and `PI_NO_PTY`; the
+//! environment is the whole process's, and these variables would turn the
+//! PTY path off under every other tool test.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bang;
+mod bash;
+mod pty;
+mod vectors;
