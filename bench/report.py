@@ -22,6 +22,7 @@ BENCH = Path(__file__).resolve().parent
 SCENARIOS = {
     "builtin": "Run latency, builtin `true` (µs)",
     "external": "Run latency, `/bin/true` (µs)",
+    "cpu": "Host CPU time per builtin `true` run (µs, the host process only)",
     "sequence": "20-command agent sequence (ms)",
     "throughput": "1 GiB through the chunk callback (MB/s, higher is better)",
     "sink": "1 GiB through `OutputSink`, in process (GB/s, higher is better)",
@@ -42,13 +43,26 @@ BASELINES = {
         "subprocess": "`subprocess.run(shell=True)`",
     },
 }
-# (scenario, baseline runtime, bound, "le" | "ge"): conch / baseline from Node.
+PI = ("node", "pi-natives")
+# (conch from, scenario, baseline (lang, runtime) or None for an absolute
+# bound in the scenario's unit, bound, "le" | "ge"). An idle machine:
 TARGETS = [
-    ("builtin", "pi-natives", 0.6, "le"),
-    ("external", "pi-natives", 0.5, "le"),
-    ("external", "spawn", 0.3, "le"),
-    ("throughput", "pi-natives", 2.5, "ge"),
-    ("timeout", "pi-natives", 0.25, "le"),
+    ("node", "builtin", PI, 0.6, "le"),
+    ("node", "external", PI, 0.5, "le"),
+    ("node", "external", ("node", "spawn"), 0.3, "le"),
+    ("node", "throughput", PI, 2.5, "ge"),
+    ("node", "timeout", PI, 0.25, "le"),
+    ("node", "cpu", PI, 1.0, "le"),
+]
+# Every core kept busy by a CPU hog (BENCH_LOADED=1): a host running agents
+# is a busy machine, and a round trip must not wait out scheduler time slices.
+LOADED_TARGETS = [
+    ("node", "builtin", None, 1000, "le"),
+    ("python", "builtin", None, 1000, "le"),
+    ("node", "external", PI, 1.0, "le"),
+    ("python", "external", PI, 1.0, "le"),
+    ("node", "cpu", PI, 1.0, "le"),
+    ("python", "cpu", PI, 1.0, "le"),
 ]
 
 # What no runtime can beat on this machine, measured by the Rust harness in the same run:
@@ -138,6 +152,9 @@ def table(records: dict) -> tuple[str, list[str]]:
         if not any(key[2] == scenario for key in records):
             continue
         for lang, lang_name in LANGS.items():
+            # A scenario not measured from this language has no row.
+            if not any(key[0] == lang and key[2] == scenario for key in records):
+                continue
             conch_rec = records.get((lang, "conch", scenario))
             baselines = BASELINES[lang] if scenario != "sink" else {}
             if scenario == "sink" and lang != "rust":
@@ -161,19 +178,32 @@ def table(records: dict) -> tuple[str, list[str]]:
     return "\n".join(rows), notes
 
 
-def targets(records: dict) -> list[str]:
+def unit_of(scenario: str) -> str:
+    return SCENARIOS[scenario].split("(")[1].split(",")[0].rstrip(")")
+
+
+def targets(records: dict, loaded: bool) -> list[str]:
     out = []
-    for scenario, runtime, bound, sense in TARGETS:
-        what = f"{SCENARIOS[scenario].split(' (')[0]} from Node: conch / {runtime} {'≤' if sense == 'le' else '≥'} {bound}"
-        conch = Cell(records.get(("node", "conch", scenario)))
-        base = Cell(records.get(("node", runtime, scenario)))
-        if conch.median is None or not base.median:
-            why = conch.text() if conch.median is None else base.text()
-            out.append(f"- {what}: not measured ({why})")
+    for lang, scenario, base_key, bound, sense in LOADED_TARGETS if loaded else TARGETS:
+        sign = "≤" if sense == "le" else "≥"
+        conch = Cell(records.get((lang, "conch", scenario)))
+        if base_key is None:
+            what = f"{SCENARIOS[scenario].split(' (')[0]} from {LANGS[lang]}: conch median {sign} {fmt(bound)} {unit_of(scenario)}"
+            base_median, missing = 1.0, None if conch.median is not None else conch.text()
+        else:
+            base_lang, runtime = base_key
+            where = "" if base_lang == lang else f" (from {LANGS[base_lang]})"
+            what = f"{SCENARIOS[scenario].split(' (')[0]} from {LANGS[lang]}: conch / {runtime}{where} {sign} {bound}"
+            base = Cell(records.get((base_lang, runtime, scenario)))
+            base_median = base.median
+            missing = conch.text() if conch.median is None else None if base.median else base.text()
+        if missing:
+            out.append(f"- {what}: not measured ({missing})")
             continue
-        ratio = conch.median / base.median
-        holds = ratio <= bound if sense == "le" else ratio >= bound
-        out.append(f"- {what}: {'holds' if holds else '**does not hold**'} ({ratio:.2f}×)")
+        value = conch.median / base_median
+        holds = value <= bound if sense == "le" else value >= bound
+        shown = f"{value:.2f}×" if base_key else f"{fmt(value)} {unit_of(scenario)}"
+        out.append(f"- {what}: {'holds' if holds else '**does not hold**'} ({shown})")
     return out
 
 
@@ -181,7 +211,7 @@ def limits(records: dict) -> list[str]:
     """Each reference, conch from Node against it, and what each target asks for in its units."""
     out = []
     for scenario, runtime, what, bounds in LIMITS:
-        unit = SCENARIOS[scenario].split("(")[1].split(",")[0].rstrip(")")
+        unit = unit_of(scenario)
         ref = Cell(records.get(("rust", runtime, scenario)))
         if ref.median is None:
             out.append(f"- {what}: not measured ({ref.text()})")
@@ -190,8 +220,11 @@ def limits(records: dict) -> list[str]:
         conch = Cell(records.get(("node", "conch", scenario)))
         if conch.median is not None:
             line += f"; conch from Node: {fmt(conch.median)} {unit}"
-        for t_scenario, baseline, bound, sense in TARGETS:
-            base = Cell(records.get(("node", baseline, t_scenario)))
+        for lang, t_scenario, base_key, bound, sense in TARGETS:
+            if lang != "node" or base_key is None:
+                continue
+            baseline = base_key[1]
+            base = Cell(records.get(base_key + (t_scenario,)))
             if t_scenario == scenario and base.median:
                 sign = "≤" if sense == "le" else "≥"
                 line += f"; conch / {baseline} {sign} {bound} asks for {sign} {fmt(bound * base.median)} {unit}"
@@ -213,7 +246,7 @@ def package_version(path: Path) -> str:
         return "not installed"
 
 
-def machine(load_at_start: str) -> list[str]:
+def machine(load_at_start: str, hogs: int) -> list[str]:
     cpu = "unknown"
     for line in command("lscpu").splitlines():
         if line.startswith("Model name:"):
@@ -223,7 +256,8 @@ def machine(load_at_start: str) -> list[str]:
     modules = BENCH / "node_modules" / "@oh-my-pi"
     return [
         f"- CPU: {cpu}, {os.cpu_count()} cores; kernel {platform.release()}",
-        f"- Load average at start: {load_at_start}",
+        f"- Load average at start: {load_at_start}"
+        + (f"; {hogs} CPU hogs (`yes > /dev/null`, one per core) ran through every measurement" if hogs else ""),
         f"- node {command('node', '--version')}, {command('python3', '--version')}, "
         f"bash {command('bash', '-c', 'echo $BASH_VERSION')}, {command('rustc', '--version')}",
         f"- Baselines: pexpect {pexpect}; pi-natives `Shell` from "
@@ -239,6 +273,7 @@ def main() -> None:
     ap.add_argument("--sink", type=Path, required=True)
     ap.add_argument("--load", default="unknown")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--hogs", type=int, default=0, help="CPU hogs that ran beside the measurements")
     args = ap.parse_args()
 
     records = load(args.results)
@@ -246,7 +281,7 @@ def main() -> None:
     body, notes = table(records)
     text = "\n".join(
         [
-            "# conch benchmarks",
+            "# conch benchmarks" + (", on a loaded machine" if args.hogs else ""),
             "",
             "Made by `./bench/run.sh` (see `bench/README-performance.md`). Medians over the repetitions,",
             "min–max in parentheses; ratio = conch median / baseline median (for time and memory lower is",
@@ -258,7 +293,7 @@ def main() -> None:
             "",
             "## Targets",
             "",
-            *targets(records),
+            *targets(records, loaded=args.hogs > 0),
             "",
             "## Limits of this machine",
             "",
@@ -266,7 +301,7 @@ def main() -> None:
             "",
             "## Machine",
             "",
-            *machine(args.load),
+            *machine(args.load, args.hogs),
             "",
         ]
     )

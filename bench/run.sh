@@ -17,8 +17,13 @@
 #
 # Environment:
 #   BENCH_QUICK=1        few repetitions and 64 MiB floods (checks the harnesses)
-#   BENCH_ONLY=a,b       only these scenarios: builtin external sequence
+#   BENCH_ONLY=a,b       only these scenarios: builtin external cpu sequence
 #                        throughput sink flood_rss abort timeout concurrent
+#   BENCH_LOADED=1       every measurement runs while one CPU hog per core
+#                        (`yes > /dev/null`) keeps the machine busy; checks
+#                        the loaded-machine targets; scenarios default to
+#                        builtin,external,cpu,sequence; writes
+#                        bench/RESULTS-loaded.md
 #   BENCH_TARGET_DIR     cargo target dir (default bench/target: release builds
 #                        of their own, whatever CARGO_TARGET_DIR says)
 #   BENCH_RESULTS        where to write the table (default bench/RESULTS.md)
@@ -36,6 +41,14 @@ export CARGO_TERM_COLOR=never
 RESULTS=$WORK/results.jsonl
 : > "$RESULTS"
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+HOGS=0
+if [ "${BENCH_LOADED:-}" = 1 ]; then
+  HOGS=$(nproc)
+  export BENCH_ONLY=${BENCH_ONLY:-builtin,external,cpu,sequence}
+  DEFAULT_RESULTS=$BENCH/RESULTS-loaded.md
+else
+  DEFAULT_RESULTS=$BENCH/RESULTS.md
+fi
 
 wants() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
 # A harness that fails leaves a record saying so; the others still run.
@@ -99,6 +112,17 @@ export BENCH_REPO=$WORK/repo BENCH_SEQUENCE=$BENCH/sequence.txt
 export BENCH_THROUGHPUT_CMD=$(flood_cmd $t_copies) BENCH_THROUGHPUT_BYTES=$((t_copies << 26))
 export BENCH_FLOOD_CMD=$(flood_cmd $f_copies) BENCH_FLOOD_BYTES=$((f_copies << 26))
 
+# The hogs start after the builds and stop before the report, killed by
+# PID (and bounded by `timeout`, should this script be killed itself).
+hog_pids=()
+stop_hogs() { [ ${#hog_pids[@]} -eq 0 ] || kill "${hog_pids[@]}" 2>/dev/null || true; hog_pids=(); }
+trap stop_hogs EXIT
+for _ in $(seq "$HOGS"); do
+  timeout 7200 yes > /dev/null &
+  hog_pids+=($!)
+done
+[ "$HOGS" = 0 ] || echo "== under load: $HOGS CPU hogs (pids ${hog_pids[*]})"
+
 echo "== rust"
 harness rust all suite "$RUST_BENCH" suite
 if wants sink; then
@@ -122,6 +146,8 @@ if wants flood_rss; then
   for rt in conch subprocess pexpect; do harness python "$rt" flood_rss python "$BENCH/python/bench.py" flood "$rt"; done
 fi
 
+stop_hogs
+
 echo "== report"
 python3 "$BENCH/report.py" --results "$RESULTS" --sink "$WORK/sink.txt" --load "$LOAD_AT_START" \
-  --out "${BENCH_RESULTS:-$BENCH/RESULTS.md}"
+  --hogs "$HOGS" --out "${BENCH_RESULTS:-$DEFAULT_RESULTS}"

@@ -75,6 +75,18 @@ async function interleave(scenario, unit, rts, [warm, n], trial, { block = 1, no
   }
 }
 
+// Builtin runs per host-CPU sample: enough to measure, few enough to repeat.
+const CPU_RUNS = 100
+
+/** The CPU time this process (every thread of it) spends per builtin run, µs. */
+async function hostCpu(rt) {
+  const c0 = process.cpuUsage()
+  let failed = 0
+  for (let i = 0; i < CPU_RUNS; i++) if ((await rt.run('true', noop)).exitCode !== 0) failed++
+  const c = process.cpuUsage(c0)
+  return { sample: (c.user + c.system) / CPU_RUNS, problem: failed ? 'did not exit 0' : undefined }
+}
+
 const latency = (command) => async (rt) => {
   const t0 = now()
   const r = await rt.run(command, noop)
@@ -154,6 +166,7 @@ async function suite() {
   const plan = [
     ['builtin', 'us', reps([50, 500], [5, 30]), latency('true'), { block: 50 }],
     ['external', 'us', reps([20, 300], [5, 30]), latency('/bin/true'), { block: 50 }],
+    ['cpu', 'us', reps([2, 30], [1, 5]), hostCpu, { block: 5 }],
     ['sequence', 'ms', reps([1, 10], [1, 3]), runSequence],
     ['throughput', 'MB/s', reps([0, 3], [0, 1]), throughput],
     ['abort', 'ms', reps([1, 10], [0, 3]), abort],

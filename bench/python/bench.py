@@ -89,6 +89,17 @@ def interleave(scenario, unit, rts, warm_n, trial, notes=None, block=1):
         emit(scenario, rt.name, unit, samples[rt.name], seen or (notes or {}).get(rt.name))
 
 
+# Builtin runs per host-CPU sample: enough to measure, few enough to repeat.
+CPU_RUNS = 100
+
+
+def host_cpu(rt):
+    """The CPU time this process (every thread of it) spends per builtin run, µs."""
+    t0 = time.process_time()
+    failed = sum(rt.run("true", noop) != 0 for _ in range(CPU_RUNS))
+    return (time.process_time() - t0) * 1e6 / CPU_RUNS, "did not exit 0" if failed else None
+
+
 def latency(command):
     def trial(rt):
         t0 = time.perf_counter()
@@ -205,6 +216,7 @@ def suite():
     plan = [
         ("builtin", "us", reps((50, 500), (5, 30)), latency("true"), 50),
         ("external", "us", reps((20, 300), (5, 30)), latency("/bin/true"), 50),
+        ("cpu", "us", reps((2, 30), (1, 5)), host_cpu, 5),
         ("sequence", "ms", reps((1, 10), (1, 3)), sequence, 1),
         ("throughput", "MB/s", reps((0, 3), (0, 1)), throughput, 1),
         ("abort", "ms", reps((1, 10), (0, 3)), abort, 1),

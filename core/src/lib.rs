@@ -11,7 +11,6 @@ pub mod cancel;
 pub mod command;
 pub mod error;
 pub mod output;
-pub mod pool;
 pub mod process;
 pub mod pty;
 pub mod shell;

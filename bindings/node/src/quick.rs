@@ -2,23 +2,24 @@
 //! round trip through the event loop.
 //!
 //! The call runs on a pooled thread as with [`worker::spawn`], but when no
-//! other call is in flight the JS thread does not return at once: it waits
-//! for up to [`BUDGET`], spinning if it gets the process's spinning slot
-//! (see `conch_core::process::spin`; the pooled thread then sleeps in
-//! `poll`), else sleeping until the call ends. A call that ends within it
-//! settles on the JS thread: its chunks go straight to the callback, in
-//! order, and the promise comes back already settled. That saves a trip
-//! through the event loop (waking a sleeping CPU costs tens of microseconds
-//! on a virtual machine, as much as bash takes to run a builtin) and two
-//! threadsafe functions per call. A call
-//! still running at the budget (or holding more than [`HELD_LIMIT`] bytes
-//! of output) goes on as with [`worker::spawn`]: from then on its chunks go
+//! other call is in flight the JS thread does not return at once: it sleeps
+//! until the call ends or [`BUDGET`] passes, whichever comes first. A call
+//! that ends within it settles on the JS thread: its chunks go straight to
+//! the callback, in order, and the promise comes back already settled. That
+//! saves a trip through the event loop (a threadsafe function call and the
+//! wake-up of the loop) and two threadsafe functions per call. A call still
+//! running at the budget (or holding more than [`HELD_LIMIT`] bytes of
+//! output) goes on as with [`worker::spawn`]: from then on its chunks go
 //! through a threadsafe function and the promise settles from the pool.
 //!
-//! The JS thread and the pooled thread meet in a `Meeting`: the phase
-//! moves from `WAITING` to `DONE` (the call ended while the JS thread
-//! waited) or to `DETACHED` (the JS thread stopped waiting, or the output
-//! grew too large), whichever side gets there first.
+//! The JS thread waits asleep on a condition variable, never spinning: on
+//! a busy machine a spinning thread takes the CPU that bash needs to end
+//! the very command it waits for.
+//!
+//! The two threads share a [`Handover`]: the phase moves from `WAITING` to
+//! `DONE` (the call ended while the JS thread waited) or to `DETACHED` (the
+//! JS thread stopped waiting, or the output grew too large), whichever side
+//! gets there first.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -26,7 +27,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use conch_core::CancelToken;
-use conch_core::process::spin::Spin;
 use napi::JsValue;
 use napi::bindgen_prelude::{
     Env, FromNapiValue, Function, JsError, Object, ToNapiValue, Unknown, sys,
@@ -38,8 +38,9 @@ use crate::stream::{ChunkFn, Chunks, Text, js_string, pieces};
 use crate::worker::{self, Reject};
 
 /// How long the JS thread waits for a call before it lets it go on alone:
-/// a builtin or a small external command (`/bin/true`, ~0.8 ms on the
-/// 2-core machine of the benchmarks) ends within it.
+/// a builtin or a small external command (`/bin/true` costs bash itself
+/// most of a millisecond) ends within it, and the event loop is held no
+/// longer than a frame's worth of other work.
 pub const BUDGET: Duration = Duration::from_millis(2);
 /// Output held for the JS thread before the call goes on alone.
 const HELD_LIMIT: usize = 1 << 20;
@@ -54,40 +55,39 @@ const DETACHED: u8 = 2;
 /// The chunk callback as the JS thread receives it.
 pub type ChunkFunction<'env> = Function<'env, Text, Unknown<'env>>;
 
-struct Hall<T: ToNapiValue, E> {
+struct Held<T: ToNapiValue, E> {
     /// Output made while the JS thread waited.
-    held: String,
+    output: String,
     /// The call's outcome, once it ended while the JS thread waited.
     outcome: Option<Result<T, E>>,
     /// Installed by the JS thread once detached: where chunks go, and the
     /// promise to settle.
-    onward: Option<Onward<T>>,
+    detached: Option<Detached<T>>,
 }
 
 /// Makes the value a detached call settles with, on the JS thread.
 type Settler<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
 
-struct Onward<T: ToNapiValue> {
+struct Detached<T: ToNapiValue> {
     chunks: Chunks<Text>,
     deferred: napi::JsDeferred<T, Settler<T>>,
     attached: Option<Attached>,
 }
 
-struct Meeting<T: ToNapiValue, E> {
+struct Handover<T: ToNapiValue, E> {
     phase: AtomicU8,
-    hall: Mutex<Hall<T, E>>,
-    /// Signalled when the phase moves (the JS thread sleeps on it when it
-    /// does not spin) and when the onward route is installed (the pooled
-    /// thread waits for that).
+    held: Mutex<Held<T, E>>,
+    /// Signalled when the phase moves (the JS thread sleeps on it) and when
+    /// the detached route is installed (the pooled thread waits for that).
     changed: Condvar,
 }
 
-impl<T: ToNapiValue, E> Meeting<T, E> {
-    fn lock(&self) -> MutexGuard<'_, Hall<T, E>> {
-        self.hall.lock().unwrap_or_else(|e| e.into_inner())
+impl<T: ToNapiValue, E> Handover<T, E> {
+    fn lock(&self) -> MutexGuard<'_, Held<T, E>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Moves the phase on from `WAITING` (call with the hall locked, so the
+    /// Moves the phase on from `WAITING` (call with `held` locked, so the
     /// JS thread cannot miss it); false if the other side moved it first.
     fn leave_waiting(&self, to: u8) -> bool {
         let moved = self
@@ -98,48 +98,49 @@ impl<T: ToNapiValue, E> Meeting<T, E> {
         moved
     }
 
-    /// Waits (pooled thread) until the JS thread installed the onward route.
-    fn onward(&self) -> Onward<T> {
-        let mut hall = self.lock();
+    /// Waits (pooled thread) until the JS thread installed the detached route.
+    fn detached_route(&self) -> Detached<T> {
+        let mut held = self.lock();
         loop {
-            if let Some(onward) = hall.onward.take() {
-                return onward;
+            if let Some(route) = held.detached.take() {
+                return route;
             }
-            hall = self.changed.wait(hall).unwrap_or_else(|e| e.into_inner());
+            held = self.changed.wait(held).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
 
 /// The chunk sink a quick call writes to (pooled thread).
-pub struct Router<T: ToNapiValue, E> {
-    meeting: Arc<Meeting<T, E>>,
-    onward: RefCell<Option<Onward<T>>>,
+pub struct QuickChunks<T: ToNapiValue, E> {
+    handover: Arc<Handover<T, E>>,
+    route: RefCell<Option<Detached<T>>>,
 }
 
-impl<T: ToNapiValue, E> Router<T, E> {
-    /// Passes a chunk on: held for the waiting JS thread, or sent onward.
+impl<T: ToNapiValue, E> QuickChunks<T, E> {
+    /// Passes a chunk on: held for the waiting JS thread, or sent on
+    /// the detached route.
     pub fn send(&self, chunk: &str) {
-        if self.onward.borrow().is_none() {
-            let mut hall = self.meeting.lock();
-            if self.meeting.phase.load(Ordering::Acquire) == WAITING {
-                if hall.held.len() + chunk.len() <= HELD_LIMIT {
-                    hall.held.push_str(chunk);
+        if self.route.borrow().is_none() {
+            let mut held = self.handover.lock();
+            if self.handover.phase.load(Ordering::Acquire) == WAITING {
+                if held.output.len() + chunk.len() <= HELD_LIMIT {
+                    held.output.push_str(chunk);
                     return;
                 }
                 // Too much to hold: go on without the JS thread.
-                self.meeting.leave_waiting(DETACHED);
+                self.handover.leave_waiting(DETACHED);
             }
-            drop(hall);
-            self.go_onward();
+            drop(held);
+            self.take_route();
         }
-        if let Some(onward) = self.onward.borrow().as_ref() {
-            onward.chunks.send(chunk);
+        if let Some(route) = self.route.borrow().as_ref() {
+            route.chunks.send(chunk);
         }
     }
 
-    /// Takes the onward route (detached; the JS thread sent what was held).
-    fn go_onward(&self) {
-        *self.onward.borrow_mut() = Some(self.meeting.onward());
+    /// Takes the detached route (the JS thread sent what was held).
+    fn take_route(&self) {
+        *self.route.borrow_mut() = Some(self.handover.detached_route());
     }
 }
 
@@ -155,51 +156,48 @@ pub fn run<'env, T, E, W>(
 where
     T: ToNapiValue + Send + 'static,
     E: Reject,
-    W: FnOnce(&Router<T, E>) -> Result<T, E> + Send + 'static,
+    W: FnOnce(&QuickChunks<T, E>) -> Result<T, E> + Send + 'static,
 {
     let attached = match signal {
         Some(signal) => signal.attach(env, &cancel).map_err(from_napi)?,
         None => None,
     };
-    let meeting = Arc::new(Meeting {
+    let handover = Arc::new(Handover {
         phase: AtomicU8::new(WAITING),
-        hall: Mutex::new(Hall {
-            held: String::new(),
+        held: Mutex::new(Held {
+            output: String::new(),
             outcome: None,
-            onward: None,
+            detached: None,
         }),
         changed: Condvar::new(),
     });
-    let theirs = meeting.clone();
+    let theirs = handover.clone();
     // Only a call with no other in flight waits: waiting for each of many
     // calls started at once would run them one after another.
     let alone = IN_FLIGHT.fetch_add(1, Ordering::AcqRel) == 0;
-    // The JS thread spins, not the pooled thread: one spinner leaves bash
-    // and the programs it starts the other CPU of a 2-core machine.
-    let mut spin = alone.then(Spin::start);
-    let started = conch_core::pool::run(move || {
-        let router = Router {
-            meeting: theirs,
-            onward: RefCell::new(None),
+    let started = conch_threads::run(move || {
+        let chunks_out = QuickChunks {
+            handover: theirs,
+            route: RefCell::new(None),
         };
-        let outcome = work(&router);
+        let outcome = work(&chunks_out);
         IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
-        let meeting = &router.meeting;
-        let outcome = if router.onward.borrow().is_none() {
-            let mut hall = meeting.lock();
-            hall.outcome = Some(outcome);
-            if meeting.leave_waiting(DONE) {
+        let handover = &chunks_out.handover;
+        let outcome = if chunks_out.route.borrow().is_none() {
+            let mut held = handover.lock();
+            held.outcome = Some(outcome);
+            if handover.leave_waiting(DONE) {
                 return;
             }
-            let outcome = hall.outcome.take();
-            drop(hall);
-            router.go_onward();
+            let outcome = held.outcome.take();
+            drop(held);
+            chunks_out.take_route();
             outcome.expect("outcome just stored")
         } else {
             outcome
         };
-        let onward = router.onward.take().expect("onward route installed");
-        settle_from_pool(onward, outcome);
+        let route = chunks_out.route.take().expect("detached route installed");
+        settle_from_pool(route, outcome);
     });
     if let Err(err) = started {
         IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
@@ -216,44 +214,41 @@ where
     let until = if alone { start + BUDGET } else { start };
     loop {
         let now = Instant::now();
-        match meeting.phase.load(Ordering::Acquire) {
-            DONE => return settle_here(env, &meeting, callback, attached),
+        match handover.phase.load(Ordering::Acquire) {
+            DONE => return settle_here(env, &handover, callback, attached),
             DETACHED => break,
             _ if now >= until => {
-                let _hall = meeting.lock();
-                meeting.leave_waiting(DETACHED);
+                let _held = handover.lock();
+                handover.leave_waiting(DETACHED);
             }
-            // Spun a turn (yielding: the pooled thread or bash may be
-            // waiting for this very CPU).
-            _ if spin.as_mut().is_some_and(|s| s.deadline(None).is_some()) => {}
             _ => {
-                let hall = meeting.lock();
-                if meeting.phase.load(Ordering::Acquire) == WAITING {
-                    let _ = meeting.changed.wait_timeout(hall, until - now);
+                let held = handover.lock();
+                if handover.phase.load(Ordering::Acquire) == WAITING {
+                    let _ = handover.changed.wait_timeout(held, until - now);
                 }
             }
         }
     }
-    install_onward(env, &meeting, callback, cancel, attached)
+    detach(env, &handover, callback, cancel, attached)
 }
 
 /// The call ended while the JS thread waited: deliver and settle here.
 fn settle_here<'env, T: ToNapiValue, E: Reject>(
     env: &'env Env,
-    meeting: &Meeting<T, E>,
+    handover: &Handover<T, E>,
     callback: Option<ChunkFunction<'env>>,
     attached: Option<Attached>,
 ) -> napi::Result<Object<'env>, Code> {
-    let (held, outcome) = {
-        let mut hall = meeting.lock();
+    let (output, outcome) = {
+        let mut held = handover.lock();
         (
-            std::mem::take(&mut hall.held),
-            hall.outcome.take().expect("outcome of a finished call"),
+            std::mem::take(&mut held.output),
+            held.outcome.take().expect("outcome of a finished call"),
         )
     };
     let raw = env.raw();
     let thrown = match &callback {
-        Some(callback) => deliver(raw, callback.raw(), &held).map_err(from_napi)?,
+        Some(callback) => deliver(raw, callback.raw(), &output).map_err(from_napi)?,
         None => None,
     };
     if let Some(a) = attached {
@@ -317,9 +312,9 @@ fn deliver(
 }
 
 /// The JS thread stops waiting: the call goes on as with [`worker::spawn`].
-fn install_onward<'env, T: ToNapiValue, E>(
+fn detach<'env, T: ToNapiValue, E>(
     env: &'env Env,
-    meeting: &Meeting<T, E>,
+    handover: &Handover<T, E>,
     callback: Option<ChunkFunction<'env>>,
     cancel: CancelToken,
     attached: Option<Attached>,
@@ -333,28 +328,28 @@ fn install_onward<'env, T: ToNapiValue, E>(
     };
     let (deferred, promise) = env.create_deferred::<T, Settler<T>>().map_err(from_napi)?;
     let chunks = Chunks::new(tsfn, cancel);
-    let mut hall = meeting.lock();
+    let mut held = handover.lock();
     // What was held goes first, as one chunk (a callback that throws on it
     // is called once), and now: the pooled thread may not send again soon.
-    chunks.send(&std::mem::take(&mut hall.held));
-    hall.onward = Some(Onward {
+    chunks.send(&std::mem::take(&mut held.output));
+    held.detached = Some(Detached {
         chunks,
         deferred,
         attached,
     });
-    drop(hall);
-    meeting.changed.notify_all();
+    drop(held);
+    handover.changed.notify_all();
     Ok(promise)
 }
 
 /// Settles a detached call from the pooled thread, after its last chunk.
 fn settle_from_pool<T: ToNapiValue + Send + 'static, E: Reject>(
-    onward: Onward<T>,
+    route: Detached<T>,
     outcome: Result<T, E>,
 ) {
-    let thrown = onward.chunks.finish();
-    let attached = onward.attached;
-    onward.deferred.resolve(Box::new(move |env: Env| {
+    let thrown = route.chunks.finish();
+    let attached = route.attached;
+    route.deferred.resolve(Box::new(move |env: Env| {
         worker::settlement(&env, attached, thrown, outcome)
     }));
 }

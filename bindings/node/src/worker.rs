@@ -1,5 +1,5 @@
 //! Runs one long core call on a pooled thread and settles a promise.
-//! Threads come from `conch_core::pool`.
+//! Threads come from `conch_threads`.
 //!
 //! The call gets a [`CancelToken`] tied to the caller's `AbortSignal` and a
 //! sink tied to the caller's callback. When it returns, the thread waits
@@ -72,7 +72,7 @@ where
             return Err(from_napi(err));
         }
     };
-    let thread = conch_core::pool::run(move || {
+    let thread = conch_threads::run(move || {
         let chunks = Chunks::new(callback, cancel);
         let result = work(&chunks);
         let thrown = chunks.finish();

@@ -3,17 +3,17 @@
 //! asyncio methods and the exception classes).
 //!
 //! Translation only: every behaviour is conch-core's. Blocking calls
-//! release the GIL; chunk callbacks run on the calling thread ([`drive`]).
+//! release the GIL; chunk callbacks run on the calling thread ([`offload`]).
 
 mod aio;
 mod artifact;
 mod cancel;
 mod command;
 mod convert;
-mod drive;
 mod errors;
 mod json;
 mod live;
+mod offload;
 mod pty;
 mod repr;
 mod result;

@@ -12,8 +12,8 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{callback, env_pairs, seconds};
-use crate::drive::drive;
 use crate::errors::to_py;
+use crate::offload::offload;
 use crate::repr::py_bool;
 
 /// A pseudo-terminal that runs one command at a time (``bash -c``), for
@@ -88,7 +88,7 @@ impl PyPtySession {
             ..PtyOptions::default()
         };
         let session = self.inner.clone();
-        let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
             session.start(opts, sink)
         })?;
         result.map(PyPtyResult::from).map_err(to_py)

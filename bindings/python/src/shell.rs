@@ -12,9 +12,9 @@ use pyo3::types::PyDict;
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds};
-use crate::drive::drive;
 use crate::errors::to_py;
 use crate::live;
+use crate::offload::offload;
 use crate::result::PyBashResult;
 
 /// A persistent bash session: one long-lived real bash that runs command
@@ -132,7 +132,7 @@ impl PyShell {
             artifact: None,
         };
         let shell = self.inner.clone();
-        let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
             shell.run(opts, sink)
         })?;
         result.map(PyBashResult::from).map_err(to_py)
@@ -236,7 +236,7 @@ pub fn execute_shell(
         tail_lines: count("tail", tail)?,
         ..ExecuteOptions::default()
     };
-    let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+    let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
         shell::execute_shell(opts, sink)
     })?;
     result.map(PyBashResult::from).map_err(to_py)
@@ -291,7 +291,7 @@ pub fn execute_bash(
         head_lines: count("head", head)?,
         tail_lines: count("tail", tail)?,
     };
-    let result = drive(py, on_chunk.as_ref(), &token, move |sink| {
+    let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
         registry::execute_bash(&command, opts, sink)
     })?;
     result.map(PyBashResult::from).map_err(to_py)

@@ -15,9 +15,9 @@ use crate::artifact::PyArtifactStore;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::command::rule_from_py;
 use crate::convert::{SnapshotArg, callback, env_pairs, seconds};
-use crate::drive::drive;
 use crate::errors::{self, invalid, to_py};
 use crate::json;
+use crate::offload::offload;
 use crate::pty::PyPtySession;
 
 /// The model's ``bash`` tool: normalizes the command (``| head -n N``
@@ -122,7 +122,7 @@ impl PyBashTool {
         let has_ui = self.has_ui;
         let want_updates = on_update.is_some();
         let run_cancel = token.clone();
-        let outcome = drive(py, on_update.as_ref(), &token, move |sink| {
+        let outcome = offload(py, on_update.as_ref(), &token, move |sink| {
             let mut forward = |update: ToolUpdate| sink(&update.text);
             let on_update: Option<&mut dyn FnMut(ToolUpdate)> = if want_updates {
                 Some(&mut forward)

@@ -7,7 +7,6 @@ pub mod drive;
 pub mod env;
 pub mod io;
 pub mod spawner;
-pub mod spin;
 pub mod supervised;
 pub mod tree;
 pub mod watch;

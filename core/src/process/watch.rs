@@ -1,15 +1,15 @@
 //! The mechanics both bash engines share while a command runs: one `poll`
 //! over its output, its status pipe, its pidfd and the waker of a cancel;
-//! the output moved into the sink as it comes, the status bytes handed back;
-//! the first turns spin (see [`super::spin`]). What to make of the status
-//! and when to stop is each engine's own.
+//! the output moved into the sink as it comes, the status bytes handed back.
+//! The thread sleeps in `poll` until one of them is ready: a busy machine
+//! (a host running agents) gives the CPU to bash and its commands meanwhile.
+//! What to make of the status and when to stop is each engine's own.
 
 use std::os::fd::RawFd;
 use std::time::Instant;
 
 use super::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, read_error};
 use super::io::{Read, Waker, poll, pollin, read, ready};
-use super::spin::Spin;
 use crate::Result;
 
 const OUT: usize = 0;
@@ -21,7 +21,6 @@ const WAKER: usize = 3;
 pub struct Watch<'w> {
     fds: [libc::pollfd; 4],
     waker: &'w Waker,
-    spin: Spin,
     status_buf: [u8; 512],
 }
 
@@ -43,7 +42,6 @@ impl<'w> Watch<'w> {
                 pollin(waker.raw()),
             ],
             waker,
-            spin: Spin::start(),
             status_buf: [0; 512],
         }
     }
@@ -51,7 +49,7 @@ impl<'w> Watch<'w> {
     /// Waits until something happens or `until` (`None`: no limit), then
     /// moves the output into `pump` and reads the status pipe.
     pub fn turn(&mut self, pump: &mut Pump<'_>, until: Option<Instant>) -> Result<Seen<'_>> {
-        poll(&mut self.fds, self.spin.deadline(until))?;
+        poll(&mut self.fds, until)?;
         let fds = &mut self.fds;
         if ready(&fds[OUT])
             && pump

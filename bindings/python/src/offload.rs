@@ -1,9 +1,9 @@
 //! Runs a blocking core call for Python: the GIL is released while it
 //! runs, chunk callbacks run on the calling thread, and Ctrl-C works.
 //!
-//! The core call runs on a pooled helper thread (`conch_core::pool`) and
-//! hands its chunks over a small bounded queue; the calling thread waits
-//! for them with the GIL released,
+//! The core call runs on a pooled helper thread (`conch_threads`) and
+//! hands its chunks over a small bounded queue; the calling thread sleeps
+//! until the next one comes, with the GIL released,
 //! calls the Python callback for each (with the GIL), and checks for
 //! signals between waits. So a callback runs where the caller expects it
 //! (its exceptions and thread-locals are the caller's), another Python
@@ -14,19 +14,15 @@
 //! flight, and the helper waits while it is full: a slow callback slows
 //! the command down instead of buffering its output.
 //!
-//! The calling thread first waits without sleeping, for up to 2 ms, if it
-//! gets the process's spinning slot (`conch_core::process::spin`; the
-//! helper then sleeps in `poll`): a builtin ends within it, and waking a
-//! sleeping thread on an idle CPU costs tens of microseconds on a virtual
-//! machine, a good part of a whole run.
+//! Neither thread ever spins: on a busy machine (a host running agents) a
+//! spinning waiter takes the CPU that bash needs to end the command.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError, sync_channel};
+use std::sync::mpsc::{RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
 use conch_core::CancelToken;
-use conch_core::process::spin::Spin;
 use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 
@@ -48,7 +44,7 @@ enum Event<T> {
 /// Runs `job` on a helper thread and waits for it as described above.
 /// `job` gets the chunk sink to pass to the core; `cancel` is the run's own
 /// token (the one `job` passes to the core), cancelled on a Python error.
-pub fn drive<T: Send + 'static>(
+pub fn offload<T: Send + 'static>(
     py: Python<'_>,
     on_chunk: Option<&Bound<'_, PyAny>>,
     cancel: &CancelToken,
@@ -56,8 +52,7 @@ pub fn drive<T: Send + 'static>(
 ) -> PyResult<T> {
     let (tx, rx) = sync_channel::<Event<T>>(QUEUE_LEN);
     let forward = on_chunk.is_some();
-    let mut spin = Spin::start();
-    conch_core::pool::run(move || {
+    conch_threads::run(move || {
         let chunks = tx.clone();
         let out = catch_unwind(AssertUnwindSafe(|| {
             job(&mut |chunk: &str| {
@@ -85,8 +80,11 @@ pub fn drive<T: Send + 'static>(
         }
     };
     let outcome = loop {
-        let event =
-            py.detach(|| next_event(&rx.lock().unwrap_or_else(|e| e.into_inner()), &mut spin));
+        let event = py.detach(|| {
+            rx.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .recv_timeout(SIGNAL_POLL)
+        });
         if let Err(err) = py.check_signals() {
             fail(err, &mut failure);
         }
@@ -110,21 +108,6 @@ pub fn drive<T: Send + 'static>(
         return Err(err);
     }
     outcome.map_err(PanicException::new_err)
-}
-
-/// The next event: looked for without sleeping while `spin` lasts, then
-/// waited for up to [`SIGNAL_POLL`].
-fn next_event<T>(rx: &Receiver<Event<T>>, spin: &mut Spin) -> Result<Event<T>, RecvTimeoutError> {
-    while spin.held() {
-        match rx.try_recv() {
-            Ok(event) => return Ok(event),
-            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-            Err(TryRecvError::Empty) => {
-                spin.deadline(None);
-            }
-        }
-    }
-    rx.recv_timeout(SIGNAL_POLL)
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
