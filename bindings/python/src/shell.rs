@@ -13,7 +13,7 @@ use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds};
 use crate::errors::to_py;
-use crate::live;
+use crate::open_shells;
 use crate::offload::offload;
 use crate::result::PyBashResult;
 
@@ -82,7 +82,7 @@ impl PyShell {
             .detach(|| shell::Shell::new(opts))
             .map(Arc::new)
             .map_err(to_py)?;
-        live::track(&inner);
+        open_shells::track(&inner);
         Ok(PyShell { inner })
     }
 
@@ -314,5 +314,5 @@ pub fn close_all_sessions(py: Python<'_>) {
 /// ``atexit`` so nothing a session started outlives the host.
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) {
-    py.detach(live::close_all);
+    py.detach(open_shells::close_all);
 }
