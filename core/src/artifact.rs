@@ -304,7 +304,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_urls_with_the_reference_errors() {
+    fn parses_urls_with_their_documented_errors() {
         assert_eq!(parse_url("artifact://12").unwrap(), "12");
         assert_eq!(parse_url("artifact://12/").unwrap(), "12");
         assert_eq!(

@@ -157,7 +157,7 @@ static void test_errors(conch_pty *pty) {
   if (CHECK_RC(conch_pty_start(pty, &o, NULL, NULL, &r), CONCH_OK, "start failure is a result")) {
     CHECK(!r->has_exit_code, "no exit code");
     CHECK_STR(r->output, "PTY error: Working directory does not exist: /nonexistent-conch-dir\n",
-              "the spec's PTY error line");
+              "the PTY error line");
   }
   conch_pty_result_free(r);
 }

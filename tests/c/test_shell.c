@@ -421,7 +421,7 @@ static void test_artifacts(void) {
     char *text2 = NULL;
     CHECK_RC(conch_artifact_store_resolve(store, "artifact://999", &text2), CONCH_ERR_NOT_FOUND, "unknown id");
     CHECK(strncmp(conch_last_error(), "Artifact 999 not found. Available: ", 35) == 0,
-          "the spec's not-found text");
+          "the not-found text");
   }
   conch_bash_result_free(r);
   conch_shell_free(sh);

@@ -72,7 +72,7 @@ static void test_outcomes(conch_tool *tool) {
   conch_tool_result_free(r);
 
   if (CHECK_RC(call(tool, "{\"command\": \"pwd\", \"cwd\": \"nope-conch\"}", &r), CONCH_ERR_TOOL, "bad cwd")) {
-    CHECK_STR(r->text, "Working directory does not exist: /nope-conch", "the spec's cwd text");
+    CHECK_STR(r->text, "Working directory does not exist: /nope-conch", "the cwd text");
     CHECK(r->bash == NULL && r->exit_status == 1, "nothing ran");
   }
   conch_tool_result_free(r);

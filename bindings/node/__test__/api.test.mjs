@@ -25,7 +25,7 @@ describe('package', () => {
     }
   })
 
-  test('API.md names exist', () => {
+  test('the public names exist', () => {
     for (const name of [
       'Shell', 'executeShell', 'executeBash', 'normalizeBashCommand', 'applyHeadTail',
       'checkBashInterception', 'sanitizeText', 'ArtifactStore',

@@ -49,7 +49,7 @@ describe('BashTool', () => {
     await assert.rejects(tool.execute({ command: 'sed -i s/a/b/ nothing' }), (err) => !(err instanceof BlockedError))
   })
 
-  test('a bad cwd is a ToolError with the spec text', async () => {
+  test('a bad cwd is a ToolError with the documented text', async () => {
     await assert.rejects(tool.execute({ command: 'true', cwd: 'no-such-dir' }), {
       name: 'ToolError',
       message: `Working directory does not exist: ${cwd}/no-such-dir`,
