@@ -15,6 +15,7 @@ pub mod pool;
 pub mod process;
 pub mod pty;
 pub mod shell;
+pub mod sync;
 pub mod tool;
 
 pub use artifact::{Artifact, ArtifactStore};

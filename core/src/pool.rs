@@ -14,7 +14,7 @@ use std::sync::mpsc::{Receiver, RecvError, Sender, TryRecvError, channel};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cancel::lock;
+use crate::sync::lock;
 
 /// How long a thread that finished a call looks for the next one
 /// before it sleeps.

@@ -10,9 +10,8 @@
 //!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`.
 //!
 //! stdin is read on its own thread and commands run on another, so an abort
-//! is handled while a command runs (the reference read the next line only
-//! after the command ended). Every other reply keeps the order of the
-//! requests. A line that is not a valid request gets
+//! is handled while a command runs, not after it. Every other reply keeps
+//! the order of the requests. A line that is not a valid request gets
 //! `{"type": "response", "success": false, "error": "…"}` (with the `id`
 //! and `command` when they could be read) and the server goes on. At the
 //! end of stdin, the queued commands finish, then conch exits.
@@ -28,6 +27,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
 use conch_core::CancelToken;
+use conch_core::sync::lock;
 use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, clamp_timeout};
 use serde_json::{Value, json};
 
@@ -236,8 +236,4 @@ fn error_reply(id: &Value, command: Option<&str>, error: &str) -> Value {
         reply["command"] = command.into();
     }
     reply
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

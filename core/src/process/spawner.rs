@@ -10,8 +10,9 @@
 //! The child is started the way `posix_spawn` starts one: `clone` with
 //! `CLONE_VM | CLONE_VFORK`, on a stack of its own, so nothing of the host is
 //! copied. A `fork` of a Node or Python host copies its page tables, and the
-//! child's `execve` tears them down again: about a millisecond per shell on
-//! the benchmark machine, on the thread that waits for it. (`posix_spawn`
+//! child's `execve` tears them down again: a cost that grows with the host's
+//! memory (a millisecond or more per shell for a typical agent host), paid
+//! on the thread that waits for it. (`posix_spawn`
 //! itself cannot set `PR_SET_PDEATHSIG` or make a subreaper.)
 //!
 //! Until `execve` the child shares the host's memory: the spawner thread is
@@ -87,7 +88,7 @@ pub fn spawn(launch: Launch) -> io::Result<Process> {
         ));
     }
     let (tx, rx) = channel();
-    crate::cancel::lock(&SPAWNER)
+    crate::sync::lock(&SPAWNER)
         .send((launch, tx))
         .map_err(|_| io::Error::other("conch spawner thread is gone"))?;
     rx.recv()

@@ -26,8 +26,8 @@
 //! session, re-collected at each rung; the call ends once they are gone.
 //!
 //! A start failure (bad cwd or shell, `openpty` failing, spawn failing) is
-//! not an error of the call: as the spec says, the sink receives
-//! `PTY error: <message>` and the result has no exit code.
+//! not an error of the call: the sink receives `PTY error: <message>` and
+//! the result has no exit code.
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
@@ -40,7 +40,7 @@ use super::keys::{Key, normalize_input};
 use super::screen::Screen;
 use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
-use crate::cancel::{CancelToken, lock};
+use crate::cancel::CancelToken;
 use crate::output::{OutputSink, OutputSummary, SinkOptions};
 use crate::process::child::Process;
 use crate::process::drive::{Stop, Stopper};
@@ -49,6 +49,7 @@ use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready};
 use crate::process::spawner::find_on_path;
 use crate::process::supervised::status_code;
 use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::sync::lock;
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.

@@ -1,9 +1,10 @@
-//! The process-wide cache of persistent sessions behind the spec's
-//! `executeBash`: calls with the same shell, prefix, snapshot, session env
-//! and session key share one [`Shell`], so state carries over between them.
+//! The process-wide cache of persistent sessions behind [`execute_bash`]
+//! (`executeBash` in the bindings): calls with the same shell, prefix,
+//! snapshot, session env and session key share one [`Shell`], so state
+//! carries over between them.
 //!
-//! Unlike the spec's cache it is bounded: past [`MAX_SESSIONS`] the least
-//! recently used idle session is closed, and sessions idle longer than
+//! The cache is bounded: past [`MAX_SESSIONS`] the least recently used idle
+//! session is closed, and sessions idle longer than
 //! [`IDLE_TIMEOUT`] are closed on the next call. A running session is never
 //! evicted. Hosts call [`close_all`] at exit.
 
@@ -17,7 +18,7 @@ use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::result::BashResult;
 use super::session::Shell;
 use crate::artifact::{Artifact, ArtifactStore};
-use crate::cancel::lock;
+use crate::sync::lock;
 use crate::{CancelToken, Result};
 
 /// Sessions kept at most (idle ones beyond are closed, oldest first).

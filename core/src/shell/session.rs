@@ -23,7 +23,6 @@ use super::protocol::{
 use super::queue::{Place, Queue};
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::{private_dir, snapshot};
-use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::drive::{Pump, Stop, Stopper};
@@ -34,6 +33,7 @@ use crate::process::spawner::{Launch, dev_null, find_on_path};
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::process::watch::Watch;
+use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
 /// How long bash may take to start and source the snapshot.

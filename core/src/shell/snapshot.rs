@@ -20,9 +20,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::private_dir::private_dir;
 use super::protocol::single_quote;
-use crate::cancel::lock;
 use crate::process::spawner::{Launch, dev_null, spawn};
 use crate::process::tree;
+use crate::sync::lock;
 
 /// The longest a user's rc may take to load.
 const CAPTURE_TIMEOUT: Duration = Duration::from_secs(2);

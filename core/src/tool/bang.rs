@@ -3,9 +3,9 @@
 //!
 //! A [`BashSession`] has its own persistent bash, so the user's `!cd dir`
 //! or `!export X=1` persist from one bang command to the next (and never
-//! leak into the model's tool shell). Unlike the reference, whose bang
-//! commands could run forever and kept only a 50 KiB tail, a run has a
-//! timeout (default 300 s) and spills its full output to an artifact.
+//! leak into the model's tool shell). A bang command cannot run forever nor
+//! lose its output: a run has a timeout (default 300 s) and spills its full
+//! output to an artifact, besides the 50 KiB tail the user sees.
 //! [`BashSession::abort`] works from any thread while a command runs. Each
 //! run leaves a [`BashExecution`] record (the last
 //! [`BashSessionConfig::max_records`] are kept), and [`model_text`] is how
@@ -21,10 +21,10 @@ use serde::Serialize;
 
 use super::result::Meta;
 use crate::artifact::ArtifactStore;
-use crate::cancel::lock;
 use crate::output::DEFAULT_MAX_BYTES;
 use crate::output::notice::{Truncation, format_output_notice};
 use crate::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
+use crate::sync::lock;
 use crate::{CancelToken, Result};
 
 /// Records kept by default.

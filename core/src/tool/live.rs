@@ -14,8 +14,8 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cancel::lock;
 use crate::output::{DEFAULT_MAX_BYTES, TailBuffer};
+use crate::sync::lock;
 
 /// One live update: the current tail of the output.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
