@@ -36,7 +36,7 @@ use crate::artifact::{Artifact, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::output::Sanitizer;
-use crate::process::drive::Stop;
+use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
