@@ -21,14 +21,26 @@ pub fn children(pid: Pid) -> Vec<Pid> {
     let mut out = Vec::new();
     for task in tasks.flatten() {
         match fs::read_to_string(task.path().join("children")) {
-            Ok(text) => out.extend(
-                text.split_whitespace()
-                    .filter_map(|s| s.parse::<Pid>().ok()),
-            ),
+            Ok(text) => out.extend(pids(&text)),
             Err(_) => return scan().filter(|p| p.ppid == pid).map(|p| p.pid).collect(),
         }
     }
     out
+}
+
+/// Direct children of a process with a single thread (bash): one file,
+/// `/proc/<pid>/task/<pid>/children`, and no directory to list; as
+/// [`children`] where that file is unavailable.
+pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
+    match fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+        Ok(text) => pids(&text).collect(),
+        Err(_) => children(pid),
+    }
+}
+
+/// The pids of a `children` file: decimal numbers separated by spaces.
+fn pids(text: &str) -> impl Iterator<Item = Pid> + '_ {
+    text.split_whitespace().filter_map(|s| s.parse().ok())
 }
 
 /// Every live process below `root` (not `root` itself), parents before children.

@@ -606,15 +606,9 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
 }
 
 /// The children bash had before the run: background jobs of earlier runs,
-/// which a stop of this run must spare. bash has one thread: one file.
+/// which a stop of this run must spare.
 fn baseline_of(bash: &Bash) -> Vec<Pid> {
-    match std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", bash.pid())) {
-        Ok(text) => text
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .collect(),
-        Err(_) => tree::children(bash.pid()),
-    }
+    tree::children_of_single_thread(bash.pid())
 }
 
 /// Every live process below bash except the subtrees of `baseline`.
