@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
@@ -342,7 +344,7 @@ impl Shell {
         if let Some(bash) = state.bash.take() {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
-            tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+            tree::signal_all(&[bash.pid()], Signal::STOP);
             tree::terminate(&tree::descendants(bash.pid()), self.config.ladder.grace);
             reap(bash);
         }
@@ -539,7 +541,7 @@ fn drive(
             // command dies, bash would go on with the rest of the command
             // line (`make; rm -rf build`). A timed-out or cancelled command
             // ends whole; the session is replaced afterwards.
-            tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+            tree::signal_all(&[bash.pid()], Signal::STOP);
             frozen = true;
         }
         match rung {
@@ -555,14 +557,14 @@ fn drive(
             // Every signal went unheeded (or bash itself is stuck in a
             // builtin loop): end it all.
             Some(Rung::Exhausted) => {
-                tree::signal_all(&targets(bash.pid(), &baseline), libc::SIGKILL);
-                tree::signal_all(&[bash.pid()], libc::SIGKILL);
+                tree::signal_all(&targets(bash.pid(), &baseline), Signal::KILL);
+                tree::signal_all(&[bash.pid()], Signal::KILL);
             }
             None => {}
         }
         // A frozen bash goes as soon as what it ran is gone.
         if frozen && !killed && targets(bash.pid(), &baseline).is_empty() {
-            tree::signal_all(&[bash.pid()], libc::SIGKILL);
+            tree::signal_all(&[bash.pid()], Signal::KILL);
             killed = true;
         }
     }
@@ -625,11 +627,11 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
 /// before the wait so the pid (and with it the session id) cannot have
 /// been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
-    tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+    tree::signal_all(&[bash.pid()], Signal::STOP);
     let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
     let _ = bash.child.kill();
     if !alone {
-        tree::signal_all(&tree::session_members(bash.pid()), libc::SIGKILL);
+        tree::signal_all(&tree::session_members(bash.pid()), Signal::KILL);
     }
     bash.child.wait().ok()
 }
