@@ -11,34 +11,43 @@ use std::sync::Arc;
 use conch_core::tool::clamp_timeout;
 use conch_core::{CancelToken, PtyOptions, PtySession};
 
-use crate::args::{Mode, parse};
+use crate::args::{HELP, command};
 use crate::interrupt::cancel_on_interrupt;
 
-pub const USAGE: &str = "\
-conch pty [--cols C] [--rows R] [--cwd DIR] [--timeout SECS] -- COMMAND
+/// Run COMMAND on a pseudo-terminal, passing this terminal through
+#[derive(clap::Args)]
+#[command(
+    override_usage = "conch pty [--cols C] [--rows R] [--cwd DIR] [--timeout SECS] -- COMMAND",
+    help_template = HELP,
+    after_help = "Exit status: the command's; 124 on timeout."
+)]
+pub struct Args {
+    /// terminal width (default: this terminal's, else 120)
+    #[arg(long, value_name = "C", allow_hyphen_values = true)]
+    cols: Option<u16>,
+    /// terminal height (default: this terminal's, else 40)
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    rows: Option<u16>,
+    /// directory to run in (relative to the current one)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cwd: Option<PathBuf>,
+    /// deadline, clamped to 1..3600 (default: no limit)
+    #[arg(long, value_name = "SECS", allow_hyphen_values = true)]
+    timeout: Option<f64>,
+    /// the command; several words are joined by spaces
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    command: Vec<String>,
+}
 
-Runs COMMAND on a pseudo-terminal (default size: this terminal's, else 120x40)
-and passes this terminal through. Exit status: the command's; 124 on timeout.";
-
-pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
-    let p = parse(
-        args,
-        &["cols", "rows", "cwd", "timeout"],
-        &[],
-        Mode::Leading,
-    )?;
-    let command = p
-        .command()
-        .ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
+pub fn main(p: Args) -> Result<i32, String> {
+    let command = command(&p.command).ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
     let (cols, rows) =
         terminal_size().unwrap_or((conch_core::pty::DEFAULT_COLS, conch_core::pty::DEFAULT_ROWS));
     let mut opts = PtyOptions::new(command);
-    opts.cols = p.value("cols")?.unwrap_or(cols);
-    opts.rows = p.value("rows")?.unwrap_or(rows);
-    opts.cwd = p.text("cwd").map(PathBuf::from);
-    opts.timeout = p
-        .value::<f64>("timeout")?
-        .map(|secs| clamp_timeout(Some(secs)));
+    opts.cols = p.cols.unwrap_or(cols);
+    opts.rows = p.rows.unwrap_or(rows);
+    opts.cwd = p.cwd;
+    opts.timeout = p.timeout.map(|secs| clamp_timeout(Some(secs)));
     let cancel = CancelToken::new();
     opts.cancel = Some(cancel.clone());
 

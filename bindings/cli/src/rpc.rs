@@ -31,17 +31,29 @@ use conch_core::sync::lock;
 use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, clamp_timeout};
 use serde_json::{Value, json};
 
-use crate::args::{Mode, parse};
+use crate::args::HELP;
 use crate::paths::default_artifacts_dir;
 
-pub const USAGE: &str = "\
-conch rpc [--cwd DIR] [--artifacts DIR]
-
-Serves bash over JSON lines on stdin/stdout:
+/// Serve bash over JSON lines on stdin/stdout
+#[derive(clap::Args)]
+#[command(
+    override_usage = "conch rpc [--cwd DIR] [--artifacts DIR]",
+    help_template = HELP,
+    after_help = "\
+Requests, one per line:
   {\"id\":1,\"type\":\"bash\",\"command\":\"make\",\"cwd\":\"sub\",\"timeout\":60}
   {\"id\":2,\"type\":\"abort_bash\"}
 Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}; replies
-{\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}.";
+{\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}."
+)]
+pub struct Args {
+    /// directory the session's bash starts in
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cwd: Option<PathBuf>,
+    /// where full outputs are spilled (default: see `conch artifact`)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    artifacts: Option<PathBuf>,
+}
 
 /// A request waiting for the command thread.
 enum Job {
@@ -71,18 +83,10 @@ impl Out {
     }
 }
 
-pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
-    let p = parse(args, &["cwd", "artifacts"], &[], Mode::Anywhere)?;
-    if !p.words.is_empty() {
-        return Err(format!("unexpected argument {:?}", p.words[0]));
-    }
+pub fn main(p: Args) -> Result<i32, String> {
     let session = Arc::new(BashSession::new(BashSessionConfig {
-        cwd: p.text("cwd").map(PathBuf::from),
-        artifacts_dir: Some(
-            p.text("artifacts")
-                .map(PathBuf::from)
-                .unwrap_or_else(default_artifacts_dir),
-        ),
+        cwd: p.cwd,
+        artifacts_dir: Some(p.artifacts.unwrap_or_else(default_artifacts_dir)),
         ..BashSessionConfig::default()
     }));
     let out = Out;
