@@ -4,12 +4,13 @@
 //! included (it reaches the command through the terminal, as it would in a
 //! shell).
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::tool::clamp_timeout;
 use conch_core::{CancelToken, PtyOptions, PtySession};
+use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
 
 use crate::args::{HELP, command};
 use crate::interrupt::cancel_on_interrupt;
@@ -99,36 +100,30 @@ fn forward_input(session: &PtySession) {
 
 /// This terminal's size, when stdout is one.
 fn terminal_size() -> Option<(u16, u16)> {
-    // SAFETY: TIOCGWINSZ fills a winsize struct.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col, size.ws_row))
+    let size = tcgetwinsize(std::io::stdout()).ok()?;
+    (size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col, size.ws_row))
 }
 
 /// stdin switched to raw mode while it lives, when stdin is a terminal.
-struct RawMode(libc::termios);
+struct RawMode(Termios);
 
 impl RawMode {
     fn enter() -> Option<RawMode> {
-        // SAFETY: tcgetattr/tcsetattr on fd 0 with a termios we own.
-        unsafe {
-            let mut saved: libc::termios = std::mem::zeroed();
-            if libc::isatty(libc::STDIN_FILENO) != 1
-                || libc::tcgetattr(libc::STDIN_FILENO, &mut saved) != 0
-            {
-                return None;
-            }
-            let mut raw = saved;
-            libc::cfmakeraw(&mut raw);
-            (libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &raw) == 0)
-                .then_some(RawMode(saved))
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return None;
         }
+        let saved = tcgetattr(&stdin).ok()?;
+        let mut raw = saved.clone();
+        raw.make_raw();
+        tcsetattr(&stdin, OptionalActions::Now, &raw).ok()?;
+        Some(RawMode(saved))
     }
 }
 
 impl Drop for RawMode {
     fn drop(&mut self) {
-        // SAFETY: restores the settings saved by `enter`.
-        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.0) };
+        // Restores the settings saved by `enter`.
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &self.0);
     }
 }
