@@ -284,7 +284,7 @@ mod tests {
     }
 
     #[test]
-    fn model_text_matches_the_spec() {
+    fn model_text_fences_the_output_and_notes_code_cancel_and_truncation() {
         assert_eq!(
             model_text(&record("ok\n", Some(0), false)),
             "Ran `make test`\n```\nok\n```"
