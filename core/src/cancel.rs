@@ -8,6 +8,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
+
 type Waker = Arc<dyn Fn() + Send + Sync>;
 
 #[derive(Default)]
@@ -82,12 +84,6 @@ impl Drop for CancelGuard {
     fn drop(&mut self) {
         lock(&self.token.inner.wakers).retain(|(id, _)| *id != self.id);
     }
-}
-
-/// Locks a mutex, ignoring poisoning: the data behind our mutexes stays
-/// consistent even if a holder panicked (no multi-step invariants).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

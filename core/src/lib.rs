@@ -14,6 +14,7 @@ pub mod output;
 pub mod process;
 pub mod pty;
 pub mod shell;
+pub mod sync;
 pub mod tool;
 
 pub use artifact::{Artifact, ArtifactStore};

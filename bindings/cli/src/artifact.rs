@@ -6,27 +6,41 @@ use std::path::PathBuf;
 
 use conch_core::ArtifactStore;
 
-use crate::args::{Mode, parse};
+use crate::args::HELP;
 use crate::paths::default_artifacts_dir;
 
-pub const USAGE: &str = "\
-conch artifact ID [--dir DIR] [--offset N] [--limit N]
+/// Print a spilled full output (artifact://ID), or some of its lines
+#[derive(clap::Args)]
+#[command(
+    override_usage = "conch artifact ID [--dir DIR] [--offset N] [--limit N]",
+    help_template = HELP,
+    after_help = "Default directory: $CONCH_ARTIFACTS_DIR, else $XDG_STATE_HOME/conch/artifacts, \
+                  else ~/.local/state/conch/artifacts."
+)]
+pub struct Args {
+    /// the artifact: its ID or artifact://ID
+    #[arg(value_name = "ID")]
+    id: String,
+    /// where the artifacts are
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    dir: Option<PathBuf>,
+    /// first line to print (0-based)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    offset: usize,
+    /// most lines to print
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    limit: Option<usize>,
+}
 
-Prints artifact ID (or artifact://ID): from line --offset (0-based, default 0),
-at most --limit lines. Default directory: $CONCH_ARTIFACTS_DIR, else
-$XDG_STATE_HOME/conch/artifacts, else ~/.local/state/conch/artifacts.";
-
-pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
-    let p = parse(args, &["dir", "offset", "limit"], &[], Mode::Anywhere)?;
-    let [id] = p.words.as_slice() else {
-        return Err("expected one artifact ID".into());
-    };
-    let dir = p
-        .text("dir")
-        .map(PathBuf::from)
-        .unwrap_or_else(default_artifacts_dir);
+pub fn main(p: Args) -> Result<i32, String> {
+    let dir = p.dir.unwrap_or_else(default_artifacts_dir);
     let store = ArtifactStore::new(dir);
-    match store.read(id, p.value("offset")?.unwrap_or(0), p.value("limit")?) {
+    match store.read(&p.id, p.offset, p.limit) {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth reporting.

@@ -15,7 +15,9 @@ pub fn default_artifacts_dir() -> PathBuf {
         .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".local/state")));
     match state {
         Some(state) => state.join("conch/artifacts"),
-        // SAFETY: getuid cannot fail.
-        None => std::env::temp_dir().join(format!("conch-artifacts-{}", unsafe { libc::getuid() })),
+        None => std::env::temp_dir().join(format!(
+            "conch-artifacts-{}",
+            rustix::process::getuid().as_raw()
+        )),
     }
 }

@@ -4,41 +4,51 @@
 //! included (it reaches the command through the terminal, as it would in a
 //! shell).
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::tool::clamp_timeout;
 use conch_core::{CancelToken, PtyOptions, PtySession};
+use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
 
-use crate::args::{Mode, parse};
+use crate::args::{HELP, command};
 use crate::interrupt::cancel_on_interrupt;
 
-pub const USAGE: &str = "\
-conch pty [--cols C] [--rows R] [--cwd DIR] [--timeout SECS] -- COMMAND
+/// Run COMMAND on a pseudo-terminal, passing this terminal through
+#[derive(clap::Args)]
+#[command(
+    override_usage = "conch pty [--cols C] [--rows R] [--cwd DIR] [--timeout SECS] -- COMMAND",
+    help_template = HELP,
+    after_help = "Exit status: the command's; 124 on timeout."
+)]
+pub struct Args {
+    /// terminal width (default: this terminal's, else 120)
+    #[arg(long, value_name = "C", allow_hyphen_values = true)]
+    cols: Option<u16>,
+    /// terminal height (default: this terminal's, else 40)
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    rows: Option<u16>,
+    /// directory to run in (relative to the current one)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cwd: Option<PathBuf>,
+    /// deadline, clamped to 1..3600 (default: no limit)
+    #[arg(long, value_name = "SECS", allow_hyphen_values = true)]
+    timeout: Option<f64>,
+    /// the command; several words are joined by spaces
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    command: Vec<String>,
+}
 
-Runs COMMAND on a pseudo-terminal (default size: this terminal's, else 120x40)
-and passes this terminal through. Exit status: the command's; 124 on timeout.";
-
-pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
-    let p = parse(
-        args,
-        &["cols", "rows", "cwd", "timeout"],
-        &[],
-        Mode::Leading,
-    )?;
-    let command = p
-        .command()
-        .ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
+pub fn main(p: Args) -> Result<i32, String> {
+    let command = command(&p.command).ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
     let (cols, rows) =
         terminal_size().unwrap_or((conch_core::pty::DEFAULT_COLS, conch_core::pty::DEFAULT_ROWS));
     let mut opts = PtyOptions::new(command);
-    opts.cols = p.value("cols")?.unwrap_or(cols);
-    opts.rows = p.value("rows")?.unwrap_or(rows);
-    opts.cwd = p.text("cwd").map(PathBuf::from);
-    opts.timeout = p
-        .value::<f64>("timeout")?
-        .map(|secs| clamp_timeout(Some(secs)));
+    opts.cols = p.cols.unwrap_or(cols);
+    opts.rows = p.rows.unwrap_or(rows);
+    opts.cwd = p.cwd;
+    opts.timeout = p.timeout.map(|secs| clamp_timeout(Some(secs)));
     let cancel = CancelToken::new();
     opts.cancel = Some(cancel.clone());
 
@@ -90,36 +100,30 @@ fn forward_input(session: &PtySession) {
 
 /// This terminal's size, when stdout is one.
 fn terminal_size() -> Option<(u16, u16)> {
-    // SAFETY: TIOCGWINSZ fills a winsize struct.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
-    (ok && size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col, size.ws_row))
+    let size = tcgetwinsize(std::io::stdout()).ok()?;
+    (size.ws_col > 0 && size.ws_row > 0).then_some((size.ws_col, size.ws_row))
 }
 
 /// stdin switched to raw mode while it lives, when stdin is a terminal.
-struct RawMode(libc::termios);
+struct RawMode(Termios);
 
 impl RawMode {
     fn enter() -> Option<RawMode> {
-        // SAFETY: tcgetattr/tcsetattr on fd 0 with a termios we own.
-        unsafe {
-            let mut saved: libc::termios = std::mem::zeroed();
-            if libc::isatty(libc::STDIN_FILENO) != 1
-                || libc::tcgetattr(libc::STDIN_FILENO, &mut saved) != 0
-            {
-                return None;
-            }
-            let mut raw = saved;
-            libc::cfmakeraw(&mut raw);
-            (libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &raw) == 0)
-                .then_some(RawMode(saved))
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return None;
         }
+        let saved = tcgetattr(&stdin).ok()?;
+        let mut raw = saved.clone();
+        raw.make_raw();
+        tcsetattr(&stdin, OptionalActions::Now, &raw).ok()?;
+        Some(RawMode(saved))
     }
 }
 
 impl Drop for RawMode {
     fn drop(&mut self) {
-        // SAFETY: restores the settings saved by `enter`.
-        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &self.0) };
+        // Restores the settings saved by `enter`.
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &self.0);
     }
 }

@@ -10,9 +10,8 @@
 //!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`.
 //!
 //! stdin is read on its own thread and commands run on another, so an abort
-//! is handled while a command runs (the reference read the next line only
-//! after the command ended). Every other reply keeps the order of the
-//! requests. A line that is not a valid request gets
+//! is handled while a command runs, not after it. Every other reply keeps
+//! the order of the requests. A line that is not a valid request gets
 //! `{"type": "response", "success": false, "error": "…"}` (with the `id`
 //! and `command` when they could be read) and the server goes on. At the
 //! end of stdin, the queued commands finish, then conch exits.
@@ -28,20 +27,33 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
 use conch_core::CancelToken;
+use conch_core::sync::lock;
 use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, clamp_timeout};
 use serde_json::{Value, json};
 
-use crate::args::{Mode, parse};
+use crate::args::HELP;
 use crate::paths::default_artifacts_dir;
 
-pub const USAGE: &str = "\
-conch rpc [--cwd DIR] [--artifacts DIR]
-
-Serves bash over JSON lines on stdin/stdout:
+/// Serve bash over JSON lines on stdin/stdout
+#[derive(clap::Args)]
+#[command(
+    override_usage = "conch rpc [--cwd DIR] [--artifacts DIR]",
+    help_template = HELP,
+    after_help = "\
+Requests, one per line:
   {\"id\":1,\"type\":\"bash\",\"command\":\"make\",\"cwd\":\"sub\",\"timeout\":60}
   {\"id\":2,\"type\":\"abort_bash\"}
 Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}; replies
-{\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}.";
+{\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}."
+)]
+pub struct Args {
+    /// directory the session's bash starts in
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cwd: Option<PathBuf>,
+    /// where full outputs are spilled (default: see `conch artifact`)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    artifacts: Option<PathBuf>,
+}
 
 /// A request waiting for the command thread.
 enum Job {
@@ -71,18 +83,10 @@ impl Out {
     }
 }
 
-pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
-    let p = parse(args, &["cwd", "artifacts"], &[], Mode::Anywhere)?;
-    if !p.words.is_empty() {
-        return Err(format!("unexpected argument {:?}", p.words[0]));
-    }
+pub fn main(p: Args) -> Result<i32, String> {
     let session = Arc::new(BashSession::new(BashSessionConfig {
-        cwd: p.text("cwd").map(PathBuf::from),
-        artifacts_dir: Some(
-            p.text("artifacts")
-                .map(PathBuf::from)
-                .unwrap_or_else(default_artifacts_dir),
-        ),
+        cwd: p.cwd,
+        artifacts_dir: Some(p.artifacts.unwrap_or_else(default_artifacts_dir)),
         ..BashSessionConfig::default()
     }));
     let out = Out;
@@ -236,8 +240,4 @@ fn error_reply(id: &Value, command: Option<&str>, error: &str) -> Value {
         reply["command"] = command.into();
     }
     reply
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

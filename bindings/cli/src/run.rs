@@ -10,52 +10,59 @@ use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, load_interceptor_config,
 };
 
-use crate::args::{Mode, parse};
+use crate::args::{HELP, command};
 use crate::interrupt::cancel_on_interrupt;
 use crate::paths::default_artifacts_dir;
 use crate::print_line;
 
-pub const USAGE: &str = "\
+/// Run COMMAND as the model's bash tool would and print what the model reads
+#[derive(clap::Args)]
+#[command(
+    override_usage = "\
 conch run [--cwd DIR] [--timeout SECS] [--head N] [--tail N] [--pty] [--json]
-          [--artifacts DIR] [--tools a,b] [--interceptor FILE] -- COMMAND
+          [--artifacts DIR] [--tools a,b] [--interceptor FILE] -- COMMAND",
+    help_template = HELP,
+    after_help = "Exit status: the command's; 124 on timeout; 130 on abort; 1 if it could not run."
+)]
+pub struct Args {
+    /// directory to run in (relative to the current one)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cwd: Option<String>,
+    /// deadline, clamped to 1..3600 (default 300)
+    #[arg(long, value_name = "SECS", allow_hyphen_values = true)]
+    timeout: Option<f64>,
+    /// keep the first N lines of the whole output
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    head: Option<usize>,
+    /// keep the last N lines of the whole output
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    tail: Option<usize>,
+    /// run on a pseudo-terminal (unless CONCH_NO_PTY=1)
+    #[arg(long)]
+    pty: bool,
+    /// print the engine's result as JSON instead
+    #[arg(long)]
+    json: bool,
+    /// where full outputs are spilled (default: see `conch artifact`)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    artifacts: Option<PathBuf>,
+    /// the host's tools: turns the interceptor on for them
+    #[arg(long, value_name = "a,b", allow_hyphen_values = true)]
+    tools: Option<String>,
+    /// interceptor configuration (JSON: {enabled, rules})
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    interceptor: Option<String>,
+    /// the command; several words are joined by spaces
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    command: Vec<String>,
+}
 
-Runs COMMAND as the model's bash tool would and prints what the model reads.
-  --cwd DIR           directory to run in (relative to the current one)
-  --timeout SECS      deadline, clamped to 1..3600 (default 300)
-  --head N, --tail N  keep the first / last N lines of the whole output
-  --pty               run on a pseudo-terminal (unless CONCH_NO_PTY=1)
-  --json              print the engine's result as JSON instead
-  --artifacts DIR     where full outputs are spilled (default: see `conch artifact`)
-  --tools a,b         the host's tools: turns the interceptor on for them
-  --interceptor FILE  interceptor configuration (JSON: {enabled, rules})
-Exit status: the command's; 124 on timeout; 130 on abort; 1 if it could not run.";
-
-pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
-    let p = parse(
-        args,
-        &[
-            "cwd",
-            "timeout",
-            "head",
-            "tail",
-            "artifacts",
-            "tools",
-            "interceptor",
-        ],
-        &["pty", "json"],
-        Mode::Leading,
-    )?;
-    let command = p
-        .command()
-        .ok_or("missing COMMAND (conch run [options] -- COMMAND)")?;
+pub fn main(p: Args) -> Result<i32, String> {
+    let command = command(&p.command).ok_or("missing COMMAND (conch run [options] -- COMMAND)")?;
     let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let mut config = BashToolConfig::new(host_cwd);
-    config.artifacts_dir = Some(
-        p.text("artifacts")
-            .map(PathBuf::from)
-            .unwrap_or_else(default_artifacts_dir),
-    );
-    if let Some(tools) = p.text("tools") {
+    config.artifacts_dir = Some(p.artifacts.unwrap_or_else(default_artifacts_dir));
+    if let Some(tools) = &p.tools {
         config.tool_names = tools
             .split(',')
             .map(str::trim)
@@ -64,12 +71,12 @@ pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
             .collect();
         config.interceptor = true;
     }
-    if let Some(file) = p.text("interceptor") {
+    if let Some(file) = &p.interceptor {
         let interceptor = load_interceptor_config(file).map_err(|e| e.to_string())?;
         config.interceptor = interceptor.enabled;
         config.rules = interceptor.rules;
     }
-    config.virtual_terminal = p.flag("pty");
+    config.virtual_terminal = p.pty;
     let tool = BashTool::new(config).map_err(|e| e.to_string())?;
 
     let cancel = CancelToken::new();
@@ -77,18 +84,18 @@ pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
     let run = tool.run(
         BashToolArgs {
             command,
-            cwd: p.text("cwd").map(String::from),
-            timeout: p.value("timeout")?,
-            head: p.value("head")?,
-            tail: p.value("tail")?,
+            cwd: p.cwd,
+            timeout: p.timeout,
+            head: p.head,
+            tail: p.tail,
         },
         ToolContext {
             on_update: None,
             cancel: Some(cancel),
-            has_ui: p.flag("pty"),
+            has_ui: p.pty,
         },
     );
-    if p.flag("json") {
+    if p.json {
         let json = match (&run.bash, &run.outcome) {
             (Some(result), _) => serde_json::to_string(result),
             (
@@ -112,4 +119,37 @@ pub fn main(args: impl Iterator<Item = String>) -> Result<i32, String> {
     }
     registry::close_all();
     Ok(run.exit_status())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::{Cli, Command};
+
+    fn parse(line: &str) -> super::Args {
+        let cli = Cli::try_parse_from(std::iter::once("conch").chain(line.split(' ')));
+        match cli.map(|cli| cli.command) {
+            Ok(Command::Run(args)) => args,
+            _ => panic!("{line:?} is not a valid `conch run`"),
+        }
+    }
+
+    #[test]
+    fn options_end_at_the_first_word_or_double_dash() {
+        let p = parse("run --cwd /tmp --json ls -la --x");
+        assert_eq!(p.cwd.as_deref(), Some("/tmp"));
+        assert!(p.json && !p.pty);
+        assert_eq!(p.command, ["ls", "-la", "--x"]);
+        let p = parse("run --timeout=5 -- --weird");
+        assert_eq!(p.timeout, Some(5.0));
+        assert_eq!(p.command, ["--weird"]);
+        // A value is the next argument, whatever it looks like; the last
+        // of a repeated option wins.
+        let p = parse("run --timeout -5 --cwd --json --cwd=b --head 3 true");
+        assert_eq!(p.timeout, Some(-5.0));
+        assert_eq!(p.cwd.as_deref(), Some("b"));
+        assert_eq!((p.head, p.json), (Some(3), false));
+        assert_eq!(p.command, ["true"]);
+    }
 }

@@ -13,8 +13,8 @@ use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds};
 use crate::errors::to_py;
-use crate::open_shells;
 use crate::offload::offload;
+use crate::open_shells;
 use crate::result::PyBashResult;
 
 /// A persistent bash session: one long-lived real bash that runs command

@@ -7,7 +7,10 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use super::tree::Pid;
+use rustix::io::Errno;
+use rustix::process::{Signal, WaitOptions, kill_process, waitpid};
+
+use super::tree::{self, Pid};
 
 /// A started child, until waited for. Dropping it neither kills nor reaps
 /// it (like std's `Child`).
@@ -32,18 +35,13 @@ impl Process {
         if self.status.is_some() {
             return Ok(());
         }
-        // SAFETY: kill(2) has no memory effects.
-        if unsafe { libc::kill(self.pid, libc::SIGKILL) } == 0 {
-            Ok(())
-        } else {
-            Err(io::Error::last_os_error())
-        }
+        Ok(kill_process(tree::rustix_pid(self.pid)?, Signal::KILL)?)
     }
 
     /// Waits for the child to exit.
     pub fn wait(&mut self) -> io::Result<ExitStatus> {
         loop {
-            if let Some(status) = self.reap(0)? {
+            if let Some(status) = self.reap(WaitOptions::empty())? {
                 return Ok(status);
             }
         }
@@ -51,28 +49,24 @@ impl Process {
 
     /// The exit status if the child has exited, without blocking.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.reap(libc::WNOHANG)
+        self.reap(WaitOptions::NOHANG)
     }
 
-    fn reap(&mut self, flags: i32) -> io::Result<Option<ExitStatus>> {
+    fn reap(&mut self, options: WaitOptions) -> io::Result<Option<ExitStatus>> {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
-        let mut raw = 0;
+        let pid = tree::rustix_pid(self.pid)?;
         loop {
-            // SAFETY: waitpid writes the status into `raw`.
-            let got = unsafe { libc::waitpid(self.pid, &mut raw, flags) };
-            if got == self.pid {
-                let status = ExitStatus::from_raw(raw);
-                self.status = Some(status);
-                return Ok(Some(status));
-            }
-            if got == 0 {
-                return Ok(None);
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
+            match waitpid(Some(pid), options) {
+                Ok(Some((_, raw))) => {
+                    let status = ExitStatus::from_raw(raw.as_raw());
+                    self.status = Some(status);
+                    return Ok(Some(status));
+                }
+                Ok(None) => return Ok(None),
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
             }
         }
     }

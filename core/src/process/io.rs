@@ -6,90 +6,52 @@
 //! callbacks run on the caller's thread, in order.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
+use rustix::io::Errno;
+
+use super::tree::Pid;
 use crate::{Error, Result};
 
 /// A pipe with both ends close-on-exec: `(read, write)`.
 pub fn pipe() -> Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Error::io("cannot create pipe", io::Error::last_os_error()));
-    }
-    // SAFETY: both descriptors are fresh and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (read, write) = std::io::pipe().map_err(|e| Error::io("cannot create pipe", e))?;
+    Ok((read.into(), write.into()))
 }
 
 /// A connected pair of stream sockets, close-on-exec. Used where conch
-/// writes to a process that may die: `send(MSG_NOSIGNAL)` cannot raise
-/// SIGPIPE in the host.
+/// writes to a process that may die: [`send_all`] cannot raise SIGPIPE in
+/// the host.
 pub fn socketpair() -> Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: socketpair writes two descriptors into `fds`, which we then own.
-    let rc = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if rc != 0 {
-        return Err(Error::io(
-            "cannot create socket pair",
-            io::Error::last_os_error(),
-        ));
-    }
-    // SAFETY: both descriptors are fresh and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (ours, theirs) =
+        UnixStream::pair().map_err(|e| Error::io("cannot create socket pair", e))?;
+    Ok((ours.into(), theirs.into()))
 }
 
-/// Sets `O_NONBLOCK` on a descriptor.
-pub fn set_nonblocking(fd: &OwnedFd) -> Result<()> {
-    let raw = fd.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own.
-    let ok = unsafe {
-        let flags = libc::fcntl(raw, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::io(
-            "cannot set O_NONBLOCK",
-            io::Error::last_os_error(),
-        ))
-    }
+/// Sets `O_NONBLOCK` on a descriptor (one `FIONBIO`, no read-modify-write
+/// of the flags).
+pub fn set_nonblocking(fd: impl AsFd) -> Result<()> {
+    rustix::io::ioctl_fionbio(fd, true).map_err(|e| Error::io("cannot set O_NONBLOCK", e.into()))
 }
 
 /// Grows a pipe's buffer (best effort): fewer wake-ups under heavy output.
-pub fn grow_pipe(fd: &OwnedFd, bytes: i32) {
-    // SAFETY: fcntl on a descriptor we own; failure is harmless.
-    unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes) };
+pub fn grow_pipe(fd: impl AsFd, bytes: usize) {
+    // Failure (a size above the user's limit) only costs wake-ups.
+    let _ = rustix::pipe::fcntl_setpipe_size(fd, bytes);
 }
 
-/// Writes all of `data` to a socket without ever raising SIGPIPE.
-pub fn send_all(fd: &OwnedFd, mut data: &[u8]) -> io::Result<()> {
+/// Writes all of `data` to a socket with `MSG_NOSIGNAL`: a peer that died
+/// gives `EPIPE`, never SIGPIPE in the host.
+pub fn send_all(fd: impl AsFd, mut data: &[u8]) -> io::Result<()> {
+    let fd = fd.as_fd();
     while !data.is_empty() {
-        // SAFETY: `data` is a valid buffer for its length.
-        let n = unsafe {
-            libc::send(
-                fd.as_raw_fd(),
-                data.as_ptr().cast(),
-                data.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
+        match rustix::net::send(fd, data, rustix::net::SendFlags::NOSIGNAL) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
-        data = &data[n as usize..];
     }
     Ok(())
 }
@@ -102,6 +64,10 @@ pub enum Read {
 }
 
 /// One `read(2)` into `buf`, mapping EAGAIN and EOF.
+///
+/// Takes the raw descriptor of a [`poll`] slot, as the event loops keep
+/// them (a slot is switched off by setting its descriptor to -1), so this
+/// stays a `libc` call: a safe wrapper would need a borrowed descriptor.
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<Read> {
     loop {
         // SAFETY: `buf` is a valid writable buffer for its length.
@@ -129,31 +95,21 @@ pub struct Waker {
 
 impl Waker {
     pub fn new() -> Result<Waker> {
-        // SAFETY: eventfd returns a fresh descriptor or -1.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(Error::io(
-                "cannot create eventfd",
-                io::Error::last_os_error(),
-            ));
-        }
-        // SAFETY: fresh descriptor, owned here.
-        Ok(Waker {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+        use rustix::event::{EventfdFlags, eventfd};
+        let fd = eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC)
+            .map_err(|e| Error::io("cannot create eventfd", e.into()))?;
+        Ok(Waker { fd })
     }
 
     pub fn wake(&self) {
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a valid u64.
-        unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        // Cannot fail short of a counter at its maximum, which is as woken.
+        let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
 
     /// Clears pending wake-ups.
     pub fn reset(&self) {
-        let mut v: u64 = 0;
-        // SAFETY: reads 8 bytes into a valid u64; EAGAIN when nothing pending.
-        unsafe { libc::read(self.fd.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+        // EAGAIN when nothing is pending.
+        let _ = rustix::io::read(&self.fd, &mut [0u8; 8]);
     }
 
     pub fn raw(&self) -> RawFd {
@@ -163,18 +119,20 @@ impl Waker {
 
 /// A pidfd for `pid` (Linux ≥ 5.3): readable once the process has exited,
 /// whether or not something else holds its pipes.
-pub fn pidfd_open(pid: i32) -> Result<OwnedFd> {
-    // SAFETY: plain syscall; returns a fresh descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
-    if fd < 0 {
-        return Err(Error::io("pidfd_open failed", io::Error::last_os_error()));
-    }
-    // SAFETY: fresh descriptor, owned here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+pub fn pidfd_open(pid: Pid) -> Result<OwnedFd> {
+    use rustix::process::PidfdFlags;
+    super::tree::rustix_pid(pid)
+        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()))
+        .map_err(|e| Error::io("pidfd_open failed", e.into()))
 }
 
 /// Polls `fds` for input until one is ready or `until` passes (forever when
 /// `None`). Returns the number of ready descriptors (0 on timeout).
+///
+/// The set is plain `pollfd` entries, not rustix's `PollFd`: the event
+/// loops keep fixed arrays and switch a slot off by setting its descriptor
+/// to -1 (which `poll(2)` skips), and a `PollFd` always holds a borrowed,
+/// live descriptor.
 pub fn poll(fds: &mut [libc::pollfd], until: Option<Instant>) -> Result<usize> {
     loop {
         let timeout = match until {

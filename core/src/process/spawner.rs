@@ -10,8 +10,9 @@
 //! The child is started the way `posix_spawn` starts one: `clone` with
 //! `CLONE_VM | CLONE_VFORK`, on a stack of its own, so nothing of the host is
 //! copied. A `fork` of a Node or Python host copies its page tables, and the
-//! child's `execve` tears them down again: about a millisecond per shell on
-//! the benchmark machine, on the thread that waits for it. (`posix_spawn`
+//! child's `execve` tears them down again: a cost that grows with the host's
+//! memory (a millisecond or more per shell for a typical agent host), paid
+//! on the thread that waits for it. (`posix_spawn`
 //! itself cannot set `PR_SET_PDEATHSIG` or make a subreaper.)
 //!
 //! Until `execve` the child shares the host's memory: the spawner thread is
@@ -19,6 +20,14 @@
 //! system calls on data prepared before the clone (no allocation, no lock,
 //! no panic), and every signal is reset to its default before the child
 //! unblocks signals, so no handler of the host runs in it.
+//!
+//! This module stays on raw `libc`, unlike the rest of the engines (which
+//! use rustix's safe wrappers): rustix has no `clone` onto a caller-given
+//! stack, its `execve` and `sigaction` live only in its `runtime` module
+//! (meant for libc-less runtimes), and the code between the clone and
+//! `execve` must be nothing but plain system calls on data prepared
+//! before, with no owned descriptor to drop (rustix's `dup2` and
+//! `fcntl_dupfd_cloexec` deal in `OwnedFd`s).
 
 use std::ffi::{CString, OsString};
 use std::io::{self, Read};
@@ -87,7 +96,7 @@ pub fn spawn(launch: Launch) -> io::Result<Process> {
         ));
     }
     let (tx, rx) = channel();
-    crate::cancel::lock(&SPAWNER)
+    crate::sync::lock(&SPAWNER)
         .send((launch, tx))
         .map_err(|_| io::Error::other("conch spawner thread is gone"))?;
     rx.recv()
@@ -96,16 +105,19 @@ pub fn spawn(launch: Launch) -> io::Result<Process> {
 
 /// Finds an executable on `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .unwrap_or_else(|| vec!["/usr/bin".into(), "/bin".into()])
         .into_iter()
         .map(|dir| dir.join(name))
-        .find(|p| {
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find(|p| is_executable(p))
+}
+
+/// Whether `path` is a file (after symlinks) with an execute bit set.
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Where the child failed, reported with its errno.

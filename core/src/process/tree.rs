@@ -10,7 +10,18 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+use rustix::process::{Signal, kill_process};
+
 pub type Pid = i32;
+
+/// `pid` as rustix takes it: a positive number (`EINVAL` otherwise).
+pub fn rustix_pid(pid: Pid) -> rustix::io::Result<rustix::process::Pid> {
+    match pid {
+        1.. => rustix::process::Pid::from_raw(pid).ok_or(Errno::INVAL),
+        _ => Err(Errno::INVAL),
+    }
+}
 
 /// Direct children of `pid`, from `/proc/<pid>/task/*/children` (one read per
 /// thread, cheap), or a full `/proc` scan where that file is unavailable.
@@ -21,14 +32,26 @@ pub fn children(pid: Pid) -> Vec<Pid> {
     let mut out = Vec::new();
     for task in tasks.flatten() {
         match fs::read_to_string(task.path().join("children")) {
-            Ok(text) => out.extend(
-                text.split_whitespace()
-                    .filter_map(|s| s.parse::<Pid>().ok()),
-            ),
+            Ok(text) => out.extend(pids(&text)),
             Err(_) => return scan().filter(|p| p.ppid == pid).map(|p| p.pid).collect(),
         }
     }
     out
+}
+
+/// Direct children of a process with a single thread (bash): one file,
+/// `/proc/<pid>/task/<pid>/children`, and no directory to list; as
+/// [`children`] where that file is unavailable.
+pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
+    match fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+        Ok(text) => pids(&text).collect(),
+        Err(_) => children(pid),
+    }
+}
+
+/// The pids of a `children` file: decimal numbers separated by spaces.
+fn pids(text: &str) -> impl Iterator<Item = Pid> + '_ {
+    text.split_whitespace().filter_map(|s| s.parse().ok())
 }
 
 /// Every live process below `root` (not `root` itself), parents before children.
@@ -75,12 +98,15 @@ pub fn is_alive(pid: Pid) -> bool {
         .is_some_and(|p| p.state != 'Z')
 }
 
-/// Sends `signal` to each pid, ignoring ones that are already gone.
-pub fn signal_all(pids: &[Pid], signal: i32) {
+/// Sends `signal` to each pid, ignoring ones that are already gone (and
+/// init, which is never a command's).
+pub fn signal_all(pids: &[Pid], signal: Signal) {
     for &pid in pids {
-        if pid > 1 {
-            // SAFETY: kill(2) has no memory effects; a stale pid yields ESRCH.
-            unsafe { libc::kill(pid, signal) };
+        if pid > 1
+            && let Ok(pid) = rustix_pid(pid)
+        {
+            // ESRCH for a pid that is already gone: nothing left to stop.
+            let _ = kill_process(pid, signal);
         }
     }
 }
@@ -102,9 +128,9 @@ pub fn wait_gone(pids: &[Pid], limit: Duration) -> bool {
 /// SIGTERM, up to `grace` for them to go, SIGKILL: for teardown (close),
 /// where the command's own chance to finish cleanly is already over.
 pub fn terminate(pids: &[Pid], grace: Duration) {
-    signal_all(pids, libc::SIGTERM);
+    signal_all(pids, Signal::TERM);
     if !wait_gone(pids, grace) {
-        signal_all(pids, libc::SIGKILL);
+        signal_all(pids, Signal::KILL);
     }
 }
 
@@ -129,7 +155,7 @@ impl Default for KillLadder {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rung {
     /// Send this signal to the targets now.
-    Signal(i32),
+    Signal(Signal),
     /// Every signal was sent and its grace passed: the target is wedged.
     Exhausted,
 }
@@ -142,7 +168,7 @@ pub struct Climb {
     next_at: Instant,
 }
 
-const RUNGS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL];
+const RUNGS: [Signal; 3] = [Signal::INT, Signal::TERM, Signal::KILL];
 
 impl KillLadder {
     /// Starts climbing: the first rung is due at once.
@@ -252,12 +278,12 @@ mod tests {
         };
         let mut c = ladder.climb();
         let t0 = Instant::now();
-        assert_eq!(c.due(t0), Some(Rung::Signal(libc::SIGINT)));
+        assert_eq!(c.due(t0), Some(Rung::Signal(Signal::INT)));
         assert_eq!(c.due(t0), None);
         let t1 = t0 + Duration::from_millis(10);
-        assert_eq!(c.due(t1), Some(Rung::Signal(libc::SIGTERM)));
+        assert_eq!(c.due(t1), Some(Rung::Signal(Signal::TERM)));
         let t2 = t1 + Duration::from_millis(10);
-        assert_eq!(c.due(t2), Some(Rung::Signal(libc::SIGKILL)));
+        assert_eq!(c.due(t2), Some(Rung::Signal(Signal::KILL)));
         let t3 = t2 + Duration::from_millis(10);
         assert_eq!(c.due(t3), Some(Rung::Exhausted));
         assert_eq!(c.next_at(), None);

@@ -8,8 +8,8 @@
 use std::os::fd::RawFd;
 use std::time::Instant;
 
-use super::drive::{DRAIN_BUDGET, Pump, READ_BUDGET, read_error};
 use super::io::{Read, Waker, poll, pollin, read, ready};
+use super::pump::{DRAIN_BUDGET, Pump, READ_BUDGET, read_error};
 use crate::Result;
 
 const OUT: usize = 0;

@@ -26,29 +26,32 @@
 //! session, re-collected at each rung; the call ends once they are gone.
 //!
 //! A start failure (bad cwd or shell, `openpty` failing, spawn failing) is
-//! not an error of the call: as the spec says, the sink receives
-//! `PTY error: <message>` and the result has no exit code.
+//! not an error of the call: the sink receives `PTY error: <message>` and
+//! the result has no exit code.
 
-use std::os::fd::{AsRawFd, RawFd};
-use std::path::{Path, PathBuf};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{MasterPty, PtySize, native_pty_system};
+use rustix::io::Errno;
+use rustix::process::Signal;
 
 use super::keys::{Key, normalize_input};
 use super::screen::Screen;
 use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
-use crate::cancel::{CancelToken, lock};
+use crate::cancel::CancelToken;
 use crate::output::{OutputSink, OutputSummary, SinkOptions};
 use crate::process::child::Process;
-use crate::process::drive::{Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
-use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready};
-use crate::process::spawner::find_on_path;
+use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready, set_nonblocking};
+use crate::process::spawner::{find_on_path, is_executable};
+use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
 use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::sync::lock;
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.
@@ -337,19 +340,20 @@ impl PtySession {
 }
 
 impl Control {
+    /// The master's descriptor, borrowed for as long as `self` lives.
+    fn master_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: `fd` belongs to `master`, which `self` owns and never
+        // replaces: it stays open for `self`'s lifetime.
+        unsafe { BorrowedFd::borrow_raw(self.fd) }
+    }
+
     fn write_all(&self, mut data: &[u8]) -> Result<()> {
         let _serial = lock(&self.write_lock);
         while !data.is_empty() {
-            // SAFETY: `data` is a valid buffer; `fd` lives as long as `self`.
-            let n = unsafe { libc::write(self.fd, data.as_ptr().cast(), data.len()) };
-            if n >= 0 {
-                data = &data[n as usize..];
-                continue;
-            }
-            let e = std::io::Error::last_os_error();
-            match e.kind() {
-                std::io::ErrorKind::Interrupted => {}
-                std::io::ErrorKind::WouldBlock => {
+            match rustix::io::write(self.master_fd(), data) {
+                Ok(n) => data = &data[n..],
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => {
                     let mut fds = [
                         libc::pollfd {
                             fd: self.fd,
@@ -364,10 +368,8 @@ impl Control {
                     }
                 }
                 // EIO: nothing holds the terminal any more.
-                _ if e.raw_os_error() == Some(libc::EIO) => {
-                    return Err(Error::InvalidArgument(NOT_RUNNING.into()));
-                }
-                _ => return Err(Error::io("cannot write to the PTY", e)),
+                Err(Errno::IO) => return Err(Error::InvalidArgument(NOT_RUNNING.into())),
+                Err(e) => return Err(Error::io("cannot write to the PTY", e.into())),
             }
         }
         Ok(())
@@ -386,7 +388,7 @@ struct Active<'a> {
 impl Drop for Active<'_> {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {
-            tree::signal_all(&run_targets(child.pid()), libc::SIGKILL);
+            tree::signal_all(&run_targets(child.pid()), Signal::KILL);
             exit_code(child, false);
         }
         *lock(&self.session.run) = None;
@@ -487,22 +489,23 @@ fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepa
         .master
         .as_raw_fd()
         .ok_or("cannot open a PTY: no master descriptor")?;
-    set_nonblocking(fd).map_err(|e| format!("cannot open a PTY: {e}"))?;
     let tty = pair
         .master
         .tty_name()
         .ok_or("cannot open a PTY: the terminal has no name")?;
     let waker = Waker::new().map_err(|e| e.to_string())?;
     let ended = Waker::new().map_err(|e| e.to_string())?;
+    let control = Control {
+        master: Mutex::new(pair.master),
+        fd,
+        write_lock: Mutex::new(()),
+        stop: CancelToken::new(),
+        waker: Arc::new(waker),
+        ended,
+    };
+    set_nonblocking(control.master_fd()).map_err(|e| format!("cannot open a PTY: {e}"))?;
     Ok(Prepared {
-        control: Control {
-            master: Mutex::new(pair.master),
-            fd,
-            write_lock: Mutex::new(()),
-            stop: CancelToken::new(),
-            waker: Arc::new(waker),
-            ended,
-        },
+        control,
         spawn: Spawn {
             tty,
             slave: pair.slave,
@@ -629,7 +632,7 @@ impl<F: FnMut(&str)> Run<'_, F> {
         let code = match status {
             Some(code) => code,
             None => {
-                tree::signal_all(&run_targets(pid), libc::SIGKILL);
+                tree::signal_all(&run_targets(pid), Signal::KILL);
                 exit_code(child, false).flatten()
             }
         };
@@ -675,8 +678,7 @@ impl<F: FnMut(&str)> Run<'_, F> {
         };
         if !replies.is_empty() {
             // Best effort and never blocking: a terminal query's answer.
-            // SAFETY: `replies` is a valid buffer; the fd lives with `ctl`.
-            unsafe { libc::write(self.ctl.fd, replies.as_ptr().cast(), replies.len()) };
+            let _ = rustix::io::write(self.ctl.master_fd(), &replies);
         }
         (self.on_chunk)(text);
         self.sink.push_text(text);
@@ -708,22 +710,4 @@ fn exit_code(child: &mut Process, nohang: bool) -> Option<Option<i32>> {
         // ECHILD: already reaped elsewhere (a host ignoring SIGCHLD).
         Err(_) => Some(None),
     }
-}
-
-fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: fcntl on a descriptor the caller owns.
-    let ok = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

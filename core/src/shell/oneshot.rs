@@ -18,15 +18,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 use super::cwd::resolve_dir;
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
-use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
+use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, find_on_path};
+use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
 use crate::process::watch::Watch;
@@ -172,7 +175,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             }
             match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
                 Some(Rung::Signal(sig)) => tree::signal_all(&tree::descendants(pid), sig),
-                Some(Rung::Exhausted) => tree::signal_all(&[pid], libc::SIGKILL),
+                Some(Rung::Exhausted) => tree::signal_all(&[pid], Signal::KILL),
                 None => {}
             }
         }
@@ -180,10 +183,10 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     })();
     // Nothing of a one-shot command outlives it: its orphans are the root's
     // children now (the root is their subreaper), setsid or not.
-    tree::signal_all(&tree::descendants(pid), libc::SIGKILL);
+    tree::signal_all(&tree::descendants(pid), Signal::KILL);
     drop(hold);
     if loop_result.is_err() {
-        tree::signal_all(&[pid], libc::SIGKILL);
+        tree::signal_all(&[pid], Signal::KILL);
     }
     let root_status = child.wait().ok();
     loop_result?;

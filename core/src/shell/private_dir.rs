@@ -17,8 +17,7 @@ pub fn private_dir() -> Result<&'static PathBuf> {
 }
 
 fn create() -> std::result::Result<PathBuf, String> {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     let dir = std::env::temp_dir().join(format!("conch-{uid}"));
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}

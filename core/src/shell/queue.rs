@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::CancelToken;
-use crate::cancel::lock;
+use crate::sync::lock;
 
 #[derive(Default)]
 struct Tickets {

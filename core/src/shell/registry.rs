@@ -19,7 +19,7 @@ use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::result::BashResult;
 use super::session::Shell;
 use crate::artifact::{Artifact, ArtifactStore};
-use crate::cancel::lock;
+use crate::sync::lock;
 use crate::{CancelToken, Result};
 
 /// Sessions kept at most (idle ones beyond are closed, oldest first).

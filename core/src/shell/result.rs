@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::command::normalize::apply_head_tail;
 use crate::output::count_lines;
 use crate::output::sink::OutputSummary;
-use crate::process::drive::Stop;
+use crate::process::stop::Stop;
 
 /// What a run produced. See API.md for the meaning of every field.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -80,7 +80,7 @@ pub(crate) struct Outcome {
 /// head/tail limits to the complete stream (the sink kept the head itself),
 /// before the stop notice is put in front, and counting what is left.
 pub(crate) fn conclude(
-    mut pump: crate::process::drive::Pump<'_>,
+    mut pump: crate::process::pump::Pump<'_>,
     outcome: Outcome,
     timeout: Option<Duration>,
     head_lines: Option<usize>,

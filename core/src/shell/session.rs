@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
@@ -23,17 +25,18 @@ use super::protocol::{
 use super::queue::{Place, Queue};
 use super::result::{BashResult, Outcome, conclude, stop_notice};
 use super::{private_dir, snapshot};
-use crate::cancel::lock;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::child::Process;
-use crate::process::drive::{Pump, Stop, Stopper};
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, dev_null, find_on_path};
+use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::process::watch::Watch;
+use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
 /// How long bash may take to start and source the snapshot.
@@ -341,7 +344,7 @@ impl Shell {
         if let Some(bash) = state.bash.take() {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
-            tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+            tree::signal_all(&[bash.pid()], Signal::STOP);
             tree::terminate(&tree::descendants(bash.pid()), self.config.ladder.grace);
             reap(bash);
         }
@@ -538,7 +541,7 @@ fn drive(
             // command dies, bash would go on with the rest of the command
             // line (`make; rm -rf build`). A timed-out or cancelled command
             // ends whole; the session is replaced afterwards.
-            tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+            tree::signal_all(&[bash.pid()], Signal::STOP);
             frozen = true;
         }
         match rung {
@@ -554,14 +557,14 @@ fn drive(
             // Every signal went unheeded (or bash itself is stuck in a
             // builtin loop): end it all.
             Some(Rung::Exhausted) => {
-                tree::signal_all(&targets(bash.pid(), &baseline), libc::SIGKILL);
-                tree::signal_all(&[bash.pid()], libc::SIGKILL);
+                tree::signal_all(&targets(bash.pid(), &baseline), Signal::KILL);
+                tree::signal_all(&[bash.pid()], Signal::KILL);
             }
             None => {}
         }
         // A frozen bash goes as soon as what it ran is gone.
         if frozen && !killed && targets(bash.pid(), &baseline).is_empty() {
-            tree::signal_all(&[bash.pid()], libc::SIGKILL);
+            tree::signal_all(&[bash.pid()], Signal::KILL);
             killed = true;
         }
     }
@@ -605,15 +608,9 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
 }
 
 /// The children bash had before the run: background jobs of earlier runs,
-/// which a stop of this run must spare. bash has one thread: one file.
+/// which a stop of this run must spare.
 fn baseline_of(bash: &Bash) -> Vec<Pid> {
-    match std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", bash.pid())) {
-        Ok(text) => text
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .collect(),
-        Err(_) => tree::children(bash.pid()),
-    }
+    tree::children_of_single_thread(bash.pid())
 }
 
 /// Every live process below bash except the subtrees of `baseline`.
@@ -630,11 +627,11 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
 /// before the wait so the pid (and with it the session id) cannot have
 /// been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
-    tree::signal_all(&[bash.pid()], libc::SIGSTOP);
+    tree::signal_all(&[bash.pid()], Signal::STOP);
     let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
     let _ = bash.child.kill();
     if !alone {
-        tree::signal_all(&tree::session_members(bash.pid()), libc::SIGKILL);
+        tree::signal_all(&tree::session_members(bash.pid()), Signal::KILL);
     }
     bash.child.wait().ok()
 }

@@ -18,11 +18,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use rustix::process::Signal;
+
 use super::private_dir::private_dir;
 use super::protocol::single_quote;
-use crate::cancel::lock;
 use crate::process::spawner::{Launch, dev_null, spawn};
 use crate::process::tree;
+use crate::sync::lock;
 
 /// The longest a user's rc may take to load.
 const CAPTURE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -94,7 +96,7 @@ fn capture(shell: &Path, rc: &Path, mtime: SystemTime) -> Option<PathBuf> {
         }
     };
     // Whatever the rc started in the background goes too.
-    tree::signal_all(&tree::session_members(sid), libc::SIGKILL);
+    tree::signal_all(&tree::session_members(sid), Signal::KILL);
     let ok = status.is_some_and(|s| s.success()) && std::fs::rename(&tmp, &path).is_ok();
     let _ = std::fs::remove_file(&tmp);
     ok.then_some(path)

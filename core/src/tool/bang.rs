@@ -21,10 +21,10 @@ use serde::Serialize;
 
 use super::result::Meta;
 use crate::artifact::ArtifactStore;
-use crate::cancel::lock;
 use crate::output::DEFAULT_MAX_BYTES;
 use crate::output::notice::{Truncation, format_output_notice};
 use crate::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
+use crate::sync::lock;
 use crate::{CancelToken, Result};
 
 /// Records kept by default.
@@ -284,7 +284,7 @@ mod tests {
     }
 
     #[test]
-    fn model_text_matches_the_documented_text() {
+    fn model_text_fences_the_output_and_notes_code_cancel_and_truncation() {
         assert_eq!(
             model_text(&record("ok\n", Some(0), false)),
             "Ran `make test`\n```\nok\n```"

@@ -20,7 +20,7 @@
 //! 7. result: see [`super::result`].
 //!
 //! Live output reaches `on_update` as the tail of the output, at most once
-//! per `update_interval` (see [`super::live`]).
+//! per `update_interval` (see [`super::updates`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,14 +29,14 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::config::check_rules;
-use super::live::{ToolUpdate, with_live_updates};
 use super::result::{Shaping, ToolError, ToolResult, shape};
 use super::selection::Limits;
+use super::updates::{ToolUpdate, with_live_updates};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::output::Sanitizer;
-use crate::process::drive::Stop;
+use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;

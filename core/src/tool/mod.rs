@@ -6,14 +6,14 @@ pub mod bang;
 pub mod bash_tool;
 pub mod config;
 pub mod expand;
-mod live;
 pub mod render;
 pub mod result;
 mod selection;
+mod updates;
 
 pub use bang::{BangOptions, BashExecution, BashSession, BashSessionConfig, model_text};
 pub use bash_tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolRun, clamp_timeout};
 pub use config::{InterceptorConfig, load_interceptor_config, parse_interceptor_config};
 pub use expand::expand_output;
-pub use live::ToolUpdate;
 pub use result::{Details, Meta, ToolError, ToolResult};
+pub use updates::ToolUpdate;

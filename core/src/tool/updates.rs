@@ -1,9 +1,9 @@
 //! Live updates while a command runs: the tail of its output, handed to the
 //! host at most once per interval.
 //!
-//! The reference sent the whole 50 KiB tail on **every** chunk, which froze
-//! its UI under a flood. Here the command runs on a scoped worker thread
-//! that only appends chunks to a bounded [`TailBuffer`]; the caller's
+//! Sending the whole 50 KiB tail on every chunk would freeze a host's UI
+//! under a flood. So the command runs on a scoped worker thread that only
+//! appends chunks to a bounded [`TailBuffer`]; the caller's
 //! thread sleeps until the tail changed *and* the interval since the last
 //! update passed, then copies the tail (never more than 50 KiB) and calls
 //! `on_update`. A pause in the output therefore still shows its last lines
@@ -14,8 +14,8 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::cancel::lock;
 use crate::output::{DEFAULT_MAX_BYTES, TailBuffer};
+use crate::sync::lock;
 
 /// One live update: the current tail of the output.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

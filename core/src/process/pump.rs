@@ -1,13 +1,9 @@
-//! Driving a running command: moving its output into the sink and deciding
-//! when and how to stop it.
+//! Moving a running command's output into its sink, a budget at a time.
 
 use std::io;
 use std::os::fd::RawFd;
-use std::time::{Duration, Instant};
 
 use super::io::{Read, read};
-use super::tree::{Climb, KillLadder, Rung};
-use crate::CancelToken;
 use crate::output::sink::OutputSink;
 
 /// Read size: large enough that a flood costs few system calls.
@@ -65,63 +61,5 @@ impl<'a> Pump<'a> {
         if !text.is_empty() {
             (self.on_chunk)(text);
         }
-    }
-}
-
-/// Why a command was stopped before it ended by itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    Timeout,
-    Cancel,
-    /// The head limit was satisfied; the rest of the output is not wanted.
-    Head,
-}
-
-/// Watches the deadline, the cancel token and the head limit, and climbs
-/// the kill ladder once one of them fires.
-pub struct Stopper {
-    deadline: Option<Instant>,
-    cancel: CancelToken,
-    ladder: KillLadder,
-    climb: Option<Climb>,
-    pub reason: Option<Stop>,
-}
-
-impl Stopper {
-    /// The clock starts now: callers create the stopper when the command starts.
-    pub fn new(timeout: Option<Duration>, cancel: CancelToken, ladder: KillLadder) -> Self {
-        Stopper {
-            deadline: timeout.map(|t| Instant::now() + t),
-            cancel,
-            ladder,
-            climb: None,
-            reason: None,
-        }
-    }
-
-    /// When the event loop must wake up at the latest.
-    pub fn wake_at(&self) -> Option<Instant> {
-        match &self.climb {
-            Some(c) => c.next_at(),
-            None => self.deadline,
-        }
-    }
-
-    /// Checks the triggers at `now`; returns the ladder rung due, if any.
-    pub fn check(&mut self, now: Instant, head_satisfied: bool) -> Option<Rung> {
-        if self.climb.is_none() {
-            self.reason = if self.cancel.is_cancelled() {
-                Some(Stop::Cancel)
-            } else if self.deadline.is_some_and(|d| now >= d) {
-                Some(Stop::Timeout)
-            } else if head_satisfied {
-                Some(Stop::Head)
-            } else {
-                None
-            };
-            self.reason?;
-            self.climb = Some(self.ladder.climb());
-        }
-        self.climb.as_mut()?.due(now)
     }
 }
