@@ -7,8 +7,9 @@
 //! which host variables are inherited at all, and glob patterns of names that
 //! are dropped — also after the user's rc snapshot, so nothing re-exports them.
 
-/// Defaults that keep tools from waiting for a human (reference §7 table,
-/// plus the later additions `GPG_TTY`, `NO_COLOR`, `PYTHONUNBUFFERED`, `TERM`).
+/// Defaults that keep tools from waiting for a human: no pager, no editor,
+/// no prompt for a password or a confirmation, no colour, unbuffered
+/// output (the table is in docs/behaviour.md).
 pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     // pagers
     ("PAGER", "cat"),

@@ -1,5 +1,5 @@
-//! `BashTool` end to end, with real processes: every row of the spec's
-//! result table, every error text, the interceptor, cwd and timeout rules,
+//! `BashTool` end to end, with real processes: every row of the
+//! result table (docs/behaviour.md), every error text, the interceptor, cwd and timeout rules,
 //! artifacts, head/tail of the complete stream, live updates.
 
 use std::path::{Path, PathBuf};
