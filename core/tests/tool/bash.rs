@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::Fixture;
 use crate::common::{CUT, HANG, LADDER};
 use conch_core::CancelToken;
 use conch_core::command::intercept::Rule;
@@ -34,36 +35,6 @@ fn config(name: &str) -> BashToolConfig {
     c.snapshot = Snapshot::None;
     c.session_key = Some(format!("tool-test-{name}"));
     c
-}
-
-/// A tool whose session and project directory go away with it.
-struct Fixture {
-    tool: BashTool,
-    dir: PathBuf,
-}
-
-impl Fixture {
-    fn new(config: BashToolConfig) -> Fixture {
-        let dir = config.cwd.clone();
-        Fixture {
-            tool: BashTool::new(config).unwrap(),
-            dir,
-        }
-    }
-}
-
-impl std::ops::Deref for Fixture {
-    type Target = BashTool;
-    fn deref(&self) -> &BashTool {
-        &self.tool
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        self.tool.close();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 fn tool(name: &str) -> Fixture {

@@ -19,6 +19,41 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use std::path::PathBuf;
+
+use conch_core::tool::{BashTool, BashToolConfig};
+
+/// A tool whose session and project directory (its config's `cwd`) go away
+/// with it.
+struct Fixture {
+    tool: BashTool,
+    dir: PathBuf,
+}
+
+impl Fixture {
+    fn new(config: BashToolConfig) -> Fixture {
+        let dir = config.cwd.clone();
+        Fixture {
+            tool: BashTool::new(config).unwrap(),
+            dir,
+        }
+    }
+}
+
+impl std::ops::Deref for Fixture {
+    type Target = BashTool;
+    fn deref(&self) -> &BashTool {
+        &self.tool
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.tool.close();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 mod bang;
 mod bash;
 mod pty;

@@ -1,33 +1,15 @@
 //! `BashTool` on its PTY path (virtual terminal on, host with a UI), with
 //! real processes: the same result table as the shell path.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use crate::Fixture;
 use crate::common::{CUT, HANG, LADDER};
 use conch_core::CancelToken;
 use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,
 };
-
-struct Fixture {
-    tool: BashTool,
-    dir: PathBuf,
-}
-
-impl std::ops::Deref for Fixture {
-    type Target = BashTool;
-    fn deref(&self) -> &BashTool {
-        &self.tool
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 fn pty_tool(name: &str, tweak: impl FnOnce(&mut BashToolConfig)) -> Fixture {
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -41,10 +23,7 @@ fn pty_tool(name: &str, tweak: impl FnOnce(&mut BashToolConfig)) -> Fixture {
     config.virtual_terminal = true;
     config.artifacts_dir = Some(dir.join("artifacts"));
     tweak(&mut config);
-    Fixture {
-        tool: BashTool::new(config).unwrap(),
-        dir,
-    }
+    Fixture::new(config)
 }
 
 fn ui() -> ToolContext<'static> {
