@@ -24,7 +24,7 @@
 //! # Lines and bytes
 //! Bytes are UTF-8 bytes of the sanitized text. Lines follow
 //! [`count_lines`](super::count_lines): `"a\nb\n"` and `"a\nb"` are 2 lines,
-//! `""` is 0 (the reference counted a trailing newline as one more line).
+//! `""` is 0 (a trailing newline does not start one more line).
 //!
 //! # Artifact
 //! Until something would be dropped, the sink holds the whole stream. At the
@@ -53,7 +53,7 @@ use super::{Sanitizer, count_lines, grown_capacity};
 use crate::artifact::Artifact;
 
 /// Default bound of the kept output: 50 KiB.
-pub const DEFAULT_MAX_BYTES: usize = 51_200;
+pub const DEFAULT_MAX_BYTES: usize = crate::defaults::MAX_BYTES;
 
 /// How an [`OutputSink`] bounds and spills its output.
 #[derive(Debug, Clone)]

@@ -26,7 +26,7 @@
 //! session, re-collected at each rung; the call ends once they are gone.
 //!
 //! A start failure (bad cwd or shell, `openpty` failing, spawn failing) is
-//! not an error of the call: as the spec says, the sink receives
+//! not an error of the call: the sink receives
 //! `PTY error: <message>` and the result has no exit code.
 
 use std::os::fd::{AsRawFd, RawFd};
@@ -52,11 +52,11 @@ use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.
-pub const DEFAULT_COLS: u16 = 120;
+pub const DEFAULT_COLS: u16 = crate::defaults::PTY_COLS;
 pub const MIN_COLS: u16 = 20;
 pub const MAX_COLS: u16 = 400;
 /// Default and bounds of the terminal height.
-pub const DEFAULT_ROWS: u16 = 40;
+pub const DEFAULT_ROWS: u16 = crate::defaults::PTY_ROWS;
 pub const MIN_ROWS: u16 = 5;
 pub const MAX_ROWS: u16 = 200;
 
@@ -119,7 +119,7 @@ impl Default for PtyOptions {
             rows: DEFAULT_ROWS,
             shell: None,
             cancel: None,
-            non_interactive_env: true,
+            non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             sink: SinkOptions::default(),
             kill_ladder: KillLadder::default(),

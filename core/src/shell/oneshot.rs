@@ -62,7 +62,7 @@ impl Default for ExecuteOptions {
             env: Vec::new(),
             timeout: None,
             cancel: None,
-            non_interactive_env: true,
+            non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             max_bytes: DEFAULT_MAX_BYTES,
             artifacts: None,

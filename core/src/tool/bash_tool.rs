@@ -1,6 +1,7 @@
 //! `BashTool`: what a host calls when the model calls `bash`.
 //!
-//! [`BashTool::execute`] runs the spec's pipeline, in its order:
+//! [`BashTool::execute`] runs the tool's pipeline (docs/behaviour.md), in
+//! this order:
 //! 1. normalize: trailing `| head -n N` / `| tail -n N` become line limits
 //!    of the complete stream; explicit `head`/`tail` arguments win;
 //! 2. intercept (when enabled): a command the host has a better tool for is
@@ -41,16 +42,16 @@ use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
-use crate::{CancelToken, Error, Result};
+use crate::{CancelToken, Error, Result, defaults};
 
 /// Timeout when the model gives none, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 300.0;
+pub const DEFAULT_TIMEOUT_SECS: f64 = defaults::TOOL_TIMEOUT_SECS;
 /// Shortest timeout, in seconds (0 and fractions below 1 become 1).
-pub const MIN_TIMEOUT_SECS: f64 = 1.0;
+pub const MIN_TIMEOUT_SECS: f64 = defaults::TOOL_MIN_TIMEOUT_SECS;
 /// Longest timeout, in seconds.
-pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+pub const MAX_TIMEOUT_SECS: f64 = defaults::TOOL_MAX_TIMEOUT_SECS;
 /// Default pace of live updates.
-pub const DEFAULT_UPDATE_INTERVAL: Duration = Duration::from_millis(50);
+pub const DEFAULT_UPDATE_INTERVAL: Duration = defaults::UPDATE_INTERVAL;
 
 /// How a [`BashTool`] is set up by its host.
 #[derive(Debug, Clone)]
@@ -96,14 +97,14 @@ impl BashToolConfig {
             cwd: cwd.into(),
             artifacts_dir: None,
             tool_names: Vec::new(),
-            interceptor: false,
+            interceptor: defaults::INTERCEPTOR,
             rules: None,
-            virtual_terminal: false,
+            virtual_terminal: defaults::VIRTUAL_TERMINAL,
             session_key: None,
             update_interval: DEFAULT_UPDATE_INTERVAL,
             shell: None,
             prefix: None,
-            snapshot: Snapshot::Auto,
+            snapshot: Snapshot::default(),
             session_env: Vec::new(),
             pty_cols: crate::pty::DEFAULT_COLS,
             pty_rows: crate::pty::DEFAULT_ROWS,
@@ -113,7 +114,7 @@ impl BashToolConfig {
 
 impl Default for BashToolConfig {
     fn default() -> Self {
-        BashToolConfig::new(".")
+        BashToolConfig::new(defaults::TOOL_CWD)
     }
 }
 
@@ -146,7 +147,6 @@ impl BashToolArgs {
 }
 
 /// What the host provides to one call.
-#[derive(Default)]
 pub struct ToolContext<'a> {
     /// Receives the output's tail while the command runs, on the calling thread.
     pub on_update: Option<&'a mut dyn FnMut(ToolUpdate)>,
@@ -154,6 +154,16 @@ pub struct ToolContext<'a> {
     pub cancel: Option<CancelToken>,
     /// The host shows a UI (a PTY run needs one).
     pub has_ui: bool,
+}
+
+impl Default for ToolContext<'_> {
+    fn default() -> Self {
+        ToolContext {
+            on_update: None,
+            cancel: None,
+            has_ui: defaults::HAS_UI,
+        }
+    }
 }
 
 /// Everything one call produced.
