@@ -37,11 +37,12 @@ use std::time::{Duration, Instant};
 use portable_pty::{MasterPty, PtySize, native_pty_system};
 
 use super::keys::{Key, normalize_input};
+use super::result::PtyResult;
 use super::screen::Screen;
 use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
 use crate::cancel::{CancelToken, lock};
-use crate::output::{OutputSink, OutputSummary, SinkOptions};
+use crate::output::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::drive::{Stop, Stopper};
 use crate::process::env::{EnvPolicy, build_env, validate_var};
@@ -135,20 +136,6 @@ impl PtyOptions {
             ..PtyOptions::default()
         }
     }
-}
-
-/// How a PTY run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PtyResult {
-    /// The exit status (`128 + signal` when a signal ended the command);
-    /// `None` when the command could not start.
-    pub exit_code: Option<i32>,
-    /// Ended by [`PtySession::kill`] or the cancel token.
-    pub cancelled: bool,
-    /// Ended by the timeout.
-    pub timed_out: bool,
-    /// The sanitized output for the model.
-    pub summary: OutputSummary,
 }
 
 /// A pseudo-terminal that runs one command at a time. `Send + Sync`: share

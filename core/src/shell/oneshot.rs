@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cwd::resolve_dir;
-use super::result::{BashResult, Outcome, conclude, stop_notice};
+use super::result::{BashResult, Outcome, conclude};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
-use crate::process::drive::{Pump, Stop, Stopper};
+use crate::process::drive::{Pump, Stopper};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
@@ -110,13 +110,9 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     let working_dir = Some(cwd.to_string_lossy().into_owned());
     let cancel = opts.cancel.clone().unwrap_or_default();
     if cancel.is_cancelled() {
-        let summary = sink.dump(stop_notice(Some(Stop::Cancel), None).as_deref());
-        return Ok(BashResult::new(
-            summary,
-            None,
-            Some(Stop::Cancel),
+        return Ok(BashResult::cancelled_before_start(
+            sink.dump(None),
             working_dir,
-            false,
         ));
     }
 

@@ -23,7 +23,7 @@
 //! Live output reaches `on_update` as the tail of the output, at most once
 //! per `update_interval` (see [`super::live`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::output::Sanitizer;
 use crate::process::drive::Stop;
-use crate::pty::{PtyOptions, PtyResult, PtySession};
+use crate::pty::{PtyOptions, PtySession};
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
@@ -399,7 +399,7 @@ impl BashTool {
                 on_chunk(&clean);
             }
         })?;
-        Ok(pty_result(result, call.timeout, &call.cwd))
+        Ok(result.into_bash_result(Some(call.timeout), &call.cwd))
     }
 }
 
@@ -413,38 +413,8 @@ struct Call {
     artifact: Option<Artifact>,
 }
 
-/// A PTY run in the shape of the shell's result: the stop notice before
-/// the output, as the shell engine puts it.
-fn pty_result(r: PtyResult, timeout: Duration, cwd: &Path) -> BashResult {
-    let stop = if r.timed_out {
-        Some(Stop::Timeout)
-    } else if r.cancelled {
-        Some(Stop::Cancel)
-    } else {
-        None
-    };
-    let summary = r.summary;
-    let output = match stop_notice(stop, Some(timeout)) {
-        Some(notice) => format!("[{notice}]\n{}", summary.output),
-        None => summary.output,
-    };
-    BashResult {
-        output,
-        exit_code: if stop.is_some() { None } else { r.exit_code },
-        cancelled: stop.is_some(),
-        timed_out: r.timed_out,
-        truncated: summary.truncated,
-        total_lines: summary.total_lines,
-        total_bytes: summary.total_bytes,
-        output_lines: summary.output_lines,
-        output_bytes: summary.output_bytes,
-        artifact_id: summary.artifact_id,
-        working_dir: Some(cwd.to_string_lossy().into_owned()),
-        session_reset: false,
-    }
-}
-
-/// `CONCH_NO_PTY=1` (or omp's `PI_NO_PTY=1`) turns PTY runs off.
+/// `CONCH_NO_PTY=1` (or `PI_NO_PTY=1`, which hosts already set for the
+/// same purpose) turns PTY runs off.
 fn pty_allowed_by_env() -> bool {
     ["CONCH_NO_PTY", "PI_NO_PTY"]
         .iter()
@@ -477,6 +447,8 @@ fn expand_home(dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{OutputSink, SinkOptions};
+    use crate::shell::result::Outcome;
 
     #[test]
     fn timeouts_are_clamped_to_one_second_to_one_hour() {
@@ -502,38 +474,29 @@ mod tests {
 
     #[test]
     fn exit_status_follows_the_cli_convention() {
-        let base = BashResult {
-            output: String::new(),
-            exit_code: Some(3),
-            cancelled: false,
-            timed_out: false,
-            truncated: false,
-            total_lines: 0,
-            total_bytes: 0,
-            output_lines: 0,
-            output_bytes: 0,
-            artifact_id: None,
-            working_dir: None,
-            session_reset: false,
+        let ended = |exit_code: Option<i32>, stop: Option<Stop>| {
+            let outcome = Outcome {
+                exit_code,
+                stop,
+                working_dir: None,
+                session_reset: false,
+            };
+            let summary = OutputSink::new(SinkOptions::default()).dump(None);
+            BashResult::new(summary, outcome, None)
         };
         let run = |bash: Option<BashResult>| ToolRun {
             outcome: Err(ToolError::failed("x")),
             bash,
         };
-        assert_eq!(run(Some(base.clone())).exit_status(), 3);
-        let timed_out = BashResult {
-            exit_code: None,
-            cancelled: true,
-            timed_out: true,
-            ..base.clone()
-        };
-        assert_eq!(run(Some(timed_out)).exit_status(), 124);
-        let aborted = BashResult {
-            exit_code: None,
-            cancelled: true,
-            ..base.clone()
-        };
-        assert_eq!(run(Some(aborted)).exit_status(), 130);
+        assert_eq!(run(Some(ended(Some(3), None))).exit_status(), 3);
+        assert_eq!(
+            run(Some(ended(Some(3), Some(Stop::Timeout)))).exit_status(),
+            124
+        );
+        assert_eq!(
+            run(Some(ended(Some(3), Some(Stop::Cancel)))).exit_status(),
+            130
+        );
         assert_eq!(run(None).exit_status(), 1);
     }
 }
