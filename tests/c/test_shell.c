@@ -421,7 +421,7 @@ static void test_artifacts(void) {
     char *text2 = NULL;
     CHECK_RC(conch_artifact_store_resolve(store, "artifact://999", &text2), CONCH_ERR_NOT_FOUND, "unknown id");
     CHECK(strncmp(conch_last_error(), "Artifact 999 not found. Available: ", 35) == 0,
-          "the spec's not-found text");
+          "the documented not-found text");
   }
   conch_bash_result_free(r);
   conch_shell_free(sh);
@@ -571,6 +571,12 @@ static void test_execute_shell(void) {
   CHECK(conch_shell_new(&so) == NULL, "a shell that cannot start");
   CHECK(strstr(conch_last_error(), "/nonexistent/bash") != NULL, "the error names it");
   so.shell = NULL;
+  so.snapshot = "";
+  CHECK(conch_shell_new(&so) == NULL, "an empty snapshot path");
+  CHECK_STR(conch_last_error(),
+            "conch_shell_new: opts->snapshot must be \"auto\", \"none\" or the path of a snapshot file, "
+            "got \"\"",
+            "the core's message, naming the field");
   so.snapshot = "sometimes";
   so.env_inherit = "some";
   CHECK(conch_shell_new(&so) == NULL, "bad env_inherit");
