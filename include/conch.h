@@ -238,7 +238,8 @@ typedef struct conch_execute_options {
 typedef void (*conch_chunk_cb)(void *user, const char *utf8, size_t len);
 
 /**
- * The result of one command (the same fields in every face).
+ * The result of one command (the same fields in every face; see
+ * docs/api/c.md).
  *
  * Owned by the caller: free it with `conch_bash_result_free`, which also
  * frees the strings in it (never pass them to `conch_string_free`).

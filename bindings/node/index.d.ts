@@ -67,7 +67,10 @@ export declare class PtySession {
   write(data: string | Buffer): void
   /** Sends a named key: `enter`, `ctrl+c`, `up`, `f5`, `shift+tab`… */
   writeKey(key: string): void
-  /** Resizes the terminal (the command gets SIGWINCH). */
+  /**
+   * Resizes the terminal (the command gets SIGWINCH); sizes are clamped
+   * to what the terminal accepts, as at `start`.
+   */
   resize(cols: number, rows: number): void
   /** Stops the running command (the result says `cancelled`). */
   kill(): void

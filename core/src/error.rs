@@ -39,5 +39,33 @@ impl Error {
     }
 }
 
+/// A value an option does not take: what the option must be, and what it
+/// got. The parsers of option values (`FromStr` of [`crate::Snapshot`],
+/// [`crate::process::env::Inherit`], the number checks of
+/// [`crate::shell::options`]) return it without the option's name, which
+/// only the face knows; [`BadValue::named`] makes the error a face reports:
+/// `<name> must be <expected>, got <got>`, the same text on every face.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be {expected}, got {got}")]
+pub struct BadValue {
+    pub expected: String,
+    /// The value as the user wrote it (quoted when it is text).
+    pub got: String,
+}
+
+impl BadValue {
+    pub fn new(expected: impl Into<String>, got: impl std::fmt::Display) -> Self {
+        BadValue {
+            expected: expected.into(),
+            got: got.to_string(),
+        }
+    }
+
+    /// The error for the option a face calls `name`.
+    pub fn named(self, name: &str) -> Error {
+        Error::InvalidArgument(format!("{name} {self}"))
+    }
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

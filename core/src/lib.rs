@@ -9,6 +9,7 @@
 pub mod artifact;
 pub mod cancel;
 pub mod command;
+pub mod defaults;
 pub mod error;
 pub mod output;
 pub mod process;
@@ -21,7 +22,7 @@ pub use artifact::{Artifact, ArtifactStore};
 pub use cancel::CancelToken;
 pub use command::intercept;
 pub use command::normalize::{NormalizedCommand, apply_head_tail, normalize_bash_command};
-pub use error::{Error, Result};
+pub use error::{BadValue, Error, Result};
 pub use output::{OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text};
 pub use pty::{PtyOptions, PtyResult, PtySession};
 pub use shell::registry;

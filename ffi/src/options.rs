@@ -1,14 +1,18 @@
 //! Option fields shared by the shell and one-shot structs, translated to
-//! core values. Zero / NULL always means the core's default.
+//! core values. Zero / NULL always means the core's default; text values are
+//! parsed by the core, whose error names the field.
 
 use std::ffi::c_char;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
+use conch_core::BadValue;
 use conch_core::artifact::ArtifactStore;
 use conch_core::output::DEFAULT_MAX_BYTES;
 use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
+use conch_core::shell::options::parse_option;
 
 use crate::artifact::conch_artifact_store;
 use crate::boundary::{opt_str_arg, opt_str_list};
@@ -40,18 +44,29 @@ pub(crate) fn max_bytes(bytes: usize) -> usize {
     if bytes == 0 { DEFAULT_MAX_BYTES } else { bytes }
 }
 
+/// An option given as text, parsed by the core; NULL is the core's default.
+/// A value the option does not take is the caller's misuse.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+unsafe fn parsed<T: FromStr<Err = BadValue> + Default>(
+    p: *const c_char,
+    name: &str,
+) -> FfiResult<T> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { opt_str_arg(p, name) }? {
+        None => Ok(T::default()),
+        Some(text) => parse_option(name, text).map_err(|e| FfiError::arg(e.to_string())),
+    }
+}
+
 /// `snapshot`: NULL or `"auto"`, `"none"`, or the path of a snapshot file.
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn snapshot(p: *const c_char, name: &str) -> FfiResult<Snapshot> {
     // SAFETY: forwarded from the caller.
-    Ok(match unsafe { opt_str_arg(p, name) }? {
-        None | Some("auto") => Snapshot::Auto,
-        Some("none") => Snapshot::None,
-        Some("") => return Err(FfiError::arg(format!("{name} is empty"))),
-        Some(path) => Snapshot::Path(PathBuf::from(path)),
-    })
+    unsafe { parsed(p, name) }
 }
 
 /// The env policy from `env_inherit` (NULL or `"all"`, `"core"`, `"none"`)
@@ -65,18 +80,8 @@ pub(crate) unsafe fn env_policy(
     exclude: *const *const c_char,
     prefix: &str,
 ) -> FfiResult<EnvPolicy> {
-    let inherit_name = format!("{prefix}env_inherit");
     // SAFETY: forwarded from the caller.
-    let inherit = match unsafe { opt_str_arg(inherit, &inherit_name) }? {
-        None | Some("all") => Inherit::All,
-        Some("core") => Inherit::Core,
-        Some("none") => Inherit::None,
-        Some(other) => {
-            return Err(FfiError::arg(format!(
-                "{inherit_name} must be \"all\", \"core\" or \"none\", got {other:?}"
-            )));
-        }
-    };
+    let inherit: Inherit = unsafe { parsed(inherit, &format!("{prefix}env_inherit")) }?;
     // SAFETY: forwarded from the caller.
     let exclude = unsafe { opt_str_list(exclude, &format!("{prefix}env_exclude")) }?
         .unwrap_or_default()

@@ -7,7 +7,8 @@ use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owne
 use crate::handle::{self, Castable, OwnershipBox};
 use crate::status::FfiResult;
 
-/// The result of one command (the same fields in every face).
+/// The result of one command (the same fields in every face; see
+/// docs/api/c.md).
 ///
 /// Owned by the caller: free it with `conch_bash_result_free`, which also
 /// frees the strings in it (never pass them to `conch_string_free`).
@@ -50,21 +51,29 @@ impl Castable for conch_bash_result {
 
 /// Converts a core result into a heap `conch_bash_result` for C.
 pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
-    let output = c_owned(result.output)?;
-    let artifact_id = opt_c_owned(result.artifact_id)?;
-    let working_dir = opt_c_owned(result.working_dir)?;
+    let BashResult {
+        summary: s,
+        exit_code,
+        cancelled,
+        timed_out,
+        working_dir,
+        session_reset,
+    } = result;
+    let output = c_owned(s.output)?;
+    let artifact_id = opt_c_owned(s.artifact_id)?;
+    let working_dir = opt_c_owned(working_dir)?;
     Ok(handle::into_raw(conch_bash_result {
         output: output.into_raw(),
-        exit_code: result.exit_code.unwrap_or(0),
-        has_exit_code: result.exit_code.is_some(),
-        cancelled: result.cancelled,
-        timed_out: result.timed_out,
-        truncated: result.truncated,
-        session_reset: result.session_reset,
-        total_lines: result.total_lines,
-        total_bytes: result.total_bytes,
-        output_lines: result.output_lines,
-        output_bytes: result.output_bytes,
+        exit_code: exit_code.unwrap_or(0),
+        has_exit_code: exit_code.is_some(),
+        cancelled,
+        timed_out,
+        truncated: s.truncated,
+        session_reset,
+        total_lines: s.total_lines,
+        total_bytes: s.total_bytes,
+        output_lines: s.output_lines,
+        output_bytes: s.output_bytes,
         artifact_id: into_raw_or_null(artifact_id),
         working_dir: into_raw_or_null(working_dir),
     }))

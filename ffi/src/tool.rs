@@ -125,7 +125,8 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
         let mut config = BashToolConfig::new(
-            options::opt_path(opts.cwd, "opts->cwd")?.unwrap_or_else(|| ".".into()),
+            options::opt_path(opts.cwd, "opts->cwd")?
+                .unwrap_or_else(|| conch_core::defaults::TOOL_CWD.into()),
         );
         config.artifacts_dir = options::opt_path(opts.artifacts_dir, "opts->artifacts_dir")?;
         config.tool_names = opt_str_list(opts.tool_names, "opts->tool_names")?

@@ -571,6 +571,12 @@ static void test_execute_shell(void) {
   CHECK(conch_shell_new(&so) == NULL, "a shell that cannot start");
   CHECK(strstr(conch_last_error(), "/nonexistent/bash") != NULL, "the error names it");
   so.shell = NULL;
+  so.snapshot = "";
+  CHECK(conch_shell_new(&so) == NULL, "an empty snapshot path");
+  CHECK_STR(conch_last_error(),
+            "conch_shell_new: opts->snapshot must be \"auto\", \"none\" or the path of a snapshot file, "
+            "got \"\"",
+            "the core's message, naming the field");
   so.snapshot = "sometimes";
   so.env_inherit = "some";
   CHECK(conch_shell_new(&so) == NULL, "bad env_inherit");

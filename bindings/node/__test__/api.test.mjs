@@ -25,7 +25,7 @@ describe('package', () => {
     }
   })
 
-  test('the public names exist', () => {
+  test('the documented public names exist', () => {
     for (const name of [
       'Shell', 'executeShell', 'executeBash', 'normalizeBashCommand', 'applyHeadTail',
       'checkBashInterception', 'sanitizeText', 'ArtifactStore',
@@ -158,6 +158,11 @@ describe('Shell', () => {
     assert.throws(() => sh.run({ command: 'true', timeoutMs: -5 }), { code: 'InvalidArgument' })
     assert.throws(() => sh.run({ command: 'true', head: 1.5 }), { code: 'InvalidArgument' })
     assert.throws(() => new Shell({ envPolicy: { inherit: 'some' } }), { code: 'InvalidArgument' })
+    // An empty snapshot path is a mistake, refused with the core's text on every face.
+    assert.throws(() => new Shell({ snapshot: '' }), {
+      code: 'InvalidArgument',
+      message: 'snapshot must be "auto", "none" or the path of a snapshot file, got ""',
+    })
     await assert.rejects(sh.run({ command: 'true', cwd: '/no/such/dir/for/conch' }), (err) => {
       assert.ok(err instanceof Error)
       assert.equal(err.code, 'InvalidArgument')

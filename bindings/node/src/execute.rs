@@ -1,11 +1,10 @@
 //! `executeShell` (a fresh process per call) and `executeBash` (cached
-//! persistent sessions, `conch_core::registry`).
+//! persistent sessions).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use conch_core::CancelToken;
-use conch_core::output::sink::DEFAULT_MAX_BYTES;
 use conch_core::shell::registry::{self, ExecuteBashOptions as CoreBashOptions};
 use conch_core::shell::{ExecuteOptions, execute_shell as core_execute_shell};
 use napi::bindgen_prelude::{Env, Object};
@@ -61,9 +60,9 @@ pub fn execute_shell<'env>(
         env: options::env(options.env),
         timeout: options::timeout(options.timeout_ms)?,
         cancel: Some(cancel.clone()),
-        non_interactive_env: options.non_interactive_env.unwrap_or(true),
+        non_interactive_env: options::non_interactive_env(options.non_interactive_env),
         env_policy: options::env_policy(options.env_policy)?,
-        max_bytes: options::max_bytes(options.max_bytes, DEFAULT_MAX_BYTES)?,
+        max_bytes: options::max_bytes(options.max_bytes)?,
         artifacts: options::artifacts(options.artifacts_dir),
         head_lines: options::lines("head", options.head)?,
         tail_lines: options::lines("tail", options.tail)?,
@@ -134,7 +133,7 @@ pub fn execute_bash<'env>(
         session_key: o.session_key,
         shell: o.shell.map(PathBuf::from),
         prefix: o.prefix,
-        snapshot: options::snapshot(o.snapshot),
+        snapshot: options::snapshot(o.snapshot)?,
         session_env: options::env(o.session_env),
         cwd: o.cwd.map(PathBuf::from),
         env: options::env(o.env),

@@ -1,18 +1,24 @@
 //! Option objects shared by the calls, and their conversion to core types.
 //!
-//! Units are Node's: milliseconds (`timeoutMs`). Bad values are
-//! `InvalidArgument` errors, never silently clamped.
+//! Units are Node's: milliseconds (`timeoutMs`). Every value is checked by
+//! the core's parser for that option, under the name it has here; bad
+//! values are `InvalidArgument` errors, never silently clamped. An option
+//! left out takes the core's default.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
 use conch_core::artifact::ArtifactStore;
-use conch_core::process::env::{EnvPolicy as CoreEnvPolicy, Inherit};
+use conch_core::process::env::EnvPolicy as CoreEnvPolicy;
 use conch_core::shell::Snapshot;
+use conch_core::shell::options::{
+    TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
+};
+use conch_core::{BadValue, defaults};
 use napi_derive::napi;
 
-use crate::errors::{JsResult, invalid};
+use crate::errors::{JsResult, core_error};
 
 /// Which host variables reach the shell, and which names are dropped.
 #[napi(object, object_to_js = false)]
@@ -24,33 +30,32 @@ pub struct EnvPolicy {
     pub exclude: Option<Vec<String>>,
 }
 
+/// A text option parsed by the core; absent: the core's default.
+fn parsed<T: FromStr<Err = BadValue> + Default>(name: &str, value: Option<&str>) -> JsResult<T> {
+    value.map_or_else(
+        || Ok(T::default()),
+        |text| parse_option(name, text).map_err(core_error),
+    )
+}
+
 pub fn env_policy(policy: Option<EnvPolicy>) -> JsResult<CoreEnvPolicy> {
     let Some(policy) = policy else {
         return Ok(CoreEnvPolicy::default());
     };
-    let inherit = match policy.inherit.as_deref() {
-        None | Some("all") => Inherit::All,
-        Some("core") => Inherit::Core,
-        Some("none") => Inherit::None,
-        Some(other) => {
-            return Err(invalid(format!(
-                "envPolicy.inherit must be 'all', 'core' or 'none', got {other:?}"
-            )));
-        }
-    };
     Ok(CoreEnvPolicy {
-        inherit,
+        inherit: parsed("envPolicy.inherit", policy.inherit.as_deref())?,
         exclude: policy.exclude.unwrap_or_default(),
     })
 }
 
 /// `'auto'` (default: the user's ~/.bashrc), `'none'`, or a snapshot file path.
-pub fn snapshot(value: Option<String>) -> Snapshot {
-    match value.as_deref() {
-        None | Some("auto") => Snapshot::Auto,
-        Some("none") => Snapshot::None,
-        Some(path) => Snapshot::Path(PathBuf::from(path)),
-    }
+pub fn snapshot(value: Option<String>) -> JsResult<Snapshot> {
+    parsed("snapshot", value.as_deref())
+}
+
+/// `nonInteractiveEnv`; absent: the core's default.
+pub fn non_interactive_env(value: Option<bool>) -> bool {
+    value.unwrap_or(defaults::NON_INTERACTIVE_ENV)
 }
 
 /// A JS object of variables as (name, value) pairs, sorted for a stable order.
@@ -60,37 +65,33 @@ pub fn env(vars: Option<HashMap<String, String>>) -> Vec<(String, String)> {
     vars
 }
 
-/// `timeoutMs` as a duration: a positive, finite number of milliseconds.
+/// `timeoutMs` as a duration: a positive number of milliseconds.
 pub fn timeout(ms: Option<f64>) -> JsResult<Option<Duration>> {
-    match ms {
-        None => Ok(None),
-        Some(ms) if ms.is_finite() && ms > 0.0 => Ok(Some(Duration::from_secs_f64(ms / 1000.0))),
-        Some(ms) => Err(invalid(format!(
-            "timeoutMs must be a positive number of milliseconds, got {ms}"
-        ))),
-    }
+    ms.map(|ms| timeout_option("timeoutMs", ms, TimeUnit::Milliseconds))
+        .transpose()
+        .map_err(core_error)
 }
 
-/// A line count (`head`, `tail`): a non-negative integer.
+/// `updateIntervalMs` as a duration: a number of milliseconds >= 0.
+pub fn interval(name: &str, ms: Option<f64>) -> JsResult<Option<Duration>> {
+    ms.map(|ms| interval_option(name, ms, TimeUnit::Milliseconds))
+        .transpose()
+        .map_err(core_error)
+}
+
+/// A count (`head`, `tail`, a terminal size): a whole number >= 0.
 pub fn lines(name: &str, value: Option<f64>) -> JsResult<Option<usize>> {
-    match value {
-        None => Ok(None),
-        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as usize)),
-        Some(n) => Err(invalid(format!(
-            "{name} must be a non-negative integer, got {n}"
-        ))),
-    }
+    value
+        .map(|n| count_option(name, n))
+        .transpose()
+        .map_err(core_error)
 }
 
-/// `maxBytes`: a positive integer.
-pub fn max_bytes(value: Option<f64>, default: usize) -> JsResult<usize> {
-    match value {
-        None => Ok(default),
-        Some(n) if n.is_finite() && n >= 1.0 && n.fract() == 0.0 => Ok(n as usize),
-        Some(n) => Err(invalid(format!(
-            "maxBytes must be a positive integer, got {n}"
-        ))),
-    }
+/// `maxBytes`: a whole number >= 1; absent: the core's default.
+pub fn max_bytes(value: Option<f64>) -> JsResult<usize> {
+    value.map_or(Ok(defaults::MAX_BYTES), |n| {
+        max_bytes_option("maxBytes", n).map_err(core_error)
+    })
 }
 
 /// An artifact store over `dir`, if given.

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::CancelToken;
-use conch_core::output::sink::{DEFAULT_MAX_BYTES, SinkOptions};
+use conch_core::output::sink::SinkOptions;
 use conch_core::pty::{PtyOptions, PtyResult as CorePtyResult, PtySession as CorePty};
 use napi::bindgen_prelude::{Buffer, Either, Env, Object};
 use napi_derive::napi;
 
-use crate::errors::{Code, core_error, invalid};
+use crate::errors::{Code, core_error};
 use crate::options::{self, EnvPolicy};
 use crate::result::count;
 use crate::signal::Signal;
@@ -139,10 +139,10 @@ impl PtySession {
             rows: cells("rows", options.rows, defaults.rows)?,
             shell: options.shell.map(PathBuf::from),
             cancel: Some(cancel.clone()),
-            non_interactive_env: options.non_interactive_env.unwrap_or(true),
+            non_interactive_env: options::non_interactive_env(options.non_interactive_env),
             env_policy: options::env_policy(options.env_policy)?,
             sink: SinkOptions {
-                max_bytes: options::max_bytes(options.max_bytes, DEFAULT_MAX_BYTES)?,
+                max_bytes: options::max_bytes(options.max_bytes)?,
                 ..SinkOptions::default()
             },
             ..defaults
@@ -179,12 +179,10 @@ impl PtySession {
         self.inner.write_key(&key).map_err(core_error)
     }
 
-    /// Resizes the terminal (the command gets SIGWINCH).
+    /// Resizes the terminal (the command gets SIGWINCH); sizes are clamped
+    /// to what the terminal accepts, as at `start`.
     #[napi]
     pub fn resize(&self, cols: u32, rows: u32) -> napi::Result<(), Code> {
-        if cols == 0 || rows == 0 {
-            return Err(invalid("cols and rows must be positive"));
-        }
         let clamp = |n: u32| n.min(u16::MAX as u32) as u16;
         self.inner
             .resize(clamp(cols), clamp(rows))

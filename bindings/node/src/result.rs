@@ -1,4 +1,5 @@
-//! `BashResult` in camelCase, the same fields as every face (API.md).
+//! `BashResult` in camelCase, the same fields as every face
+//! (docs/api/node.md), filled from the core's result.
 
 use napi_derive::napi;
 
@@ -39,17 +40,18 @@ pub fn count(n: u64) -> i64 {
 
 impl From<conch_core::shell::BashResult> for BashResult {
     fn from(r: conch_core::shell::BashResult) -> Self {
+        let s = r.summary;
         BashResult {
-            output: r.output,
+            output: s.output,
             exit_code: r.exit_code,
             cancelled: r.cancelled,
             timed_out: r.timed_out,
-            truncated: r.truncated,
-            total_lines: count(r.total_lines),
-            total_bytes: count(r.total_bytes),
-            output_lines: count(r.output_lines),
-            output_bytes: count(r.output_bytes),
-            artifact_id: r.artifact_id,
+            truncated: s.truncated,
+            total_lines: count(s.total_lines),
+            total_bytes: count(s.total_bytes),
+            output_lines: count(s.output_lines),
+            output_bytes: count(s.output_bytes),
+            artifact_id: s.artifact_id,
             working_dir: r.working_dir,
             session_reset: r.session_reset,
         }

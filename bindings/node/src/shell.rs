@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::CancelToken;
-use conch_core::output::sink::DEFAULT_MAX_BYTES;
 use conch_core::shell as core;
 use napi::bindgen_prelude::{Env, Object};
 use napi_derive::napi;
@@ -90,11 +89,11 @@ impl Shell {
             shell: o.shell.map(PathBuf::from),
             cwd: o.cwd.map(PathBuf::from),
             session_env: options::env(o.env),
-            snapshot: options::snapshot(o.snapshot),
+            snapshot: options::snapshot(o.snapshot)?,
             prefix: o.prefix,
-            non_interactive_env: o.non_interactive_env.unwrap_or(true),
+            non_interactive_env: options::non_interactive_env(o.non_interactive_env),
             env_policy: options::env_policy(o.env_policy)?,
-            max_bytes: options::max_bytes(o.max_bytes, DEFAULT_MAX_BYTES)?,
+            max_bytes: options::max_bytes(o.max_bytes)?,
             artifacts: options::artifacts(o.artifacts_dir),
             ..core::ShellOptions::default()
         };

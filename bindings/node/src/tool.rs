@@ -9,19 +9,18 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use conch_core::CancelToken;
 use conch_core::output::notice::{Direction, TruncatedBy, Truncation as CoreTruncation};
 use conch_core::tool::{
     BashTool as CoreTool, BashToolArgs as CoreArgs, BashToolConfig, Details, ToolContext,
     ToolError, ToolResult as CoreResult, ToolUpdate,
 };
+use conch_core::{CancelToken, defaults};
 use napi::bindgen_prelude::{Env, JsError, JsObjectValue, JsValue, Object};
 use napi_derive::napi;
 
 use crate::command::InterceptionRule;
-use crate::errors::{Code, core_error, invalid};
+use crate::errors::{Code, core_error};
 use crate::options;
 use crate::result::count;
 use crate::signal::Signal;
@@ -245,28 +244,25 @@ impl BashTool {
         let mut config = BashToolConfig::new(options.cwd);
         config.artifacts_dir = options.artifacts_dir.map(PathBuf::from);
         config.tool_names = options.tool_names.unwrap_or_default();
-        config.interceptor = options.interceptor.unwrap_or(false);
+        config.interceptor = options.interceptor.unwrap_or(defaults::INTERCEPTOR);
         config.rules = options
             .rules
             .map(|rules| rules.into_iter().map(Into::into).collect());
-        config.virtual_terminal = options.virtual_terminal.unwrap_or(false);
+        config.virtual_terminal = options
+            .virtual_terminal
+            .unwrap_or(defaults::VIRTUAL_TERMINAL);
         config.session_key = options.session_key;
         config.shell = options.shell.map(PathBuf::from);
         config.prefix = options.prefix;
-        config.snapshot = options::snapshot(options.snapshot);
+        config.snapshot = options::snapshot(options.snapshot)?;
         config.session_env = options::env(options.session_env);
-        if let Some(ms) = options.update_interval_ms {
-            if !(ms.is_finite() && ms >= 0.0) {
-                return Err(invalid(format!(
-                    "updateIntervalMs must be a non-negative number, got {ms}"
-                )));
-            }
-            config.update_interval = Duration::from_secs_f64(ms / 1000.0);
+        if let Some(interval) = options::interval("updateIntervalMs", options.update_interval_ms)? {
+            config.update_interval = interval;
         }
         let inner = CoreTool::new(config).map_err(core_error)?;
         Ok(BashTool {
             inner: Arc::new(inner),
-            has_ui: options.has_ui.unwrap_or(false),
+            has_ui: options.has_ui.unwrap_or(defaults::HAS_UI),
         })
     }
 

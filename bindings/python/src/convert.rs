@@ -1,6 +1,7 @@
 //! Python arguments as core option values: environment mappings, seconds,
-//! line counts, snapshot choices. Each check fails with a message that
-//! names the argument, as `conch.InvalidArgumentError` (a `ValueError`).
+//! line counts, snapshot choices. Each value is checked by the core's
+//! parser for that option, under the argument's name; a bad one is
+//! `conch.InvalidArgumentError` (a `ValueError`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,11 +9,14 @@ use std::time::Duration;
 use conch_core::artifact::ArtifactStore;
 use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
+use conch_core::shell::options::{
+    TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::artifact::PyArtifactStore;
-use crate::errors::invalid;
+use crate::errors::{invalid, to_py};
 
 /// `{"NAME": "value", ...}` (any mapping with `.items()`, e.g. `os.environ`)
 /// as ordered pairs; `None` is empty.
@@ -36,30 +40,36 @@ pub fn env_pairs(env: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String
     Ok(pairs)
 }
 
-/// Seconds (int or float, > 0) as a duration; `None` stays `None`.
+/// A timeout in seconds (int or float, > 0) as a duration; `None` stays `None`.
 pub fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
-    let Some(secs) = value else {
-        return Ok(None);
-    };
-    if secs.is_nan() || secs <= 0.0 {
-        return Err(invalid(format!(
-            "{name} must be a positive number of seconds, got {secs}"
-        )));
-    }
-    Duration::try_from_secs_f64(secs)
-        .map(Some)
-        .map_err(|_| invalid(format!("{name} is too large: {secs}")))
+    value
+        .map(|secs| timeout_option(name, secs, TimeUnit::Seconds))
+        .transpose()
+        .map_err(to_py)
+}
+
+/// An interval in seconds (int or float, >= 0) as a duration.
+pub fn interval(name: &str, secs: f64) -> PyResult<Duration> {
+    interval_option(name, secs, TimeUnit::Seconds).map_err(to_py)
 }
 
 /// A line count (`head`, `tail`): an int >= 0.
 pub fn count(name: &str, value: Option<i64>) -> PyResult<Option<usize>> {
     value
-        .map(|n| usize::try_from(n).map_err(|_| invalid(format!("{name} must be >= 0, got {n}"))))
+        .map(|n| count_option(name, n))
         .transpose()
+        .map_err(to_py)
 }
 
-/// `snapshot=`: `"auto"` (the user's rc, captured once), `None` (a clean
-/// bash) or the path of a snapshot file (str or `os.PathLike`).
+/// `max_bytes=`: an int >= 1.
+pub fn max_bytes(value: i64) -> PyResult<usize> {
+    max_bytes_option("max_bytes", value).map_err(to_py)
+}
+
+/// `snapshot=`: `"auto"` (the user's rc, captured once), `None` or
+/// `"none"` (a clean bash), or the path of a snapshot file (str or
+/// `os.PathLike`); a str is read by the core's parser.
+#[derive(Default)]
 pub struct SnapshotArg(pub Snapshot);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for SnapshotArg {
@@ -69,10 +79,10 @@ impl<'a, 'py> FromPyObject<'a, 'py> for SnapshotArg {
         if obj.is_none() {
             return Ok(SnapshotArg(Snapshot::None));
         }
-        if let Ok(text) = obj.cast::<PyString>()
-            && text.to_str()? == "auto"
-        {
-            return Ok(SnapshotArg(Snapshot::Auto));
+        if let Ok(text) = obj.cast::<PyString>() {
+            return parse_option("snapshot", text.to_str()?)
+                .map(SnapshotArg)
+                .map_err(to_py);
         }
         let path: PathBuf = obj
             .extract()
@@ -83,16 +93,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for SnapshotArg {
 
 /// `inherit_env=` and `exclude_env=` as the core's env policy.
 pub fn env_policy(inherit: &str, exclude: Vec<String>) -> PyResult<EnvPolicy> {
-    let inherit = match inherit {
-        "all" => Inherit::All,
-        "core" => Inherit::Core,
-        "none" => Inherit::None,
-        other => {
-            return Err(invalid(format!(
-                "inherit_env must be \"all\", \"core\" or \"none\", got {other:?}"
-            )));
-        }
-    };
+    let inherit: Inherit = parse_option("inherit_env", inherit).map_err(to_py)?;
     Ok(EnvPolicy { inherit, exclude })
 }
 

@@ -18,6 +18,7 @@ mod pty;
 mod repr;
 mod result;
 mod shell;
+mod signature;
 mod tool;
 
 use pyo3::prelude::*;

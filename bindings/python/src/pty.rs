@@ -4,17 +4,19 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use conch_core::output::{DEFAULT_MAX_BYTES, SinkOptions};
+use conch_core::defaults;
+use conch_core::output::SinkOptions;
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{callback, env_pairs, seconds};
+use crate::convert::{self, callback, env_pairs, seconds};
 use crate::errors::to_py;
 use crate::offload::offload;
 use crate::repr::py_bool;
+use crate::signature::{py_default, text_signature};
 
 /// A pseudo-terminal that runs one command at a time (``bash -c``), for
 /// programs that want a terminal: prompts, progress bars, full-screen
@@ -42,6 +44,12 @@ impl PyPtySession {
         }
     }
 
+    #[doc = text_signature!(
+        "start($self, command, *, cols=", py_default!(python_pty_cols),
+        ", rows=", py_default!(python_pty_rows),
+        ", cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None, max_bytes=",
+        py_default!(max_bytes), ")",
+    )]
     /// Runs ``command`` on a new ``cols`` x ``rows`` terminal and blocks
     /// until it ends; returns a ``conch.PtyResult``. ``on_chunk(text)``
     /// gets the raw terminal text (escape sequences intact) on this thread;
@@ -51,10 +59,10 @@ impl PyPtySession {
     /// cannot start is reported in ``output`` (``PTY error: ...``) with
     /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
     /// command is already running on this session.
-    #[pyo3(signature = (command, *, cols=80, rows=24, cwd=None, env=None, timeout=None, shell=None,
-                        on_chunk=None, cancel=None, max_bytes=DEFAULT_MAX_BYTES),
-               text_signature = "($self, command, *, cols=80, rows=24, cwd=None, env=None, timeout=None, \
-                                 shell=None, on_chunk=None, cancel=None, max_bytes=51200)")]
+    #[pyo3(signature = (command, *, cols=defaults::PYTHON_PTY_COLS, rows=defaults::PYTHON_PTY_ROWS,
+                        cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None,
+                        max_bytes=defaults::MAX_BYTES as i64),
+               text_signature = None)]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
@@ -68,7 +76,7 @@ impl PyPtySession {
         shell: Option<PathBuf>,
         on_chunk: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
-        max_bytes: usize,
+        max_bytes: i64,
     ) -> PyResult<PyPtyResult> {
         let on_chunk = callback("on_chunk", on_chunk)?;
         let (token, _link) = run_token(cancel.as_deref());
@@ -82,7 +90,7 @@ impl PyPtySession {
             shell,
             cancel: Some(token.clone()),
             sink: SinkOptions {
-                max_bytes,
+                max_bytes: convert::max_bytes(max_bytes)?,
                 ..SinkOptions::default()
             },
             ..PtyOptions::default()

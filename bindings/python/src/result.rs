@@ -1,5 +1,6 @@
 //! `conch.BashResult`: what a run produced, with the same fields as every
-//! other face (API.md), in snake_case.
+//! other face (docs/api/python.md), in snake_case, filled from the core's
+//! result.
 
 use pyo3::prelude::*;
 
@@ -37,17 +38,18 @@ pub struct PyBashResult {
 
 impl From<conch_core::shell::BashResult> for PyBashResult {
     fn from(r: conch_core::shell::BashResult) -> Self {
+        let s = r.summary;
         PyBashResult {
-            output: r.output,
+            output: s.output,
             exit_code: r.exit_code,
             cancelled: r.cancelled,
             timed_out: r.timed_out,
-            truncated: r.truncated,
-            total_lines: r.total_lines,
-            total_bytes: r.total_bytes,
-            output_lines: r.output_lines,
-            output_bytes: r.output_bytes,
-            artifact_id: r.artifact_id,
+            truncated: s.truncated,
+            total_lines: s.total_lines,
+            total_bytes: s.total_bytes,
+            output_lines: s.output_lines,
+            output_bytes: s.output_bytes,
+            artifact_id: s.artifact_id,
             working_dir: r.working_dir,
             session_reset: r.session_reset,
         }

@@ -3,28 +3,37 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use conch_core::output::DEFAULT_MAX_BYTES;
+use conch_core::defaults;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
-use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions, Snapshot};
+use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds};
+use crate::convert::{
+    self, SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds,
+};
 use crate::errors::to_py;
 use crate::offload::offload;
 use crate::open_shells;
 use crate::result::PyBashResult;
+use crate::signature::{py_default, text_signature};
 
+#[doc = text_signature!(
+    "Shell(*, shell=None, cwd=None, env=None, snapshot=", py_default!(snapshot),
+    ", prefix=None, non_interactive_env=", py_default!(non_interactive_env),
+    ", max_bytes=", py_default!(max_bytes),
+    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=())",
+)]
 /// A persistent bash session: one long-lived real bash that runs command
 /// after command, keeping cwd, variables, functions, aliases and options.
 ///
 /// ``shell``: the bash to run (default: ``bash`` on ``PATH``). ``cwd``: the
 /// starting directory (default: the host's). ``env``: variables exported in
 /// the session. ``snapshot``: ``"auto"`` sources the user's aliases,
-/// functions and options (captured once from their rc file), ``None`` runs
-/// a clean bash, a path sources that snapshot file. ``prefix``: put before
+/// functions and options (captured once from their rc file), ``None`` (or
+/// ``"none"``) runs a clean bash, a path sources that snapshot file. ``prefix``: put before
 /// every command (``"<prefix> <command>"``). ``non_interactive_env``: set
 /// ``PAGER=cat``, ``GIT_EDITOR=true``, ``CI=1``... so no tool waits for a
 /// human. ``max_bytes``: output kept in memory per run (the tail).
@@ -45,12 +54,10 @@ pub struct PyShell {
 impl PyShell {
     #[new]
     #[pyo3(
-        signature = (*, shell=None, cwd=None, env=None, snapshot=SnapshotArg(Snapshot::Auto), prefix=None,
-                     non_interactive_env=true, max_bytes=DEFAULT_MAX_BYTES, artifacts_dir=None,
-                     inherit_env="all", exclude_env=Vec::new()),
-        text_signature = "(*, shell=None, cwd=None, env=None, snapshot='auto', prefix=None, \
-                          non_interactive_env=True, max_bytes=51200, artifacts_dir=None, \
-                          inherit_env='all', exclude_env=())"
+        signature = (*, shell=None, cwd=None, env=None, snapshot=SnapshotArg::default(), prefix=None,
+                     non_interactive_env=defaults::NON_INTERACTIVE_ENV, max_bytes=defaults::MAX_BYTES as i64,
+                     artifacts_dir=None, inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
+        text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -61,7 +68,7 @@ impl PyShell {
         snapshot: SnapshotArg,
         prefix: Option<String>,
         non_interactive_env: bool,
-        max_bytes: usize,
+        max_bytes: i64,
         artifacts_dir: Option<&Bound<'_, PyAny>>,
         inherit_env: &str,
         exclude_env: Vec<String>,
@@ -74,7 +81,7 @@ impl PyShell {
             prefix,
             non_interactive_env,
             env_policy: env_policy(inherit_env, exclude_env)?,
-            max_bytes,
+            max_bytes: convert::max_bytes(max_bytes)?,
             artifacts: artifacts(artifacts_dir)?,
             ..ShellOptions::default()
         };
@@ -190,17 +197,22 @@ impl PyShell {
     }
 }
 
+#[doc = text_signature!(
+    "execute_shell(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
+    "cancel=None, head=None, tail=None, non_interactive_env=", py_default!(non_interactive_env),
+    ", max_bytes=", py_default!(max_bytes),
+    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=())",
+)]
 /// Runs ``command`` once in a fresh ``<shell> -c`` process (default
 /// ``bash``; ``sh``, ``zsh``... work too) and returns a
 /// ``conch.BashResult``. Nothing carries over between calls; nothing the
 /// command started outlives it. Options as for ``Shell`` and ``Shell.run``.
 #[pyfunction]
 #[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
-                    head=None, tail=None, non_interactive_env=true, max_bytes=DEFAULT_MAX_BYTES,
-                    artifacts_dir=None, inherit_env="all", exclude_env=Vec::new()),
-           text_signature = "(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, \
-                             cancel=None, head=None, tail=None, non_interactive_env=True, max_bytes=51200, \
-                             artifacts_dir=None, inherit_env='all', exclude_env=())")]
+                    head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
+                    max_bytes=defaults::MAX_BYTES as i64, artifacts_dir=None,
+                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
+           text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_shell(
     py: Python<'_>,
@@ -214,7 +226,7 @@ pub fn execute_shell(
     head: Option<i64>,
     tail: Option<i64>,
     non_interactive_env: bool,
-    max_bytes: usize,
+    max_bytes: i64,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     inherit_env: &str,
     exclude_env: Vec<String>,
@@ -230,7 +242,7 @@ pub fn execute_shell(
         cancel: Some(token.clone()),
         non_interactive_env,
         env_policy: env_policy(inherit_env, exclude_env)?,
-        max_bytes,
+        max_bytes: convert::max_bytes(max_bytes)?,
         artifacts: artifacts(artifacts_dir)?,
         head_lines: count("head", head)?,
         tail_lines: count("tail", tail)?,
@@ -242,20 +254,25 @@ pub fn execute_shell(
     result.map(PyBashResult::from).map_err(to_py)
 }
 
+#[doc = text_signature!(
+    "execute_bash(command, *, session_key=None, shell=None, prefix=None, snapshot=",
+    py_default!(snapshot),
+    ", session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
+    "cancel=None, head=None, tail=None, artifacts_dir=None)",
+)]
 /// Runs ``command`` in a cached persistent session: calls with the same
-/// ``session_key``, ``shell``, ``prefix``, ``snapshot`` and ``session_env``
-/// share one bash, so state carries over. Timeout and cancellation come back in the result
+/// ``session_key``, ``shell``,
+/// ``prefix``, ``snapshot`` and ``session_env`` share one bash, so state
+/// carries over. Timeout and cancellation come back in the result
 /// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
 /// in ``output``). Idle sessions are closed after a while and past a
 /// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``
 /// close them now. Other options as for ``Shell.run``.
 #[pyfunction]
-#[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg(Snapshot::Auto),
+#[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg::default(),
                     session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, artifacts_dir=None),
-           text_signature = "(command, *, session_key=None, shell=None, prefix=None, snapshot='auto', \
-                             session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, \
-                             cancel=None, head=None, tail=None, artifacts_dir=None)")]
+           text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_bash(
     py: Python<'_>,

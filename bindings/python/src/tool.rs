@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use conch_core::shell::Snapshot;
+use conch_core::defaults;
 use conch_core::tool::{self, BashToolArgs, BashToolConfig, ToolContext, ToolUpdate};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -14,12 +13,21 @@ use crate::aio;
 use crate::artifact::PyArtifactStore;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::command::rule_from_py;
-use crate::convert::{SnapshotArg, callback, env_pairs, seconds};
+use crate::convert::{self, SnapshotArg, callback, env_pairs};
 use crate::errors::{self, invalid, to_py};
 use crate::json;
 use crate::offload::offload;
 use crate::pty::PyPtySession;
+use crate::signature::{py_default, text_signature};
 
+#[doc = text_signature!(
+    "BashTool(cwd=", py_default!(tool_cwd),
+    ", *, artifacts_dir=None, tool_names=(), interceptor=", py_default!(interceptor),
+    ", virtual_terminal=", py_default!(virtual_terminal),
+    ", has_ui=", py_default!(has_ui),
+    ", session_key=None, rules=None, shell=None, prefix=None, snapshot=", py_default!(snapshot),
+    ", env=None, update_interval=", py_default!(update_interval_secs), ")",
+)]
 /// The model's ``bash`` tool: normalizes the command (``| head -n N``
 /// becomes a limit of the whole output), checks the interceptor, resolves
 /// the working directory, clamps the timeout, runs the command in a cached
@@ -46,12 +54,12 @@ pub struct PyBashTool {
 impl PyBashTool {
     #[new]
     #[pyo3(
-        signature = (cwd=PathBuf::from("."), *, artifacts_dir=None, tool_names=Vec::new(), interceptor=false,
-                     virtual_terminal=false, has_ui=false, session_key=None, rules=None, shell=None,
-                     prefix=None, snapshot=SnapshotArg(Snapshot::Auto), env=None, update_interval=0.05),
-        text_signature = "(cwd='.', *, artifacts_dir=None, tool_names=(), interceptor=False, \
-                          virtual_terminal=False, has_ui=False, session_key=None, rules=None, shell=None, \
-                          prefix=None, snapshot='auto', env=None, update_interval=0.05)"
+        signature = (cwd=PathBuf::from(defaults::TOOL_CWD), *, artifacts_dir=None, tool_names=Vec::new(),
+                     interceptor=defaults::INTERCEPTOR, virtual_terminal=defaults::VIRTUAL_TERMINAL,
+                     has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
+                     snapshot=SnapshotArg::default(), env=None,
+                     update_interval=defaults::UPDATE_INTERVAL.as_secs_f64()),
+        text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -72,10 +80,7 @@ impl PyBashTool {
         let rules = rules
             .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
             .transpose()?;
-        let update_interval = match update_interval {
-            0.0 => Duration::ZERO,
-            secs => seconds("update_interval", Some(secs))?.unwrap_or_default(),
-        };
+        let update_interval = convert::interval("update_interval", update_interval)?;
         let config = BashToolConfig {
             artifacts_dir,
             tool_names,
@@ -269,10 +274,12 @@ fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
         .transpose()
         .map_err(|_| invalid("args[\"timeout\"] must be a number of seconds"))?;
     let count = |key: &str| -> PyResult<Option<usize>> {
-        get(key)
-            .map(|v| v.extract::<usize>())
+        let name = format!("args[{key:?}]");
+        let n: Option<i64> = get(key)
+            .map(|v| v.extract())
             .transpose()
-            .map_err(|_| invalid(format!("args[{key:?}] must be an int >= 0")))
+            .map_err(|_| invalid(format!("{name} must be an int >= 0")))?;
+        convert::count(&name, n)
     };
     Ok(BashToolArgs {
         command,

@@ -172,6 +172,12 @@ def test_bad_arguments_raise_value_errors(shell, tmp_path):
         conch.Shell(inherit_env="some")
     with pytest.raises(ValueError, match="snapshot"):
         conch.Shell(snapshot=3)
+    # An empty snapshot path is a mistake, refused with the core's text on every face.
+    with pytest.raises(conch.InvalidArgumentError) as empty:
+        conch.Shell(snapshot="")
+    assert str(empty.value) == (
+        'snapshot must be "auto", "none" or the path of a snapshot file, got ""'
+    )
     with pytest.raises(conch.InvalidArgumentError):
         conch.Shell(cwd=tmp_path / "missing")
     # the session survived every refusal

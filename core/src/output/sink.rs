@@ -51,9 +51,10 @@ use super::ring::Ring;
 use super::scan::count_newlines;
 use super::{Sanitizer, count_lines, grown_capacity};
 use crate::artifact::Artifact;
+use crate::command::normalize::apply_head_tail;
 
 /// Default bound of the kept output: 50 KiB.
-pub const DEFAULT_MAX_BYTES: usize = 51_200;
+pub const DEFAULT_MAX_BYTES: usize = crate::defaults::MAX_BYTES;
 
 /// How an [`OutputSink`] bounds and spills its output.
 #[derive(Debug, Clone)]
@@ -79,8 +80,10 @@ impl Default for SinkOptions {
     }
 }
 
-/// What a finished sink hands back.
+/// What a finished sink hands back. Serialized with camelCase keys, as a
+/// part of [`crate::BashResult`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct OutputSummary {
     /// The kept text, prefixed with `[notice]\n` when a notice was given.
     pub output: String,
@@ -93,6 +96,35 @@ pub struct OutputSummary {
     pub output_bytes: u64,
     /// Set when the artifact file holds the whole stream.
     pub artifact_id: Option<String>,
+}
+
+/// How a notice reads before an output: `[notice]`.
+pub fn notice_line(notice: &str) -> String {
+    format!("[{notice}]")
+}
+
+impl OutputSummary {
+    /// Puts `notice` before the output, as `[notice]` on a line of its own;
+    /// the output counts stay those of the output without it.
+    pub fn add_notice(&mut self, notice: &str) {
+        self.output = format!("{}\n{}", notice_line(notice), self.output);
+    }
+
+    /// Keeps the first `head` lines of the output, then the last `tail` of
+    /// those (see [`apply_head_tail`]), and counts what is left; the output
+    /// is then truncated if that dropped anything.
+    pub fn keep_lines(&mut self, head: Option<usize>, tail: Option<usize>) {
+        if head.is_none() && tail.is_none() {
+            return;
+        }
+        let limited = apply_head_tail(&self.output, head, tail);
+        if limited.len() != self.output.len() {
+            self.truncated = true;
+            self.output_lines = count_lines(&limited);
+            self.output_bytes = limited.len() as u64;
+            self.output = limited;
+        }
+    }
 }
 
 /// The artifact file's life.
@@ -233,21 +265,19 @@ impl OutputSink {
             },
             Spill::None | Spill::Ready(_) => None,
         };
-        let output_lines = count_lines(&output);
-        let output_bytes = output.len() as u64;
-        let output = match notice {
-            Some(notice) => format!("[{notice}]\n{output}"),
-            None => output,
-        };
-        OutputSummary {
+        let mut summary = OutputSummary {
+            output_lines: count_lines(&output),
+            output_bytes: output.len() as u64,
             output,
             truncated,
             total_lines: self.total_lines(),
             total_bytes: self.total_bytes,
-            output_lines,
-            output_bytes,
             artifact_id,
+        };
+        if let Some(notice) = notice {
+            summary.add_notice(notice);
         }
+        summary
     }
 
     /// Records one push of sanitized text.

@@ -7,9 +7,9 @@
 //! which host variables are inherited at all, and glob patterns of names that
 //! are dropped — also after the user's rc snapshot, so nothing re-exports them.
 
-/// Defaults that keep tools from waiting for a human: no pager, no editor,
-/// no prompt for a password or a confirmation, no colour, unbuffered
-/// output (the table is in docs/behaviour.md).
+/// Defaults that keep tools from waiting for a human: pagers and editors
+/// that return at once, prompts and colours off, package managers quiet,
+/// output unbuffered.
 pub const NON_INTERACTIVE_ENV: &[(&str, &str)] = &[
     // pagers
     ("PAGER", "cat"),
@@ -107,15 +107,39 @@ fn bash_internal(name: &str) -> bool {
 }
 
 /// Which host variables a shell inherits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Inherit {
     /// Every host variable (minus exclusions and bash internals).
-    #[default]
     All,
     /// Only [`CORE_VARS`] and `LC_*`.
     Core,
     /// Nothing from the host.
     None,
+}
+
+impl Default for Inherit {
+    fn default() -> Self {
+        crate::defaults::ENV_INHERIT
+            .parse()
+            .expect("the default env inheritance parses")
+    }
+}
+
+/// `"all"`, `"core"` or `"none"`.
+impl std::str::FromStr for Inherit {
+    type Err = crate::error::BadValue;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "all" => Ok(Inherit::All),
+            "core" => Ok(Inherit::Core),
+            "none" => Ok(Inherit::None),
+            other => Err(crate::error::BadValue::new(
+                r#""all", "core" or "none""#,
+                format_args!("{other:?}"),
+            )),
+        }
+    }
 }
 
 /// What a host lets through to the shell.

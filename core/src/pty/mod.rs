@@ -5,14 +5,15 @@
 //! keyboard sequences) into the bytes a legacy terminal sends.
 
 pub mod keys;
+mod result;
 pub mod screen;
 mod session;
 mod spawn;
 mod utf8;
 
 pub use keys::{Key, KeyCode, Modifiers, normalize_input};
+pub use result::PtyResult;
 pub use screen::Screen;
 pub use session::{
-    DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, PtyOptions, PtyResult,
-    PtySession,
+    DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, PtyOptions, PtySession,
 };

@@ -39,11 +39,12 @@ use rustix::io::Errno;
 use rustix::process::Signal;
 
 use super::keys::{Key, normalize_input};
+use super::result::PtyResult;
 use super::screen::Screen;
 use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
 use crate::cancel::CancelToken;
-use crate::output::{OutputSink, OutputSummary, SinkOptions};
+use crate::output::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready, set_nonblocking};
@@ -55,11 +56,11 @@ use crate::sync::lock;
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.
-pub const DEFAULT_COLS: u16 = 120;
+pub const DEFAULT_COLS: u16 = crate::defaults::PTY_COLS;
 pub const MIN_COLS: u16 = 20;
 pub const MAX_COLS: u16 = 400;
 /// Default and bounds of the terminal height.
-pub const DEFAULT_ROWS: u16 = 40;
+pub const DEFAULT_ROWS: u16 = crate::defaults::PTY_ROWS;
 pub const MIN_ROWS: u16 = 5;
 pub const MAX_ROWS: u16 = 200;
 
@@ -122,7 +123,7 @@ impl Default for PtyOptions {
             rows: DEFAULT_ROWS,
             shell: None,
             cancel: None,
-            non_interactive_env: true,
+            non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             sink: SinkOptions::default(),
             kill_ladder: KillLadder::default(),
@@ -138,20 +139,6 @@ impl PtyOptions {
             ..PtyOptions::default()
         }
     }
-}
-
-/// How a PTY run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PtyResult {
-    /// The exit status (`128 + signal` when a signal ended the command);
-    /// `None` when the command could not start.
-    pub exit_code: Option<i32>,
-    /// Ended by [`PtySession::kill`] or the cancel token.
-    pub cancelled: bool,
-    /// Ended by the timeout.
-    pub timed_out: bool,
-    /// The sanitized output for the model.
-    pub summary: OutputSummary,
 }
 
 /// A pseudo-terminal that runs one command at a time. `Send + Sync`: share

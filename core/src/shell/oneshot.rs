@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 
 use super::cwd::resolve_dir;
-use super::result::{BashResult, Outcome, conclude, stop_notice};
+use super::result::{BashResult, Outcome, conclude};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::env::os_env;
@@ -29,7 +29,7 @@ use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
 use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, find_on_path};
-use crate::process::stop::{Stop, Stopper};
+use crate::process::stop::Stopper;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
 use crate::process::watch::Watch;
@@ -65,7 +65,7 @@ impl Default for ExecuteOptions {
             env: Vec::new(),
             timeout: None,
             cancel: None,
-            non_interactive_env: true,
+            non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             max_bytes: DEFAULT_MAX_BYTES,
             artifacts: None,
@@ -113,13 +113,9 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     let working_dir = Some(cwd.to_string_lossy().into_owned());
     let cancel = opts.cancel.clone().unwrap_or_default();
     if cancel.is_cancelled() {
-        let summary = sink.dump(stop_notice(Some(Stop::Cancel), None).as_deref());
-        return Ok(BashResult::new(
-            summary,
-            None,
-            Some(Stop::Cancel),
+        return Ok(BashResult::cancelled_before_start(
+            sink.dump(None),
             working_dir,
-            false,
         ));
     }
 

@@ -1,24 +1,148 @@
-//! Options of the shell engine, owned and plain so every binding can build them.
+//! Options of the shell engine, owned and plain so every binding can build
+//! them, and the one parser of each option value a face receives as text or
+//! as a number: a face hands the value over with the name it gives the
+//! option, and reports the error as it is (`<name> must be …, got …`).
+//! Defaults come from [`crate::defaults`].
 
+use std::fmt::Display;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
 use crate::CancelToken;
 use crate::artifact::{Artifact, ArtifactStore};
-use crate::output::sink::DEFAULT_MAX_BYTES;
+use crate::defaults;
+use crate::error::{BadValue, Result};
 use crate::process::env::EnvPolicy;
 use crate::process::tree::KillLadder;
 
 /// Which rc snapshot a session sources at start.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Snapshot {
     /// None: a clean bash.
     None,
     /// The user's `~/.bashrc`, captured once per shell and rc version.
-    #[default]
     Auto,
     /// A snapshot file made elsewhere.
     Path(PathBuf),
+}
+
+impl Default for Snapshot {
+    fn default() -> Self {
+        defaults::SNAPSHOT
+            .parse()
+            .expect("the default snapshot parses")
+    }
+}
+
+/// `"auto"`, `"none"`, or the path of a snapshot file. An empty path is
+/// refused: it is a mistake (an unset variable), not a file.
+impl FromStr for Snapshot {
+    type Err = BadValue;
+
+    fn from_str(text: &str) -> Result<Self, BadValue> {
+        match text {
+            "auto" => Ok(Snapshot::Auto),
+            "none" => Ok(Snapshot::None),
+            "" => Err(BadValue::new(
+                r#""auto", "none" or the path of a snapshot file"#,
+                format_args!("{text:?}"),
+            )),
+            path => Ok(Snapshot::Path(PathBuf::from(path))),
+        }
+    }
+}
+
+/// `text`, the value a face received for its option `name`, parsed; the
+/// error names the option.
+pub fn parse_option<T: FromStr<Err = BadValue>>(name: &str, text: &str) -> Result<T> {
+    text.parse().map_err(|e: BadValue| e.named(name))
+}
+
+/// A number as a face receives it: JS numbers are `f64`, Python ints `i64`.
+pub trait Number: Copy + Display {
+    /// The number when it is whole and not negative.
+    fn whole(self) -> Option<u64>;
+}
+
+impl Number for f64 {
+    fn whole(self) -> Option<u64> {
+        // `as` saturates: a huge count is a count of "all".
+        (self.is_finite() && self >= 0.0 && self.fract() == 0.0).then_some(self as u64)
+    }
+}
+
+impl Number for i64 {
+    fn whole(self) -> Option<u64> {
+        u64::try_from(self).ok()
+    }
+}
+
+/// A count (`head`, `tail`, a terminal size): a whole number >= 0.
+pub fn count_option(name: &str, value: impl Number) -> Result<usize> {
+    value
+        .whole()
+        .map(saturating_usize)
+        .ok_or_else(|| BadValue::new(">= 0 (a whole number)", value).named(name))
+}
+
+/// `max_bytes`: a whole number >= 1 (a bound of nothing is a mistake).
+pub fn max_bytes_option(name: &str, value: impl Number) -> Result<usize> {
+    value
+        .whole()
+        .filter(|&n| n >= 1)
+        .map(saturating_usize)
+        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value).named(name))
+}
+
+fn saturating_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// The unit a face gives durations in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Seconds,
+    Milliseconds,
+}
+
+impl TimeUnit {
+    fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Seconds => "seconds",
+            TimeUnit::Milliseconds => "milliseconds",
+        }
+    }
+
+    fn to_secs(self, value: f64) -> f64 {
+        match self {
+            TimeUnit::Seconds => value,
+            TimeUnit::Milliseconds => value / 1000.0,
+        }
+    }
+}
+
+/// A timeout: a positive, finite number of `unit`s.
+pub fn timeout_option(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
+    if !(value.is_finite() && value > 0.0) {
+        let expected = format!("a positive number of {}", unit.name());
+        return Err(BadValue::new(expected, value).named(name));
+    }
+    duration(name, value, unit)
+}
+
+/// An interval (between live updates): a finite number of `unit`s >= 0.
+pub fn interval_option(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
+    if !(value.is_finite() && value >= 0.0) {
+        let expected = format!("a number of {} >= 0", unit.name());
+        return Err(BadValue::new(expected, value).named(name));
+    }
+    duration(name, value, unit)
+}
+
+fn duration(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
+    Duration::try_from_secs_f64(unit.to_secs(value))
+        .map_err(|_| crate::Error::InvalidArgument(format!("{name} is too large: {value}")))
 }
 
 /// How a [`super::Shell`] is created.
@@ -50,11 +174,11 @@ impl Default for ShellOptions {
             shell: None,
             cwd: None,
             session_env: Vec::new(),
-            snapshot: Snapshot::Auto,
+            snapshot: Snapshot::default(),
             prefix: None,
-            non_interactive_env: true,
+            non_interactive_env: defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
-            max_bytes: DEFAULT_MAX_BYTES,
+            max_bytes: defaults::MAX_BYTES,
             artifacts: None,
             kill_ladder: KillLadder::default(),
         }
@@ -89,5 +213,72 @@ impl RunOptions {
             command: command.into(),
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_read_as_on_every_face() {
+        let parse = |text: &str| parse_option::<Snapshot>("snapshot", text);
+        assert_eq!(parse("auto").unwrap(), Snapshot::Auto);
+        assert_eq!(parse("none").unwrap(), Snapshot::None);
+        assert_eq!(parse("rc.sh").unwrap(), Snapshot::Path("rc.sh".into()));
+        assert_eq!(
+            parse("").unwrap_err().to_string(),
+            r#"snapshot must be "auto", "none" or the path of a snapshot file, got """#
+        );
+        assert_eq!(Snapshot::default(), Snapshot::Auto);
+    }
+
+    #[test]
+    fn numbers_are_checked_with_the_faces_name() {
+        assert_eq!(count_option("head", 3.0).unwrap(), 3);
+        assert_eq!(count_option("head", 0_i64).unwrap(), 0);
+        assert_eq!(
+            count_option("head", -1_i64).unwrap_err().to_string(),
+            "head must be >= 0 (a whole number), got -1"
+        );
+        assert!(count_option("tail", 1.5).is_err());
+        assert!(count_option("tail", f64::NAN).is_err());
+        assert_eq!(count_option("cols", 1e300).unwrap(), usize::MAX);
+        assert_eq!(max_bytes_option("maxBytes", 1000.0).unwrap(), 1000);
+        assert_eq!(
+            max_bytes_option("max_bytes", 0_i64)
+                .unwrap_err()
+                .to_string(),
+            "max_bytes must be >= 1 (a whole number), got 0"
+        );
+    }
+
+    #[test]
+    fn durations_are_checked_in_the_faces_unit() {
+        let ms = TimeUnit::Milliseconds;
+        assert_eq!(
+            timeout_option("timeoutMs", 1500.0, ms).unwrap(),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            timeout_option("timeoutMs", -5.0, ms)
+                .unwrap_err()
+                .to_string(),
+            "timeoutMs must be a positive number of milliseconds, got -5"
+        );
+        assert!(timeout_option("timeout", 0.0, TimeUnit::Seconds).is_err());
+        assert!(timeout_option("timeout", f64::INFINITY, TimeUnit::Seconds).is_err());
+        let huge = timeout_option("timeout", 1e300, TimeUnit::Seconds).unwrap_err();
+        assert!(huge.to_string().starts_with("timeout is too large: 1000"));
+        assert_eq!(
+            interval_option("update_interval", 0.0, TimeUnit::Seconds).unwrap(),
+            Duration::ZERO
+        );
+        assert_eq!(
+            interval_option("updateIntervalMs", -1.0, ms)
+                .unwrap_err()
+                .to_string(),
+            "updateIntervalMs must be a number of milliseconds >= 0, got -1"
+        );
     }
 }

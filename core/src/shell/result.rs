@@ -1,32 +1,61 @@
-//! The result of one command, identical across the four faces.
+//! The result of one command, the same on every face: the output sink's
+//! summary of the stream, and how the run ended.
 
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
-use crate::command::normalize::apply_head_tail;
-use crate::output::count_lines;
 use crate::output::sink::OutputSummary;
 use crate::process::stop::Stop;
 
-/// What a run produced. See API.md for the meaning of every field.
+/// What a run produced. The output and its counts are the sink's
+/// [`OutputSummary`] (reachable as fields of the result itself, e.g.
+/// `result.output`); the rest says how the run ended. The fields and their
+/// meaning are the same on every face (docs/api/rust.md).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashResult {
-    pub output: String,
+    /// The text kept, `[notice]\n` first when the run was stopped, and its
+    /// counts.
+    #[serde(flatten)]
+    pub summary: OutputSummary,
+    /// `None` when the command was killed, cancelled or its status is unknown.
     pub exit_code: Option<i32>,
     /// True on abort and on timeout.
     pub cancelled: bool,
     pub timed_out: bool,
-    pub truncated: bool,
-    pub total_lines: u64,
-    pub total_bytes: u64,
-    pub output_lines: u64,
-    pub output_bytes: u64,
-    pub artifact_id: Option<String>,
+    /// The shell's cwd after the command.
+    pub working_dir: Option<String>,
+    /// The persistent shell had to be started afresh for this run.
+    pub session_reset: bool,
+}
+
+impl Deref for BashResult {
+    type Target = OutputSummary;
+
+    fn deref(&self) -> &OutputSummary {
+        &self.summary
+    }
+}
+
+impl DerefMut for BashResult {
+    fn deref_mut(&mut self) -> &mut OutputSummary {
+        &mut self.summary
+    }
+}
+
+/// How a run ended, besides its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The status the command reported, if any.
+    pub exit_code: Option<i32>,
+    /// Why it was stopped, if it was.
+    pub stop: Option<Stop>,
     pub working_dir: Option<String>,
     pub session_reset: bool,
 }
 
-/// The notice put before the output of a stopped command.
+/// The notice put before the output of a stopped command; `timeout` is the
+/// deadline that stopped it, named in the notice.
 pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<String> {
     match stop? {
         Stop::Timeout => Some(match timeout {
@@ -42,43 +71,48 @@ pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<Stri
 }
 
 impl BashResult {
-    /// Assembles a result from the sink's summary and how the run ended.
-    pub fn new(
-        summary: OutputSummary,
-        exit_code: Option<i32>,
-        stop: Option<Stop>,
-        working_dir: Option<String>,
-        session_reset: bool,
-    ) -> Self {
-        let stopped = matches!(stop, Some(Stop::Timeout | Stop::Cancel));
-        BashResult {
-            output: summary.output,
-            exit_code: if stopped { None } else { exit_code },
-            cancelled: stopped,
-            timed_out: stop == Some(Stop::Timeout),
-            truncated: summary.truncated,
-            total_lines: summary.total_lines,
-            total_bytes: summary.total_bytes,
-            output_lines: summary.output_lines,
-            output_bytes: summary.output_bytes,
-            artifact_id: summary.artifact_id,
-            working_dir,
-            session_reset,
+    /// The one place a result is made from a run's output and how it
+    /// ended: a timed-out or cancelled run has no exit code, is
+    /// `cancelled`, and its output starts with the stop notice; a run
+    /// stopped because its head limit was satisfied exits 0, as
+    /// `cmd | head -n N` does once head is done.
+    pub fn new(mut summary: OutputSummary, outcome: Outcome, timeout: Option<Duration>) -> Self {
+        let stopped = matches!(outcome.stop, Some(Stop::Timeout | Stop::Cancel));
+        if let Some(notice) = stop_notice(outcome.stop, timeout) {
+            summary.add_notice(&notice);
         }
+        BashResult {
+            summary,
+            exit_code: match outcome.stop {
+                Some(Stop::Timeout | Stop::Cancel) => None,
+                Some(Stop::Head) => Some(0),
+                None => outcome.exit_code,
+            },
+            cancelled: stopped,
+            timed_out: outcome.stop == Some(Stop::Timeout),
+            working_dir: outcome.working_dir,
+            session_reset: outcome.session_reset,
+        }
+    }
+
+    /// A run cancelled before it started: no output, the cancel notice.
+    pub(crate) fn cancelled_before_start(
+        summary: OutputSummary,
+        working_dir: Option<String>,
+    ) -> Self {
+        let outcome = Outcome {
+            exit_code: None,
+            stop: Some(Stop::Cancel),
+            working_dir,
+            session_reset: false,
+        };
+        BashResult::new(summary, outcome, None)
     }
 }
 
-/// How a run ended, besides its output.
-pub(crate) struct Outcome {
-    pub exit_code: Option<i32>,
-    pub stop: Option<Stop>,
-    pub working_dir: Option<String>,
-    pub session_reset: bool,
-}
-
 /// Closes the output stream of a run and builds its result, applying the
-/// head/tail limits to the complete stream (the sink kept the head itself),
-/// before the stop notice is put in front, and counting what is left.
+/// head/tail limits to the complete stream (the sink kept the head itself)
+/// before the stop notice is put in front.
 pub(crate) fn conclude(
     mut pump: crate::process::pump::Pump<'_>,
     outcome: Outcome,
@@ -86,30 +120,8 @@ pub(crate) fn conclude(
     head_lines: Option<usize>,
     tail_lines: Option<usize>,
 ) -> BashResult {
-    let exit_code = match outcome.stop {
-        // `cmd | head -n N` exits with head's status once head is done.
-        Some(Stop::Head) => Some(0),
-        _ => outcome.exit_code,
-    };
     pump.finish();
     let mut summary = pump.sink.dump(None);
-    if head_lines.is_some() || tail_lines.is_some() {
-        let limited = apply_head_tail(&summary.output, head_lines, tail_lines);
-        if limited.len() != summary.output.len() {
-            summary.truncated = true;
-            summary.output_lines = count_lines(&limited);
-            summary.output_bytes = limited.len() as u64;
-            summary.output = limited;
-        }
-    }
-    if let Some(notice) = stop_notice(outcome.stop, timeout) {
-        summary.output = format!("[{notice}]\n{}", summary.output);
-    }
-    BashResult::new(
-        summary,
-        exit_code,
-        outcome.stop,
-        outcome.working_dir,
-        outcome.session_reset,
-    )
+    summary.keep_lines(head_lines, tail_lines);
+    BashResult::new(summary, outcome, timeout)
 }

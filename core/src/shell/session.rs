@@ -23,7 +23,7 @@ use super::protocol::{
     self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
 };
 use super::queue::{Place, Queue};
-use super::result::{BashResult, Outcome, conclude, stop_notice};
+use super::result::{BashResult, Outcome, conclude};
 use super::{private_dir, snapshot};
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::child::Process;
@@ -224,13 +224,9 @@ impl Shell {
         });
         let session_cwd = Some(state.cwd.to_string_lossy().into_owned());
         if turn.is_none() || cancel.is_cancelled() {
-            let summary = sink.dump(stop_notice(Some(Stop::Cancel), None).as_deref());
-            return Ok(BashResult::new(
-                summary,
-                None,
-                Some(Stop::Cancel),
+            return Ok(BashResult::cancelled_before_start(
+                sink.dump(None),
                 session_cwd,
-                false,
             ));
         }
 

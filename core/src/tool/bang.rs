@@ -84,7 +84,7 @@ pub struct BangOptions {
 #[serde(rename_all = "camelCase")]
 pub struct BashExecution {
     pub command: String,
-    /// As in [`BashResult::output`].
+    /// As in a [`BashResult`]'s output ([`crate::OutputSummary::output`]).
     pub output: String,
     pub exit_code: Option<i32>,
     pub cancelled: bool,

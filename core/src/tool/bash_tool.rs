@@ -1,6 +1,7 @@
 //! `BashTool`: what a host calls when the model calls `bash`.
 //!
-//! [`BashTool::execute`] runs the spec's pipeline, in its order:
+//! [`BashTool::execute`] runs the tool's pipeline (docs/behaviour.md), in
+//! this order:
 //! 1. normalize: trailing `| head -n N` / `| tail -n N` become line limits
 //!    of the complete stream; explicit `head`/`tail` arguments win;
 //! 2. intercept (when enabled): a command the host has a better tool for is
@@ -22,7 +23,7 @@
 //! Live output reaches `on_update` as the tail of the output, at most once
 //! per `update_interval` (see [`super::updates`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,20 +38,20 @@ use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::output::Sanitizer;
 use crate::process::stop::Stop;
-use crate::pty::{PtyOptions, PtyResult, PtySession};
+use crate::pty::{PtyOptions, PtySession};
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
-use crate::{CancelToken, Error, Result};
+use crate::{CancelToken, Error, Result, defaults};
 
 /// Timeout when the model gives none, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 300.0;
+pub const DEFAULT_TIMEOUT_SECS: f64 = defaults::TOOL_TIMEOUT_SECS;
 /// Shortest timeout, in seconds (0 and fractions below 1 become 1).
-pub const MIN_TIMEOUT_SECS: f64 = 1.0;
+pub const MIN_TIMEOUT_SECS: f64 = defaults::TOOL_MIN_TIMEOUT_SECS;
 /// Longest timeout, in seconds.
-pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+pub const MAX_TIMEOUT_SECS: f64 = defaults::TOOL_MAX_TIMEOUT_SECS;
 /// Default pace of live updates.
-pub const DEFAULT_UPDATE_INTERVAL: Duration = Duration::from_millis(50);
+pub const DEFAULT_UPDATE_INTERVAL: Duration = defaults::UPDATE_INTERVAL;
 
 /// How a [`BashTool`] is set up by its host.
 #[derive(Debug, Clone)]
@@ -96,14 +97,14 @@ impl BashToolConfig {
             cwd: cwd.into(),
             artifacts_dir: None,
             tool_names: Vec::new(),
-            interceptor: false,
+            interceptor: defaults::INTERCEPTOR,
             rules: None,
-            virtual_terminal: false,
+            virtual_terminal: defaults::VIRTUAL_TERMINAL,
             session_key: None,
             update_interval: DEFAULT_UPDATE_INTERVAL,
             shell: None,
             prefix: None,
-            snapshot: Snapshot::Auto,
+            snapshot: Snapshot::default(),
             session_env: Vec::new(),
             pty_cols: crate::pty::DEFAULT_COLS,
             pty_rows: crate::pty::DEFAULT_ROWS,
@@ -113,7 +114,7 @@ impl BashToolConfig {
 
 impl Default for BashToolConfig {
     fn default() -> Self {
-        BashToolConfig::new(".")
+        BashToolConfig::new(defaults::TOOL_CWD)
     }
 }
 
@@ -146,7 +147,6 @@ impl BashToolArgs {
 }
 
 /// What the host provides to one call.
-#[derive(Default)]
 pub struct ToolContext<'a> {
     /// Receives the output's tail while the command runs, on the calling thread.
     pub on_update: Option<&'a mut dyn FnMut(ToolUpdate)>,
@@ -154,6 +154,16 @@ pub struct ToolContext<'a> {
     pub cancel: Option<CancelToken>,
     /// The host shows a UI (a PTY run needs one).
     pub has_ui: bool,
+}
+
+impl Default for ToolContext<'_> {
+    fn default() -> Self {
+        ToolContext {
+            on_update: None,
+            cancel: None,
+            has_ui: defaults::HAS_UI,
+        }
+    }
 }
 
 /// Everything one call produced.
@@ -389,7 +399,7 @@ impl BashTool {
                 on_chunk(&clean);
             }
         })?;
-        Ok(pty_result(result, call.timeout, &call.cwd))
+        Ok(result.into_bash_result(Some(call.timeout), &call.cwd))
     }
 }
 
@@ -403,38 +413,8 @@ struct Call {
     artifact: Option<Artifact>,
 }
 
-/// A PTY run in the shape of the shell's result: the stop notice before
-/// the output, as the shell engine puts it.
-fn pty_result(r: PtyResult, timeout: Duration, cwd: &Path) -> BashResult {
-    let stop = if r.timed_out {
-        Some(Stop::Timeout)
-    } else if r.cancelled {
-        Some(Stop::Cancel)
-    } else {
-        None
-    };
-    let summary = r.summary;
-    let output = match stop_notice(stop, Some(timeout)) {
-        Some(notice) => format!("[{notice}]\n{}", summary.output),
-        None => summary.output,
-    };
-    BashResult {
-        output,
-        exit_code: if stop.is_some() { None } else { r.exit_code },
-        cancelled: stop.is_some(),
-        timed_out: r.timed_out,
-        truncated: summary.truncated,
-        total_lines: summary.total_lines,
-        total_bytes: summary.total_bytes,
-        output_lines: summary.output_lines,
-        output_bytes: summary.output_bytes,
-        artifact_id: summary.artifact_id,
-        working_dir: Some(cwd.to_string_lossy().into_owned()),
-        session_reset: false,
-    }
-}
-
-/// `CONCH_NO_PTY=1` (or omp's `PI_NO_PTY=1`) turns PTY runs off.
+/// `CONCH_NO_PTY=1` (or `PI_NO_PTY=1`, which hosts already set for the
+/// same purpose) turns PTY runs off.
 fn pty_allowed_by_env() -> bool {
     ["CONCH_NO_PTY", "PI_NO_PTY"]
         .iter()
@@ -467,6 +447,8 @@ fn expand_home(dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{OutputSink, SinkOptions};
+    use crate::shell::result::Outcome;
 
     #[test]
     fn timeouts_are_clamped_to_one_second_to_one_hour() {
@@ -492,38 +474,29 @@ mod tests {
 
     #[test]
     fn exit_status_follows_the_cli_convention() {
-        let base = BashResult {
-            output: String::new(),
-            exit_code: Some(3),
-            cancelled: false,
-            timed_out: false,
-            truncated: false,
-            total_lines: 0,
-            total_bytes: 0,
-            output_lines: 0,
-            output_bytes: 0,
-            artifact_id: None,
-            working_dir: None,
-            session_reset: false,
+        let ended = |exit_code: Option<i32>, stop: Option<Stop>| {
+            let outcome = Outcome {
+                exit_code,
+                stop,
+                working_dir: None,
+                session_reset: false,
+            };
+            let summary = OutputSink::new(SinkOptions::default()).dump(None);
+            BashResult::new(summary, outcome, None)
         };
         let run = |bash: Option<BashResult>| ToolRun {
             outcome: Err(ToolError::failed("x")),
             bash,
         };
-        assert_eq!(run(Some(base.clone())).exit_status(), 3);
-        let timed_out = BashResult {
-            exit_code: None,
-            cancelled: true,
-            timed_out: true,
-            ..base.clone()
-        };
-        assert_eq!(run(Some(timed_out)).exit_status(), 124);
-        let aborted = BashResult {
-            exit_code: None,
-            cancelled: true,
-            ..base.clone()
-        };
-        assert_eq!(run(Some(aborted)).exit_status(), 130);
+        assert_eq!(run(Some(ended(Some(3), None))).exit_status(), 3);
+        assert_eq!(
+            run(Some(ended(Some(3), Some(Stop::Timeout)))).exit_status(),
+            124
+        );
+        assert_eq!(
+            run(Some(ended(Some(3), Some(Stop::Cancel)))).exit_status(),
+            130
+        );
         assert_eq!(run(None).exit_status(), 1);
     }
 }

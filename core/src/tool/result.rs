@@ -1,5 +1,5 @@
 //! What the bash tool hands back to the model, and how a run's
-//! [`BashResult`] becomes it (the spec's result table, in order):
+//! [`BashResult`] becomes it (the first row that applies wins):
 //!
 //! | run | outcome |
 //! |---|---|
@@ -9,11 +9,10 @@
 //! | exit status N ≠ 0 | [`ToolError::Failed`], `…\n\nCommand exited with code N` |
 //! | exit status 0 | [`ToolResult`] |
 //!
-//! Empty output reads `(no output)`. Unlike the reference, which dropped
-//! them on failures, the truncation metadata ([`Meta`]) and the notice
-//! `[Showing lines A-B of T (50.0KB limit). Full: artifact://<id>]` are part
-//! of every outcome: a failed or timed-out command is exactly when the model
-//! needs the full output. The output's final line break is not repeated in
+//! Empty output reads `(no output)`. The truncation metadata ([`Meta`]) and
+//! the notice `[Showing lines A-B of T (50.0KB limit). Full:
+//! artifact://<id>]` are part of every outcome: a failed or timed-out
+//! command is exactly when the model needs the full output. The output's final line break is not repeated in
 //! the text, so the status line follows after one blank line.
 
 use std::path::Path;
@@ -22,6 +21,7 @@ use serde::Serialize;
 
 use super::selection::{Limits, select};
 use crate::output::notice::{Truncation, format_output_notice};
+use crate::output::sink::notice_line;
 use crate::shell::BashResult;
 
 /// Metadata the host keeps next to the text.
@@ -40,8 +40,8 @@ pub struct Details {
 }
 
 impl Details {
-    /// `Some` only when there is something to say (the reference leaves
-    /// `details` out of untruncated results).
+    /// `Some` only when there is something to say: an untruncated result
+    /// carries no `details`.
     fn from_truncation(truncation: Option<Truncation>) -> Option<Details> {
         truncation.map(|t| Details {
             meta: Meta {
@@ -152,8 +152,8 @@ pub(crate) fn shape(result: &BashResult, how: &Shaping<'_>) -> Result<ToolResult
 
     if result.cancelled {
         let mut text = match notice {
-            Some(n) if body.is_empty() => format!("[{n}]"),
-            Some(n) => format!("[{n}]\n{body}"),
+            Some(n) if body.is_empty() => notice_line(n),
+            Some(n) => format!("{}\n{body}", notice_line(n)),
             None => body.to_string(),
         };
         if text.is_empty() {
@@ -223,16 +223,18 @@ mod tests {
 
     fn result(output: &str, exit_code: Option<i32>) -> BashResult {
         BashResult {
-            output: output.to_string(),
+            summary: crate::output::OutputSummary {
+                output: output.to_string(),
+                truncated: false,
+                total_lines: crate::output::count_lines(output),
+                total_bytes: output.len() as u64,
+                output_lines: crate::output::count_lines(output),
+                output_bytes: output.len() as u64,
+                artifact_id: None,
+            },
             exit_code,
             cancelled: false,
             timed_out: false,
-            truncated: false,
-            total_lines: crate::output::count_lines(output),
-            total_bytes: output.len() as u64,
-            output_lines: crate::output::count_lines(output),
-            output_bytes: output.len() as u64,
-            artifact_id: None,
             working_dir: None,
             session_reset: false,
         }

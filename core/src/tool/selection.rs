@@ -233,16 +233,18 @@ mod tests {
     /// A result whose sink kept `kept` of a `total_lines`-line stream.
     fn result(kept: &str, truncated: bool, total_lines: u64) -> BashResult {
         BashResult {
-            output: kept.to_string(),
+            summary: crate::output::OutputSummary {
+                output: kept.to_string(),
+                truncated,
+                total_lines,
+                total_bytes: total_lines * 7,
+                output_lines: count_lines(kept),
+                output_bytes: kept.len() as u64,
+                artifact_id: truncated.then(|| "4".to_string()),
+            },
             exit_code: Some(0),
             cancelled: false,
             timed_out: false,
-            truncated,
-            total_lines,
-            total_bytes: total_lines * 7,
-            output_lines: count_lines(kept),
-            output_bytes: kept.len() as u64,
-            artifact_id: truncated.then(|| "4".to_string()),
             working_dir: None,
             session_reset: false,
         }

@@ -25,7 +25,7 @@ __version__: str
 _Path = str | os.PathLike[str]
 _Env = Mapping[str, str]
 _OnChunk = Callable[[str], object]
-_Snapshot = Literal["auto"] | _Path | None
+_Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
 
 class _InterceptorRule(TypedDict):
