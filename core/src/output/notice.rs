@@ -109,7 +109,7 @@ impl Truncation {
     }
 }
 
-/// A byte count as omp shows it: `512B`, `50.0KB`, `1.5MB`, `2.0GB` (binary
+/// A byte count as the model reads it: `512B`, `50.0KB`, `1.5MB`, `2.0GB` (binary
 /// units, one decimal rounded half up like JavaScript's `toFixed(1)`).
 pub fn format_size(bytes: u64) -> String {
     const KB: u128 = 1024;
