@@ -4,6 +4,7 @@ respawn, stdin, invalid UTF-8, callbacks, threads and Ctrl-C."""
 from __future__ import annotations
 
 import _thread
+import signal
 import sys
 import threading
 import time
@@ -149,7 +150,18 @@ def test_a_raising_callback_does_not_cancel_the_callers_token(shell):
     assert not token.is_cancelled()
 
 
-def test_ctrl_c_stops_a_blocked_run(shell, marker):
+@pytest.fixture
+def sigint_raises():
+    """Python's own SIGINT handler for the test: a process started in the
+    background by a non-interactive shell (as CI may start the suite)
+    inherits SIGINT ignored, and then Python installs no handler and
+    ``_thread.interrupt_main()`` does nothing."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_stops_a_blocked_run(shell, marker, sigint_raises):
     sleep = Sleeper(marker)
 
     def interrupt_once_running() -> None:
