@@ -128,7 +128,7 @@ where
     }
     // SAFETY: a live handle is a pointer from `Arc::into_raw` whose strong
     // count the handle itself holds, so the count is at least 1 here; the
-    // new count is the reference returned.
+    // count added here belongs to the `Arc` returned.
     unsafe {
         Arc::increment_strong_count(value);
         Ok(Arc::from_raw(value))
