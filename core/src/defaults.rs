@@ -24,6 +24,7 @@ use std::time::Duration;
 /// | `tool_timeout_secs` | 300.0 | the bash tool's timeout when the model gives none |
 /// | `tool_min_timeout_secs` | 1.0 | the shortest timeout the bash tool takes |
 /// | `tool_max_timeout_secs` | 3600.0 | the longest timeout the bash tool takes |
+/// | `max_timeout_secs` | 2147483.647 | the longest timeout any face takes (2^31 - 1 ms, about 24.8 days: JavaScript's longest timer) |
 /// | `update_interval_secs` | 0.05 | least time between two live updates of a tool call |
 /// | `interceptor` | false | the bash tool refuses no command |
 /// | `virtual_terminal` | false | the bash tool runs no command on a PTY |
@@ -43,6 +44,7 @@ macro_rules! option_default {
     (tool_timeout_secs => $($then:tt)+) => { $($then)+!(num 300.0) };
     (tool_min_timeout_secs => $($then:tt)+) => { $($then)+!(num 1.0) };
     (tool_max_timeout_secs => $($then:tt)+) => { $($then)+!(num 3600.0) };
+    (max_timeout_secs => $($then:tt)+) => { $($then)+!(num 2147483.647) };
     (update_interval_secs => $($then:tt)+) => { $($then)+!(num 0.05) };
     (interceptor => $($then:tt)+) => { $($then)+!(bool false) };
     (virtual_terminal => $($then:tt)+) => { $($then)+!(bool false) };
@@ -78,6 +80,9 @@ pub const TOOL_TIMEOUT_SECS: f64 = option_default!(tool_timeout_secs);
 pub const TOOL_MIN_TIMEOUT_SECS: f64 = option_default!(tool_min_timeout_secs);
 /// The longest timeout the bash tool takes, in seconds.
 pub const TOOL_MAX_TIMEOUT_SECS: f64 = option_default!(tool_max_timeout_secs);
+/// The longest timeout a face takes, in seconds: longer is refused as a
+/// mistake (a unit slip, `1e300`), not clamped.
+pub const MAX_TIMEOUT_SECS: f64 = option_default!(max_timeout_secs);
 /// Least time between two live updates of a tool call.
 pub const UPDATE_INTERVAL: Duration =
     Duration::from_nanos((option_default!(update_interval_secs) * 1e9) as u64);

@@ -26,10 +26,12 @@ pub struct Stopper {
 }
 
 impl Stopper {
-    /// The clock starts now: callers create the stopper when the command starts.
+    /// The clock starts now: callers create the stopper when the command
+    /// starts. A timeout too far away for the clock (the faces refuse
+    /// those, a Rust caller may pass `Duration::MAX`) is no deadline.
     pub fn new(timeout: Option<Duration>, cancel: CancelToken, ladder: KillLadder) -> Self {
         Stopper {
-            deadline: timeout.map(|t| Instant::now() + t),
+            deadline: timeout.and_then(|t| Instant::now().checked_add(t)),
             cancel,
             ladder,
             climb: None,

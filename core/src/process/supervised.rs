@@ -63,3 +63,14 @@ pub fn status_code(status: ExitStatus) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
     status.code().or_else(|| status.signal().map(|s| 128 + s))
 }
+
+/// How a process ended, in words for an error message: `it exited with
+/// code 2`, `it was killed by signal 9`.
+pub fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("it exited with code {code}"),
+        (None, Some(signal)) => format!("it was killed by signal {signal}"),
+        (None, None) => format!("it ended with status {}", status.into_raw()),
+    }
+}

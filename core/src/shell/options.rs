@@ -63,12 +63,27 @@ pub fn parse_option<T: FromStr<Err = BadValue>>(name: &str, text: &str) -> Resul
 pub trait Number: Copy + Display {
     /// The number when it is whole and not negative.
     fn whole(self) -> Option<u64>;
+
+    /// The number as an error message shows it.
+    fn shown(self) -> String {
+        self.to_string()
+    }
 }
 
 impl Number for f64 {
     fn whole(self) -> Option<u64> {
         // `as` saturates: a huge count is a count of "all".
         (self.is_finite() && self >= 0.0 && self.fract() == 0.0).then_some(self as u64)
+    }
+
+    /// Huge and tiny numbers in exponent form (`1e300`, not 301 digits).
+    fn shown(self) -> String {
+        let magnitude = self.abs();
+        if magnitude != 0.0 && !(1e-6..1e16).contains(&magnitude) {
+            format!("{self:e}")
+        } else {
+            self.to_string()
+        }
     }
 }
 
@@ -83,7 +98,7 @@ pub fn count_option(name: &str, value: impl Number) -> Result<usize> {
     value
         .whole()
         .map(saturating_usize)
-        .ok_or_else(|| BadValue::new(">= 0 (a whole number)", value).named(name))
+        .ok_or_else(|| BadValue::new(">= 0 (a whole number)", value.shown()).named(name))
 }
 
 /// `max_bytes`: a whole number >= 1 (a bound of nothing is a mistake).
@@ -92,7 +107,7 @@ pub fn max_bytes_option(name: &str, value: impl Number) -> Result<usize> {
         .whole()
         .filter(|&n| n >= 1)
         .map(saturating_usize)
-        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value).named(name))
+        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value.shown()).named(name))
 }
 
 fn saturating_usize(n: u64) -> usize {
@@ -122,27 +137,37 @@ impl TimeUnit {
     }
 }
 
-/// A timeout: a positive, finite number of `unit`s.
+/// A timeout: a positive number of `unit`s, at most
+/// [`defaults::MAX_TIMEOUT_SECS`] (NaN, infinities and larger values are
+/// mistakes, refused rather than clamped).
 pub fn timeout_option(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
-    if !(value.is_finite() && value > 0.0) {
-        let expected = format!("a positive number of {}", unit.name());
-        return Err(BadValue::new(expected, value).named(name));
-    }
-    duration(name, value, unit)
+    checked_duration(name, value, unit, value > 0.0, "a positive number of")
 }
 
-/// An interval (between live updates): a finite number of `unit`s >= 0.
+/// An interval (between live updates): a number of `unit`s >= 0, at most
+/// [`defaults::MAX_TIMEOUT_SECS`].
 pub fn interval_option(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
-    if !(value.is_finite() && value >= 0.0) {
-        let expected = format!("a number of {} >= 0", unit.name());
-        return Err(BadValue::new(expected, value).named(name));
-    }
-    duration(name, value, unit)
+    checked_duration(name, value, unit, value >= 0.0, "a number >= 0 of")
 }
 
-fn duration(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
-    Duration::try_from_secs_f64(unit.to_secs(value))
-        .map_err(|_| crate::Error::InvalidArgument(format!("{name} is too large: {value}")))
+fn checked_duration(
+    name: &str,
+    value: f64,
+    unit: TimeUnit,
+    in_range: bool,
+    expected: &str,
+) -> Result<Duration> {
+    let secs = unit.to_secs(value);
+    if in_range && secs <= defaults::MAX_TIMEOUT_SECS {
+        // NaN fails both comparisons; infinities fail the second.
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    let max = match unit {
+        TimeUnit::Seconds => defaults::MAX_TIMEOUT_SECS,
+        TimeUnit::Milliseconds => defaults::MAX_TIMEOUT_SECS * 1000.0,
+    };
+    let expected = format!("{expected} {} up to {}", unit.name(), max.shown());
+    Err(BadValue::new(expected, value.shown()).named(name))
 }
 
 /// How a [`super::Shell`] is created.
@@ -264,12 +289,19 @@ mod tests {
             timeout_option("timeoutMs", -5.0, ms)
                 .unwrap_err()
                 .to_string(),
-            "timeoutMs must be a positive number of milliseconds, got -5"
+            "timeoutMs must be a positive number of milliseconds up to 2147483647, got -5"
         );
         assert!(timeout_option("timeout", 0.0, TimeUnit::Seconds).is_err());
+        assert!(timeout_option("timeout", f64::NAN, TimeUnit::Seconds).is_err());
         assert!(timeout_option("timeout", f64::INFINITY, TimeUnit::Seconds).is_err());
-        let huge = timeout_option("timeout", 1e300, TimeUnit::Seconds).unwrap_err();
-        assert!(huge.to_string().starts_with("timeout is too large: 1000"));
+        assert_eq!(
+            timeout_option("timeout", 1e300, TimeUnit::Seconds)
+                .unwrap_err()
+                .to_string(),
+            "timeout must be a positive number of seconds up to 2147483.647, got 1e300"
+        );
+        assert!(timeout_option("timeoutMs", 2147483647.0, ms).is_ok());
+        assert!(timeout_option("timeoutMs", 2147483648.0, ms).is_err());
         assert_eq!(
             interval_option("update_interval", 0.0, TimeUnit::Seconds).unwrap(),
             Duration::ZERO
@@ -278,7 +310,7 @@ mod tests {
             interval_option("updateIntervalMs", -1.0, ms)
                 .unwrap_err()
                 .to_string(),
-            "updateIntervalMs must be a number of milliseconds >= 0, got -1"
+            "updateIntervalMs must be a number >= 0 of milliseconds up to 2147483647, got -1"
         );
     }
 }

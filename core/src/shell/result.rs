@@ -59,15 +59,24 @@ pub struct Outcome {
 pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<String> {
     match stop? {
         Stop::Timeout => Some(match timeout {
-            Some(t) => format!(
-                "Command timed out after {} seconds",
-                (t.as_millis() as f64 / 1000.0).round() as u64
-            ),
+            Some(t) => format!("Command timed out after {} seconds", seconds(t)),
             None => "Command timed out".to_string(),
         }),
         Stop::Cancel => Some("Command cancelled".to_string()),
         Stop::Head => None,
     }
+}
+
+/// A duration in seconds as a person writes it: whole seconds without a
+/// fraction (`5`), otherwise to the millisecond without trailing zeros
+/// (`0.5`, `1.25`), so a sub-second timeout never reads "0 seconds".
+fn seconds(t: Duration) -> String {
+    let millis = t.as_millis();
+    if millis % 1000 == 0 {
+        return (millis / 1000).to_string();
+    }
+    let text = format!("{}.{:03}", millis / 1000, millis % 1000);
+    text.trim_end_matches('0').to_string()
 }
 
 impl BashResult {
@@ -124,4 +133,22 @@ pub(crate) fn conclude(
     let mut summary = pump.sink.dump(None);
     summary.keep_lines(head_lines, tail_lines);
     BashResult::new(summary, outcome, timeout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_notice_gives_the_seconds_as_set() {
+        let notice = |ms| stop_notice(Some(Stop::Timeout), Some(Duration::from_millis(ms)));
+        assert_eq!(notice(5000).unwrap(), "Command timed out after 5 seconds");
+        assert_eq!(notice(500).unwrap(), "Command timed out after 0.5 seconds");
+        assert_eq!(notice(1250).unwrap(), "Command timed out after 1.25 seconds");
+        assert_eq!(notice(1).unwrap(), "Command timed out after 0.001 seconds");
+        assert_eq!(
+            stop_notice(Some(Stop::Timeout), None).unwrap(),
+            "Command timed out"
+        );
+    }
 }

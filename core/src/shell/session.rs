@@ -33,7 +33,7 @@ use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socke
 use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
-use crate::process::supervised::{Supervised, spawn_supervised, status_code};
+use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::process::watch::Watch;
 use crate::sync::lock;
@@ -421,9 +421,12 @@ impl Shell {
     }
 
     fn failed_start(&self, bash: Bash, why: String) -> Error {
-        let status = reap(bash);
+        let ended = match reap(bash) {
+            Some(status) => describe_exit(status),
+            None => "it could not be waited for".to_string(),
+        };
         Error::Spawn(format!(
-            "{} did not start a session: {why} ({status:?})",
+            "{} did not start a session: {why} ({ended})",
             self.config.shell.display()
         ))
     }
