@@ -8,6 +8,7 @@ pub mod options;
 mod private_dir;
 pub mod protocol;
 mod queue;
+pub mod reentry;
 pub mod registry;
 pub mod result;
 pub mod session;

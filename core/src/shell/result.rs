@@ -72,7 +72,7 @@ pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<Stri
 /// (`0.5`, `1.25`), so a sub-second timeout never reads "0 seconds".
 fn seconds(t: Duration) -> String {
     let millis = t.as_millis();
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         return (millis / 1000).to_string();
     }
     let text = format!("{}.{:03}", millis / 1000, millis % 1000);
@@ -144,7 +144,10 @@ mod tests {
         let notice = |ms| stop_notice(Some(Stop::Timeout), Some(Duration::from_millis(ms)));
         assert_eq!(notice(5000).unwrap(), "Command timed out after 5 seconds");
         assert_eq!(notice(500).unwrap(), "Command timed out after 0.5 seconds");
-        assert_eq!(notice(1250).unwrap(), "Command timed out after 1.25 seconds");
+        assert_eq!(
+            notice(1250).unwrap(),
+            "Command timed out after 1.25 seconds"
+        );
         assert_eq!(notice(1).unwrap(), "Command timed out after 0.001 seconds");
         assert_eq!(
             stop_notice(Some(Stop::Timeout), None).unwrap(),

@@ -23,6 +23,7 @@ use super::protocol::{
     self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
 };
 use super::queue::{Place, Queue};
+use super::reentry::BusyKey;
 use super::result::{BashResult, Outcome, conclude};
 use super::{private_dir, snapshot};
 use crate::output::sink::{OutputSink, SinkOptions};
@@ -83,6 +84,10 @@ pub struct Shell {
     config: Config,
     state: Mutex<State>,
     queue: Arc<Queue>,
+    /// Marks the threads waiting for a run of this shell (its callbacks'
+    /// threads), so a run started from a callback fails instead of waiting
+    /// for itself.
+    busy: BusyKey,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
     closed: AtomicBool,
@@ -143,6 +148,7 @@ impl Shell {
             artifacts: opts.artifacts.clone(),
             ladder: opts.kill_ladder,
         };
+        let queue: Arc<Queue> = Arc::default();
         let shell = Shell {
             config,
             state: Mutex::new(State {
@@ -150,7 +156,8 @@ impl Shell {
                 cwd,
                 started: false,
             }),
-            queue: Arc::default(),
+            busy: BusyKey::of(queue.clone()),
+            queue,
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
@@ -170,7 +177,7 @@ impl Shell {
     /// bad input, a closed shell, or a bash that cannot be started.
     /// Concurrent runs take their turns in the order they called `run`.
     pub fn run(&self, opts: RunOptions, on_chunk: impl FnMut(&str)) -> Result<BashResult> {
-        self.run_in_place(self.reserve(), opts, on_chunk)
+        self.run_in_place(self.reserve()?, opts, on_chunk)
     }
 
     /// Takes the next place in this shell's run queue, for a run made later
@@ -178,13 +185,43 @@ impl Shell {
     /// hands runs to worker threads takes the place where the call was made,
     /// so runs keep the order of the calls whichever worker starts first. A
     /// place dropped unused is given up.
-    pub fn reserve(&self) -> Place {
-        self.queue.place()
+    ///
+    /// Fails when this thread is inside a callback of a run of this shell
+    /// (see [`Shell::busy_key`]): that place would never be served.
+    pub fn reserve(&self) -> Result<Place> {
+        self.busy.check("Shell.run")?;
+        Ok(self.queue.place())
+    }
+
+    /// The mark of the threads waiting for a run of this shell. A face that
+    /// calls a run's callbacks on a thread other than the one running it
+    /// holds [`BusyKey::enter`] there while it does, so that a callback
+    /// which starts a run on this shell, or closes it, does not wait for
+    /// itself.
+    pub fn busy_key(&self) -> &BusyKey {
+        &self.busy
     }
 
     /// [`Shell::run`] at a place taken earlier with [`Shell::reserve`]
     /// (on this shell: a place of another shell is refused).
     pub fn run_in_place(
+        &self,
+        place: Place,
+        opts: RunOptions,
+        on_chunk: impl FnMut(&str),
+    ) -> Result<BashResult> {
+        let busy = self.busy.enter();
+        let result = self.run_turn(place, opts, on_chunk);
+        drop(busy);
+        if self.closed.load(Ordering::SeqCst) && !self.busy.is_entered() {
+            // Closed from a callback of this run, which could not wait for
+            // the run to end: the session ends now.
+            self.end_session();
+        }
+        result
+    }
+
+    fn run_turn(
         &self,
         place: Place,
         opts: RunOptions,
@@ -331,11 +368,19 @@ impl Shell {
 
     /// Kills whatever the session still runs (the current command, background
     /// jobs, bash) and refuses further runs. Idempotent; also done on drop.
+    /// Called from a callback of a run of this shell, it cancels that run
+    /// and returns at once; the session ends as the run returns.
     pub fn close(&self) {
-        if self.closed.swap(true, Ordering::SeqCst) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.abort();
+        if self.busy.is_entered() {
             return;
         }
-        self.abort();
+        self.end_session();
+    }
+
+    /// Kills bash and everything below it (once: bash is taken).
+    fn end_session(&self) {
         let mut state = lock(&self.state);
         if let Some(bash) = state.bash.take() {
             // Frozen first: bash starts nothing more while what it runs is

@@ -39,6 +39,7 @@ use crate::command::normalize::normalize_bash_command;
 use crate::output::Sanitizer;
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtySession};
+use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
@@ -211,6 +212,9 @@ pub struct BashTool {
     intercept: Intercept,
     artifacts: Option<ArtifactStore>,
     pty: Arc<PtySession>,
+    /// Marks the thread a call waits on, so a call made from its own
+    /// `on_update` fails at once instead of waiting for itself.
+    busy: BusyKey,
 }
 
 impl BashTool {
@@ -234,6 +238,7 @@ impl BashTool {
             intercept,
             artifacts,
             pty: Arc::new(PtySession::new()),
+            busy: BusyKey::of(Arc::new(())),
         })
     }
 
@@ -264,8 +269,18 @@ impl BashTool {
         self.run(args, ctx).outcome
     }
 
+    /// The mark of the threads waiting for a call of this tool (see
+    /// [`Shell::busy_key`](crate::Shell::busy_key)).
+    pub fn busy_key(&self) -> &BusyKey {
+        &self.busy
+    }
+
     /// [`BashTool::execute`], also returning the engine's result.
     pub fn run(&self, args: BashToolArgs, ctx: ToolContext<'_>) -> ToolRun {
+        if let Err(e) = self.busy.check("BashTool.execute") {
+            return ToolRun::refused(ToolError::failed(e.to_string()));
+        }
+        let _busy = self.busy.enter();
         let normalized = normalize_bash_command(&args.command);
         let (head, tail) = normalized.limits_with(args.head, args.tail);
         let interceptor = match &self.intercept {

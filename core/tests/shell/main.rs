@@ -6,7 +6,8 @@
 //! - `oneshot`: `execute_shell`;
 //! - `containment`: background jobs, and kills of whole trees on abort,
 //!   timeout and close;
-//! - `fidelity`: the corpus of `tests/fidelity/` against `bash -c`.
+//! - `fidelity`: the corpus of `tests/fidelity/` against `bash -c`;
+//! - `reentry`: calls made from inside a run's own callback.
 //!
 //! The modules run in parallel threads of one process, so they find their
 //! own processes by a unique marker (`common::unique_sleep`), never by
@@ -25,4 +26,5 @@ mod common;
 mod containment;
 mod fidelity;
 mod oneshot;
+mod reentry;
 mod session;

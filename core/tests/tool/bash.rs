@@ -623,3 +623,39 @@ fn tools_and_sessions_can_be_shared_across_threads() {
     outputs.sort();
     assert_eq!(outputs, ["0", "1", "2", "3"]);
 }
+
+#[test]
+fn a_call_from_its_own_update_callback_fails_at_once() {
+    let tool = std::sync::Arc::new(tool("reentry"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn({
+        let tool = tool.clone();
+        move || {
+            let mut nested = Vec::new();
+            let mut on_update = |_: ToolUpdate| {
+                nested.push(exec(&tool, "echo inner"));
+            };
+            let outer = tool.execute(
+                BashToolArgs::new("echo one; /bin/sleep 0.2; echo two"),
+                ToolContext {
+                    on_update: Some(&mut on_update),
+                    ..ToolContext::default()
+                },
+            );
+            tx.send((outer, nested)).unwrap();
+        }
+    });
+    let (outer, nested) = rx.recv_timeout(HANG).expect("the call hung");
+    assert_eq!(outer.unwrap().text, "one\ntwo");
+    assert!(!nested.is_empty());
+    for result in nested {
+        match result {
+            Err(ToolError::Failed { message, .. }) => assert!(
+                message.starts_with("BashTool.execute was called from inside a callback"),
+                "{message}"
+            ),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+    assert_eq!(exec(&tool, "echo after").unwrap().text, "after");
+}
