@@ -8,31 +8,89 @@
 //! argument whatever it looks like (`--timeout -5`, `--head -1` reach the
 //! value check). A repeated option keeps its last value. Errors are one
 //! line, `conch <command>: <what>`, exit status 2: `unknown option --x`,
-//! `--cwd needs a value`, `invalid value for --head: "-1"`, `--json takes
+//! `--cwd needs a value`, `invalid value for --head: "x"`, `--json takes
 //! no value`.
+//!
+//! clap reads a number only as a number (an `f64`, so `nan`, `-1` and
+//! `1e300` get through); whether it is a valid value of its option is the
+//! core's decision ([`timeout`], [`count`]), worded by the core (`--head must
+//! be >= 0 (a whole number), got -1`), so every face accepts and refuses the
+//! same values. Words and paths are read as the OS gives them (`OsString`,
+//! `PathBuf`): one that is not UTF-8 never stops the parse; where the core
+//! needs text ([`text`]) it is a usage error naming the argument.
+
+use std::ffi::OsString;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+use conch_core::shell::options::{TimeUnit, count_option, timeout_option};
 
 /// The layout of a subcommand's help: its synopsis first (the usage as
 /// written in each `Args`), then what it does, its arguments and options.
 pub const HELP: &str = "{usage}\n\n{about}\n\n{all-args}{after-help}";
 
 /// The words of a shell command as one command: a single word as is,
-/// several joined by spaces. `None` when there are none.
-pub fn command(words: &[String]) -> Option<String> {
-    (!words.is_empty()).then(|| words.join(" "))
+/// several joined by spaces. `Ok(None)` when there are none.
+///
+/// The core takes a command as text: bytes that are not UTF-8 cannot reach
+/// bash through it, and replacing them would run another command than the
+/// one typed, so such a command is refused.
+pub fn command(words: &[OsString]) -> Result<Option<String>, String> {
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let mut line = OsString::new();
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            line.push(" ");
+        }
+        line.push(word);
+    }
+    text("COMMAND", line)
+        .map(Some)
+        .map_err(|e| format!("{e} (bash gets its commands as text)"))
+}
+
+/// An argument the core takes as text; one that is not UTF-8 is a usage
+/// error naming it (`--cwd is not valid UTF-8: "a\xFF"`).
+pub fn text(name: &str, value: impl Into<OsString>) -> Result<String, String> {
+    value
+        .into()
+        .into_string()
+        .map_err(|value| format!("{name} is not valid UTF-8: {value:?}"))
+}
+
+/// A timeout in seconds, checked by the core (a positive, finite number not
+/// too large); the value itself is kept, for the tool to clamp.
+pub fn timeout(name: &str, seconds: Option<f64>) -> Result<Option<f64>, String> {
+    match seconds {
+        None => Ok(None),
+        Some(s) => timeout_option(name, s, TimeUnit::Seconds)
+            .map(|_| Some(s))
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// A count (lines, an offset, a terminal size), checked by the core: a
+/// whole number >= 0.
+pub fn count(name: &str, value: Option<f64>) -> Result<Option<usize>, String> {
+    value
+        .map(|n| count_option(name, n))
+        .transpose()
+        .map_err(|e| e.to_string())
 }
 
 /// `conch` and the subcommand named on the command line, if any: the
 /// prefix of an error line.
 pub fn prefix(root: &clap::Command) -> String {
-    match std::env::args().nth(1) {
+    // `args_os`: a word that is not UTF-8 must not stop an error from being
+    // told.
+    match std::env::args_os().nth(1) {
         Some(name)
             if root
                 .get_subcommands()
-                .any(|c| !c.is_hide_set() && c.get_name() == name) =>
+                .any(|c| !c.is_hide_set() && name == c.get_name()) =>
         {
-            format!("conch {name}")
+            format!("conch {}", name.to_string_lossy())
         }
         _ => "conch".into(),
     }
@@ -50,11 +108,11 @@ pub fn report(error: &clap::Error, mut root: clap::Command) -> i32 {
         }
         ErrorKind::InvalidSubcommand => {
             let help = root.render_help();
-            eprintln!("{}: {}\n\n{help}", prefix(&root), message(error));
+            crate::eprint_line(&format!("{}: {}\n\n{help}", prefix(&root), message(error)));
             2
         }
         _ => {
-            eprintln!("{}: {}", prefix(&root), message(error));
+            crate::eprint_line(&format!("{}: {}", prefix(&root), message(error)));
             2
         }
     }
@@ -128,16 +186,49 @@ mod tests {
             "invalid value for --head: \"x\""
         );
         assert_eq!(
-            error("run --head -1 -- true"),
-            "invalid value for --head: \"-1\""
-        );
-        assert_eq!(
-            error("artifact --offset -2 7"),
-            "invalid value for --offset: \"-2\""
+            error("artifact --offset x 7"),
+            "invalid value for --offset: \"x\""
         );
         assert_eq!(error("artifact"), "missing ID");
         assert_eq!(error("artifact 7 8"), "unexpected argument \"8\"");
         assert_eq!(error("rpc extra"), "unexpected argument \"extra\"");
         assert_eq!(error("frobnicate"), "unknown command `frobnicate`");
+    }
+
+    #[test]
+    fn numbers_are_checked_by_the_core() {
+        use super::{count, timeout};
+        assert_eq!(timeout("--timeout", Some(99999.0)), Ok(Some(99999.0)));
+        let nan = timeout("--timeout", Some(f64::NAN)).unwrap_err();
+        assert!(
+            nan.starts_with("--timeout must be a positive number of seconds")
+                && nan.ends_with("got NaN"),
+            "{nan}"
+        );
+        assert!(timeout("--timeout", Some(-1.0)).is_err());
+        assert!(timeout("--timeout", Some(f64::INFINITY)).is_err());
+        assert!(timeout("--timeout", Some(1e300)).is_err());
+        assert_eq!(count("--head", Some(3.0)), Ok(Some(3)));
+        assert_eq!(
+            count("--head", Some(-1.0)).unwrap_err(),
+            "--head must be >= 0 (a whole number), got -1"
+        );
+        assert!(count("--offset", Some(1.5)).is_err());
+        assert!(count("--cols", Some(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn words_that_are_not_utf8_are_named() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let bad = OsString::from_vec(b"echo \xff".to_vec());
+        let e = super::command(&[bad]).unwrap_err();
+        assert!(
+            e.starts_with("COMMAND is not valid UTF-8: \"echo \\xFF\""),
+            "{e}"
+        );
+        let words = [OsString::from("echo"), OsString::from("hi")];
+        assert_eq!(super::command(&words), Ok(Some("echo hi".into())));
+        assert_eq!(super::command(&[]), Ok(None));
     }
 }

@@ -1,12 +1,13 @@
 //! `conch artifact ID`: prints an artifact (`artifact://ID`) or a range of
 //! its lines.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
 use conch_core::ArtifactStore;
 
-use crate::args::HELP;
+use crate::args::{self, HELP};
 use crate::paths::default_artifacts_dir;
 
 /// Print a spilled full output (artifact://ID), or some of its lines
@@ -20,27 +21,25 @@ use crate::paths::default_artifacts_dir;
 pub struct Args {
     /// the artifact: its ID or artifact://ID
     #[arg(value_name = "ID")]
-    id: String,
+    id: OsString,
     /// where the artifacts are
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     dir: Option<PathBuf>,
     /// first line to print (0-based)
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        allow_hyphen_values = true
-    )]
-    offset: usize,
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    offset: Option<f64>,
     /// most lines to print
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    limit: Option<usize>,
+    limit: Option<f64>,
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
+    let id = args::text("ID", p.id)?;
+    let offset = args::count("--offset", p.offset)?.unwrap_or(0);
+    let limit = args::count("--limit", p.limit)?;
     let dir = p.dir.unwrap_or_else(default_artifacts_dir);
     let store = ArtifactStore::new(dir);
-    match store.read(&p.id, p.offset, p.limit) {
+    match store.read(&id, offset, limit) {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
             // A closed pipe (`| head`) is not an error worth reporting.
@@ -48,7 +47,7 @@ pub fn main(p: Args) -> Result<i32, String> {
             Ok(0)
         }
         Err(e) => {
-            eprintln!("{e}");
+            crate::eprint_line(&e.to_string());
             Ok(1)
         }
     }

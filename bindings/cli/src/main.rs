@@ -54,7 +54,7 @@ fn main() {
     let code = match outcome {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("{}: {message}", args::prefix(&Cli::command()));
+            eprint_line(&format!("{}: {message}", args::prefix(&Cli::command())));
             2
         }
     };
@@ -67,4 +67,17 @@ pub fn print_line(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+/// Prints `text` and a newline to stderr; a closed stderr is not an error
+/// (`eprintln!` would panic on it).
+pub fn eprint_line(text: &str) {
+    eprint_text(&format!("{text}\n"));
+}
+
+/// Prints `text` as is to stderr, ignoring a closed stderr.
+pub fn eprint_text(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }

@@ -4,6 +4,7 @@
 //! included (it reaches the command through the terminal, as it would in a
 //! shell).
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use conch_core::tool::clamp_timeout;
 use conch_core::{CancelToken, PtyOptions, PtySession};
 use rustix::termios::{OptionalActions, Termios, tcgetattr, tcgetwinsize, tcsetattr};
 
-use crate::args::{HELP, command};
+use crate::args::{self, HELP, command};
 use crate::interrupt::cancel_on_interrupt;
 
 /// Run COMMAND on a pseudo-terminal, passing this terminal through
@@ -25,10 +26,10 @@ use crate::interrupt::cancel_on_interrupt;
 pub struct Args {
     /// terminal width (default: this terminal's, else 120)
     #[arg(long, value_name = "C", allow_hyphen_values = true)]
-    cols: Option<u16>,
+    cols: Option<f64>,
     /// terminal height (default: this terminal's, else 40)
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
-    rows: Option<u16>,
+    rows: Option<f64>,
     /// directory to run in (relative to the current one)
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     cwd: Option<PathBuf>,
@@ -37,18 +38,27 @@ pub struct Args {
     timeout: Option<f64>,
     /// the command; several words are joined by spaces
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
-    command: Vec<String>,
+    command: Vec<OsString>,
+}
+
+/// A terminal size for the core, which clamps it to its range: a count
+/// past `u16` is as large as a size can be.
+fn size(count: Option<usize>) -> Option<u16> {
+    count.map(|n| u16::try_from(n).unwrap_or(u16::MAX))
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
-    let command = command(&p.command).ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
-    let (cols, rows) =
+    let command = command(&p.command)?.ok_or("missing COMMAND (conch pty [options] -- COMMAND)")?;
+    let cols = size(args::count("--cols", p.cols)?);
+    let rows = size(args::count("--rows", p.rows)?);
+    let timeout = args::timeout("--timeout", p.timeout)?;
+    let (term_cols, term_rows) =
         terminal_size().unwrap_or((conch_core::pty::DEFAULT_COLS, conch_core::pty::DEFAULT_ROWS));
     let mut opts = PtyOptions::new(command);
-    opts.cols = p.cols.unwrap_or(cols);
-    opts.rows = p.rows.unwrap_or(rows);
+    opts.cols = cols.unwrap_or(term_cols);
+    opts.rows = rows.unwrap_or(term_rows);
     opts.cwd = p.cwd;
-    opts.timeout = p.timeout.map(|secs| clamp_timeout(Some(secs)));
+    opts.timeout = timeout.map(|secs| clamp_timeout(Some(secs)));
     let cancel = CancelToken::new();
     opts.cancel = Some(cancel.clone());
 
@@ -79,7 +89,7 @@ pub fn main(p: Args) -> Result<i32, String> {
         Some(code) => code,
         None => {
             // A start failure: the reason is in the model's text only.
-            eprint!("{}", result.summary.output);
+            crate::eprint_text(&result.summary.output);
             1
         }
     })

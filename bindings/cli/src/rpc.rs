@@ -18,7 +18,9 @@
 //!
 //! Commands run in one [`BashSession`]: `cd` and exports persist between
 //! requests; each has a timeout (default 300 s, clamped to 1..3600) and
-//! spills its full output to an artifact.
+//! spills its full output to an artifact. A `timeout` is checked by the
+//! core (`timeout must be a positive number of seconds, got -1`), then
+//! clamped.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
@@ -27,6 +29,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 
 use conch_core::CancelToken;
+use conch_core::shell::options::{TimeUnit, timeout_option};
 use conch_core::sync::lock;
 use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, clamp_timeout};
 use serde_json::{Value, json};
@@ -101,9 +104,23 @@ pub fn main(p: Args) -> Result<i32, String> {
             .map_err(|e| format!("cannot start the command thread: {e}"))?
     };
 
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
+    let mut stdin = std::io::stdin().lock();
+    let mut line = Vec::new();
+    let mut status = 0;
+    loop {
+        line.clear();
+        // Bytes, not `lines()`: a line that is not UTF-8 is a bad request to
+        // answer, not the end of the input.
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                crate::eprint_line(&format!("conch rpc: cannot read stdin: {e}"));
+                status = 1;
+                break;
+            }
+        }
+        if line.trim_ascii().is_empty() {
             continue;
         }
         let job = match read_request(&line) {
@@ -141,7 +158,7 @@ pub fn main(p: Args) -> Result<i32, String> {
     drop(jobs);
     let _ = worker.join();
     session.close();
-    Ok(0)
+    Ok(status)
 }
 
 fn run_jobs(
@@ -184,8 +201,8 @@ enum Request {
 }
 
 /// A request, or the error reply for a line that is not one.
-fn read_request(line: &str) -> Result<Request, Value> {
-    let value: Value = serde_json::from_str(line)
+fn read_request(line: &[u8]) -> Result<Request, Value> {
+    let value: Value = serde_json::from_slice(line)
         .map_err(|e| error_reply(&Value::Null, None, &format!("Invalid JSON: {e}")))?;
     let Value::Object(request) = value else {
         return Err(error_reply(
@@ -209,7 +226,14 @@ fn read_request(line: &str) -> Result<Request, Value> {
             };
             let timeout = match request.get("timeout") {
                 None | Some(Value::Null) => None,
-                Some(Value::Number(n)) => Some(clamp_timeout(n.as_f64())),
+                Some(Value::Number(n)) => {
+                    let seconds = n.as_f64();
+                    if let Some(s) = seconds {
+                        timeout_option("timeout", s, TimeUnit::Seconds)
+                            .map_err(|e| error_reply(&id, kind, &e.to_string()))?;
+                    }
+                    Some(clamp_timeout(seconds))
+                }
                 Some(_) => {
                     return Err(error_reply(
                         &id,

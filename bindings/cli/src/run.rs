@@ -2,6 +2,7 @@
 //! the model would read and exiting with the command's status (124 on
 //! timeout, 130 on abort or Ctrl-C, 1 when it could not run).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use conch_core::CancelToken;
@@ -10,7 +11,7 @@ use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, load_interceptor_config,
 };
 
-use crate::args::{HELP, command};
+use crate::args::{self, HELP, command};
 use crate::interrupt::cancel_on_interrupt;
 use crate::paths::default_artifacts_dir;
 use crate::print_line;
@@ -27,16 +28,16 @@ conch run [--cwd DIR] [--timeout SECS] [--head N] [--tail N] [--pty] [--json]
 pub struct Args {
     /// directory to run in (relative to the current one)
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
-    cwd: Option<String>,
+    cwd: Option<PathBuf>,
     /// deadline, clamped to 1..3600 (default 300)
     #[arg(long, value_name = "SECS", allow_hyphen_values = true)]
     timeout: Option<f64>,
     /// keep the first N lines of the whole output
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    head: Option<usize>,
+    head: Option<f64>,
     /// keep the last N lines of the whole output
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    tail: Option<usize>,
+    tail: Option<f64>,
     /// run on a pseudo-terminal (unless CONCH_NO_PTY=1)
     #[arg(long)]
     pty: bool,
@@ -51,14 +52,19 @@ pub struct Args {
     tools: Option<String>,
     /// interceptor configuration (JSON: {enabled, rules})
     #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    interceptor: Option<String>,
+    interceptor: Option<PathBuf>,
     /// the command; several words are joined by spaces
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
-    command: Vec<String>,
+    command: Vec<OsString>,
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
-    let command = command(&p.command).ok_or("missing COMMAND (conch run [options] -- COMMAND)")?;
+    let command = command(&p.command)?.ok_or("missing COMMAND (conch run [options] -- COMMAND)")?;
+    // The tool resolves the cwd (`~`, relative to the project) from text.
+    let cwd = p.cwd.map(|cwd| args::text("--cwd", cwd)).transpose()?;
+    let timeout = args::timeout("--timeout", p.timeout)?;
+    let head = args::count("--head", p.head)?;
+    let tail = args::count("--tail", p.tail)?;
     let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let mut config = BashToolConfig::new(host_cwd);
     config.artifacts_dir = Some(p.artifacts.unwrap_or_else(default_artifacts_dir));
@@ -84,10 +90,10 @@ pub fn main(p: Args) -> Result<i32, String> {
     let run = tool.run(
         BashToolArgs {
             command,
-            cwd: p.cwd,
-            timeout: p.timeout,
-            head: p.head,
-            tail: p.tail,
+            cwd,
+            timeout,
+            head,
+            tail,
         },
         ToolContext {
             on_update: None,
@@ -138,7 +144,7 @@ mod tests {
     #[test]
     fn options_end_at_the_first_word_or_double_dash() {
         let p = parse("run --cwd /tmp --json ls -la --x");
-        assert_eq!(p.cwd.as_deref(), Some("/tmp"));
+        assert_eq!(p.cwd, Some("/tmp".into()));
         assert!(p.json && !p.pty);
         assert_eq!(p.command, ["ls", "-la", "--x"]);
         let p = parse("run --timeout=5 -- --weird");
@@ -148,8 +154,8 @@ mod tests {
         // of a repeated option wins.
         let p = parse("run --timeout -5 --cwd --json --cwd=b --head 3 true");
         assert_eq!(p.timeout, Some(-5.0));
-        assert_eq!(p.cwd.as_deref(), Some("b"));
-        assert_eq!((p.head, p.json), (Some(3), false));
+        assert_eq!(p.cwd, Some("b".into()));
+        assert_eq!((p.head, p.json), (Some(3.0), false));
         assert_eq!(p.command, ["true"]);
     }
 }
