@@ -4,8 +4,18 @@
 //! output; the rest is written to an artifact so it can be read back by id.
 //! An [`ArtifactStore`] owns one directory of `<id>.<kind>.log` files, with ids
 //! that are sequential integers (as strings) continuing after the largest id
-//! already there. Allocating an id only reserves the path: the sink creates
-//! the file when output actually spills, so unused ids leave gaps.
+//! already there. Allocating an id creates its file, empty and exclusively
+//! (`O_EXCL`), so processes sharing a directory never get the same id: one
+//! that finds the id taken moves past every id in the directory. The sink
+//! fills the file when output actually spills and removes it when the run
+//! needed none, so unused ids leave gaps.
+//!
+//! A store over a directory a host names ([`ArtifactStore::open`]) checks
+//! at once that the directory can be created and written: a typo or a
+//! read-only path is an error there, not outputs silently never spilled.
+//! Without a named directory, the faces use one private directory per
+//! process ([`ArtifactStore::process_default`]), so "full output in
+//! artifact://N" holds out of the box.
 //!
 //! Resolution errors have fixed texts (docs/behaviour.md §11):
 //! `artifact:// URL requires a numeric ID: artifact://0`,
@@ -34,6 +44,14 @@ impl Artifact {
     /// The `artifact://<id>` URL a model uses to read it back.
     pub fn url(&self) -> String {
         format!("{URL_SCHEME}{}", self.id)
+    }
+
+    /// Gives an unused reservation back: removes the file when it is still
+    /// empty (never a file that received output).
+    pub fn release(&self) {
+        if fs::metadata(&self.path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -73,13 +91,62 @@ impl ArtifactStore {
         ArtifactStore { inner }
     }
 
+    /// A store over `dir`, which is created (mode 0700) if needed and
+    /// checked to be writable now: the error names the directory and why.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Self> {
+        let store = ArtifactStore::new(dir);
+        let dir = store.dir();
+        let unusable = |e: io::Error| {
+            Error::io(
+                format!("artifacts directory {} cannot be used", dir.display()),
+                e,
+            )
+        };
+        create_private_dir(dir).map_err(unusable)?;
+        let probe = dir.join(format!(".conch-probe-{}", std::process::id()));
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map_err(unusable)?;
+        let _ = fs::remove_file(&probe);
+        Ok(store)
+    }
+
+    /// The store of the directory a face's `artifacts_dir` option names, or,
+    /// when it names none, [`ArtifactStore::process_default`].
+    pub fn for_option(dir: Option<PathBuf>) -> Result<Self> {
+        match dir {
+            Some(dir) => ArtifactStore::open(dir),
+            None => Ok(ArtifactStore::process_default()),
+        }
+    }
+
+    /// This process's private artifacts directory: one per process, under
+    /// the temp directory, mode 0700, created on the first spill and removed
+    /// with everything in it when the process exits normally. (A process
+    /// killed outright leaves it in the temp directory.)
+    pub fn process_default() -> Self {
+        static DEFAULT: LazyLock<PathBuf> = LazyLock::new(|| {
+            let dir = std::env::temp_dir().join(format!(
+                "conch-artifacts-{}-{}",
+                std::process::id(),
+                unique_suffix()
+            ));
+            remove_at_exit(&dir);
+            dir
+        });
+        ArtifactStore::new(DEFAULT.clone())
+    }
+
     pub fn dir(&self) -> &Path {
         &self.inner.dir
     }
 
-    /// Reserves the next id and its path `<dir>/<id>.<kind>.log`. Creates the
-    /// directory (mode 0700: outputs may hold secrets) if needed; the file
-    /// itself is not created here.
+    /// Reserves the next id: creates `<dir>/<id>.<kind>.log`, empty, with
+    /// `O_EXCL` (mode 0600), skipping every id another store or process
+    /// took. Creates the directory (mode 0700: outputs may hold secrets) if
+    /// needed.
     pub fn allocate(&self, kind: &str) -> Result<Artifact> {
         if kind.is_empty() || kind.contains(['/', '\\', '\0']) || kind.starts_with('.') {
             return Err(Error::InvalidArgument(format!(
@@ -99,16 +166,37 @@ impl ArtifactStore {
                 e,
             )
         })?;
-        let id = match *next_id {
+        let mut id = match *next_id {
             Some(id) => id,
             None => self.scan_next_id()?,
         };
-        *next_id = Some(id + 1);
-        let path = self.inner.dir.join(format!("{id}.{kind}.log"));
-        Ok(Artifact {
-            id: id.to_string(),
-            path,
-        })
+        loop {
+            let path = self.inner.dir.join(format!("{id}.{kind}.log"));
+            let mut options = fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            match options.open(&path) {
+                Ok(_) => {
+                    *next_id = Some(id + 1);
+                    return Ok(Artifact {
+                        id: id.to_string(),
+                        path,
+                    });
+                }
+                // Taken by another process sharing the directory: go past
+                // everything there now.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    id = self.scan_next_id()?.max(id + 1);
+                }
+                Err(e) => {
+                    return Err(Error::io(
+                        format!("creating artifact file {}", path.display()),
+                        e,
+                    ));
+                }
+            }
+        }
     }
 
     /// The whole text of `artifact://<id>`.
@@ -274,6 +362,40 @@ fn numeric_order(a: &str, b: &str) -> std::cmp::Ordering {
     let a = a.trim_start_matches('0');
     let b = b.trim_start_matches('0');
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// Eight hex digits that differ between runs of a process with a reused
+/// pid: the clock's nanoseconds, hashed with the standard library's random
+/// per-process keys.
+fn unique_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{:08x}", hasher.finish() as u32)
+}
+
+/// Removes `dir` (recursively) when the process exits normally: `exit()`
+/// from C, the end of `main`, Python's and Node's own exits all run the C
+/// library's exit handlers.
+fn remove_at_exit(dir: &Path) {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove() {
+        if let Some(dir) = DIR.get() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+    if DIR.set(dir.to_path_buf()).is_ok() {
+        // SAFETY: `remove` is a plain `extern "C" fn()` that touches only
+        // a static set before it is registered; registering can fail only
+        // when the table is full, and then the directory simply stays.
+        unsafe {
+            libc::atexit(remove);
+        }
+    }
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {

@@ -28,12 +28,15 @@
 //!
 //! # Artifact
 //! Until something would be dropped, the sink holds the whole stream. At the
-//! push that would first drop a byte, it creates the artifact file (mode 0600,
-//! never overwriting an existing file), writes what it held and from then on
-//! every push, so the file is byte-identical to the whole sanitized stream. A
-//! file that cannot be created means no artifact, not an error. A write error
-//! later also means no artifact: the incomplete file is removed, since an
-//! `artifact_id` promises the complete stream.
+//! push that would first drop a byte, it opens the artifact file (the empty
+//! file [`ArtifactStore::allocate`](crate::ArtifactStore::allocate) reserved,
+//! or a new one, mode 0600; never a file that already holds something),
+//! writes what it held and from then on every push, so the file is
+//! byte-identical to the whole sanitized stream. A file that cannot be
+//! opened means no artifact, not an error. A write error later also means no
+//! artifact: the incomplete file is removed, since an `artifact_id` promises
+//! the complete stream. An artifact never needed is removed again (its
+//! reservation is an empty file), so only spilled streams stay.
 //!
 //! # Memory
 //! Head and tail together hold at most `max_bytes + 1` bytes (one byte before
@@ -263,7 +266,11 @@ impl OutputSink {
                     None
                 }
             },
-            Spill::None | Spill::Ready(_) => None,
+            Spill::Ready(artifact) => {
+                artifact.release();
+                None
+            }
+            Spill::None => None,
         };
         let mut summary = OutputSummary {
             output_lines: count_lines(&output),
@@ -350,12 +357,16 @@ impl OutputSink {
             return;
         };
         let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
+        options.write(true).create(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let Ok(file) = options.open(&artifact.path) else {
             return;
         };
+        if file.metadata().map_or(true, |m| m.len() != 0) {
+            // Not the empty reservation: someone else's file.
+            return;
+        }
         let mut writer = BufWriter::new(file);
         let (older, newer) = self.tail.as_slices();
         let written = writer
@@ -439,6 +450,16 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
         index -= 1;
     }
     index
+}
+
+/// A sink dropped before its dump (a run that failed) gives its unused
+/// artifact reservation back.
+impl Drop for OutputSink {
+    fn drop(&mut self) {
+        if let Spill::Ready(artifact) = std::mem::replace(&mut self.spill, Spill::None) {
+            artifact.release();
+        }
+    }
 }
 
 #[cfg(test)]

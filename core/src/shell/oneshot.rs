@@ -68,7 +68,7 @@ impl Default for ExecuteOptions {
             non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             max_bytes: DEFAULT_MAX_BYTES,
-            artifacts: None,
+            artifacts: Some(ArtifactStore::process_default()),
             artifact: None,
             head_lines: None,
             tail_lines: None,

@@ -187,7 +187,9 @@ pub struct ShellOptions {
     pub env_policy: EnvPolicy,
     /// Bytes of output kept in memory per run.
     pub max_bytes: usize,
-    /// Where full outputs are spilled; `None`: no artifacts.
+    /// Where full outputs are spilled; `None`: no artifacts. The default
+    /// is the process's private directory
+    /// ([`ArtifactStore::process_default`]).
     pub artifacts: Option<ArtifactStore>,
     /// Grace between the signals of the kill ladder.
     pub kill_ladder: KillLadder,
@@ -204,7 +206,7 @@ impl Default for ShellOptions {
             non_interactive_env: defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             max_bytes: defaults::MAX_BYTES,
-            artifacts: None,
+            artifacts: Some(ArtifactStore::process_default()),
             kill_ladder: KillLadder::default(),
         }
     }

@@ -29,7 +29,7 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// Options of [`execute_bash`]; the first group picks the session, the
 /// second applies to this call only.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ExecuteBashOptions {
     /// Isolates sessions of different agents/sessions of a host.
     pub session_key: Option<String>,
@@ -42,10 +42,33 @@ pub struct ExecuteBashOptions {
     pub env: Vec<(String, String)>,
     pub timeout: Option<Duration>,
     pub cancel: Option<CancelToken>,
+    /// Where full outputs are spilled; `None`: no artifacts. The default
+    /// is the process's private directory
+    /// ([`ArtifactStore::process_default`]).
     pub artifacts: Option<ArtifactStore>,
     pub artifact: Option<Artifact>,
     pub head_lines: Option<usize>,
     pub tail_lines: Option<usize>,
+}
+
+impl Default for ExecuteBashOptions {
+    fn default() -> Self {
+        ExecuteBashOptions {
+            session_key: None,
+            shell: None,
+            prefix: None,
+            snapshot: Snapshot::default(),
+            session_env: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: None,
+            cancel: None,
+            artifacts: Some(ArtifactStore::process_default()),
+            artifact: None,
+            head_lines: None,
+            tail_lines: None,
+        }
+    }
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -37,7 +37,9 @@ pub const DEFAULT_BANG_TIMEOUT: Duration = Duration::from_secs(300);
 pub struct BashSessionConfig {
     /// Where the session starts; `None`: the host's current directory.
     pub cwd: Option<PathBuf>,
-    /// Where full outputs are spilled; `None`: no artifacts.
+    /// Where full outputs are spilled, checked at the first command;
+    /// `None`: the process's private directory
+    /// ([`ArtifactStore::process_default`]).
     pub artifacts_dir: Option<PathBuf>,
     /// Deadline of each command; `None`: none.
     pub timeout: Option<Duration>,
@@ -193,7 +195,9 @@ impl BashSession {
             session_env: self.config.session_env.clone(),
             snapshot: self.config.snapshot.clone(),
             prefix: self.config.prefix.clone(),
-            artifacts: self.config.artifacts_dir.clone().map(ArtifactStore::new),
+            artifacts: Some(ArtifactStore::for_option(
+                self.config.artifacts_dir.clone(),
+            )?),
             ..ShellOptions::default()
         })?);
         *slot = Some(shell.clone());

@@ -60,8 +60,9 @@ pub struct BashToolConfig {
     /// The project directory: commands run here, relative `cwd` arguments
     /// are resolved against it.
     pub cwd: PathBuf,
-    /// Where truncated outputs are spilled (`<dir>/<id>.bash.log`); `None`:
-    /// no artifacts.
+    /// Where truncated outputs are spilled (`<dir>/<id>.bash.log`), checked
+    /// when the tool is made; `None`: the process's private directory
+    /// ([`ArtifactStore::process_default`]).
     pub artifacts_dir: Option<PathBuf>,
     /// The host's tool names: an interceptor rule applies only when its
     /// tool is among them.
@@ -232,7 +233,7 @@ impl BashTool {
             (None, true) => Intercept::Defaults,
             (Some(rules), true) => Intercept::Custom(check_rules(rules)?),
         };
-        let artifacts = config.artifacts_dir.clone().map(ArtifactStore::new);
+        let artifacts = Some(ArtifactStore::for_option(config.artifacts_dir.clone())?);
         Ok(BashTool {
             config,
             intercept,

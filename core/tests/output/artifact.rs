@@ -21,7 +21,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 #[test]
-fn allocates_sequential_ids_after_existing_files_without_creating_them() {
+fn allocates_sequential_ids_after_existing_files_reserving_each() {
     let dir = temp_dir("seq");
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("4.bash.log"), "x").unwrap();
@@ -32,9 +32,46 @@ fn allocates_sequential_ids_after_existing_files_without_creating_them() {
     let b = store.clone().allocate("bash").unwrap();
     assert_eq!((a.id.as_str(), b.id.as_str()), ("5", "6"));
     assert_eq!(a.path, dir.join("5.bash.log"));
-    assert!(!a.path.exists());
+    assert_eq!(fs::read(&a.path).unwrap(), b"", "reserved, empty");
     assert_eq!(a.url(), "artifact://5");
+    // An id another process took meanwhile is skipped, and so is every id
+    // below the largest one in the directory by then.
+    fs::write(dir.join("7.bash.log"), "").unwrap();
+    fs::write(dir.join("9.bash.log"), "taken").unwrap();
+    assert_eq!(store.allocate("bash").unwrap().id, "10");
+    a.release();
+    assert!(!a.path.exists(), "an unused reservation is given back");
+    let taken = conch_core::Artifact {
+        id: "9".into(),
+        path: dir.join("9.bash.log"),
+    };
+    taken.release();
+    assert!(taken.path.exists(), "a file with output is never removed");
     fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn open_checks_the_directory_at_once() {
+    let dir = temp_dir("open").join("nested");
+    let store = ArtifactStore::open(&dir).unwrap();
+    assert!(dir.is_dir(), "created by open");
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 0, "the probe is gone");
+    assert_eq!(store.allocate("bash").unwrap().id, "0");
+    // Under a plain file, no directory can be made.
+    let file = dir.join("plain");
+    fs::write(&file, "x").unwrap();
+    let err = ArtifactStore::open(file.join("artifacts")).unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err:?}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "artifacts directory {} cannot be used: ",
+            file.join("artifacts").display()
+        )),
+        "{err}"
+    );
+    // A read-only file system cannot be written.
+    assert!(ArtifactStore::open("/proc/self").is_err());
+    fs::remove_dir_all(dir.parent().unwrap()).unwrap();
 }
 
 #[test]
@@ -184,7 +221,14 @@ fn sink_without_overflow_creates_no_file() {
     sink.push(b"small\n");
     let summary = sink.dump(None);
     assert_eq!(summary.artifact_id, None);
-    assert!(!artifact.path.exists());
+    assert!(!artifact.path.exists(), "the reservation was given back");
+    // Dropped without a dump (a run that failed), likewise.
+    let unused = store.allocate("bash").unwrap();
+    drop(OutputSink::new(SinkOptions {
+        artifact: Some(unused.clone()),
+        ..SinkOptions::default()
+    }));
+    assert!(!unused.path.exists());
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -194,6 +238,7 @@ fn an_unopenable_artifact_means_no_artifact_not_an_error() {
     let store = ArtifactStore::new(&dir);
     let artifact = store.allocate("bash").unwrap();
     // The path is taken by a directory: the file cannot be created.
+    fs::remove_file(&artifact.path).unwrap();
     fs::create_dir(&artifact.path).unwrap();
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 10,

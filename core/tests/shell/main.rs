@@ -3,6 +3,7 @@
 //! and fidelity to `bash -c`. A new test of them goes in a module here:
 //!
 //! - `session`: state, framing, death and respawn, per-run scope;
+//! - `artifacts`: where runs spill their full output (across processes too);
 //! - `oneshot`: `execute_shell`;
 //! - `containment`: background jobs, and kills of whole trees on abort,
 //!   timeout and close;
@@ -23,6 +24,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod artifacts;
 mod containment;
 mod fidelity;
 mod oneshot;

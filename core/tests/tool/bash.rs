@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use crate::Fixture;
 use crate::common::{CUT, HANG, LADDER};
-use conch_core::CancelToken;
 use conch_core::command::intercept::Rule;
 use conch_core::output::notice::{Direction, TruncatedBy};
 use conch_core::shell::Snapshot;
@@ -16,6 +15,7 @@ use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,
     expand_output,
 };
+use conch_core::{ArtifactStore, CancelToken};
 
 fn temp_dir(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -434,20 +434,39 @@ fn a_timed_out_flood_keeps_its_notice_and_artifact() {
 }
 
 #[test]
-fn a_failing_artifact_directory_means_no_artifact_not_an_error() {
-    let mut c = config("badartifacts");
+fn an_unusable_artifact_directory_is_an_error_when_the_tool_is_made() {
+    let c = config("badartifacts");
     let file = c.cwd.join("plain-file");
     std::fs::write(&file, "x").unwrap();
-    c.artifacts_dir = Some(file.join("artifacts"));
-    let t = Fixture::new(c);
-    assert_eq!(exec(&t, "echo ran").unwrap().text, "ran");
+    let mut bad = c.clone();
+    bad.artifacts_dir = Some(file.join("artifacts"));
+    let err = BashTool::new(bad).err().expect("refused");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "artifacts directory {} cannot be used: ",
+            file.join("artifacts").display()
+        )),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&c.cwd);
+}
+
+#[test]
+fn without_an_artifacts_directory_the_full_output_is_in_the_process_one() {
+    let t = tool("default-artifacts");
     let r = exec(&t, "seq 1 100000").unwrap();
     let trunc = r.details.unwrap().meta.truncation.unwrap();
-    assert_eq!(trunc.artifact_id, None);
-    let start = trunc.shown_range.unwrap().start;
-    assert!(r.text.ends_with(&format!(
-        "\n100000\n\n[Showing lines {start}-100000 of 100000 (50.0KB limit)]"
-    )));
+    let id = trunc.artifact_id.expect("spilled by default");
+    assert!(
+        r.text
+            .ends_with(&format!("(50.0KB limit). Full: artifact://{id}]"))
+    );
+    let store = t.artifacts().expect("the process's store");
+    assert_eq!(store.dir(), ArtifactStore::process_default().dir());
+    assert_eq!(
+        store.resolve(&format!("artifact://{id}")).unwrap(),
+        (1..=100000).map(|n| format!("{n}\n")).collect::<String>()
+    );
 }
 
 // ---- head and tail of the complete stream -----------------------------
