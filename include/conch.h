@@ -183,7 +183,8 @@ typedef struct conch_execute_options {
    */
   const char *const *env;
   /**
-   * Deadline in milliseconds; 0: none.
+   * Deadline in milliseconds; 0: none. At most 2147483647 (about 24
+   * days): a larger value is `CONCH_ERR_INVALID_ARG`, never clamped.
    */
   uint64_t timeout_ms;
   /**
@@ -233,7 +234,9 @@ typedef struct conch_execute_options {
  * runs on the thread that called the running function (`conch_shell_run`,
  * `conch_execute_shell`), in order, never concurrently, before that
  * function returns, so it needs no locking. `user` is the pointer given
- * with it, passed through untouched.
+ * with it, passed through untouched. It must return normally: conch catches
+ * its own panics, but a C++ exception or a `longjmp` out of the callback
+ * would cross Rust frames, which nothing can catch.
  */
 typedef void (*conch_chunk_cb)(void *user, const char *utf8, size_t len);
 
@@ -320,7 +323,8 @@ typedef struct conch_pty_options {
    */
   const char *const *env;
   /**
-   * Deadline in milliseconds from the start; 0: none.
+   * Deadline in milliseconds from the start; 0: none. At most 2147483647
+   * (about 24 days): a larger value is `CONCH_ERR_INVALID_ARG`.
    */
   uint64_t timeout_ms;
   /**
@@ -498,7 +502,8 @@ typedef struct conch_run_options {
    */
   const char *const *env;
   /**
-   * Deadline in milliseconds; 0: none. On timeout the process tree is
+   * Deadline in milliseconds; 0: none; at most 2147483647 (about 24 days:
+   * a larger value is `CONCH_ERR_INVALID_ARG`). On timeout the process tree is
    * killed and the result says `timed_out` (not an error).
    */
   uint64_t timeout_ms;
@@ -556,7 +561,8 @@ typedef struct conch_tool_options {
    */
   const char *session_key;
   /**
-   * Least time between two live updates, in milliseconds; 0: 50.
+   * Least time between two live updates, in milliseconds; 0: 50. At most
+   * 2147483647: a larger value fails `conch_tool_new`.
    */
   uint64_t update_interval_ms;
   /**
@@ -947,14 +953,16 @@ struct conch_shell *conch_shell_new(const struct conch_shell_options *opts);
  *
  * Output streams to `cb` (may be NULL) on this thread, in order, before
  * this function returns; `user` is passed to it untouched. From inside the
- * callback only `conch_shell_abort`, `conch_cancel_token_cancel` and the
- * handle-less functions may be called (a nested `conch_shell_run` on the
- * same shell would wait for itself).
+ * callback, `conch_shell_abort`, `conch_cancel_token_cancel`, the
+ * handle-less functions and runs on other shells may be called; a nested
+ * `conch_shell_run` on the same shell would wait for itself, so it fails at
+ * once with `CONCH_ERR_INVALID_ARG`.
  *
  * On `CONCH_OK`, `*out` is the result (free it with
  * `conch_bash_result_free`). A timeout, an abort or a non-zero exit status
  * are results, not errors. Errors: NULL/invalid arguments, a bad cwd or env
- * entry (`CONCH_ERR_INVALID_ARG`), a closed shell (`CONCH_ERR_CLOSED`), a
+ * entry, a `timeout_ms` past the core's bound, a call from the shell's own
+ * callback (`CONCH_ERR_INVALID_ARG`), a closed shell (`CONCH_ERR_CLOSED`), a
  * bash that cannot be restarted (`CONCH_ERR_SPAWN`).
  *
  * # Safety

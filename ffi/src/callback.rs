@@ -9,7 +9,9 @@ use std::ffi::{c_char, c_void};
 /// runs on the thread that called the running function (`conch_shell_run`,
 /// `conch_execute_shell`), in order, never concurrently, before that
 /// function returns, so it needs no locking. `user` is the pointer given
-/// with it, passed through untouched.
+/// with it, passed through untouched. It must return normally: conch catches
+/// its own panics, but a C++ exception or a `longjmp` out of the callback
+/// would cross Rust frames, which nothing can catch.
 pub type conch_chunk_cb =
     Option<unsafe extern "C" fn(user: *mut c_void, utf8: *const c_char, len: usize)>;
 

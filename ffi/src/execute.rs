@@ -26,7 +26,8 @@ pub struct conch_execute_options {
     /// Extra variables, `"KEY=VALUE"` strings ended by a NULL pointer; NULL:
     /// none.
     pub env: *const *const c_char,
-    /// Deadline in milliseconds; 0: none.
+    /// Deadline in milliseconds; 0: none. At most 2147483647 (about 24
+    /// days): a larger value is `CONCH_ERR_INVALID_ARG`, never clamped.
     pub timeout_ms: u64,
     /// Bytes of output kept; 0: 51200.
     pub max_bytes: usize,
@@ -59,14 +60,14 @@ unsafe fn execute_options(opts: &conch_execute_options) -> FfiResult<ExecuteOpti
             shell: options::opt_path(opts.shell, "opts->shell")?,
             cwd: options::opt_path(opts.cwd, "opts->cwd")?,
             env: env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms),
+            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
             cancel: options::cancel(opts.cancel),
             non_interactive_env: !opts.skip_non_interactive_env,
             env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
-            max_bytes: options::max_bytes(opts.max_bytes),
+            max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
             artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
-            head_lines: options::line_limit(opts.head_lines),
-            tail_lines: options::line_limit(opts.tail_lines),
+            head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,
+            tail_lines: options::line_limit(opts.tail_lines, "opts->tail_lines")?,
             ..ExecuteOptions::default()
         })
     }

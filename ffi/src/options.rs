@@ -1,6 +1,7 @@
 //! Option fields shared by the shell and one-shot structs, translated to
-//! core values. Zero / NULL always means the core's default; text values are
-//! parsed by the core, whose error names the field.
+//! core values. Zero / NULL always means the core's default; any other value,
+//! text or number, is checked by the core's parser of that option, whose
+//! error names the field, so C accepts and refuses what every face does.
 
 use std::ffi::c_char;
 use std::path::PathBuf;
@@ -12,7 +13,9 @@ use conch_core::artifact::ArtifactStore;
 use conch_core::output::DEFAULT_MAX_BYTES;
 use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
-use conch_core::shell::options::parse_option;
+use conch_core::shell::options::{
+    TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
+};
 
 use crate::artifact::conch_artifact_store;
 use crate::boundary::{opt_str_arg, opt_str_list};
@@ -29,19 +32,58 @@ pub(crate) unsafe fn opt_path(p: *const c_char, name: &str) -> FfiResult<Option<
     Ok(unsafe { opt_str_arg(p, name) }?.map(PathBuf::from))
 }
 
-/// `0` means no timeout.
-pub(crate) fn timeout(ms: u64) -> Option<Duration> {
-    (ms > 0).then(|| Duration::from_millis(ms))
+/// A core checker's refusal of a value C passed: the caller's misuse, so
+/// the message is prefixed with the function's name.
+fn refused(error: conch_core::Error) -> FfiError {
+    FfiError::arg(error.to_string())
 }
 
-/// `0` means no limit.
-pub(crate) fn line_limit(lines: usize) -> Option<usize> {
-    (lines > 0).then_some(lines)
+/// An integer as the core's checkers take it (`i64`): one past `i64::MAX`
+/// is as far out of any range as `i64::MAX`.
+fn number(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// `0` means the default (51200).
-pub(crate) fn max_bytes(bytes: usize) -> usize {
-    if bytes == 0 { DEFAULT_MAX_BYTES } else { bytes }
+/// A `timeout_ms` field: `0` means no timeout; any other value is checked by
+/// the core (`UINT64_MAX` is refused, never clamped or overflowed).
+pub(crate) fn timeout(ms: u64, name: &str) -> FfiResult<Option<Duration>> {
+    if ms == 0 {
+        return Ok(None);
+    }
+    // `as f64` rounds only values far past the core's bound.
+    timeout_option(name, ms as f64, TimeUnit::Milliseconds)
+        .map(Some)
+        .map_err(refused)
+}
+
+/// An interval in milliseconds (`update_interval_ms`): `0` means the core's
+/// default (`None`); any other value is checked by the core.
+pub(crate) fn interval(ms: u64, name: &str) -> FfiResult<Option<Duration>> {
+    if ms == 0 {
+        return Ok(None);
+    }
+    interval_option(name, ms as f64, TimeUnit::Milliseconds)
+        .map(Some)
+        .map_err(refused)
+}
+
+/// A line count: `0` means no limit; any other value is checked by the core.
+pub(crate) fn line_limit(lines: usize, name: &str) -> FfiResult<Option<usize>> {
+    if lines == 0 {
+        return Ok(None);
+    }
+    count_option(name, number(lines as u64))
+        .map(Some)
+        .map_err(refused)
+}
+
+/// `max_bytes`: `0` means the default (51200); any other value is checked
+/// by the core.
+pub(crate) fn max_bytes(bytes: usize, name: &str) -> FfiResult<usize> {
+    if bytes == 0 {
+        return Ok(DEFAULT_MAX_BYTES);
+    }
+    max_bytes_option(name, number(bytes as u64)).map_err(refused)
 }
 
 /// An option given as text, parsed by the core; NULL is the core's default.

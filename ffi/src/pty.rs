@@ -50,7 +50,8 @@ pub struct conch_pty_options {
     /// (they win over the defaults, `TERM=xterm-256color` included); NULL:
     /// none.
     pub env: *const *const c_char,
-    /// Deadline in milliseconds from the start; 0: none.
+    /// Deadline in milliseconds from the start; 0: none. At most 2147483647
+    /// (about 24 days): a larger value is `CONCH_ERR_INVALID_ARG`.
     pub timeout_ms: u64,
     /// Terminal width, clamped to 20–400; 0: 120.
     pub cols: u16,
@@ -121,7 +122,7 @@ unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
             command: str_arg(opts.command, "opts->command")?.to_string(),
             cwd: options::opt_path(opts.cwd, "opts->cwd")?,
             env: env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms),
+            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
             cols: if opts.cols == 0 {
                 DEFAULT_COLS
             } else {
@@ -137,7 +138,7 @@ unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
             non_interactive_env: !opts.skip_non_interactive_env,
             env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
             sink: SinkOptions {
-                max_bytes: options::max_bytes(opts.max_bytes),
+                max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
                 // Best effort, as for shell runs: no artifact is no error.
                 artifact: store.and_then(|s| s.allocate("bash").ok()),
                 ..SinkOptions::default()

@@ -83,7 +83,8 @@ pub struct conch_run_options {
     /// Variables for this run only, `"KEY=VALUE"` strings ended by a NULL
     /// pointer; NULL: none.
     pub env: *const *const c_char,
-    /// Deadline in milliseconds; 0: none. On timeout the process tree is
+    /// Deadline in milliseconds; 0: none; at most 2147483647 (about 24 days:
+    /// a larger value is `CONCH_ERR_INVALID_ARG`). On timeout the process tree is
     /// killed and the result says `timed_out` (not an error).
     pub timeout_ms: u64,
     /// Keep only the first N lines of the whole output; 0: no limit.
@@ -107,7 +108,7 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
             prefix: boundary::opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string),
             non_interactive_env: !opts.skip_non_interactive_env,
             env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
-            max_bytes: options::max_bytes(opts.max_bytes),
+            max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
             artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
             ..ShellOptions::default()
         })
@@ -123,10 +124,10 @@ unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
             command: str_arg(opts.command, "opts->command")?.to_string(),
             cwd: options::opt_path(opts.cwd, "opts->cwd")?,
             env: env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms),
+            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
             cancel: options::cancel(opts.cancel),
-            head_lines: options::line_limit(opts.head_lines),
-            tail_lines: options::line_limit(opts.tail_lines),
+            head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,
+            tail_lines: options::line_limit(opts.tail_lines, "opts->tail_lines")?,
             artifact: None,
         })
     }
@@ -157,14 +158,16 @@ pub unsafe extern "C" fn conch_shell_new(opts: *const conch_shell_options) -> *m
 ///
 /// Output streams to `cb` (may be NULL) on this thread, in order, before
 /// this function returns; `user` is passed to it untouched. From inside the
-/// callback only `conch_shell_abort`, `conch_cancel_token_cancel` and the
-/// handle-less functions may be called (a nested `conch_shell_run` on the
-/// same shell would wait for itself).
+/// callback, `conch_shell_abort`, `conch_cancel_token_cancel`, the
+/// handle-less functions and runs on other shells may be called; a nested
+/// `conch_shell_run` on the same shell would wait for itself, so it fails at
+/// once with `CONCH_ERR_INVALID_ARG`.
 ///
 /// On `CONCH_OK`, `*out` is the result (free it with
 /// `conch_bash_result_free`). A timeout, an abort or a non-zero exit status
 /// are results, not errors. Errors: NULL/invalid arguments, a bad cwd or env
-/// entry (`CONCH_ERR_INVALID_ARG`), a closed shell (`CONCH_ERR_CLOSED`), a
+/// entry, a `timeout_ms` past the core's bound, a call from the shell's own
+/// callback (`CONCH_ERR_INVALID_ARG`), a closed shell (`CONCH_ERR_CLOSED`), a
 /// bash that cannot be restarted (`CONCH_ERR_SPAWN`).
 ///
 /// # Safety

@@ -3,7 +3,6 @@
 //! text).
 
 use std::ffi::{c_char, c_int, c_void};
-use std::time::Duration;
 
 use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolUpdate,
@@ -71,7 +70,8 @@ pub struct conch_tool_options {
     /// Gives this tool its own persistent shell; NULL: the shell is shared
     /// by every tool of the process with the same settings.
     pub session_key: *const c_char,
-    /// Least time between two live updates, in milliseconds; 0: 50.
+    /// Least time between two live updates, in milliseconds; 0: 50. At most
+    /// 2147483647: a larger value fails `conch_tool_new`.
     pub update_interval_ms: u64,
     /// The bash to run; NULL: `bash` from `PATH`.
     pub shell: *const c_char,
@@ -141,8 +141,10 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
         config.virtual_terminal = opts.virtual_terminal;
         config.session_key =
             opt_str_arg(opts.session_key, "opts->session_key")?.map(str::to_string);
-        if opts.update_interval_ms > 0 {
-            config.update_interval = Duration::from_millis(opts.update_interval_ms);
+        if let Some(interval) =
+            options::interval(opts.update_interval_ms, "opts->update_interval_ms")?
+        {
+            config.update_interval = interval;
         }
         config.shell = options::opt_path(opts.shell, "opts->shell")?;
         config.prefix = opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string);
