@@ -325,7 +325,8 @@ fn number() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-/// An option of some subcommand (or none), with a value that may not suit it.
+/// An option of some subcommand (or none), with a value that may not suit
+/// it. Never a bare word: for `run` and `pty` that would start the command.
 fn option() -> impl Strategy<Value = Vec<Vec<u8>>> {
     let numeric = proptest::sample::select(vec![
         "--timeout",
@@ -354,7 +355,6 @@ fn option() -> impl Strategy<Value = Vec<Vec<u8>>> {
         }),
         (text, word()).prop_map(|(f, v)| vec![f.as_bytes().to_vec(), v]),
         flag.prop_map(|f| vec![f.as_bytes().to_vec()]),
-        word().prop_map(|w| vec![w]),
     ]
 }
 
