@@ -29,7 +29,7 @@ use std::time::Duration;
 /// | `interceptor` | false | the bash tool refuses no command |
 /// | `virtual_terminal` | false | the bash tool runs no command on a PTY |
 /// | `has_ui` | false | a host shows no UI |
-/// | `pty_cols`, `pty_rows` | 120, 40 | a terminal whose size the host does not give |
+/// | `pty_cols`, `pty_rows` | 80, 24 | a terminal whose size the host does not give (the classic terminal, on every face) |
 /// | `python_pty_cols`, `python_pty_rows` | 80, 24 | the size Python's `PtySession.start` promises in its public signature |
 #[macro_export]
 macro_rules! option_default {
@@ -49,8 +49,8 @@ macro_rules! option_default {
     (interceptor => $($then:tt)+) => { $($then)+!(bool false) };
     (virtual_terminal => $($then:tt)+) => { $($then)+!(bool false) };
     (has_ui => $($then:tt)+) => { $($then)+!(bool false) };
-    (pty_cols => $($then:tt)+) => { $($then)+!(num 120) };
-    (pty_rows => $($then:tt)+) => { $($then)+!(num 40) };
+    (pty_cols => $($then:tt)+) => { $($then)+!(num 80) };
+    (pty_rows => $($then:tt)+) => { $($then)+!(num 24) };
     (python_pty_cols => $($then:tt)+) => { $($then)+!(num 80) };
     (python_pty_rows => $($then:tt)+) => { $($then)+!(num 24) };
 }

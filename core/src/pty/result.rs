@@ -1,29 +1,60 @@
-//! How a PTY run ended, and the same run as a [`BashResult`], for the bash
+//! How a PTY run ended, with the same meaning as a shell run's
+//! [`BashResult`] (a stopped run has no exit code and its output starts with
+//! the stop notice), and the same run as a [`BashResult`], for the bash
 //! tool, which reads a PTY run as it reads a shell run.
 
 use std::path::Path;
 use std::time::Duration;
 
-use crate::output::OutputSummary;
+use crate::output::{OutputSink, OutputSummary};
 use crate::process::stop::Stop;
 use crate::shell::BashResult;
-use crate::shell::result::Outcome;
+use crate::shell::result::{Outcome, add_stop_notice};
 
 /// How a PTY run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PtyResult {
     /// The exit status (`128 + signal` when a signal ended the command);
-    /// `None` when the command could not start.
+    /// `None` when the run was stopped (timeout, kill, cancel) or the
+    /// command could not start.
     pub exit_code: Option<i32>,
-    /// Ended by [`super::PtySession::kill`] or the cancel token.
+    /// Ended by [`super::PtySession::kill`], the cancel token or the
+    /// timeout (as [`BashResult::cancelled`]).
     pub cancelled: bool,
     /// Ended by the timeout.
     pub timed_out: bool,
-    /// The sanitized output for the model.
+    /// The sanitized output for the model: `[Command timed out after N
+    /// seconds]` or `[Command cancelled]` first when the run was stopped.
     pub summary: OutputSummary,
 }
 
 impl PtyResult {
+    /// The result of a run that ended with `exit_code` (as waited for) or
+    /// was stopped for `stop`; `timeout` is the deadline a timeout notice
+    /// names.
+    pub(crate) fn new(
+        mut summary: OutputSummary,
+        exit_code: Option<i32>,
+        stop: Option<Stop>,
+        timeout: Option<Duration>,
+    ) -> Self {
+        add_stop_notice(&mut summary, stop, timeout);
+        let stopped = matches!(stop, Some(Stop::Timeout | Stop::Cancel));
+        PtyResult {
+            exit_code: if stopped { None } else { exit_code },
+            cancelled: stopped,
+            timed_out: stop == Some(Stop::Timeout),
+            summary,
+        }
+    }
+
+    /// The result of a run that never started: `PTY error: <message>` as
+    /// its output, no exit code.
+    pub(crate) fn start_failure(mut sink: OutputSink, message: &str) -> Self {
+        sink.push_text(&format!("PTY error: {message}\n"));
+        PtyResult::new(sink.dump(None), None, None, None)
+    }
+
     /// Why the run was stopped, if it was.
     fn stop(&self) -> Option<Stop> {
         if self.timed_out {
@@ -35,16 +66,15 @@ impl PtyResult {
         }
     }
 
-    /// The run as the shell engine reports one: the stop notice (naming
-    /// `timeout`) before the output, no exit code once stopped, `cwd` as
-    /// the working directory (a PTY run leaves no shell behind to ask).
-    pub fn into_bash_result(self, timeout: Option<Duration>, cwd: &Path) -> BashResult {
+    /// The run as the shell engine reports one, with `cwd` as the working
+    /// directory (a PTY run leaves no shell behind to ask).
+    pub fn into_bash_result(self, cwd: &Path) -> BashResult {
         let outcome = Outcome {
             exit_code: self.exit_code,
             stop: self.stop(),
             working_dir: Some(cwd.to_string_lossy().into_owned()),
             session_reset: false,
         };
-        BashResult::new(self.summary, outcome, timeout)
+        BashResult::assemble(self.summary, outcome)
     }
 }

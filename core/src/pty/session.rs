@@ -25,9 +25,14 @@
 //! process of the run: the child, its descendants and every member of its
 //! session, re-collected at each rung; the call ends once they are gone.
 //!
-//! A start failure (bad cwd or shell, `openpty` failing, spawn failing) is
-//! not an error of the call: the sink receives `PTY error: <message>` and
-//! the result has no exit code.
+//! Bad input is an error of the call, worded as the shell engine words it:
+//! a NUL in the command, a bad variable, a missing working directory
+//! (`InvalidArgument`), a shell that is not there (`Spawn`). A failure of
+//! the system once the input is good (`openpty`, the spawn itself) is not:
+//! the sink receives `PTY error: <message>` and the result has no exit
+//! code. A stopped run reads as a stopped shell run: no exit code, and the
+//! output starts with `[Command timed out after N seconds]` or
+//! `[Command cancelled]`.
 
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::path::PathBuf;
@@ -52,6 +57,7 @@ use crate::process::spawner::{find_on_path, is_executable};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
 use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::shell::cwd::resolve_dir;
 use crate::sync::lock;
 use crate::{Error, Result};
 
@@ -94,9 +100,9 @@ pub struct PtyOptions {
     pub env: Vec<(String, String)>,
     /// Deadline, counted from the start of the command (`None`: no limit).
     pub timeout: Option<Duration>,
-    /// Terminal width, clamped to 20–400 (default 120).
+    /// Terminal width, clamped to 20–400 (default 80).
     pub cols: u16,
-    /// Terminal height, clamped to 5–200 (default 40).
+    /// Terminal height, clamped to 5–200 (default 24).
     pub rows: u16,
     /// bash to run (`None`: `bash` from `PATH`).
     pub shell: Option<PathBuf>,
@@ -170,7 +176,7 @@ impl Default for PtySession {
 }
 
 impl PtySession {
-    /// An idle session with a blank 120x40 screen.
+    /// An idle session with a blank screen of the default size.
     pub fn new() -> Self {
         PtySession {
             run: Mutex::new(None),
@@ -180,9 +186,10 @@ impl PtySession {
 
     /// Runs `opts.command` on a new terminal and blocks until it ends (see
     /// the module doc). `on_chunk` gets the raw terminal text, in order, on
-    /// this thread. Fails only when a run is already in progress
-    /// (`PTY session already running`); every other failure is reported in
-    /// the result as `PTY error: …` with no exit code.
+    /// this thread. Fails when a run is already in progress (`PTY session
+    /// already running`) or the input is bad (see the module doc); a
+    /// failure of the system is reported in the result as `PTY error: …`
+    /// with no exit code.
     pub fn start(&self, opts: PtyOptions, mut on_chunk: impl FnMut(&str)) -> Result<PtyResult> {
         let mut sink = OutputSink::new(opts.sink.clone());
         let cols = opts.cols.clamp(MIN_COLS, MAX_COLS);
@@ -192,9 +199,10 @@ impl PtySession {
             if slot.is_some() {
                 return Err(Error::InvalidArgument(ALREADY_RUNNING.into()));
             }
-            let prepared = match prepare(&opts, cols, rows) {
+            let checked = check(&opts)?;
+            let prepared = match prepare(&opts, checked, cols, rows) {
                 Ok(p) => p,
-                Err(message) => return Ok(start_failure(sink, &message)),
+                Err(message) => return Ok(PtyResult::start_failure(sink, &message)),
             };
             let ctl = Arc::new(prepared.control);
             *slot = Some(ctl.clone());
@@ -215,16 +223,16 @@ impl PtySession {
             token.on_cancel(move || stop.cancel())
         });
         if ctl.stop.is_cancelled() {
-            return Ok(PtyResult {
-                exit_code: None,
-                cancelled: true,
-                timed_out: false,
-                summary: sink.dump(None),
-            });
+            return Ok(PtyResult::new(
+                sink.dump(None),
+                None,
+                Some(Stop::Cancel),
+                None,
+            ));
         }
         let child = match spawn.spawn() {
             Ok(child) => active.child.insert(child),
-            Err(message) => return Ok(start_failure(sink, &message)),
+            Err(message) => return Ok(PtyResult::start_failure(sink, &message)),
         };
         let stopper = Stopper::new(opts.timeout, ctl.stop.clone(), opts.kill_ladder);
         let mut run = Run {
@@ -240,12 +248,7 @@ impl PtySession {
         run.finish();
         active.child = None;
         drop(active);
-        Ok(PtyResult {
-            exit_code: status,
-            cancelled: stop == Some(Stop::Cancel),
-            timed_out: stop == Some(Stop::Timeout),
-            summary: sink.dump(None),
-        })
+        Ok(PtyResult::new(sink.dump(None), status, stop, opts.timeout))
     }
 
     /// Sends input to the running command, as typed: Kitty keyboard
@@ -410,50 +413,52 @@ impl Spawn {
     }
 }
 
-/// Validates the options and opens the terminal; an `Err` is the text of
-/// the `PTY error:` line.
-fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepared, String> {
+/// What [`check`] found: where the command runs, and which bash runs it.
+struct Checked {
+    cwd: PathBuf,
+    shell: PathBuf,
+}
+
+/// The input as the shell engine checks it, with its error texts.
+fn check(opts: &PtyOptions) -> Result<Checked> {
     if opts.command.contains('\0') {
-        return Err("command contains a NUL byte".into());
+        return Err(Error::InvalidArgument("command contains a NUL byte".into()));
     }
     for (k, v) in &opts.env {
-        validate_var(k, v).map_err(|e| e.to_string())?;
+        validate_var(k, v)?;
     }
     let host_cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
     let cwd = match &opts.cwd {
-        Some(dir) => host_cwd.join(dir),
+        Some(dir) => resolve_dir(&host_cwd, dir)?,
         None => host_cwd.clone(),
     };
-    match std::fs::metadata(&cwd) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(format!(
-                "Working directory is not a directory: {}",
-                cwd.display()
-            ));
-        }
-        Err(_) => {
-            return Err(format!(
-                "Working directory does not exist: {}",
-                cwd.display()
-            ));
-        }
-    }
     let shell = match &opts.shell {
         Some(path) => {
             let path = host_cwd.join(path);
             if !is_executable(&path) {
-                return Err(format!(
+                return Err(Error::Spawn(format!(
                     "Shell not found or not executable: {}",
                     path.display()
-                ));
+                )));
             }
             path
         }
-        None => find_on_path("bash").ok_or("bash not found on PATH")?,
+        None => {
+            find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
+        }
     };
+    Ok(Checked { cwd, shell })
+}
 
+/// Opens the terminal for checked input; an `Err` is the text of the `PTY
+/// error:` line.
+fn prepare(
+    opts: &PtyOptions,
+    Checked { cwd, shell }: Checked,
+    cols: u16,
+    rows: u16,
+) -> std::result::Result<Prepared, String> {
     let mut overrides = vec![("TERM".to_string(), "xterm-256color".to_string())];
     overrides.extend(opts.env.iter().cloned());
     let mut env = build_env(&opts.env_policy, opts.non_interactive_env, &overrides);
@@ -504,17 +509,6 @@ fn prepare(opts: &PtyOptions, cols: u16, rows: u16) -> std::result::Result<Prepa
             },
         },
     })
-}
-
-/// The result of a run that never started.
-fn start_failure(mut sink: OutputSink, message: &str) -> PtyResult {
-    sink.push_text(&format!("PTY error: {message}\n"));
-    PtyResult {
-        exit_code: None,
-        cancelled: false,
-        timed_out: false,
-        summary: sink.dump(None),
-    }
 }
 
 /// One run's event loop state.

@@ -67,6 +67,17 @@ pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<Stri
     }
 }
 
+/// Puts the notice of a stopped run (see [`stop_notice`]) before its output.
+pub(crate) fn add_stop_notice(
+    summary: &mut OutputSummary,
+    stop: Option<Stop>,
+    timeout: Option<Duration>,
+) {
+    if let Some(notice) = stop_notice(stop, timeout) {
+        summary.add_notice(&notice);
+    }
+}
+
 /// A duration in seconds as a person writes it: whole seconds without a
 /// fraction (`5`), otherwise to the millisecond without trailing zeros
 /// (`0.5`, `1.25`), so a sub-second timeout never reads "0 seconds".
@@ -86,10 +97,14 @@ impl BashResult {
     /// stopped because its head limit was satisfied exits 0, as
     /// `cmd | head -n N` does once head is done.
     pub fn new(mut summary: OutputSummary, outcome: Outcome, timeout: Option<Duration>) -> Self {
+        add_stop_notice(&mut summary, outcome.stop, timeout);
+        BashResult::assemble(summary, outcome)
+    }
+
+    /// [`BashResult::new`] for a summary that has its stop notice already
+    /// (a PTY run's, made with [`add_stop_notice`]).
+    pub(crate) fn assemble(summary: OutputSummary, outcome: Outcome) -> Self {
         let stopped = matches!(outcome.stop, Some(Stop::Timeout | Stop::Cancel));
-        if let Some(notice) = stop_notice(outcome.stop, timeout) {
-            summary.add_notice(&notice);
-        }
         BashResult {
             summary,
             exit_code: match outcome.stop {

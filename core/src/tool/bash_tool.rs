@@ -36,9 +36,9 @@ use super::updates::{ToolUpdate, with_live_updates};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
-use crate::output::Sanitizer;
+use crate::output::{OutputSink, Sanitizer};
 use crate::process::stop::Stop;
-use crate::pty::{PtyOptions, PtySession};
+use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::result::stop_notice;
@@ -408,14 +408,19 @@ impl BashTool {
         opts.sink.artifact = call.artifact;
         let mut sanitizer = Sanitizer::new();
         let mut clean = String::new();
-        let result = self.pty.start(opts, |raw| {
+        let sink = opts.sink.clone();
+        let started = self.pty.start(opts, |raw| {
             clean.clear();
             sanitizer.push(raw.as_bytes(), &mut clean);
             if !clean.is_empty() {
                 on_chunk(&clean);
             }
-        })?;
-        Ok(result.into_bash_result(Some(call.timeout), &call.cwd))
+        });
+        // The model reads a command that could not start on the terminal
+        // as a `PTY error:` line with no exit status, whatever the cause.
+        let result = started
+            .unwrap_or_else(|e| PtyResult::start_failure(OutputSink::new(sink), &e.to_string()));
+        Ok(result.into_bash_result(&call.cwd))
     }
 }
 

@@ -231,7 +231,10 @@ fn cut_by_timeout(command: &str, check: impl FnOnce(&str)) -> PtyResult {
     // The commands would run for 1000 s if the timeout did not end them.
     let took = started.elapsed();
     assert!(took < CUT + LADDER + HANG, "{took:?}");
-    assert!(r.timed_out && !r.cancelled, "{r:?}");
+    // As a shell run reads: cancelled too, no exit code, the notice first.
+    assert!(r.timed_out && r.cancelled && r.exit_code.is_none(), "{r:?}");
+    let notice = format!("[Command timed out after {} seconds]\n", CUT.as_secs());
+    assert!(r.summary.output.starts_with(&notice), "{r:?}");
     r
 }
 
@@ -294,6 +297,11 @@ fn kill_and_cancel_token_stop_the_run() {
         pty.kill().unwrap();
     });
     assert!(r.cancelled && !r.timed_out, "{r:?}");
+    assert_eq!(r.exit_code, None);
+    assert!(
+        r.summary.output.starts_with("[Command cancelled]\nstarted"),
+        "{r:?}"
+    );
 
     let token = CancelToken::new();
     let (r, _) = interact(
@@ -364,35 +372,40 @@ fn output_for_the_model_is_sanitized() {
 }
 
 #[test]
-fn start_failures_are_pty_errors() {
-    let (r, raw) = run(PtyOptions {
+fn bad_input_is_an_error_of_the_call_as_in_the_shell() {
+    let pty = PtySession::new();
+    let err = |opts: PtyOptions| pty.start(opts, |_| {}).unwrap_err();
+    let e = err(PtyOptions {
         cwd: Some("/nonexistent/conch-dir".into()),
         ..opts("echo hi")
     });
-    assert_eq!(r.exit_code, None);
-    assert!(!r.cancelled && !r.timed_out);
+    assert!(matches!(e, conch_core::Error::InvalidArgument(_)), "{e:?}");
     assert_eq!(
-        r.summary.output,
-        "PTY error: Working directory does not exist: /nonexistent/conch-dir\n"
+        e.to_string(),
+        "Working directory does not exist: /nonexistent/conch-dir"
     );
-    assert!(raw.is_empty());
-
-    let (r, _) = run(PtyOptions {
+    let e = err(opts("echo a\0b"));
+    assert_eq!(e.to_string(), "command contains a NUL byte");
+    let e = err(PtyOptions {
         shell: Some("/nonexistent/bash".into()),
         ..opts("echo hi")
     });
-    assert_eq!(r.exit_code, None);
+    assert!(matches!(e, conch_core::Error::Spawn(_)), "{e:?}");
     assert_eq!(
-        r.summary.output,
-        "PTY error: Shell not found or not executable: /nonexistent/bash\n"
+        e.to_string(),
+        "Shell not found or not executable: /nonexistent/bash"
     );
-
-    let (r, _) = run(PtyOptions {
+    let e = err(PtyOptions {
         env: vec![("BAD-NAME".into(), "x".into())],
         ..opts("echo hi")
     });
-    assert_eq!(r.exit_code, None);
-    assert!(r.summary.output.starts_with("PTY error: "), "{r:?}");
+    assert!(matches!(e, conch_core::Error::InvalidArgument(_)), "{e:?}");
+    // Nothing was left running: the session takes the next command.
+    let (r, _) = run(opts("echo fine"));
+    assert_eq!(
+        (r.exit_code, r.summary.output.as_str()),
+        (Some(0), "fine\n")
+    );
 }
 
 #[test]
