@@ -38,8 +38,8 @@ pub unsafe extern "C" fn conch_artifact_store_new(dir: *const c_char) -> *mut co
     })
 }
 
-/// Reserves the next id and its file `<dir>/<id>.<kind>.log` (the file itself
-/// is not created). On `CONCH_OK`, `*id_out` is the id and, when `path_out`
+/// Reserves the next id and its file `<dir>/<id>.<kind>.log`, created empty
+/// (mode 0600) so that no other store or process takes the id. On `CONCH_OK`, `*id_out` is the id and, when `path_out`
 /// is not NULL, `*path_out` the path (free both with `conch_string_free`).
 ///
 /// # Safety
