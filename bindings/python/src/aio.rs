@@ -16,3 +16,22 @@ pub fn coroutine<'py>(
     let py = call.py();
     PyModule::import(py, "conch._aio")?.call_method1("call_async", (call, first, cancel, options))
 }
+
+/// The coroutine `aenter(obj)`, which returns `obj` (`__aenter__`).
+pub fn enter<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    PyModule::import(obj.py(), "conch._aio")?.call_method1("aenter", (obj,))
+}
+
+/// The coroutine `aexit(exit, *exc)`, which runs the blocking `exit(*exc)`
+/// (a `__exit__`) on a thread of its own (`__aexit__`).
+pub fn exit<'py>(
+    exit: Bound<'py, PyAny>,
+    exc: &Bound<'py, pyo3::types::PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = exit.py();
+    let args: Vec<Bound<'py, PyAny>> = std::iter::once(exit).chain(exc.iter()).collect();
+    let args = pyo3::types::PyTuple::new(py, args)?;
+    PyModule::import(py, "conch._aio")?
+        .getattr("aexit")?
+        .call1(args)
+}

@@ -7,7 +7,8 @@ use conch_core::artifact::{Artifact, ArtifactStore};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::errors::to_py;
+use crate::convert::{Whole, count, count_of};
+use crate::errors::{guard, to_py};
 
 /// A directory of artifacts ``<dir>/<id>.<kind>.log`` with sequential ids.
 /// Pass one store as ``artifacts_dir=`` to every shell that spills into the
@@ -27,16 +28,18 @@ impl PyArtifactStore {
 #[pymethods]
 impl PyArtifactStore {
     #[new]
-    fn new(dir: PathBuf) -> Self {
-        PyArtifactStore {
-            inner: ArtifactStore::new(dir),
-        }
+    fn new(dir: PathBuf) -> PyResult<Self> {
+        guard(|| {
+            Ok(PyArtifactStore {
+                inner: ArtifactStore::new(dir),
+            })
+        })
     }
 
     /// The store's directory.
     #[getter]
-    fn dir(&self) -> PathBuf {
-        self.inner.dir().to_path_buf()
+    fn dir(&self) -> PyResult<PathBuf> {
+        guard(|| Ok(self.inner.dir().to_path_buf()))
     }
 
     /// Reserves the next id and its path ``<dir>/<id>.<kind>.log`` (the
@@ -44,37 +47,45 @@ impl PyArtifactStore {
     /// (mode 0700) if needed.
     #[pyo3(signature = (kind="bash"))]
     fn allocate(&self, py: Python<'_>, kind: &str) -> PyResult<PyArtifact> {
-        py.detach(|| self.inner.allocate(kind))
-            .map(PyArtifact::from)
-            .map_err(to_py)
+        guard(|| {
+            py.detach(|| self.inner.allocate(kind))
+                .map(PyArtifact::from)
+                .map_err(to_py)
+        })
     }
 
     /// The whole text of ``"artifact://<id>"``.
     fn resolve(&self, py: Python<'_>, url: &str) -> PyResult<String> {
-        py.detach(|| self.inner.resolve(url)).map_err(to_py)
+        guard(|| py.detach(|| self.inner.resolve(url)).map_err(to_py))
     }
 
     /// Lines ``[offset, offset + limit)`` of an artifact (0-based, line ends
     /// kept; ``limit=None``: to the end). ``id`` is the bare id or its
     /// ``artifact://`` URL.
-    #[pyo3(signature = (id, offset=0, limit=None))]
+    #[pyo3(signature = (id, offset=Whole::Int(0), limit=None), text_signature = "($self, id, offset=0, limit=None)")]
     fn read(
         &self,
         py: Python<'_>,
         id: &str,
-        offset: usize,
-        limit: Option<usize>,
+        offset: Whole,
+        limit: Option<Whole>,
     ) -> PyResult<String> {
-        py.detach(|| self.inner.read(id, offset, limit))
-            .map_err(to_py)
+        guard(|| {
+            let offset = count_of("offset", offset)?;
+            let limit = count("limit", limit)?;
+            py.detach(|| self.inner.read(id, offset, limit))
+                .map_err(to_py)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let dir = self.inner.dir().to_string_lossy();
-        Ok(format!(
-            "ArtifactStore({})",
-            PyString::new(py, &dir).repr()?
-        ))
+        guard(|| {
+            let dir = self.inner.dir().to_string_lossy();
+            Ok(format!(
+                "ArtifactStore({})",
+                PyString::new(py, &dir).repr()?
+            ))
+        })
     }
 }
 
@@ -107,16 +118,18 @@ impl PyArtifact {
 
     /// ``artifact://<id>``.
     #[getter]
-    fn url(&self) -> String {
-        self.inner.url()
+    fn url(&self) -> PyResult<String> {
+        guard(|| Ok(self.inner.url()))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let path = self.inner.path.to_string_lossy();
-        Ok(format!(
-            "Artifact(id={}, path={})",
-            PyString::new(py, &self.inner.id).repr()?,
-            PyString::new(py, &path).repr()?
-        ))
+        guard(|| {
+            let path = self.inner.path.to_string_lossy();
+            Ok(format!(
+                "Artifact(id={}, path={})",
+                PyString::new(py, &self.inner.id).repr()?,
+                PyString::new(py, &path).repr()?
+            ))
+        })
     }
 }

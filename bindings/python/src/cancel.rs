@@ -5,6 +5,7 @@ use conch_core::CancelToken;
 use conch_core::cancel::CancelGuard;
 use pyo3::prelude::*;
 
+use crate::errors::guard;
 use crate::repr::py_bool;
 
 /// A token that cancels the runs it is passed to (``cancel=``), from any
@@ -21,33 +22,40 @@ pub struct PyCancelToken {
 impl PyCancelToken {
     #[new]
     #[pyo3(signature = (parent=None))]
-    fn new(parent: Option<&PyCancelToken>) -> Self {
-        let (inner, link) = match parent {
-            Some(parent) => {
-                let (child, guard) = child_of(&parent.inner);
-                (child, Some(guard))
-            }
-            None => (CancelToken::new(), None),
-        };
-        PyCancelToken { inner, _link: link }
+    fn new(parent: Option<&PyCancelToken>) -> PyResult<Self> {
+        guard(|| {
+            let (inner, link) = match parent {
+                Some(parent) => {
+                    let (child, link) = child_of(&parent.inner);
+                    (child, Some(link))
+                }
+                None => (CancelToken::new(), None),
+            };
+            Ok(PyCancelToken { inner, _link: link })
+        })
     }
 
     /// Cancels every run using this token (and every child token).
     /// Idempotent; never blocks.
-    fn cancel(&self) {
-        self.inner.cancel();
+    fn cancel(&self) -> PyResult<()> {
+        guard(|| {
+            self.inner.cancel();
+            Ok(())
+        })
     }
 
     /// Whether ``cancel()`` was called (on this token or a parent).
-    fn is_cancelled(&self) -> bool {
-        self.inner.is_cancelled()
+    fn is_cancelled(&self) -> PyResult<bool> {
+        guard(|| Ok(self.inner.is_cancelled()))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "CancelToken(cancelled={})",
-            py_bool(self.inner.is_cancelled())
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        guard(|| {
+            Ok(format!(
+                "CancelToken(cancelled={})",
+                py_bool(self.inner.is_cancelled())
+            ))
+        })
     }
 }
 

@@ -8,8 +8,8 @@ use conch_core::output::{Sanitizer, sanitize_text as core_sanitize};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use crate::convert::count;
-use crate::errors::{invalid, to_py};
+use crate::convert::{Whole, count};
+use crate::errors::{guard, invalid, to_py};
 
 /// A command with its trailing ``| head``/``| tail`` stages taken off:
 /// run ``command``, then keep the first ``head_lines`` lines of the whole
@@ -26,22 +26,30 @@ pub struct PyNormalizedCommand {
 impl PyNormalizedCommand {
     #[new]
     #[pyo3(signature = (command, head_lines=None, tail_lines=None))]
-    fn new(command: String, head_lines: Option<usize>, tail_lines: Option<usize>) -> Self {
-        PyNormalizedCommand {
-            command,
-            head_lines,
-            tail_lines,
-        }
+    fn new(
+        command: String,
+        head_lines: Option<Whole>,
+        tail_lines: Option<Whole>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            Ok(PyNormalizedCommand {
+                command,
+                head_lines: count("head_lines", head_lines)?,
+                tail_lines: count("tail_lines", tail_lines)?,
+            })
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let opt = |n: Option<usize>| n.map_or("None".to_string(), |n| n.to_string());
-        Ok(format!(
-            "NormalizedCommand(command={}, head_lines={}, tail_lines={})",
-            PyString::new(py, &self.command).repr()?,
-            opt(self.head_lines),
-            opt(self.tail_lines)
-        ))
+        guard(|| {
+            let opt = |n: Option<usize>| n.map_or("None".to_string(), |n| n.to_string());
+            Ok(format!(
+                "NormalizedCommand(command={}, head_lines={}, tail_lines={})",
+                PyString::new(py, &self.command).repr()?,
+                opt(self.head_lines),
+                opt(self.tail_lines)
+            ))
+        })
     }
 }
 
@@ -50,25 +58,29 @@ impl PyNormalizedCommand {
 /// and comments; anything else (``head -c``, ``tail -f``, ``tail -n +N``,
 /// a stage in the middle) is left alone. The command is trimmed.
 #[pyfunction]
-pub fn normalize_bash_command(command: &str) -> PyNormalizedCommand {
-    let n = normalize::normalize_bash_command(command);
-    PyNormalizedCommand {
-        command: n.command,
-        head_lines: n.head_lines,
-        tail_lines: n.tail_lines,
-    }
+pub fn normalize_bash_command(command: &str) -> PyResult<PyNormalizedCommand> {
+    guard(|| {
+        let n = normalize::normalize_bash_command(command);
+        Ok(PyNormalizedCommand {
+            command: n.command,
+            head_lines: n.head_lines,
+            tail_lines: n.tail_lines,
+        })
+    })
 }
 
 /// Keeps the first ``head`` lines of ``text``, then the last ``tail`` lines
 /// of what is left, as ``head -n H | tail -n T`` would.
 #[pyfunction]
 #[pyo3(signature = (text, head=None, tail=None))]
-pub fn apply_head_tail(text: &str, head: Option<i64>, tail: Option<i64>) -> PyResult<String> {
-    Ok(normalize::apply_head_tail(
-        text,
-        count("head", head)?,
-        count("tail", tail)?,
-    ))
+pub fn apply_head_tail(text: &str, head: Option<Whole>, tail: Option<Whole>) -> PyResult<String> {
+    guard(|| {
+        Ok(normalize::apply_head_tail(
+            text,
+            count("head", head)?,
+            count("tail", tail)?,
+        ))
+    })
 }
 
 /// A blocked command: ``message`` is ``"Blocked: <why>\n\nOriginal
@@ -84,12 +96,14 @@ pub struct PyInterception {
 #[pymethods]
 impl PyInterception {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "Interception(blocked={}, message={}, suggested_tool={})",
-            crate::repr::py_bool(self.blocked),
-            PyString::new(py, &self.message).repr()?,
-            PyString::new(py, &self.suggested_tool).repr()?
-        ))
+        guard(|| {
+            Ok(format!(
+                "Interception(blocked={}, message={}, suggested_tool={})",
+                crate::repr::py_bool(self.blocked),
+                PyString::new(py, &self.message).repr()?,
+                PyString::new(py, &self.suggested_tool).repr()?
+            ))
+        })
     }
 }
 
@@ -107,26 +121,30 @@ pub fn check_bash_interception(
     tool_names: Vec<String>,
     rules: Option<Vec<Bound<'_, PyAny>>>,
 ) -> PyResult<Option<PyInterception>> {
-    let rules = rules
-        .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
-        .transpose()?;
-    let hit = intercept::check_bash_interception(command, &tool_names, rules.as_deref())
-        .map_err(to_py)?;
-    Ok(hit.map(|i| PyInterception {
-        blocked: i.blocked,
-        message: i.message,
-        suggested_tool: i.suggested_tool,
-    }))
+    guard(|| {
+        let rules = rules
+            .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
+            .transpose()?;
+        let hit = intercept::check_bash_interception(command, &tool_names, rules.as_deref())
+            .map_err(to_py)?;
+        Ok(hit.map(|i| PyInterception {
+            blocked: i.blocked,
+            message: i.message,
+            suggested_tool: i.suggested_tool,
+        }))
+    })
 }
 
 /// The default interceptor rules, as dicts ``{"pattern", "flags", "tool",
 /// "message"}`` (edit and pass them to ``check_bash_interception``).
 #[pyfunction]
 pub fn default_interceptor_rules(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
-    intercept::default_rules()
-        .into_iter()
-        .map(|rule| rule_to_py(py, rule))
-        .collect()
+    guard(|| {
+        intercept::default_rules()
+            .into_iter()
+            .map(|rule| rule_to_py(py, rule))
+            .collect()
+    })
 }
 
 pub fn rule_to_py(py: Python<'_>, rule: Rule) -> PyResult<Bound<'_, PyDict>> {
@@ -182,15 +200,17 @@ fn input_bytes<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a,
 /// invalid sequences replaced by U+FFFD.
 #[pyfunction]
 pub fn sanitize_text(text: &Bound<'_, PyAny>) -> PyResult<String> {
-    if let Ok(text) = text.cast::<PyString>() {
-        return Ok(core_sanitize(text.to_str()?));
-    }
-    let bytes = input_bytes(text)?;
-    let mut out = String::with_capacity(bytes.len());
-    let mut sanitizer = Sanitizer::new();
-    sanitizer.push(&bytes, &mut out);
-    sanitizer.finish(&mut out);
-    Ok(out)
+    guard(|| {
+        if let Ok(text) = text.cast::<PyString>() {
+            return Ok(core_sanitize(text.to_str()?));
+        }
+        let bytes = input_bytes(text)?;
+        let mut out = String::with_capacity(bytes.len());
+        let mut sanitizer = Sanitizer::new();
+        sanitizer.push(&bytes, &mut out);
+        sanitizer.finish(&mut out);
+        Ok(out)
+    })
 }
 
 /// ``sanitize_text`` for a stream that arrives in pieces: escape sequences,
@@ -204,31 +224,37 @@ pub struct PySanitizer {
 #[pymethods]
 impl PySanitizer {
     #[new]
-    fn new() -> Self {
-        PySanitizer {
-            inner: Mutex::new(Sanitizer::new()),
-        }
+    fn new() -> PyResult<Self> {
+        guard(|| {
+            Ok(PySanitizer {
+                inner: Mutex::new(Sanitizer::new()),
+            })
+        })
     }
 
     /// Feeds ``data`` (str or bytes) and returns the clean text it completes.
     fn push(&self, data: &Bound<'_, PyAny>) -> PyResult<String> {
-        let bytes = input_bytes(data)?;
-        let mut out = String::with_capacity(bytes.len());
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(&bytes, &mut out);
-        Ok(out)
+        guard(|| {
+            let bytes = input_bytes(data)?;
+            let mut out = String::with_capacity(bytes.len());
+            self.inner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(&bytes, &mut out);
+            Ok(out)
+        })
     }
 
     /// Ends the stream: returns what was held back (an incomplete UTF-8
     /// sequence becomes U+FFFD). The sanitizer is then as new.
-    fn finish(&self) -> String {
-        let mut out = String::new();
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .finish(&mut out);
-        out
+    fn finish(&self) -> PyResult<String> {
+        guard(|| {
+            let mut out = String::new();
+            self.inner
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .finish(&mut out);
+            Ok(out)
+        })
     }
 }

@@ -1,7 +1,10 @@
 //! Python arguments as core option values: environment mappings, seconds,
 //! line counts, snapshot choices. Each value is checked by the core's
 //! parser for that option, under the argument's name; a bad one is
-//! `conch.InvalidArgumentError` (a `ValueError`).
+//! `conch.InvalidArgumentError` (a `ValueError`). Numbers of any size reach
+//! those parsers ([`Seconds`], [`Whole`]): a Python int is unbounded, and
+//! a too large one must get the option's own error, not an `OverflowError`
+//! about C types.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,11 +15,12 @@ use conch_core::shell::Snapshot;
 use conch_core::shell::options::{
     TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
 };
+use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::artifact::PyArtifactStore;
-use crate::errors::{invalid, to_py};
+use crate::errors::{guard, invalid, to_py};
 
 /// `{"NAME": "value", ...}` (any mapping with `.items()`, e.g. `os.environ`)
 /// as ordered pairs; `None` is empty.
@@ -40,30 +44,97 @@ pub fn env_pairs(env: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, String
     Ok(pairs)
 }
 
+/// A number of seconds as Python gives it: a float, or an int of any size.
+/// An int too large for a float is the infinity of its sign, so the
+/// checker refuses it as it refuses `float("inf")`.
+#[derive(Clone, Copy)]
+pub struct Seconds(pub f64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Seconds {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        guard(|| match obj.extract::<f64>() {
+            Ok(value) => Ok(Seconds(value)),
+            Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => {
+                let negative = obj.lt(0)?;
+                Ok(Seconds(if negative {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }))
+            }
+            Err(err) => Err(err),
+        })
+    }
+}
+
+/// A whole number as Python gives it: an `int` of any size (a `float` is a
+/// `TypeError`, as for any Python API taking an int). One past `i64` goes
+/// to the checker as the float nearest to it, as a JavaScript number
+/// would: the core decides what a huge count means.
+#[derive(Clone, Copy)]
+pub enum Whole {
+    Int(i64),
+    Huge(f64),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Whole {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        guard(|| match obj.extract::<i64>() {
+            Ok(n) => Ok(Whole::Int(n)),
+            Err(err) if err.is_instance_of::<PyOverflowError>(obj.py()) => {
+                Ok(Whole::Huge(obj.extract::<Seconds>()?.0))
+            }
+            Err(err) => Err(err),
+        })
+    }
+}
+
 /// A timeout in seconds (int or float, > 0) as a duration; `None` stays `None`.
-pub fn seconds(name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+pub fn seconds(name: &str, value: Option<Seconds>) -> PyResult<Option<Duration>> {
     value
-        .map(|secs| timeout_option(name, secs, TimeUnit::Seconds))
+        .map(|secs| timeout_option(name, secs.0, TimeUnit::Seconds))
         .transpose()
         .map_err(to_py)
 }
 
 /// An interval in seconds (int or float, >= 0) as a duration.
-pub fn interval(name: &str, secs: f64) -> PyResult<Duration> {
-    interval_option(name, secs, TimeUnit::Seconds).map_err(to_py)
+pub fn interval(name: &str, secs: Seconds) -> PyResult<Duration> {
+    interval_option(name, secs.0, TimeUnit::Seconds).map_err(to_py)
 }
 
-/// A line count (`head`, `tail`): an int >= 0.
-pub fn count(name: &str, value: Option<i64>) -> PyResult<Option<usize>> {
+/// A count (`head`, `tail`, an offset, a terminal size): an int >= 0.
+pub fn count(name: &str, value: Option<Whole>) -> PyResult<Option<usize>> {
     value
-        .map(|n| count_option(name, n))
+        .map(|n| match n {
+            Whole::Int(n) => count_option(name, n),
+            Whole::Huge(n) => count_option(name, n),
+        })
         .transpose()
         .map_err(to_py)
 }
 
+/// A count that must be given (an offset, a terminal size).
+pub fn count_of(name: &str, value: Whole) -> PyResult<usize> {
+    Ok(count(name, Some(value))?.unwrap_or_default())
+}
+
+/// A terminal size (`cols`, `rows`): a count, which the terminal clamps to
+/// what it supports (so any count above `u16` is its largest size).
+pub fn cells(name: &str, value: Whole) -> PyResult<u16> {
+    Ok(u16::try_from(count_of(name, value)?).unwrap_or(u16::MAX))
+}
+
 /// `max_bytes=`: an int >= 1.
-pub fn max_bytes(value: i64) -> PyResult<usize> {
-    max_bytes_option("max_bytes", value).map_err(to_py)
+pub fn max_bytes(value: Whole) -> PyResult<usize> {
+    match value {
+        Whole::Int(n) => max_bytes_option("max_bytes", n),
+        Whole::Huge(n) => max_bytes_option("max_bytes", n),
+    }
+    .map_err(to_py)
 }
 
 /// `snapshot=`: `"auto"` (the user's rc, captured once), `None` or
@@ -76,18 +147,20 @@ impl<'a, 'py> FromPyObject<'a, 'py> for SnapshotArg {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        if obj.is_none() {
-            return Ok(SnapshotArg(Snapshot::None));
-        }
-        if let Ok(text) = obj.cast::<PyString>() {
-            return parse_option("snapshot", text.to_str()?)
-                .map(SnapshotArg)
-                .map_err(to_py);
-        }
-        let path: PathBuf = obj
-            .extract()
-            .map_err(|_| invalid("snapshot must be \"auto\", None or a path"))?;
-        Ok(SnapshotArg(Snapshot::Path(path)))
+        guard(|| {
+            if obj.is_none() {
+                return Ok(SnapshotArg(Snapshot::None));
+            }
+            if let Ok(text) = obj.cast::<PyString>() {
+                return parse_option("snapshot", text.to_str()?)
+                    .map(SnapshotArg)
+                    .map_err(to_py);
+            }
+            let path: PathBuf = obj
+                .extract()
+                .map_err(|_| invalid("snapshot must be \"auto\", None or a path"))?;
+            Ok(SnapshotArg(Snapshot::Path(path)))
+        })
     }
 }
 

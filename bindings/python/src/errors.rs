@@ -6,8 +6,11 @@
 //! and carry attributes (`details`, `suggested_tool`) with normal
 //! constructors. This file is the one place where a core error picks its class.
 
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use conch_core::Error;
-use pyo3::PyErr;
+use pyo3::{PyErr, PyResult};
 
 pyo3::import_exception!(conch._errors, InvalidArgumentError);
 pyo3::import_exception!(conch._errors, IoError);
@@ -17,6 +20,7 @@ pyo3::import_exception!(conch._errors, NotFoundError);
 pyo3::import_exception!(conch._errors, ToolError);
 pyo3::import_exception!(conch._errors, BlockedError);
 pyo3::import_exception!(conch._errors, ToolAbortError);
+pyo3::import_exception!(conch._errors, InternalError);
 
 /// The Python exception for a core error.
 pub fn to_py(err: Error) -> PyErr {
@@ -42,4 +46,44 @@ pub fn io_error(context: &str, source: &std::io::Error) -> PyErr {
 /// `conch.InvalidArgumentError(message)`.
 pub fn invalid(message: impl Into<String>) -> PyErr {
     InvalidArgumentError::new_err(message.into())
+}
+
+/// Runs the body of an entry point (a function, constructor, method or
+/// conversion Python calls) so that a panic in it, or in the core below,
+/// is a `conch.InternalError` (an `Exception`). Left alone, PyO3 would
+/// raise `pyo3_runtime.PanicException`, a `BaseException` that
+/// `except Exception` does not catch and that takes many hosts down with it.
+pub fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| Err(internal(&*panic)))
+}
+
+/// `conch.InternalError("conch panicked: <message>")` for a caught panic.
+pub fn internal(panic: &(dyn Any + Send)) -> PyErr {
+    InternalError::new_err(panic_message(panic))
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("conch panicked: {text}")
+}
+
+/// Panics on purpose, in the entry itself (`"call"`) or in the core call of
+/// a blocking entry, on its pooled thread (`"pool"`): the only way a test
+/// can see a panic reach Python, as nothing else in conch is meant to
+/// panic. Not part of the API (`conch._conch._panic`).
+#[pyo3::pyfunction]
+pub fn _panic(py: pyo3::Python<'_>, place: &str) -> PyResult<()> {
+    guard(|| match place {
+        "call" => panic!("on purpose, in the call"),
+        "pool" => crate::offload::offload(py, None, &conch_core::CancelToken::new(), |_| {
+            panic!("on purpose, on a pooled thread")
+        }),
+        other => Err(invalid(format!(
+            "place must be \"call\" or \"pool\", got {other:?}"
+        ))),
+    })
 }

@@ -4,6 +4,8 @@
 //!
 //! Translation only: every behaviour is conch-core's. Blocking calls
 //! release the GIL; chunk callbacks run on the calling thread ([`offload`]).
+//! Every entry point runs its body under [`errors::guard`], so a panic is
+//! `conch.InternalError` (an `Exception`), never PyO3's `PanicException`.
 
 mod aio;
 mod artifact;
@@ -37,6 +39,8 @@ mod _conch {
         PyInterception, PyNormalizedCommand, PySanitizer, apply_head_tail, check_bash_interception,
         default_interceptor_rules, normalize_bash_command, sanitize_text,
     };
+    #[pymodule_export]
+    use crate::errors::_panic;
     #[pymodule_export]
     use crate::pty::{PyPtyResult, PyPtySession};
     #[pymodule_export]

@@ -23,10 +23,9 @@ use std::sync::mpsc::{RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
 use conch_core::CancelToken;
-use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 
-use crate::errors::io_error;
+use crate::errors::{InternalError, internal, io_error};
 
 /// How often the waiting thread looks for signals (Ctrl-C).
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -37,8 +36,8 @@ const QUEUE_LEN: usize = 8;
 enum Event<T> {
     Chunk(String),
     Done(T),
-    /// The core call panicked (with this message).
-    Panicked(String),
+    /// The core call panicked (this error says so).
+    Panicked(PyErr),
 }
 
 /// Runs `job` on a helper thread and waits for it as described above.
@@ -65,7 +64,7 @@ pub fn offload<T: Send + 'static>(
         }));
         let _ = tx.send(match out {
             Ok(out) => Event::Done(out),
-            Err(panic) => Event::Panicked(panic_message(&panic)),
+            Err(panic) => Event::Panicked(internal(&*panic)),
         });
     })
     .map_err(|e| io_error("cannot start a thread", &e))?;
@@ -97,24 +96,17 @@ pub fn offload<T: Send + 'static>(
                 }
             }
             Ok(Event::Done(out)) => break Ok(out),
-            Ok(Event::Panicked(message)) => break Err(message),
+            Ok(Event::Panicked(err)) => break Err(err),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
-                break Err("conch: the run ended without a result".into());
+                break Err(InternalError::new_err(
+                    "conch: the run ended without a result",
+                ));
             }
         }
     };
     if let Some(err) = failure {
         return Err(err);
     }
-    outcome.map_err(PanicException::new_err)
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    let text = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    format!("conch panicked: {text}")
+    outcome
 }

@@ -8,12 +8,12 @@ use conch_core::defaults;
 use conch_core::output::SinkOptions;
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{self, callback, env_pairs, seconds};
-use crate::errors::to_py;
+use crate::convert::{self, Seconds, Whole, callback, cells, env_pairs, seconds};
+use crate::errors::{guard, to_py};
 use crate::offload::offload;
 use crate::repr::py_bool;
 use crate::signature::{py_default, text_signature};
@@ -38,10 +38,12 @@ impl PyPtySession {
 #[pymethods]
 impl PyPtySession {
     #[new]
-    fn new() -> Self {
-        PyPtySession {
-            inner: Arc::new(pty::PtySession::new()),
-        }
+    fn new() -> PyResult<Self> {
+        guard(|| {
+            Ok(PyPtySession {
+                inner: Arc::new(pty::PtySession::new()),
+            })
+        })
     }
 
     #[doc = text_signature!(
@@ -59,47 +61,50 @@ impl PyPtySession {
     /// cannot start is reported in ``output`` (``PTY error: ...``) with
     /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
     /// command is already running on this session.
-    #[pyo3(signature = (command, *, cols=defaults::PYTHON_PTY_COLS, rows=defaults::PYTHON_PTY_ROWS,
+    #[pyo3(signature = (command, *, cols=Whole::Int(defaults::PYTHON_PTY_COLS.into()),
+                        rows=Whole::Int(defaults::PYTHON_PTY_ROWS.into()),
                         cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None,
-                        max_bytes=defaults::MAX_BYTES as i64),
+                        max_bytes=Whole::Int(defaults::MAX_BYTES as i64)),
                text_signature = None)]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         py: Python<'_>,
         command: String,
-        cols: u16,
-        rows: u16,
+        cols: Whole,
+        rows: Whole,
         cwd: Option<PathBuf>,
         env: Option<&Bound<'_, PyAny>>,
-        timeout: Option<f64>,
+        timeout: Option<Seconds>,
         shell: Option<PathBuf>,
         on_chunk: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
-        max_bytes: i64,
+        max_bytes: Whole,
     ) -> PyResult<PyPtyResult> {
-        let on_chunk = callback("on_chunk", on_chunk)?;
-        let (token, _link) = run_token(cancel.as_deref());
-        let opts = PtyOptions {
-            command,
-            cwd,
-            env: env_pairs(env)?,
-            timeout: seconds("timeout", timeout)?,
-            cols,
-            rows,
-            shell,
-            cancel: Some(token.clone()),
-            sink: SinkOptions {
-                max_bytes: convert::max_bytes(max_bytes)?,
-                ..SinkOptions::default()
-            },
-            ..PtyOptions::default()
-        };
-        let session = self.inner.clone();
-        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-            session.start(opts, sink)
-        })?;
-        result.map(PyPtyResult::from).map_err(to_py)
+        guard(|| {
+            let on_chunk = callback("on_chunk", on_chunk)?;
+            let (token, _link) = run_token(cancel.as_deref());
+            let opts = PtyOptions {
+                command,
+                cwd,
+                env: env_pairs(env)?,
+                timeout: seconds("timeout", timeout)?,
+                cols: cells("cols", cols)?,
+                rows: cells("rows", rows)?,
+                shell,
+                cancel: Some(token.clone()),
+                sink: SinkOptions {
+                    max_bytes: convert::max_bytes(max_bytes)?,
+                    ..SinkOptions::default()
+                },
+                ..PtyOptions::default()
+            };
+            let session = self.inner.clone();
+            let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+                session.start(opts, sink)
+            })?;
+            result.map(PyPtyResult::from).map_err(to_py)
+        })
     }
 
     /// ``start`` as a coroutine (same arguments). Cancelling the awaiting
@@ -111,69 +116,79 @@ impl PyPtySession {
         cancel: Option<Bound<'py, PyAny>>,
         options: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        aio::coroutine(slf.getattr("start")?, command, cancel, options)
+        guard(|| aio::coroutine(slf.getattr("start")?, command, cancel, options))
     }
 
     /// Sends input to the running command as typed (``bytes`` or ``str``):
     /// Kitty keyboard sequences become legacy bytes, cursor keys follow the
     /// terminal's mode. Blocks while the terminal's input buffer is full.
     fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
-        let bytes: Vec<u8> = if let Ok(text) = data.cast::<PyString>() {
-            text.to_str()?.as_bytes().to_vec()
-        } else if let Ok(bytes) = data.cast::<PyBytes>() {
-            bytes.as_bytes().to_vec()
-        } else {
-            data.extract()?
-        };
-        let session = self.inner.clone();
-        py.detach(move || session.write(&bytes)).map_err(to_py)
+        guard(|| {
+            let bytes: Vec<u8> = if let Ok(text) = data.cast::<PyString>() {
+                text.to_str()?.as_bytes().to_vec()
+            } else if let Ok(bytes) = data.cast::<PyBytes>() {
+                bytes.as_bytes().to_vec()
+            } else {
+                data.extract()?
+            };
+            let session = self.inner.clone();
+            py.detach(move || session.write(&bytes)).map_err(to_py)
+        })
     }
 
     /// Sends a named key: ``"enter"``, ``"ctrl+c"``, ``"up"``, ``"f5"``,
     /// ``"shift+tab"``...
     fn write_key(&self, py: Python<'_>, key: String) -> PyResult<()> {
-        let session = self.inner.clone();
-        py.detach(move || session.write_key(&key)).map_err(to_py)
+        guard(|| {
+            let session = self.inner.clone();
+            py.detach(move || session.write_key(&key)).map_err(to_py)
+        })
     }
 
-    /// Resizes the terminal (the command gets SIGWINCH).
-    fn resize(&self, cols: u16, rows: u16) -> PyResult<()> {
-        self.inner.resize(cols, rows).map_err(to_py)
+    /// Resizes the terminal (the command gets SIGWINCH); sizes are clamped
+    /// to what the terminal accepts, as at ``start``.
+    fn resize(&self, cols: Whole, rows: Whole) -> PyResult<()> {
+        guard(|| {
+            let (cols, rows) = (cells("cols", cols)?, cells("rows", rows)?);
+            self.inner.resize(cols, rows).map_err(to_py)
+        })
     }
 
     /// Stops the running command (its whole process tree); returns at once.
     fn kill(&self) -> PyResult<()> {
-        self.inner.kill().map_err(to_py)
+        guard(|| self.inner.kill().map_err(to_py))
     }
 
     /// Whether a command is running.
-    fn is_running(&self) -> bool {
-        self.inner.is_running()
+    fn is_running(&self) -> PyResult<bool> {
+        guard(|| Ok(self.inner.is_running()))
     }
 
     /// The visible screen as text (the last command's, once it ended).
-    fn screen_text(&self) -> String {
-        self.inner.screen_text()
+    fn screen_text(&self) -> PyResult<String> {
+        guard(|| Ok(self.inner.screen_text()))
     }
 
     /// The cursor as ``(row, col)``, 0-based.
-    fn cursor_position(&self) -> (u16, u16) {
-        self.inner.cursor_position()
+    fn cursor_position(&self) -> PyResult<(u16, u16)> {
+        guard(|| Ok(self.inner.cursor_position()))
     }
 
     /// ``(cols, rows)`` of the terminal.
-    fn size(&self) -> (u16, u16) {
-        self.inner.size()
+    fn size(&self) -> PyResult<(u16, u16)> {
+        guard(|| Ok(self.inner.size()))
     }
 
-    fn __repr__(&self) -> String {
-        let (cols, rows) = self.inner.size();
-        let state = if self.inner.is_running() {
-            "running"
-        } else {
-            "idle"
-        };
-        format!("<conch.PtySession {state} {cols}x{rows}>")
+    fn __repr__(&self) -> PyResult<String> {
+        guard(|| {
+            let (cols, rows) = self.inner.size();
+            let state = if self.inner.is_running() {
+                "running"
+            } else {
+                "idle"
+            };
+            Ok(format!("<conch.PtySession {state} {cols}x{rows}>"))
+        })
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -181,12 +196,28 @@ impl PyPtySession {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        if self.inner.is_running() {
-            // Only fails when the command ended meanwhile.
-            let _ = self.inner.kill();
-        }
-        false
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        guard(|| {
+            if self.inner.is_running() {
+                // Only fails when the command ended meanwhile.
+                let _ = self.inner.kill();
+            }
+            Ok(false)
+        })
+    }
+
+    /// ``async with``: the session itself.
+    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::enter(slf.as_any()))
+    }
+
+    /// ``async with`` exit: kills a running command, as ``with`` does.
+    #[pyo3(signature = (*exc))]
+    fn __aexit__<'py>(
+        slf: &Bound<'py, Self>,
+        exc: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::exit(slf.getattr("__exit__")?, exc))
     }
 }
 
@@ -229,14 +260,16 @@ impl From<pty::PtyResult> for PyPtyResult {
 #[pymethods]
 impl PyPtyResult {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "PtyResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, total_bytes={}, output={})",
-            self.exit_code.map_or("None".into(), |c| c.to_string()),
-            py_bool(self.cancelled),
-            py_bool(self.timed_out),
-            py_bool(self.truncated),
-            self.total_bytes,
-            PyString::new(py, &self.output).repr()?
-        ))
+        guard(|| {
+            Ok(format!(
+                "PtyResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, total_bytes={}, output={})",
+                self.exit_code.map_or("None".into(), |c| c.to_string()),
+                py_bool(self.cancelled),
+                py_bool(self.timed_out),
+                py_bool(self.truncated),
+                self.total_bytes,
+                PyString::new(py, &self.output).repr()?
+            ))
+        })
     }
 }

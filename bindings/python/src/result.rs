@@ -59,6 +59,12 @@ impl From<conch_core::shell::BashResult> for PyBashResult {
 #[pymethods]
 impl PyBashResult {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| self.repr(py))
+    }
+}
+
+impl PyBashResult {
+    fn repr(&self, py: Python<'_>) -> PyResult<String> {
         let repr = |value: Bound<'_, PyAny>| value.repr().map(|r| r.to_string());
         let opt = |value: &Option<String>| -> PyResult<String> {
             match value {

@@ -1,20 +1,20 @@
 //! `conch.Shell`, `conch.execute_shell`, `conch.execute_bash`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use conch_core::defaults;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions};
+use conch_core::{Error, defaults};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{
-    self, SnapshotArg, artifacts, callback, count, env_pairs, env_policy, seconds,
+    self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
 };
-use crate::errors::to_py;
+use crate::errors::{guard, to_py};
 use crate::offload::offload;
 use crate::open_shells;
 use crate::result::PyBashResult;
@@ -47,7 +47,31 @@ use crate::signature::{py_default, text_signature};
 /// everything the session still runs, background jobs included.
 #[pyclass(frozen, module = "conch", name = "Shell")]
 pub struct PyShell {
-    inner: Arc<shell::Shell>,
+    state: Mutex<State>,
+}
+
+/// The core shell while open. `close()` drops this object's share of it at
+/// once, so its descriptors (bash's pipes, the run waker) are released
+/// then, not when Python collects the object; a run still going on another
+/// thread holds its own share until it returns.
+enum State {
+    Open(Arc<shell::Shell>),
+    /// What `cwd` still answers.
+    Closed(PathBuf),
+}
+
+impl PyShell {
+    /// The core shell, or the core's error for a closed one.
+    fn open(&self) -> PyResult<Arc<shell::Shell>> {
+        match &*self.lock() {
+            State::Open(shell) => Ok(shell.clone()),
+            State::Closed(_) => Err(to_py(Error::Closed("shell"))),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[pymethods]
@@ -55,7 +79,7 @@ impl PyShell {
     #[new]
     #[pyo3(
         signature = (*, shell=None, cwd=None, env=None, snapshot=SnapshotArg::default(), prefix=None,
-                     non_interactive_env=defaults::NON_INTERACTIVE_ENV, max_bytes=defaults::MAX_BYTES as i64,
+                     non_interactive_env=defaults::NON_INTERACTIVE_ENV, max_bytes=Whole::Int(defaults::MAX_BYTES as i64),
                      artifacts_dir=None, inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
         text_signature = None
     )]
@@ -68,29 +92,33 @@ impl PyShell {
         snapshot: SnapshotArg,
         prefix: Option<String>,
         non_interactive_env: bool,
-        max_bytes: i64,
+        max_bytes: Whole,
         artifacts_dir: Option<&Bound<'_, PyAny>>,
         inherit_env: &str,
         exclude_env: Vec<String>,
     ) -> PyResult<Self> {
-        let opts = ShellOptions {
-            shell,
-            cwd,
-            session_env: env_pairs(env)?,
-            snapshot: snapshot.0,
-            prefix,
-            non_interactive_env,
-            env_policy: env_policy(inherit_env, exclude_env)?,
-            max_bytes: convert::max_bytes(max_bytes)?,
-            artifacts: artifacts(artifacts_dir)?,
-            ..ShellOptions::default()
-        };
-        let inner = py
-            .detach(|| shell::Shell::new(opts))
-            .map(Arc::new)
-            .map_err(to_py)?;
-        open_shells::track(&inner);
-        Ok(PyShell { inner })
+        guard(|| {
+            let opts = ShellOptions {
+                shell,
+                cwd,
+                session_env: env_pairs(env)?,
+                snapshot: snapshot.0,
+                prefix,
+                non_interactive_env,
+                env_policy: env_policy(inherit_env, exclude_env)?,
+                max_bytes: convert::max_bytes(max_bytes)?,
+                artifacts: artifacts(artifacts_dir)?,
+                ..ShellOptions::default()
+            };
+            let inner = py
+                .detach(|| shell::Shell::new(opts))
+                .map(Arc::new)
+                .map_err(to_py)?;
+            open_shells::track(&inner);
+            Ok(PyShell {
+                state: Mutex::new(State::Open(inner)),
+            })
+        })
     }
 
     /// Runs ``command`` in the session and returns a ``conch.BashResult``.
@@ -120,29 +148,31 @@ impl PyShell {
         command: String,
         cwd: Option<PathBuf>,
         env: Option<&Bound<'_, PyAny>>,
-        timeout: Option<f64>,
+        timeout: Option<Seconds>,
         on_chunk: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
-        head: Option<i64>,
-        tail: Option<i64>,
+        head: Option<Whole>,
+        tail: Option<Whole>,
     ) -> PyResult<PyBashResult> {
-        let on_chunk = callback("on_chunk", on_chunk)?;
-        let (token, _link) = run_token(cancel.as_deref());
-        let opts = RunOptions {
-            command,
-            cwd,
-            env: env_pairs(env)?,
-            timeout: seconds("timeout", timeout)?,
-            cancel: Some(token.clone()),
-            head_lines: count("head", head)?,
-            tail_lines: count("tail", tail)?,
-            artifact: None,
-        };
-        let shell = self.inner.clone();
-        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-            shell.run(opts, sink)
-        })?;
-        result.map(PyBashResult::from).map_err(to_py)
+        guard(|| {
+            let on_chunk = callback("on_chunk", on_chunk)?;
+            let (token, _link) = run_token(cancel.as_deref());
+            let opts = RunOptions {
+                command,
+                cwd,
+                env: env_pairs(env)?,
+                timeout: seconds("timeout", timeout)?,
+                cancel: Some(token.clone()),
+                head_lines: count("head", head)?,
+                tail_lines: count("tail", tail)?,
+                artifact: None,
+            };
+            let shell = self.open()?;
+            let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+                shell.run(opts, sink)
+            })?;
+            result.map(PyBashResult::from).map_err(to_py)
+        })
     }
 
     /// ``run`` as a coroutine (same arguments). Cancelling the awaiting
@@ -155,35 +185,64 @@ impl PyShell {
         cancel: Option<Bound<'py, PyAny>>,
         options: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        aio::coroutine(slf.getattr("run")?, command, cancel, options)
+        guard(|| aio::coroutine(slf.getattr("run")?, command, cancel, options))
     }
 
     /// Cancels the command running now (if any), from any thread. The
     /// blocked ``run`` returns with ``cancelled=True``.
-    fn abort(&self) {
-        self.inner.abort();
+    fn abort(&self) -> PyResult<()> {
+        guard(|| {
+            if let State::Open(shell) = &*self.lock() {
+                shell.abort();
+            }
+            Ok(())
+        })
     }
 
     /// Pids of the processes the session still runs in the background.
-    fn background_jobs(&self) -> Vec<u32> {
-        self.inner.background_jobs()
+    fn background_jobs(&self) -> PyResult<Vec<u32>> {
+        guard(|| {
+            Ok(match &*self.lock() {
+                State::Open(shell) => shell.background_jobs(),
+                State::Closed(_) => Vec::new(),
+            })
+        })
     }
 
     /// The session's current working directory.
     #[getter]
-    fn cwd(&self) -> PathBuf {
-        self.inner.cwd()
+    fn cwd(&self) -> PyResult<PathBuf> {
+        guard(|| {
+            Ok(match &*self.lock() {
+                State::Open(shell) => shell.cwd(),
+                State::Closed(cwd) => cwd.clone(),
+            })
+        })
     }
 
     /// Kills everything the session still runs (the current command,
     /// background jobs, bash) and refuses further runs. Idempotent.
-    fn close(&self, py: Python<'_>) {
-        let shell = self.inner.clone();
-        py.detach(move || shell.close());
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            let shell = {
+                let mut state = self.lock();
+                let State::Open(shell) = &*state else {
+                    return Ok(());
+                };
+                let cwd = shell.cwd();
+                match std::mem::replace(&mut *state, State::Closed(cwd)) {
+                    State::Open(shell) => shell,
+                    State::Closed(_) => unreachable!("the state was open"),
+                }
+            };
+            // The last share (unless a run holds one) is dropped here too.
+            py.detach(move || shell.close());
+            Ok(())
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!("<conch.Shell cwd={:?}>", self.inner.cwd())
+    fn __repr__(&self) -> PyResult<String> {
+        guard(|| Ok(format!("<conch.Shell cwd={:?}>", self.cwd()?)))
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -191,9 +250,24 @@ impl PyShell {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close(py);
-        false
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// ``async with``: the shell itself.
+    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::enter(slf.as_any()))
+    }
+
+    /// ``async with`` exit: ``close()`` on a thread of its own, so the
+    /// event loop runs on while the session's processes are killed.
+    #[pyo3(signature = (*exc))]
+    fn __aexit__<'py>(
+        slf: &Bound<'py, Self>,
+        exc: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::exit(slf.getattr("__exit__")?, exc))
     }
 }
 
@@ -210,7 +284,7 @@ impl PyShell {
 #[pyfunction]
 #[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
-                    max_bytes=defaults::MAX_BYTES as i64, artifacts_dir=None,
+                    max_bytes=Whole::Int(defaults::MAX_BYTES as i64), artifacts_dir=None,
                     inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
@@ -220,38 +294,40 @@ pub fn execute_shell(
     shell: Option<PathBuf>,
     cwd: Option<PathBuf>,
     env: Option<&Bound<'_, PyAny>>,
-    timeout: Option<f64>,
+    timeout: Option<Seconds>,
     on_chunk: Option<Bound<'_, PyAny>>,
     cancel: Option<PyRef<'_, PyCancelToken>>,
-    head: Option<i64>,
-    tail: Option<i64>,
+    head: Option<Whole>,
+    tail: Option<Whole>,
     non_interactive_env: bool,
-    max_bytes: i64,
+    max_bytes: Whole,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     inherit_env: &str,
     exclude_env: Vec<String>,
 ) -> PyResult<PyBashResult> {
-    let on_chunk = callback("on_chunk", on_chunk)?;
-    let (token, _link) = run_token(cancel.as_deref());
-    let opts = ExecuteOptions {
-        command,
-        shell,
-        cwd,
-        env: env_pairs(env)?,
-        timeout: seconds("timeout", timeout)?,
-        cancel: Some(token.clone()),
-        non_interactive_env,
-        env_policy: env_policy(inherit_env, exclude_env)?,
-        max_bytes: convert::max_bytes(max_bytes)?,
-        artifacts: artifacts(artifacts_dir)?,
-        head_lines: count("head", head)?,
-        tail_lines: count("tail", tail)?,
-        ..ExecuteOptions::default()
-    };
-    let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-        shell::execute_shell(opts, sink)
-    })?;
-    result.map(PyBashResult::from).map_err(to_py)
+    guard(|| {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let opts = ExecuteOptions {
+            command,
+            shell,
+            cwd,
+            env: env_pairs(env)?,
+            timeout: seconds("timeout", timeout)?,
+            cancel: Some(token.clone()),
+            non_interactive_env,
+            env_policy: env_policy(inherit_env, exclude_env)?,
+            max_bytes: convert::max_bytes(max_bytes)?,
+            artifacts: artifacts(artifacts_dir)?,
+            head_lines: count("head", head)?,
+            tail_lines: count("tail", tail)?,
+            ..ExecuteOptions::default()
+        };
+        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+            shell::execute_shell(opts, sink)
+        })?;
+        result.map(PyBashResult::from).map_err(to_py)
+    })
 }
 
 #[doc = text_signature!(
@@ -284,52 +360,63 @@ pub fn execute_bash(
     session_env: Option<&Bound<'_, PyAny>>,
     cwd: Option<PathBuf>,
     env: Option<&Bound<'_, PyAny>>,
-    timeout: Option<f64>,
+    timeout: Option<Seconds>,
     on_chunk: Option<Bound<'_, PyAny>>,
     cancel: Option<PyRef<'_, PyCancelToken>>,
-    head: Option<i64>,
-    tail: Option<i64>,
+    head: Option<Whole>,
+    tail: Option<Whole>,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBashResult> {
-    let on_chunk = callback("on_chunk", on_chunk)?;
-    let (token, _link) = run_token(cancel.as_deref());
-    let opts = ExecuteBashOptions {
-        session_key,
-        shell,
-        prefix,
-        snapshot: snapshot.0,
-        session_env: env_pairs(session_env)?,
-        cwd,
-        env: env_pairs(env)?,
-        timeout: seconds("timeout", timeout)?,
-        cancel: Some(token.clone()),
-        artifacts: artifacts(artifacts_dir)?,
-        artifact: None,
-        head_lines: count("head", head)?,
-        tail_lines: count("tail", tail)?,
-    };
-    let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-        registry::execute_bash(&command, opts, sink)
-    })?;
-    result.map(PyBashResult::from).map_err(to_py)
+    guard(|| {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let opts = ExecuteBashOptions {
+            session_key,
+            shell,
+            prefix,
+            snapshot: snapshot.0,
+            session_env: env_pairs(session_env)?,
+            cwd,
+            env: env_pairs(env)?,
+            timeout: seconds("timeout", timeout)?,
+            cancel: Some(token.clone()),
+            artifacts: artifacts(artifacts_dir)?,
+            artifact: None,
+            head_lines: count("head", head)?,
+            tail_lines: count("tail", tail)?,
+        };
+        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+            registry::execute_bash(&command, opts, sink)
+        })?;
+        result.map(PyBashResult::from).map_err(to_py)
+    })
 }
 
 /// Closes the cached ``execute_bash`` sessions of ``session_key`` (killing
 /// what they still run).
 #[pyfunction]
-pub fn close_session(py: Python<'_>, session_key: String) {
-    py.detach(move || registry::close(&session_key));
+pub fn close_session(py: Python<'_>, session_key: String) -> PyResult<()> {
+    guard(|| {
+        py.detach(move || registry::close(&session_key));
+        Ok(())
+    })
 }
 
 /// Closes every cached ``execute_bash`` session.
 #[pyfunction]
-pub fn close_all_sessions(py: Python<'_>) {
-    py.detach(registry::close_all);
+pub fn close_all_sessions(py: Python<'_>) -> PyResult<()> {
+    guard(|| {
+        py.detach(registry::close_all);
+        Ok(())
+    })
 }
 
 /// Closes every open ``Shell`` and cached session; registered with
 /// ``atexit`` so nothing a session started outlives the host.
 #[pyfunction]
-pub fn _shutdown(py: Python<'_>) {
-    py.detach(open_shells::close_all);
+pub fn _shutdown(py: Python<'_>) -> PyResult<()> {
+    guard(|| {
+        py.detach(open_shells::close_all);
+        Ok(())
+    })
 }

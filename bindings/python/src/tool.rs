@@ -7,14 +7,14 @@ use std::sync::Arc;
 use conch_core::defaults;
 use conch_core::tool::{self, BashToolArgs, BashToolConfig, ToolContext, ToolUpdate};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::aio;
 use crate::artifact::PyArtifactStore;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::command::rule_from_py;
-use crate::convert::{self, SnapshotArg, callback, env_pairs};
-use crate::errors::{self, invalid, to_py};
+use crate::convert::{self, Seconds, SnapshotArg, Whole, callback, env_pairs};
+use crate::errors::{self, guard, invalid, to_py};
 use crate::json;
 use crate::offload::offload;
 use crate::pty::PyPtySession;
@@ -58,7 +58,7 @@ impl PyBashTool {
                      interceptor=defaults::INTERCEPTOR, virtual_terminal=defaults::VIRTUAL_TERMINAL,
                      has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
                      snapshot=SnapshotArg::default(), env=None,
-                     update_interval=defaults::UPDATE_INTERVAL.as_secs_f64()),
+                     update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64())),
         text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
@@ -75,30 +75,32 @@ impl PyBashTool {
         prefix: Option<String>,
         snapshot: SnapshotArg,
         env: Option<&Bound<'_, PyAny>>,
-        update_interval: f64,
+        update_interval: Seconds,
     ) -> PyResult<Self> {
-        let rules = rules
-            .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
-            .transpose()?;
-        let update_interval = convert::interval("update_interval", update_interval)?;
-        let config = BashToolConfig {
-            artifacts_dir,
-            tool_names,
-            interceptor,
-            rules,
-            virtual_terminal,
-            session_key,
-            update_interval,
-            shell,
-            prefix,
-            snapshot: snapshot.0,
-            session_env: env_pairs(env)?,
-            ..BashToolConfig::new(cwd)
-        };
-        let inner = tool::BashTool::new(config).map_err(to_py)?;
-        Ok(PyBashTool {
-            inner: Arc::new(inner),
-            has_ui,
+        guard(|| {
+            let rules = rules
+                .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
+                .transpose()?;
+            let update_interval = convert::interval("update_interval", update_interval)?;
+            let config = BashToolConfig {
+                artifacts_dir,
+                tool_names,
+                interceptor,
+                rules,
+                virtual_terminal,
+                session_key,
+                update_interval,
+                shell,
+                prefix,
+                snapshot: snapshot.0,
+                session_env: env_pairs(env)?,
+                ..BashToolConfig::new(cwd)
+            };
+            let inner = tool::BashTool::new(config).map_err(to_py)?;
+            Ok(PyBashTool {
+                inner: Arc::new(inner),
+                has_ui,
+            })
         })
     }
 
@@ -120,33 +122,35 @@ impl PyBashTool {
         on_update: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
     ) -> PyResult<PyToolResult> {
-        let args = tool_args(args)?;
-        let on_update = callback("on_update", on_update)?;
-        let (token, _link) = run_token(cancel.as_deref());
-        let tool = self.inner.clone();
-        let has_ui = self.has_ui;
-        let want_updates = on_update.is_some();
-        let run_cancel = token.clone();
-        let outcome = offload(py, on_update.as_ref(), &token, move |sink| {
-            let mut forward = |update: ToolUpdate| sink(&update.text);
-            let on_update: Option<&mut dyn FnMut(ToolUpdate)> = if want_updates {
-                Some(&mut forward)
-            } else {
-                None
-            };
-            tool.execute(
-                args,
-                ToolContext {
-                    on_update,
-                    cancel: Some(run_cancel),
-                    has_ui,
-                },
-            )
-        })?;
-        match outcome {
-            Ok(result) => PyToolResult::new(py, result),
-            Err(error) => Err(tool_error(py, error)),
-        }
+        guard(|| {
+            let args = tool_args(args)?;
+            let on_update = callback("on_update", on_update)?;
+            let (token, _link) = run_token(cancel.as_deref());
+            let tool = self.inner.clone();
+            let has_ui = self.has_ui;
+            let want_updates = on_update.is_some();
+            let run_cancel = token.clone();
+            let outcome = offload(py, on_update.as_ref(), &token, move |sink| {
+                let mut forward = |update: ToolUpdate| sink(&update.text);
+                let on_update: Option<&mut dyn FnMut(ToolUpdate)> = if want_updates {
+                    Some(&mut forward)
+                } else {
+                    None
+                };
+                tool.execute(
+                    args,
+                    ToolContext {
+                        on_update,
+                        cancel: Some(run_cancel),
+                        has_ui,
+                    },
+                )
+            })?;
+            match outcome {
+                Ok(result) => PyToolResult::new(py, result),
+                Err(error) => Err(tool_error(py, error)),
+            }
+        })
     }
 
     /// ``execute`` as a coroutine (same arguments). Cancelling the awaiting
@@ -158,34 +162,44 @@ impl PyBashTool {
         on_update: Option<Bound<'py, PyAny>>,
         cancel: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let options = PyDict::new(slf.py());
-        options.set_item("on_update", on_update)?;
-        aio::coroutine(slf.getattr("execute")?, args, cancel, Some(options))
+        guard(|| {
+            let options = PyDict::new(slf.py());
+            options.set_item("on_update", on_update)?;
+            aio::coroutine(slf.getattr("execute")?, args, cancel, Some(options))
+        })
     }
 
     /// The store outputs are spilled to (``None`` without
     /// ``artifacts_dir``), to read ``artifact://<id>`` back.
     #[getter]
-    fn artifacts(&self) -> Option<PyArtifactStore> {
-        self.inner.artifacts().cloned().map(PyArtifactStore::shared)
+    fn artifacts(&self) -> PyResult<Option<PyArtifactStore>> {
+        guard(|| Ok(self.inner.artifacts().cloned().map(PyArtifactStore::shared)))
     }
 
     /// The terminal of PTY runs, for a UI: ``screen_text()``, ``write_key``,
     /// ``resize``, ``kill`` while a command runs (a kill there fails the
     /// call with ``[Command cancelled]``, it is not the caller's abort).
     #[getter]
-    fn pty(&self) -> PyPtySession {
-        PyPtySession::shared(self.inner.pty().clone())
+    fn pty(&self) -> PyResult<PyPtySession> {
+        guard(|| Ok(PyPtySession::shared(self.inner.pty().clone())))
     }
 
     /// Closes this tool's persistent shell when it has a ``session_key``.
-    fn close(&self, py: Python<'_>) {
-        let tool = self.inner.clone();
-        py.detach(move || tool.close());
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            let tool = self.inner.clone();
+            py.detach(move || tool.close());
+            Ok(())
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!("<conch.BashTool cwd={:?}>", self.inner.config().cwd)
+    fn __repr__(&self) -> PyResult<String> {
+        guard(|| {
+            Ok(format!(
+                "<conch.BashTool cwd={:?}>",
+                self.inner.config().cwd
+            ))
+        })
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -193,9 +207,23 @@ impl PyBashTool {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close(py);
-        false
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    /// ``async with``: the tool itself.
+    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::enter(slf.as_any()))
+    }
+
+    /// ``async with`` exit: ``close()`` on a thread of its own.
+    #[pyo3(signature = (*exc))]
+    fn __aexit__<'py>(
+        slf: &Bound<'py, Self>,
+        exc: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::exit(slf.getattr("__exit__")?, exc))
     }
 }
 
@@ -220,14 +248,16 @@ impl PyToolResult {
 #[pymethods]
 impl PyToolResult {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let details = match &self.details {
-            Some(d) => d.bind(py).repr()?.to_string(),
-            None => "None".into(),
-        };
-        Ok(format!(
-            "ToolResult(text={}, details={details})",
-            PyString::new(py, &self.text).repr()?
-        ))
+        guard(|| {
+            let details = match &self.details {
+                Some(d) => d.bind(py).repr()?.to_string(),
+                None => "None".into(),
+            };
+            Ok(format!(
+                "ToolResult(text={}, details={details})",
+                PyString::new(py, &self.text).repr()?
+            ))
+        })
     }
 }
 
@@ -269,13 +299,13 @@ fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
         .map(|v| v.extract())
         .transpose()
         .map_err(|_| invalid("args[\"cwd\"] must be a str"))?;
-    let timeout: Option<f64> = get("timeout")
+    let timeout: Option<Seconds> = get("timeout")
         .map(|v| v.extract())
         .transpose()
         .map_err(|_| invalid("args[\"timeout\"] must be a number of seconds"))?;
     let count = |key: &str| -> PyResult<Option<usize>> {
         let name = format!("args[{key:?}]");
-        let n: Option<i64> = get(key)
+        let n: Option<Whole> = get(key)
             .map(|v| v.extract())
             .transpose()
             .map_err(|_| invalid(format!("{name} must be an int >= 0")))?;
@@ -284,7 +314,7 @@ fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
     Ok(BashToolArgs {
         command,
         cwd,
-        timeout,
+        timeout: timeout.map(|t| t.0),
         head: count("head")?,
         tail: count("tail")?,
     })

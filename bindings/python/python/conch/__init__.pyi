@@ -12,6 +12,7 @@ from ._errors import (
     BlockedError as BlockedError,
     ClosedError as ClosedError,
     ConchError as ConchError,
+    InternalError as InternalError,
     InvalidArgumentError as InvalidArgumentError,
     IoError as IoError,
     NotFoundError as NotFoundError,
@@ -124,6 +125,13 @@ class Shell:
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+    async def __aenter__(self) -> Self: ...
+    async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
@@ -341,6 +349,13 @@ class PtySession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool: ...
+    async def __aenter__(self) -> Self: ...
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
 
 class _Truncation(TypedDict):
     """Which part of an output the text shows, and where the rest is."""
@@ -417,6 +432,13 @@ class BashTool:
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
     def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+    async def __aenter__(self) -> Self: ...
+    async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,

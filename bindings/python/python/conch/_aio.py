@@ -71,3 +71,15 @@ async def run_in_thread(call: Callable[[], T], token: CancelToken) -> T:
         except BaseException:  # noqa: BLE001 - the cancellation wins
             pass
         raise
+
+
+async def aenter(obj: T) -> T:
+    """``__aenter__`` of conch's context managers: the object itself."""
+    return obj
+
+
+async def aexit(exit: Callable[..., bool], *exc: Any) -> bool:
+    """``__aexit__``: the blocking ``exit(*exc)`` (``__exit__``, which closes
+    or kills) on a thread of its own, so the event loop is not held while
+    processes are killed. A cancelled task still waits for it to finish."""
+    return await run_in_thread(lambda: exit(*exc), CancelToken())

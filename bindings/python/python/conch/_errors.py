@@ -31,6 +31,12 @@ class NotFoundError(ConchError, LookupError):
     """A lookup failed, e.g. ``artifact://7`` does not exist. Also a ``LookupError``."""
 
 
+class InternalError(ConchError, RuntimeError):
+    """A bug in conch: the native code panicked (``str(e)`` is ``conch
+    panicked: <what>``). Also a ``RuntimeError``. The call did not complete;
+    the object it was called on stays usable where it can."""
+
+
 class ToolError(ConchError):
     """A tool call failed; ``str(e)`` is the text for the model (output,
     then e.g. ``Command exited with code 1``), ``details`` the structured
@@ -63,6 +69,7 @@ __all__ = [
     "BlockedError",
     "ClosedError",
     "ConchError",
+    "InternalError",
     "InvalidArgumentError",
     "IoError",
     "NotFoundError",
