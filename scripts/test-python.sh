@@ -8,7 +8,7 @@ ROOT=$PWD
 
 echo "== python: venv, maturin develop, pytest, examples"
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q 'maturin==1.16.0' 'pytest==9.2.0' 'pytest-timeout==2.4.0'
+.venv/bin/python -m pip install -q 'maturin==1.16.0' 'pytest==9.2.0' 'pytest-timeout==2.4.0' 'hypothesis==6.155.2'
 # One interpreter for every cargo call made from here, so pyo3's build
 # script sees the same environment each time (no rebuild thrash).
 export VIRTUAL_ENV="$ROOT/.venv" PATH="$ROOT/.venv/bin:$PATH" PYO3_PYTHON="$ROOT/.venv/bin/python"
