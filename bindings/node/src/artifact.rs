@@ -26,7 +26,7 @@ pub struct ArtifactStore {
 #[napi]
 impl ArtifactStore {
     /// A store over `dir` (nothing touches the disk before `allocate`).
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(dir: String) -> Self {
         ArtifactStore {
             inner: CoreStore::new(dir),
@@ -34,13 +34,13 @@ impl ArtifactStore {
     }
 
     /// The store's directory.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn dir(&self) -> String {
         self.inner.dir().to_string_lossy().into_owned()
     }
 
     /// Reserves the next id for an artifact of `kind` (e.g. `'bash'`).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn allocate(&self, kind: String) -> napi::Result<Artifact, Code> {
         let a = self.inner.allocate(&kind).map_err(core_error)?;
         Ok(Artifact {
@@ -51,14 +51,14 @@ impl ArtifactStore {
     }
 
     /// The whole text of `artifact://<id>`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn resolve(&self, url: String) -> napi::Result<String, Code> {
         self.inner.resolve(&url).map_err(core_error)
     }
 
     /// Lines `[offset, offset + limit)` of an artifact (0-based, line ends
     /// kept; no limit: to the end). `id` is the id or its `artifact://` URL.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn read(
         &self,
         id: String,

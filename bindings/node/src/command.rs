@@ -26,7 +26,7 @@ fn count(n: usize) -> u32 {
 /// Takes trailing `| head -n N` / `| tail -n N` stages off the last pipeline
 /// of `command` (quotes, `||` and heredocs understood; `head -c`, `tail -f`,
 /// `tail -n +N` left alone).
-#[napi]
+#[napi(catch_unwind)]
 pub fn normalize_bash_command(command: String) -> NormalizedCommand {
     let n = normalize::normalize_bash_command(&command);
     NormalizedCommand {
@@ -38,7 +38,7 @@ pub fn normalize_bash_command(command: String) -> NormalizedCommand {
 
 /// Keeps the first `head` lines of `text`, then the last `tail` lines of
 /// what is left, as `head -n H | tail -n T` would.
-#[napi]
+#[napi(catch_unwind)]
 pub fn apply_head_tail(
     text: String,
     head: Option<f64>,
@@ -99,7 +99,7 @@ pub struct Interception {
 /// Checks `command` against `rules` (default: the built-in rules) for a host
 /// that has the tools `toolNames`; `null` when nothing blocks it. Throws
 /// `InvalidArgument` naming every rule whose pattern does not compile.
-#[napi]
+#[napi(catch_unwind)]
 pub fn check_bash_interception(
     command: String,
     tool_names: Vec<String>,
@@ -117,7 +117,7 @@ pub fn check_bash_interception(
 
 /// The built-in interception rules (cat/head/tail → read, grep/rg → grep,
 /// find → find, sed -i/perl -i/awk -i inplace → edit, echo > f → write).
-#[napi]
+#[napi(catch_unwind)]
 pub fn default_interceptor_rules() -> Vec<InterceptionRule> {
     intercept::default_rules()
         .into_iter()
@@ -127,7 +127,7 @@ pub fn default_interceptor_rules() -> Vec<InterceptionRule> {
 
 /// Strips escape sequences and control characters (`\r\n` and a lone `\r`
 /// become `\n`), as every command's output is cleaned.
-#[napi]
+#[napi(catch_unwind)]
 pub fn sanitize_text(text: String) -> String {
     sanitize::sanitize_text(&text)
 }

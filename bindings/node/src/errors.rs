@@ -5,6 +5,9 @@
 //! `NotFound`), the way Node's own errors carry `ENOENT`: hosts branch on
 //! `err.code`, humans read `err.message`.
 
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use napi::bindgen_prelude::{Env, JsError};
 use napi::{Error, Status};
 
@@ -76,4 +79,27 @@ pub fn from_napi(err: Error) -> Error<Code> {
 pub fn rejection(env: &Env, err: Error<Code>) -> Error {
     let value = JsError::from(err).into_unknown(*env);
     Error::from_unknown_without_coercion(value)
+}
+
+/// Runs `f`, turning a panic into an `Internal` error. A panic must never
+/// unwind into napi's C frames or end a pooled thread silently: the first
+/// aborts the host process, the second leaves a promise pending forever.
+/// Used for the work of pooled threads and for the closures napi calls on
+/// the JS thread (threadsafe functions, deferred settlements), which
+/// `#[napi(catch_unwind)]` does not cover.
+pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, Error<Code>> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(panicked)
+}
+
+/// The error a caught panic becomes: its message, when it has one.
+pub fn panicked(payload: Box<dyn Any + Send>) -> Error<Code> {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_owned());
+    // The payload may itself panic when dropped: leak it rather than risk
+    // a second panic here.
+    std::mem::forget(payload);
+    Error::new(Code::Internal, format!("conch panicked: {what}"))
 }

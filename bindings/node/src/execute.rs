@@ -44,6 +44,7 @@ pub struct ExecuteShellOptions {
 
 /// Runs one command in a fresh `<shell> -c` process (no state carried over).
 #[napi(
+    catch_unwind,
     ts_args_type = "options: ExecuteShellOptions, onChunk?: (chunk: string) => void",
     ts_return_type = "Promise<BashResult>"
 )]
@@ -111,7 +112,7 @@ pub struct ExecuteBashOptions {
 /// Runs `command` in the cached persistent session for these options
 /// (created on first use): state carries over between calls with the same
 /// `sessionKey`. Timeout and abort resolve with `cancelled: true`.
-#[napi(ts_return_type = "Promise<BashResult>")]
+#[napi(ts_return_type = "Promise<BashResult>", catch_unwind)]
 pub fn execute_bash<'env>(
     env: &'env Env,
     command: String,
@@ -152,14 +153,14 @@ pub fn execute_bash<'env>(
 }
 
 /// Closes the cached sessions of `sessionKey` (killing what they run).
-#[napi]
+#[napi(catch_unwind)]
 pub fn close_bash_session(session_key: String) {
     let _blocked = JsBlocked::enter();
     registry::close(&session_key);
 }
 
 /// Closes every cached session (e.g. at host exit).
-#[napi]
+#[napi(catch_unwind)]
 pub fn close_all_bash_sessions() {
     let _blocked = JsBlocked::enter();
     registry::close_all();

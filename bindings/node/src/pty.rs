@@ -108,7 +108,7 @@ impl Default for PtySession {
 #[napi]
 impl PtySession {
     /// An idle session with a blank 120x40 screen.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new() -> Self {
         PtySession {
             inner: Arc::new(CorePty::new()),
@@ -119,6 +119,7 @@ impl PtySession {
     /// text (escapes intact), in order, before the promise settles. Rejects
     /// with `InvalidArgument` while another command runs.
     #[napi(
+        catch_unwind,
         ts_args_type = "options: PtyStartOptions, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<PtyResult>"
     )]
@@ -160,7 +161,7 @@ impl PtySession {
     /// terminal's mode. Throws when nothing runs: the command starts on a
     /// worker thread after `start()` returns, so write from `onChunk` (the
     /// program printed its prompt) or once `isRunning()` is true.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn write(&self, data: Either<String, Buffer>) -> napi::Result<(), Code> {
         let bytes: &[u8] = match &data {
             Either::A(text) => text.as_bytes(),
@@ -173,7 +174,7 @@ impl PtySession {
     }
 
     /// Sends a named key: `enter`, `ctrl+c`, `up`, `f5`, `shift+tab`…
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn write_key(&self, key: String) -> napi::Result<(), Code> {
         let _blocked = JsBlocked::enter();
         self.inner.write_key(&key).map_err(core_error)
@@ -181,34 +182,33 @@ impl PtySession {
 
     /// Resizes the terminal (the command gets SIGWINCH); sizes are clamped
     /// to what the terminal accepts, as at `start`.
-    #[napi]
-    pub fn resize(&self, cols: u32, rows: u32) -> napi::Result<(), Code> {
-        let clamp = |n: u32| n.min(u16::MAX as u32) as u16;
-        self.inner
-            .resize(clamp(cols), clamp(rows))
-            .map_err(core_error)
+    #[napi(catch_unwind)]
+    pub fn resize(&self, cols: f64, rows: f64) -> napi::Result<(), Code> {
+        let cols = cells("cols", Some(cols), 0)?;
+        let rows = cells("rows", Some(rows), 0)?;
+        self.inner.resize(cols, rows).map_err(core_error)
     }
 
     /// Stops the running command (the result says `cancelled`).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn kill(&self) -> napi::Result<(), Code> {
         self.inner.kill().map_err(core_error)
     }
 
     /// Whether a command is running.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn is_running(&self) -> bool {
         self.inner.is_running()
     }
 
     /// The visible screen as text (the last command's after it ended).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn screen_text(&self) -> String {
         self.inner.screen_text()
     }
 
     /// Where the cursor is on the screen.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn cursor_position(&self) -> CursorPosition {
         let (row, col) = self.inner.cursor_position();
         CursorPosition {

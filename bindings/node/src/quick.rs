@@ -35,7 +35,7 @@ use napi::bindgen_prelude::{
 use crate::errors::{Code, from_napi};
 use crate::signal::{Attached, Signal};
 use crate::stream::{ChunkFn, Chunks, Text, js_string, pieces};
-use crate::worker::{self, Reject};
+use crate::worker::{self, Failure, Reject};
 
 /// How long the JS thread waits for a call before it lets it go on alone:
 /// a builtin or a small external command (`/bin/true` costs bash itself
@@ -144,6 +144,22 @@ impl<T: ToNapiValue, E> QuickChunks<T, E> {
     }
 }
 
+/// Refuses a chunk callback that is not a function, before anything starts:
+/// found later, when the call detaches, the pooled thread would wait for a
+/// route that never comes, and hold its shell's place for good.
+pub fn ensure_function(name: &str, callback: Option<&ChunkFunction<'_>>) -> napi::Result<(), Code> {
+    let Some(callback) = callback else {
+        return Ok(());
+    };
+    match callback.to_unknown().get_type().map_err(from_napi)? {
+        napi::ValueType::Function => Ok(()),
+        other => Err(crate::errors::invalid(format!(
+            "{name} must be a function, got {}",
+            format!("{other:?}").to_lowercase()
+        ))),
+    }
+}
+
 /// Starts `work` on a pooled thread and waits for it up to [`BUDGET`];
 /// returns the promise of its result (already settled if it ended).
 pub fn run<'env, T, E, W>(
@@ -156,7 +172,7 @@ pub fn run<'env, T, E, W>(
 where
     T: ToNapiValue + Send + 'static,
     E: Reject,
-    W: FnOnce(&QuickChunks<T, E>) -> Result<T, E> + Send + 'static,
+    W: FnOnce(&QuickChunks<T, Failure<E>>) -> Result<T, E> + Send + 'static,
 {
     let attached = match signal {
         Some(signal) => signal.attach(env, &cancel).map_err(from_napi)?,
@@ -180,7 +196,7 @@ where
             handover: theirs,
             route: RefCell::new(None),
         };
-        let outcome = work(&chunks_out);
+        let outcome = worker::contained(|| work(&chunks_out));
         IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
         let handover = &chunks_out.handover;
         let outcome = if chunks_out.route.borrow().is_none() {
@@ -350,6 +366,6 @@ fn settle_from_pool<T: ToNapiValue + Send + 'static, E: Reject>(
     let thrown = route.chunks.finish();
     let attached = route.attached;
     route.deferred.resolve(Box::new(move |env: Env| {
-        worker::settlement(&env, attached, thrown, outcome)
+        worker::guarded_settlement(&env, attached, thrown, outcome)
     }));
 }

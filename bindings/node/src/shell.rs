@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use conch_core::CancelToken;
 use conch_core::shell as core;
@@ -66,13 +66,23 @@ pub struct RunOptions {
 /// work at any moment.
 #[napi]
 pub struct Shell {
-    inner: Arc<core::Shell>,
+    /// The session; `None` once closed. `close()` drops it at once: the JS
+    /// object may live on until the garbage collector gets to it, and what
+    /// the core session still holds (its waker's descriptor) must not.
+    inner: Mutex<Option<Arc<core::Shell>>>,
+}
+
+impl Shell {
+    /// The session, unless closed.
+    fn open(&self) -> Option<Arc<core::Shell>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 #[napi]
 impl Shell {
     /// Starts bash (throws for a bad shell path, cwd or option).
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(options: Option<ShellOptions>) -> napi::Result<Self, Code> {
         let o = options.unwrap_or(ShellOptions {
             shell: None,
@@ -99,7 +109,7 @@ impl Shell {
         };
         let inner = core::Shell::new(opts).map_err(core_error)?;
         Ok(Shell {
-            inner: Arc::new(inner),
+            inner: Mutex::new(Some(Arc::new(inner))),
         })
     }
 
@@ -111,6 +121,7 @@ impl Shell {
     /// before it returns: a command that ends by then (a builtin, a small
     /// program) comes back settled, its chunks delivered during the call.
     #[napi(
+        catch_unwind,
         ts_args_type = "options: RunOptions, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<BashResult>"
     )]
@@ -120,6 +131,7 @@ impl Shell {
         options: RunOptions,
         on_chunk: Option<ChunkFunction<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
+        quick::ensure_function("onChunk", on_chunk.as_ref())?;
         let cancel = CancelToken::new();
         let opts = core::RunOptions {
             command: options.command,
@@ -131,10 +143,15 @@ impl Shell {
             tail_lines: options::lines("tail", options.tail)?,
             artifact: None,
         };
-        let shell = self.inner.clone();
+        let Some(shell) = self.open() else {
+            // Refused the way the core refuses a run of a closed session.
+            return quick::run(env, options.signal, on_chunk, cancel, |_| {
+                Err::<BashResult, _>(core_error(conch_core::Error::Closed("shell")))
+            });
+        };
         // The place is taken here, on the JS thread: runs keep the order of
         // the calls whichever pooled thread starts first.
-        let place = shell.reserve();
+        let place = shell.reserve().map_err(core_error)?;
         quick::run(env, options.signal, on_chunk, cancel, move |chunks| {
             shell
                 .run_in_place(place, opts, |c: &str| chunks.send(c))
@@ -144,22 +161,29 @@ impl Shell {
     }
 
     /// Cancels the running command (its result says `cancelled: true`).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn abort(&self) {
-        self.inner.abort();
+        if let Some(shell) = self.open() {
+            shell.abort();
+        }
     }
 
     /// Pids of the processes the session still runs in the background.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn background_jobs(&self) -> Vec<u32> {
-        self.inner.background_jobs()
+        self.open()
+            .map(|shell| shell.background_jobs())
+            .unwrap_or_default()
     }
 
     /// Kills everything the session runs (the current command, background
     /// jobs, bash) and refuses further runs. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self) {
-        let _blocked = JsBlocked::enter();
-        self.inner.close();
+        let shell = self.inner.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(shell) = shell {
+            let _blocked = JsBlocked::enter();
+            shell.close();
+        }
     }
 }

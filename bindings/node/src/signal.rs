@@ -14,6 +14,8 @@ use napi::bindgen_prelude::{
 };
 use napi::{Result, ValueType};
 
+use crate::errors::guarded;
+
 /// An `AbortSignal` passed in an options object (any object with `aborted`
 /// and `addEventListener`/`removeEventListener`, as in the DOM and Node);
 /// `null` stands for none.
@@ -91,8 +93,9 @@ impl Attached {
             return Ok(());
         }
         let token = token.clone();
+        // Called by JS through napi's C frames: a panic is caught there.
         let listener: Function<(), ()> = env.create_function_from_closure("abort", move |_| {
-            token.cancel();
+            let _ = guarded(|| token.cancel());
             Ok(())
         })?;
         let add: ListenerMethod = signal

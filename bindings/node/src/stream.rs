@@ -27,6 +27,8 @@ use napi::threadsafe_function::{
 };
 use napi::{Status, check_status, sys};
 
+use crate::errors::guarded;
+
 /// A JS `(value: T) => unknown` callable from any thread.
 pub type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, false>;
 /// A JS `(chunk: string) => unknown` callable from any thread.
@@ -230,21 +232,26 @@ impl<T: ToNapiValue + Send + 'static> Chunks<T> {
         callback.call_with_return_value(
             value,
             ThreadsafeFunctionCallMode::NonBlocking,
+            // Runs inside napi's C callback on the JS thread: a panic there
+            // would abort the host, so it is caught (and the chunk counted
+            // as delivered all the same when `in_flight` drops).
             move |returned, _env| {
-                if let Err(err) = returned {
-                    let first = {
-                        let mut queue = in_flight.flow.lock();
-                        let first = queue.thrown.is_none();
+                let _ = guarded(move || {
+                    if let Err(err) = returned {
+                        let first = {
+                            let mut queue = in_flight.flow.lock();
+                            let first = queue.thrown.is_none();
+                            if first {
+                                queue.thrown = Some(err);
+                            }
+                            first
+                        };
                         if first {
-                            queue.thrown = Some(err);
+                            cancel.cancel();
                         }
-                        first
-                    };
-                    if first {
-                        cancel.cancel();
                     }
-                }
-                drop(in_flight);
+                    drop(in_flight);
+                });
                 Ok(())
             },
         );

@@ -239,7 +239,7 @@ pub struct BashTool {
 #[napi]
 impl BashTool {
     /// Checks the configuration (a bad interception rule throws).
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(options: BashToolOptions) -> napi::Result<Self, Code> {
         let mut config = BashToolConfig::new(options.cwd);
         config.artifacts_dir = options.artifacts_dir.map(PathBuf::from);
@@ -271,6 +271,7 @@ impl BashTool {
     /// non-zero: the message is still what the model reads), `BlockedError`
     /// (`.suggestedTool`) or `ToolAbortError` (the signal fired).
     #[napi(
+        catch_unwind,
         ts_args_type = "args: BashToolArgs, options?: ToolExecuteOptions",
         ts_return_type = "Promise<ToolResult>"
     )]
@@ -315,7 +316,7 @@ impl BashTool {
     }
 
     /// Closes the tool's persistent shell when it has its own `sessionKey`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self) {
         let _blocked = JsBlocked::enter();
         self.inner.close();

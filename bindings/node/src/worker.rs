@@ -5,12 +5,14 @@
 //! sink tied to the caller's callback. When it returns, the thread waits
 //! until every value reached JS, then settles the promise from the JS
 //! thread: with the value, with the value the callback threw, or with the
-//! call's error.
+//! call's error. A panic of the call (or of settling it) becomes an
+//! `Internal` rejection, never an abort of the host or a promise left
+//! pending.
 
 use conch_core::CancelToken;
 use napi::bindgen_prelude::{Env, Object, ToNapiValue};
 
-use crate::errors::{Code, from_napi, rejection};
+use crate::errors::{Code, from_napi, guarded, rejection};
 use crate::signal::{Attached, Signal};
 use crate::stream::{Callback, Chunks};
 
@@ -23,6 +25,41 @@ impl Reject for napi::Error<Code> {
     fn reject(self, env: &Env) -> napi::Error {
         rejection(env, self)
     }
+}
+
+/// A call's own error, or the panic that ended it.
+pub enum Failure<E> {
+    Call(E),
+    Panic(napi::Error<Code>),
+}
+
+impl<E: Reject> Reject for Failure<E> {
+    fn reject(self, env: &Env) -> napi::Error {
+        match self {
+            Failure::Call(err) => err.reject(env),
+            Failure::Panic(err) => rejection(env, err),
+        }
+    }
+}
+
+/// Runs a call's `work` on its pooled thread, a panic caught as a [`Failure`].
+pub fn contained<T, E>(work: impl FnOnce() -> Result<T, E>) -> Result<T, Failure<E>> {
+    match guarded(work) {
+        Ok(outcome) => outcome.map_err(Failure::Call),
+        Err(panic) => Err(Failure::Panic(panic)),
+    }
+}
+
+/// [`settlement`] with a panic while settling caught (it runs inside a call
+/// from napi's C code on the JS thread, where unwinding would abort).
+pub fn guarded_settlement<T, E: Reject>(
+    env: &Env,
+    attached: Option<Attached>,
+    thrown: Option<napi::Error>,
+    outcome: Result<T, E>,
+) -> napi::Result<T> {
+    guarded(|| settlement(env, attached, thrown, outcome))
+        .unwrap_or_else(|p| Err(rejection(env, p)))
 }
 
 /// What a call settles with (JS thread): what the callback threw, else the
@@ -74,9 +111,9 @@ where
     };
     let thread = conch_threads::run(move || {
         let chunks = Chunks::new(callback, cancel);
-        let result = work(&chunks);
+        let result = contained(|| work(&chunks));
         let thrown = chunks.finish();
-        deferred.resolve(move |env: Env| settlement(&env, attached, thrown, result));
+        deferred.resolve(move |env: Env| guarded_settlement(&env, attached, thrown, result));
     });
     match thread {
         Ok(_) => Ok(promise),
