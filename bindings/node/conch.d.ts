@@ -27,3 +27,26 @@ export declare class ToolAbortError extends Error {
   readonly code: 'ToolAbortError'
   details?: unknown
 }
+
+// conch.js makes the classes JS classes (a call without `new` throws) and
+// adds the dispose symbols, for `using` / `await using` (TypeScript 5.2+).
+declare module './index' {
+  interface Shell {
+    /** `close()`. */
+    [Symbol.dispose](): void
+    /** `close()`. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
+  interface BashTool {
+    /** `close()`. */
+    [Symbol.dispose](): void
+    /** `close()`. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
+  interface PtySession {
+    /** `kill()` when a command runs; nothing when idle. */
+    [Symbol.dispose](): void
+    /** `kill()` when a command runs; nothing when idle. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
+}
