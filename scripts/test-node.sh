@@ -5,13 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../bindings/node"
 
-echo "== node: npm ci, napi build"
+echo "== node: npm ci, napi build (debug)"
 npm ci --no-audit --no-fund
-npm run build
+npm run build:debug
 
 echo "== node: generated index.js and index.d.ts are committed and fresh"
 # A different CLI version or a changed #[napi] item rewrites them: rebuild
-# with `npm run build` and commit the result.
+# with `npm run build:debug` (or `npm run build`) and commit the result.
 git diff --exit-code -- index.js index.d.ts
 test -z "$(git status --porcelain -- index.js index.d.ts)"
 
