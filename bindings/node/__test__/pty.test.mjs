@@ -75,7 +75,7 @@ describe('PtySession', () => {
     assert.equal(aborted.cancelled, true)
     const pre = await pty.start({ command: 'echo never', signal: AbortSignal.abort() })
     assert.equal(pre.cancelled, true)
-    assert.equal(pre.output, '')
+    assert.equal(pre.output, '[Command cancelled]\n')
   })
 
   test('a second start while one runs is refused', async () => {
@@ -99,10 +99,11 @@ describe('PtySession', () => {
     assert.match(r.output, /done go\n$/)
   })
 
-  test('a start failure is reported in the result', async () => {
+  test('a bad cwd is refused as in Shell', async () => {
     const pty = new PtySession()
-    const r = await pty.start({ command: 'true', cwd: '/no/such/dir/for/conch' })
-    assert.equal(r.exitCode, undefined)
-    assert.match(r.output, /^PTY error: /)
+    await assert.rejects(async () => pty.start({ command: 'true', cwd: '/no/such/dir/for/conch' }), {
+      code: 'InvalidArgument',
+      message: 'Working directory does not exist: /no/such/dir/for/conch',
+    })
   })
 })
