@@ -128,8 +128,9 @@ def test_kill_stops_the_process_tree(pty, marker):
 def test_timeout(pty):
     # 2 s leave the command ample time to print before it.
     r = pty.start("echo start; sleep 30", timeout=2)
-    assert r.timed_out and not r.cancelled
-    assert r.output.startswith("start\n")
+    # As for a shell run: a timeout is a cancel too, with the notice first.
+    assert r.timed_out and r.cancelled and r.exit_code is None
+    assert r.output == "[Command timed out after 2 seconds]\nstart\n"
 
 
 def test_cancel_token(pty, marker):
@@ -162,10 +163,9 @@ def test_a_raising_callback_kills_the_command(pty, marker):
     sleep.assert_gone()
 
 
-def test_start_failure_is_reported_in_the_output(pty, tmp_path):
-    r = pty.start("true", cwd=tmp_path / "missing")
-    assert r.exit_code is None
-    assert r.output.startswith("PTY error: Working directory does not exist")
+def test_a_missing_cwd_raises_as_for_a_shell(pty, tmp_path):
+    with pytest.raises(conch.InvalidArgumentError, match="^Working directory does not exist"):
+        pty.start("true", cwd=tmp_path / "missing")
 
 
 def test_one_command_at_a_time_and_no_input_when_idle(pty):
