@@ -328,11 +328,11 @@ typedef struct conch_pty_options {
    */
   uint64_t timeout_ms;
   /**
-   * Terminal width, clamped to 20–400; 0: 120.
+   * Terminal width, clamped to 20–400; 0: 80.
    */
   uint16_t cols;
   /**
-   * Terminal height, clamped to 5–200; 0: 40.
+   * Terminal height, clamped to 5–200; 0: 24.
    */
   uint16_t rows;
   /**
@@ -382,11 +382,12 @@ typedef struct conch_pty_result {
   int32_t exit_code;
   /**
    * False when the command could not start (the output then says
-   * `PTY error: <message>`) or was cancelled before it started.
+   * `PTY error: <message>`) or was stopped.
    */
   bool has_exit_code;
   /**
-   * Ended by `conch_pty_kill` or the cancel token.
+   * Stopped: by `conch_pty_kill`, the cancel token or the timeout (as in
+   * `conch_bash_result`); `output` then starts with the notice.
    */
   bool cancelled;
   /**
@@ -583,7 +584,7 @@ typedef struct conch_tool_options {
    */
   const char *const *session_env;
   /**
-   * Size of the PTY; 0: 120 columns, 40 rows.
+   * Size of the PTY; 0: 80 columns, 24 rows.
    */
   uint16_t pty_cols;
   uint16_t pty_rows;
@@ -813,7 +814,7 @@ int conch_execute_shell(const struct conch_execute_options *opts,
                         struct conch_bash_result **out);
 
 /**
- * An idle PTY session with a blank 120x40 screen. Free it with
+ * An idle PTY session with a blank 80x24 screen. Free it with
  * `conch_pty_free`. NULL only on an internal error.
  */
 struct conch_pty *conch_pty_new(void);
@@ -823,11 +824,15 @@ struct conch_pty *conch_pty_new(void);
  *
  * `cb` (may be NULL) gets the raw terminal text, escape sequences intact,
  * on this thread, in order, before this function returns; the result's
- * `output` is the sanitized text for the model. A start failure (bad cwd or
- * shell) is a result whose output is `PTY error: <message>`, not an error.
- * Errors: NULL/invalid arguments, or a run already in progress on this
- * session (`CONCH_ERR_INVALID_ARG`, "PTY session already running"). On
- * `CONCH_OK`, `*out` is the result (free it with `conch_pty_result_free`).
+ * `output` is the sanitized text for the model. Bad input is an error,
+ * worded as for `conch_shell_run`: NULL/invalid arguments, a NUL in the
+ * command, a bad variable, a missing cwd, a `timeout_ms` past the bound,
+ * a run already in progress on this session ("PTY session already
+ * running") are `CONCH_ERR_INVALID_ARG`, a shell that is not there
+ * `CONCH_ERR_SPAWN`. A failure of the system once the input is good
+ * (`openpty`, the spawn itself) is a result whose output is `PTY error:
+ * <message>`, with no exit code. On `CONCH_OK`, `*out` is the result (free
+ * it with `conch_pty_result_free`).
  *
  * # Safety
  * `pty` is a live handle; `opts` points to valid options; `cb`, if not NULL,

@@ -53,9 +53,9 @@ pub struct conch_pty_options {
     /// Deadline in milliseconds from the start; 0: none. At most 2147483647
     /// (about 24 days): a larger value is `CONCH_ERR_INVALID_ARG`.
     pub timeout_ms: u64,
-    /// Terminal width, clamped to 20–400; 0: 120.
+    /// Terminal width, clamped to 20–400; 0: 80.
     pub cols: u16,
-    /// Terminal height, clamped to 5–200; 0: 40.
+    /// Terminal height, clamped to 5–200; 0: 24.
     pub rows: u16,
     /// The bash to run; NULL: `bash` from `PATH`.
     pub shell: *const c_char,
@@ -84,9 +84,10 @@ pub struct conch_pty_result {
     /// meaningful only when `has_exit_code`.
     pub exit_code: i32,
     /// False when the command could not start (the output then says
-    /// `PTY error: <message>`) or was cancelled before it started.
+    /// `PTY error: <message>`) or was stopped.
     pub has_exit_code: bool,
-    /// Ended by `conch_pty_kill` or the cancel token.
+    /// Stopped: by `conch_pty_kill`, the cancel token or the timeout (as in
+    /// `conch_bash_result`); `output` then starts with the notice.
     pub cancelled: bool,
     /// Ended by the timeout.
     pub timed_out: bool,
@@ -171,7 +172,7 @@ fn result_into_c(
     }))
 }
 
-/// An idle PTY session with a blank 120x40 screen. Free it with
+/// An idle PTY session with a blank 80x24 screen. Free it with
 /// `conch_pty_free`. NULL only on an internal error.
 #[unsafe(no_mangle)]
 pub extern "C" fn conch_pty_new() -> *mut conch_pty {
@@ -182,11 +183,15 @@ pub extern "C" fn conch_pty_new() -> *mut conch_pty {
 ///
 /// `cb` (may be NULL) gets the raw terminal text, escape sequences intact,
 /// on this thread, in order, before this function returns; the result's
-/// `output` is the sanitized text for the model. A start failure (bad cwd or
-/// shell) is a result whose output is `PTY error: <message>`, not an error.
-/// Errors: NULL/invalid arguments, or a run already in progress on this
-/// session (`CONCH_ERR_INVALID_ARG`, "PTY session already running"). On
-/// `CONCH_OK`, `*out` is the result (free it with `conch_pty_result_free`).
+/// `output` is the sanitized text for the model. Bad input is an error,
+/// worded as for `conch_shell_run`: NULL/invalid arguments, a NUL in the
+/// command, a bad variable, a missing cwd, a `timeout_ms` past the bound,
+/// a run already in progress on this session ("PTY session already
+/// running") are `CONCH_ERR_INVALID_ARG`, a shell that is not there
+/// `CONCH_ERR_SPAWN`. A failure of the system once the input is good
+/// (`openpty`, the spawn itself) is a result whose output is `PTY error:
+/// <message>`, with no exit code. On `CONCH_OK`, `*out` is the result (free
+/// it with `conch_pty_result_free`).
 ///
 /// # Safety
 /// `pty` is a live handle; `opts` points to valid options; `cb`, if not NULL,

@@ -82,7 +82,7 @@ pub struct conch_tool_options {
     /// Variables exported in the shell session (and given to PTY runs),
     /// `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
     pub session_env: *const *const c_char,
-    /// Size of the PTY; 0: 120 columns, 40 rows.
+    /// Size of the PTY; 0: 80 columns, 24 rows.
     pub pty_cols: u16,
     pub pty_rows: u16,
 }

@@ -137,7 +137,11 @@ static void test_input(conch_pty *pty) {
   o.timeout_ms = 1000;
   r = NULL;
   if (CHECK_RC(conch_pty_start(pty, &o, NULL, NULL, &r), CONCH_OK, "timeout"))
-    CHECK(r->timed_out && !r->cancelled, "the timeout ends the run");
+    CHECK(r->timed_out && r->cancelled && !r->has_exit_code,
+          "the timeout stops the run (cancelled too, as a shell run; no exit code)");
+  if (r != NULL)
+    CHECK(strncmp(r->output, "[Command timed out after 1 seconds]\n", 36) == 0,
+          "the notice comes first: \"%s\"", r->output);
   conch_pty_result_free(r);
 }
 
@@ -150,16 +154,15 @@ static void test_errors(conch_pty *pty) {
   CHECK_RC(conch_pty_kill(pty), CONCH_ERR_INVALID_ARG, "kill when idle");
   CHECK_RC(conch_pty_resize(pty, 80, 24), CONCH_ERR_INVALID_ARG, "resize when idle");
 
+  /* Bad input is an error of the call, worded as the shell engine words it. */
   conch_pty_options o = {0};
   o.command = "true";
   o.cwd = "/nonexistent-conch-dir";
   conch_pty_result *r = NULL;
-  if (CHECK_RC(conch_pty_start(pty, &o, NULL, NULL, &r), CONCH_OK, "start failure is a result")) {
-    CHECK(!r->has_exit_code, "no exit code");
-    CHECK_STR(r->output, "PTY error: Working directory does not exist: /nonexistent-conch-dir\n",
-              "the PTY error line");
-  }
-  conch_pty_result_free(r);
+  CHECK_RC(conch_pty_start(pty, &o, NULL, NULL, &r), CONCH_ERR_INVALID_ARG, "a missing cwd");
+  CHECK_STR(conch_last_error(), "Working directory does not exist: /nonexistent-conch-dir",
+            "its message");
+  CHECK(r == NULL, "out untouched");
 }
 
 /* The keys vectors through a real terminal: the program puts the terminal

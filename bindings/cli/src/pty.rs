@@ -24,10 +24,10 @@ use crate::interrupt::cancel_on_interrupt;
     after_help = "Exit status: the command's; 124 on timeout."
 )]
 pub struct Args {
-    /// terminal width (default: this terminal's, else 120)
+    /// terminal width (default: this terminal's, else 80)
     #[arg(long, value_name = "C", allow_hyphen_values = true)]
     cols: Option<f64>,
-    /// terminal height (default: this terminal's, else 40)
+    /// terminal height (default: this terminal's, else 24)
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
     rows: Option<f64>,
     /// directory to run in (relative to the current one)
@@ -82,7 +82,15 @@ pub fn main(p: Args) -> Result<i32, String> {
             .and_then(|()| stdout.flush());
     });
     drop(raw);
-    let result = result.map_err(|e| e.to_string())?;
+    let result = match result {
+        Ok(result) => result,
+        // Bad input the core refused (a missing --cwd): the command could
+        // not start, as for `conch run`.
+        Err(e) => {
+            crate::eprint_line(&format!("conch pty: {e}"));
+            return Ok(1);
+        }
+    };
     Ok(match result.exit_code {
         _ if result.timed_out => 124,
         _ if result.cancelled => 130,

@@ -484,3 +484,16 @@ proptest! {
         prop_assert_eq!(got, expected, "one response per line: {}", String::from_utf8_lossy(&ran.stdout));
     }
 }
+
+#[test]
+fn pty_with_a_missing_cwd_could_not_start() {
+    let s = Scratch::new("pty-cwd");
+    let ran = s.run(&["pty", "--cwd", "missing", "--", "true"], b"");
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert!(
+        ran.stderr
+            .starts_with("conch pty: Working directory does not exist: "),
+        "{}",
+        ran.stderr
+    );
+}
