@@ -3,9 +3,11 @@
  * at once with CONCH_ERR_INVALID_ARG and a message; a nested
  * conch_tool_execute on the same tool is the tool's failed outcome
  * (CONCH_ERR_TOOL, with a result whose text says why, as the core words
- * it). The outer run goes on and returns its result. A run on another shell from the same callback works. Each
- * call is guarded by an alarm: a hang fails the suite after 10 s instead of
- * stalling it. */
+ * it). The outer run goes on and returns its result. A run on another
+ * shell from the same callback works; a shell freed from its own callback
+ * stops the run; a nested conch_pty_start is "PTY session already running".
+ * Each call is guarded by an alarm: a hang fails the suite after 10 s
+ * instead of stalling it. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
@@ -126,10 +128,80 @@ static void test_tool_call_from_its_own_update(void) {
   conch_tool_free(tool);
 }
 
+static void free_own_shell(void *user, const char *utf8, size_t len) {
+  (void)utf8;
+  (void)len;
+  conch_shell **sh = user;
+  if (*sh == NULL) return;
+  conch_shell_free(*sh); /* the run holds its own reference */
+  *sh = NULL;
+}
+
+/* Freeing the shell from its own callback closes it: the run is stopped at
+ * once (it does not wait for itself) and returns its result. */
+static void test_shell_free_from_its_own_callback(void) {
+  conch_shell_options so = {0};
+  so.snapshot = "none";
+  conch_shell *sh = conch_shell_new(&so);
+  if (!CHECK(sh != NULL, "conch_shell_new")) return;
+  conch_shell *held = sh;
+  conch_run_options o = {0};
+  o.command = "echo first; sleep 100";
+  conch_bash_result *r = NULL;
+  alarm(10);
+  int rc = conch_shell_run(held, &o, free_own_shell, &sh, &r);
+  alarm(0);
+  CHECK(sh == NULL, "the callback freed the shell");
+  CHECK(rc == CONCH_OK || rc == CONCH_ERR_CLOSED, "the run returns (status %d)", rc);
+  if (rc == CONCH_OK) CHECK(r != NULL && r->cancelled, "stopped by the close");
+  conch_bash_result_free(r);
+}
+
+struct pty_nested {
+  conch_pty *pty;
+  int calls, rc;
+  char error[256];
+};
+
+static void pty_chunk(void *user, const char *utf8, size_t len) {
+  (void)utf8;
+  (void)len;
+  struct pty_nested *n = user;
+  if (n->calls++ > 0) return;
+  conch_pty_options o = {0};
+  o.command = "echo nested";
+  conch_pty_result *r = NULL;
+  n->rc = conch_pty_start(n->pty, &o, NULL, NULL, &r);
+  snprintf(n->error, sizeof n->error, "%s", conch_last_error());
+  conch_pty_result_free(r);
+  conch_pty_kill(n->pty);
+}
+
+/* A start on the same terminal from its own callback: already running. */
+static void test_pty_start_from_its_own_callback(void) {
+  conch_pty *pty = conch_pty_new();
+  if (!CHECK(pty != NULL, "conch_pty_new")) return;
+  struct pty_nested n = {.pty = pty, .rc = 1};
+  conch_pty_options o = {0};
+  o.command = "echo outer; sleep 100";
+  conch_pty_result *r = NULL;
+  alarm(10);
+  int rc = conch_pty_start(pty, &o, pty_chunk, &n, &r);
+  alarm(0);
+  CHECK_RC(rc, CONCH_OK, "the outer run returns its result");
+  CHECK(r != NULL && r->cancelled, "stopped by the kill from the callback");
+  CHECK_RC(n.rc, CONCH_ERR_INVALID_ARG, "a nested start is refused");
+  CHECK_STR(n.error, "PTY session already running", "its message");
+  conch_pty_result_free(r);
+  conch_pty_free(pty);
+}
+
 int main(void) {
   signal(SIGALRM, on_alarm);
   test_shell_run_from_its_own_callback();
   test_tool_call_from_its_own_update();
+  test_shell_free_from_its_own_callback();
+  test_pty_start_from_its_own_callback();
   conch_close_sessions(NULL);
   return check_finish();
 }
