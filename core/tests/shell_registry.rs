@@ -39,7 +39,11 @@ fn sessions_are_shared_by_key_isolated_bounded_and_closable() {
     t.timeout = Some(Duration::from_millis(300));
     // Only the notice is checked, and the sleep outlasts the timeout by far.
     let r = run("/bin/sleep 100", t);
-    assert!(r.timed_out && r.output.starts_with("[Command timed out after 0.3 seconds]"));
+    assert!(
+        r.timed_out
+            && r.output
+                .starts_with("[Command timed out after 0.3 seconds]")
+    );
     let mut c = opts("agent-1");
     let token = CancelToken::new();
     token.cancel();
