@@ -30,7 +30,6 @@ use std::time::Duration;
 /// | `virtual_terminal` | false | the bash tool runs no command on a PTY |
 /// | `has_ui` | false | a host shows no UI |
 /// | `pty_cols`, `pty_rows` | 80, 24 | a terminal whose size the host does not give (the classic terminal, on every face) |
-/// | `python_pty_cols`, `python_pty_rows` | 80, 24 | the size Python's `PtySession.start` promises in its public signature |
 #[macro_export]
 macro_rules! option_default {
     ($name:ident) => {
@@ -51,8 +50,6 @@ macro_rules! option_default {
     (has_ui => $($then:tt)+) => { $($then)+!(bool false) };
     (pty_cols => $($then:tt)+) => { $($then)+!(num 80) };
     (pty_rows => $($then:tt)+) => { $($then)+!(num 24) };
-    (python_pty_cols => $($then:tt)+) => { $($then)+!(num 80) };
-    (python_pty_rows => $($then:tt)+) => { $($then)+!(num 24) };
 }
 
 /// A row of [`option_default!`](crate::option_default) as the bare literal.
@@ -96,10 +93,6 @@ pub const HAS_UI: bool = option_default!(has_ui);
 pub const PTY_COLS: u16 = option_default!(pty_cols);
 /// The height of a terminal whose size the host does not give.
 pub const PTY_ROWS: u16 = option_default!(pty_rows);
-/// The width Python's `PtySession.start` takes when none is given.
-pub const PYTHON_PTY_COLS: u16 = option_default!(python_pty_cols);
-/// The height Python's `PtySession.start` takes when none is given.
-pub const PYTHON_PTY_ROWS: u16 = option_default!(python_pty_rows);
 
 #[cfg(test)]
 mod tests {

@@ -150,7 +150,7 @@ pub(crate) unsafe fn artifacts(
         (Some(_), Some(_)) => Err(FfiError::arg(format!(
             "set {prefix}artifacts_dir or {prefix}artifact_store, not both"
         ))),
-        (Some(dir), None) => Ok(Some(ArtifactStore::new(dir))),
+        (Some(dir), None) => Ok(Some(ArtifactStore::open(dir)?)),
         (None, Some(store)) => Ok(Some(store.clone())),
         (None, None) => Ok(None),
     }

@@ -64,7 +64,7 @@ pub fn execute_shell<'env>(
         non_interactive_env: options::non_interactive_env(options.non_interactive_env),
         env_policy: options::env_policy(options.env_policy)?,
         max_bytes: options::max_bytes(options.max_bytes)?,
-        artifacts: options::artifacts(options.artifacts_dir),
+        artifacts: options::artifacts(options.artifacts_dir)?,
         head_lines: options::lines("head", options.head)?,
         tail_lines: options::lines("tail", options.tail)?,
         ..ExecuteOptions::default()
@@ -140,7 +140,7 @@ pub fn execute_bash<'env>(
         env: options::env(o.env),
         timeout: options::timeout(o.timeout_ms)?,
         cancel: Some(cancel.clone()),
-        artifacts: options::artifacts(o.artifacts_dir),
+        artifacts: options::artifacts(o.artifacts_dir)?,
         artifact: None,
         head_lines: options::lines("head", o.head)?,
         tail_lines: options::lines("tail", o.tail)?,

@@ -6,6 +6,7 @@
 //! left out takes the core's default.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -94,7 +95,10 @@ pub fn max_bytes(value: Option<f64>) -> JsResult<usize> {
     })
 }
 
-/// An artifact store over `dir`, if given.
-pub fn artifacts(dir: Option<String>) -> Option<ArtifactStore> {
-    dir.map(ArtifactStore::new)
+/// The store of `artifactsDir` (created and checked now), or the process's
+/// private directory when none is given.
+pub fn artifacts(dir: Option<String>) -> JsResult<Option<ArtifactStore>> {
+    ArtifactStore::for_option(dir.map(PathBuf::from))
+        .map(Some)
+        .map_err(core_error)
 }

@@ -31,9 +31,9 @@ pub struct PtyStartOptions {
     /// Aborting it stops the command (the result says `cancelled`).
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<Signal>,
-    /// Terminal width, default 120 (clamped to 20..400).
+    /// Terminal width, default 80 (clamped to 20..400).
     pub cols: Option<f64>,
-    /// Terminal height, default 40 (clamped to 5..200).
+    /// Terminal height, default 24 (clamped to 5..200).
     pub rows: Option<f64>,
     /// bash to run the command with (`bash -c`); default: `bash` from `PATH`.
     pub shell: Option<String>,
@@ -107,7 +107,7 @@ impl Default for PtySession {
 
 #[napi]
 impl PtySession {
-    /// An idle session with a blank 120x40 screen.
+    /// An idle session with a blank 80x24 screen.
     #[napi(constructor, catch_unwind)]
     pub fn new() -> Self {
         PtySession {

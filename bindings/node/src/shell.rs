@@ -104,7 +104,7 @@ impl Shell {
             non_interactive_env: options::non_interactive_env(o.non_interactive_env),
             env_policy: options::env_policy(o.env_policy)?,
             max_bytes: options::max_bytes(o.max_bytes)?,
-            artifacts: options::artifacts(o.artifacts_dir),
+            artifacts: options::artifacts(o.artifacts_dir)?,
             ..core::ShellOptions::default()
         };
         let inner = core::Shell::new(opts).map_err(core_error)?;

@@ -172,21 +172,22 @@ pub fn env_policy(inherit: &str, exclude: Vec<String>) -> PyResult<EnvPolicy> {
 
 /// `artifacts_dir=`: a directory (str or `os.PathLike`) or a
 /// `conch.ArtifactStore` (share one store between shells so their ids do
-/// not collide); `None`: no artifacts.
+/// not collide); `None`: the process's private directory. A directory that
+/// cannot be created or written is an error here (the core checks it).
 pub fn artifacts(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<ArtifactStore>> {
-    let Some(value) = value else {
-        return Ok(None);
+    let dir = match value {
+        Some(value) if !value.is_none() => {
+            if let Ok(store) = value.cast::<PyArtifactStore>() {
+                return Ok(Some(store.get().inner.clone()));
+            }
+            let dir: PathBuf = value
+                .extract()
+                .map_err(|_| invalid("artifacts_dir must be a path or a conch.ArtifactStore"))?;
+            Some(dir)
+        }
+        _ => None,
     };
-    if value.is_none() {
-        return Ok(None);
-    }
-    if let Ok(store) = value.cast::<PyArtifactStore>() {
-        return Ok(Some(store.get().inner.clone()));
-    }
-    let dir: PathBuf = value
-        .extract()
-        .map_err(|_| invalid("artifacts_dir must be a path or a conch.ArtifactStore"))?;
-    Ok(Some(ArtifactStore::new(dir)))
+    ArtifactStore::for_option(dir).map(Some).map_err(to_py)
 }
 
 /// `on_chunk=`/`on_update=`: a callable or `None`.

@@ -16,6 +16,13 @@
 //!
 //! Neither thread ever spins: on a busy machine (a host running agents) a
 //! spinning waiter takes the CPU that bash needs to end the command.
+//!
+//! A call made from inside a callback must see that it is inside one (the
+//! core refuses a run that would wait for the run whose callback it is in;
+//! see `conch_core::shell::reentry`). The core marks the helper thread; so
+//! each chunk carries the helper's marks to the calling thread, which
+//! holds them while the callback runs, and a call started there carries
+//! the calling thread's marks to its own helper.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -23,6 +30,7 @@ use std::sync::mpsc::{RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
 use conch_core::CancelToken;
+use conch_core::shell::reentry::{self, Entered};
 use pyo3::prelude::*;
 
 use crate::errors::{InternalError, internal, io_error};
@@ -34,7 +42,8 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 const QUEUE_LEN: usize = 8;
 
 enum Event<T> {
-    Chunk(String),
+    /// A chunk, and the marks of the run it came from.
+    Chunk(String, Entered),
     Done(T),
     /// The core call panicked (this error says so).
     Panicked(PyErr),
@@ -51,14 +60,16 @@ pub fn offload<T: Send + 'static>(
 ) -> PyResult<T> {
     let (tx, rx) = sync_channel::<Event<T>>(QUEUE_LEN);
     let forward = on_chunk.is_some();
+    let callers_marks = reentry::entered();
     conch_threads::run(move || {
         let chunks = tx.clone();
+        let _marks = callers_marks.enter();
         let out = catch_unwind(AssertUnwindSafe(|| {
             job(&mut |chunk: &str| {
                 if forward {
                     // Fails only once the caller is gone, which it never is
                     // before the end.
-                    let _ = chunks.send(Event::Chunk(chunk.to_owned()));
+                    let _ = chunks.send(Event::Chunk(chunk.to_owned(), reentry::entered()));
                 }
             })
         }));
@@ -88,11 +99,12 @@ pub fn offload<T: Send + 'static>(
             fail(err, &mut failure);
         }
         match event {
-            Ok(Event::Chunk(text)) => {
-                if let (Some(callback), None) = (on_chunk, &failure)
-                    && let Err(err) = callback.call1((text,))
-                {
-                    fail(err, &mut failure);
+            Ok(Event::Chunk(text, marks)) => {
+                if let (Some(callback), None) = (on_chunk, &failure) {
+                    let _marks = marks.enter();
+                    if let Err(err) = callback.call1((text,)) {
+                        fail(err, &mut failure);
+                    }
                 }
             }
             Ok(Event::Done(out)) => break Ok(out),

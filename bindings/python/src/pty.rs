@@ -47,8 +47,8 @@ impl PyPtySession {
     }
 
     #[doc = text_signature!(
-        "start($self, command, *, cols=", py_default!(python_pty_cols),
-        ", rows=", py_default!(python_pty_rows),
+        "start($self, command, *, cols=", py_default!(pty_cols),
+        ", rows=", py_default!(pty_rows),
         ", cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None, max_bytes=",
         py_default!(max_bytes), ")",
     )]
@@ -61,8 +61,8 @@ impl PyPtySession {
     /// cannot start is reported in ``output`` (``PTY error: ...``) with
     /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
     /// command is already running on this session.
-    #[pyo3(signature = (command, *, cols=Whole::Int(defaults::PYTHON_PTY_COLS.into()),
-                        rows=Whole::Int(defaults::PYTHON_PTY_ROWS.into()),
+    #[pyo3(signature = (command, *, cols=Whole::Int(defaults::PTY_COLS.into()),
+                        rows=Whole::Int(defaults::PTY_ROWS.into()),
                         cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None,
                         max_bytes=Whole::Int(defaults::MAX_BYTES as i64)),
                text_signature = None)]

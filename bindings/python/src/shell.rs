@@ -138,8 +138,9 @@ impl PyShell {
     ///
     /// Timeout and cancellation are results, not exceptions. An exception
     /// raised by ``on_chunk`` (or Ctrl-C) cancels the command and is raised
-    /// here once it has stopped. Runs on one Shell queue in order; do not
-    /// call ``run`` of the same Shell from inside ``on_chunk``.
+    /// here once it has stopped. Runs on one Shell queue in order; a
+    /// ``run`` of the same Shell from inside ``on_chunk`` raises
+    /// ``InvalidArgumentError`` at once (it would wait for itself).
     #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None, head=None, tail=None))]
     #[allow(clippy::too_many_arguments)]
     fn run(

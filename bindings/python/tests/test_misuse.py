@@ -54,7 +54,6 @@ def test_misuse_neither_crashes_nor_hangs(group: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(strict=True, reason="re-entrancy error lands with the core change")
 def test_a_run_from_inside_its_own_shells_callback_is_an_error_not_a_hang(tmp_path: Path) -> None:
     child = subprocess.run(
         [sys.executable, "-X", "faulthandler", __file__, "reentrant"],
@@ -433,7 +432,57 @@ if __name__ == "__main__":
             # room in the chunk queue) when the callback calls in.
             outer = "for i in $(seq 1 40); do echo $i; sleep 0.01; done"
             outcome = check("re-entrant run", lambda: sh.run(outer, on_chunk=on_chunk, timeout=5))
-            assert isinstance(outcome, conch.ConchError), outcome
+            assert isinstance(outcome, conch.InvalidArgumentError), outcome
+            assert str(outcome).startswith("Shell.run was called from inside a callback"), outcome
+            # The error was the callback's: the session is unharmed.
+            assert sh.run("echo after").output == "after\n"
+
+            # Caught inside the callback, the outer run goes on to its end.
+            nested: list[BaseException] = []
+
+            def catching(_text: str) -> None:
+                try:
+                    sh.run("echo inner")
+                except conch.InvalidArgumentError as e:
+                    nested.append(e)
+
+            r = sh.run("echo one; echo two", on_chunk=catching)
+            assert r.output == "one\ntwo\n" and nested, (r, nested)
+
+            # Closing the shell from its own callback cancels the run at once.
+            def closing(text: str) -> None:
+                if "started" in text:
+                    sh.close()
+
+            r = sh.run("echo started; /bin/sleep 30; echo never", on_chunk=closing)
+            assert r.cancelled and "never" not in r.output, r
+
+        # The same for a cached session and for the bash tool.
+        key = f"reentrant-{os.getpid()}"
+        errors: list[BaseException] = []
+
+        def nested_bash(_text: str) -> None:
+            try:
+                conch.execute_bash("echo inner", session_key=key)
+            except conch.InvalidArgumentError as e:
+                errors.append(e)
+
+        r = conch.execute_bash("echo one; echo two", session_key=key, on_chunk=nested_bash)
+        assert r.output == "one\ntwo\n" and errors, (r, errors)
+        conch.close_session(key)
+
+        with conch.BashTool(cwd=".", session_key=key) as tool:
+            failures: list[BaseException] = []
+
+            def nested_tool(_update: object) -> None:
+                try:
+                    tool.execute({"command": "echo inner"})
+                except conch.ToolError as e:
+                    failures.append(e)
+
+            res = tool.execute({"command": "echo one; /bin/sleep 0.2; echo two"}, on_update=nested_tool)
+            assert res.text == "one\ntwo" and failures, (res, failures)
+            assert str(failures[0]).startswith("BashTool.execute was called from inside a callback")
 
     group = sys.argv[1]
     if group == "reentrant":

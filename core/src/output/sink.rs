@@ -184,7 +184,7 @@ impl OutputSink {
             head_lines: opts.head_lines,
             head_newlines: 0,
             head_closed: head_limit == 0,
-            tail: Ring::new(tail_limit + 1),
+            tail: Ring::new(tail_limit.saturating_add(1)),
             tail_limit,
             spill: opts.artifact.map_or(Spill::None, Spill::Ready),
         }
@@ -484,6 +484,17 @@ mod tests {
         assert_eq!((summary.total_lines, summary.total_bytes), (2, 9));
         assert_eq!((summary.output_lines, summary.output_bytes), (2, 9));
         assert_eq!(summary.artifact_id, None);
+    }
+
+    #[test]
+    fn a_bound_of_everything_keeps_everything() {
+        let mut s = sink(usize::MAX);
+        s.push(b"all of it\n");
+        let summary = s.dump(None);
+        assert_eq!(
+            (summary.output.as_str(), summary.truncated),
+            ("all of it\n", false)
+        );
     }
 
     #[test]

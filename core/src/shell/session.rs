@@ -88,6 +88,9 @@ pub struct Shell {
     /// threads), so a run started from a callback fails instead of waiting
     /// for itself.
     busy: BusyKey,
+    /// The session cwd as of the last run, readable while a run holds
+    /// `state` (from its own callback, say).
+    cwd: Mutex<PathBuf>,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
     closed: AtomicBool,
@@ -153,11 +156,12 @@ impl Shell {
             config,
             state: Mutex::new(State {
                 bash: None,
-                cwd,
+                cwd: cwd.clone(),
                 started: false,
             }),
             busy: BusyKey::of(queue.clone()),
             queue,
+            cwd: Mutex::new(cwd),
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
@@ -285,6 +289,11 @@ impl Shell {
             move || t.cancel()
         });
         *lock(&self.current) = Some(run_token.clone());
+        if self.closed.load(Ordering::SeqCst) {
+            // `close` ran between the check above and now: its abort found
+            // no run to cancel, so this run cancels itself.
+            run_token.cancel();
+        }
         let waker = self.waker.clone();
         waker.reset();
         let _wake = run_token.on_cancel({
@@ -314,6 +323,7 @@ impl Shell {
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
         if let Some(rec) = &ending.record {
             state.cwd = PathBuf::from(&rec.cwd);
+            *lock(&self.cwd) = state.cwd.clone();
         }
         if ending.exited {
             let status = reap(state.bash.take().expect("bash present"));
@@ -361,9 +371,10 @@ impl Shell {
             .collect()
     }
 
-    /// The session's current working directory.
+    /// The session's current working directory, as the last run left it
+    /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
-        lock(&self.state).cwd.clone()
+        lock(&self.cwd).clone()
     }
 
     /// Kills whatever the session still runs (the current command, background

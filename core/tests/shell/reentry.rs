@@ -81,6 +81,8 @@ fn close_from_a_callback_cancels_the_run_and_ends_the_session() {
         move || {
             sh.run(RunOptions::new(command), |chunk| {
                 if chunk.contains("started") {
+                    // Neither waits for the run this callback is in.
+                    assert!(sh.cwd().is_absolute());
                     sh.close();
                 }
             })
