@@ -49,7 +49,7 @@ export declare class BashTool {
  * `kill` reach the running command; the screen stays readable after it ends.
  */
 export declare class PtySession {
-  /** An idle session with a blank 120x40 screen. */
+  /** An idle session with a blank 80x24 screen. */
   constructor()
   /**
    * Runs a command on a new terminal. `onChunk` receives the raw terminal
@@ -386,9 +386,9 @@ export interface PtyStartOptions {
   timeoutMs?: number
   /** Aborting it stops the command (the result says `cancelled`). */
   signal?: AbortSignal
-  /** Terminal width, default 120 (clamped to 20..400). */
+  /** Terminal width, default 80 (clamped to 20..400). */
   cols?: number
-  /** Terminal height, default 40 (clamped to 5..200). */
+  /** Terminal height, default 24 (clamped to 5..200). */
   rows?: number
   /** bash to run the command with (`bash -c`); default: `bash` from `PATH`. */
   shell?: string
