@@ -302,8 +302,10 @@ describe('ArtifactStore', () => {
     assert.equal(a.url, 'artifact://0')
     assert.equal(a.path, join(dir, 'a', '0.bash.log'))
     assert.equal(store.dir, join(dir, 'a'))
-    assert.equal(existsSync(a.path), false)
-    assert.throws(() => store.resolve('artifact://1'), { code: 'NotFound', message: 'Artifact 1 not found. Available: none' })
+    // Allocating reserves the id as an empty file (no other process can take it).
+    assert.equal(readFileSync(a.path, 'utf8'), '')
+    assert.equal(store.resolve('artifact://1'), '')
+    assert.throws(() => store.resolve('artifact://2'), { code: 'NotFound', message: 'Artifact 2 not found. Available: 0, 1' })
     assert.throws(() => store.allocate('../x'), { code: 'InvalidArgument' })
     assert.throws(() => store.read('0', -1), { code: 'InvalidArgument' })
     // What a writer puts at the allocated path is what the store reads back.
@@ -312,6 +314,6 @@ describe('ArtifactStore', () => {
     assert.equal(store.resolve('artifact://0'), 'one\ntwo\nthree\n')
     assert.equal(store.read('0', 1, 1), 'two\n')
     assert.equal(store.read('artifact://0', 2), 'three\n')
-    assert.throws(() => store.resolve('artifact://1'), { code: 'NotFound', message: 'Artifact 1 not found. Available: 0' })
+    assert.throws(() => store.resolve('artifact://7'), { code: 'NotFound', message: 'Artifact 7 not found. Available: 0, 1' })
   })
 })
