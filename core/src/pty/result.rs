@@ -74,6 +74,7 @@ impl PtyResult {
             stop: self.stop(),
             working_dir: Some(cwd.to_string_lossy().into_owned()),
             session_reset: false,
+            session_ended: false,
         };
         BashResult::assemble(self.summary, outcome)
     }

@@ -196,6 +196,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         stop: stopper.reason,
         working_dir,
         session_reset: false,
+        session_ended: false,
     };
     Ok(conclude(
         pump,

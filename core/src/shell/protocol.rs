@@ -157,8 +157,8 @@ const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
 /// itself again (and so reports), unless the header read found the end of
 /// input: then bash exits. Every line of it runs on every command, so it is
 /// as short as bash allows.
-const LOOP: &str = "while { \
-builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$?\" \"$PWD\" >&62; \
+const LOOP: &str = "while { __conch_s=$?; [[ -z $__conch_int ]] || __conch_restore; \
+builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
 case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
 case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
@@ -174,6 +174,53 @@ as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__
 esac; \
 done; \
 { [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\"";
+
+/// The signal that asks bash to abandon the command it runs (see
+/// [`UNWIND_TRAP`]): one no program sends by accident.
+pub fn unwind_signal() -> rustix::process::Signal {
+    // SAFETY: SIGRTMAX is the C library's own last real-time signal, in
+    // the range `from_raw_unchecked` requires.
+    unsafe { rustix::process::Signal::from_raw_unchecked(libc::SIGRTMAX()) }
+}
+
+/// How bash abandons an interrupted command, as a terminal's Ctrl-C does,
+/// keeping every bit of its state. The host freezes bash, sends it
+/// [`unwind_signal`], kills the command's processes and lets bash go on;
+/// bash then runs this trap before its next command:
+///
+/// - at the top level of the command, `break 100000` leaves every loop,
+///   the command's own and the one-pass `for` around it, and with them the
+///   rest of the command line: the protocol loop is left too, and `eval`s
+///   itself again (module doc), which reports the run;
+/// - inside a function (or a sourced file), where `break` cannot reach the
+///   caller's loops, it turns on `extdebug` and a `DEBUG` trap that skips
+///   every command that is not the protocol's (`*__conch_*`): returning 2
+///   from a `DEBUG` trap in a function makes bash return from it, and back
+///   at the top level `! break` both skips the command (a `DEBUG` trap
+///   that fails skips it) and leaves the loops.
+///
+/// The loop's first step then restores `extdebug` as it was and removes
+/// the `DEBUG` trap (`__conch_restore`). A `DEBUG` trap the user had set is
+/// lost when an interrupt reaches into a function: bash hides it from
+/// every other trap, so it cannot be read to be put back. Nothing of this
+/// runs when no run is interrupted.
+///
+/// The session also traps SIGINT with `:`: a non-interactive bash without
+/// an INT trap kills itself when a command substitution's child dies of
+/// SIGINT (`x=$(sleep 30)` interrupted), which would end the session. The
+/// trap, like every caught signal, is reset to the default in subshells
+/// and commands, so what runs still dies of SIGINT.
+const UNWIND_TRAP: &str = "if [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
+elif [[ -z $__conch_int ]]; then __conch_int=1; \
+__conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
+builtin trap \"[[ -z \\$__conch_int || \\$BASH_COMMAND == *__conch_* ]] || \
+{ if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi";
+
+/// The helpers of [`UNWIND_TRAP`]: a function that returns its argument
+/// (a `DEBUG` trap's status is its last command's), and the restore.
+const UNWIND_FUNCTIONS: &str = "__conch_ret() { return $1; }; \
+__conch_restore() { __conch_int=; builtin trap - DEBUG; \
+[[ -n $__conch_ext ]] || builtin shopt -u extdebug; }";
 
 /// Ends a [`Script`] that changed directory or read a file: back to the
 /// session's directory, the command's text dropped, the command's status
@@ -198,8 +245,10 @@ pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
     }
     let _ = write!(
         boot,
-        "{END_FUNCTION}; __conch_loop={}; __conch_on= __conch_h=00000000; }} 2>/dev/null; \
+        "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
+         __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int=; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
+        single_quote(UNWIND_TRAP),
         single_quote(LOOP)
     );
     let mut out = format!("{:08}", boot.len()).into_bytes();

@@ -27,6 +27,11 @@ pub struct BashResult {
     pub working_dir: Option<String>,
     /// The persistent shell had to be started afresh for this run.
     pub session_reset: bool,
+    /// This command ended the shell (`exit`, `exec`, a signal to bash, or
+    /// a bash that could not be brought back from an interrupt): what
+    /// earlier commands set (variables, functions, aliases, options) is
+    /// gone; the next run starts a new bash in the last directory.
+    pub session_ended: bool,
 }
 
 impl Deref for BashResult {
@@ -52,6 +57,7 @@ pub struct Outcome {
     pub stop: Option<Stop>,
     pub working_dir: Option<String>,
     pub session_reset: bool,
+    pub session_ended: bool,
 }
 
 /// The notice put before the output of a stopped command; `timeout` is the
@@ -116,6 +122,7 @@ impl BashResult {
             timed_out: outcome.stop == Some(Stop::Timeout),
             working_dir: outcome.working_dir,
             session_reset: outcome.session_reset,
+            session_ended: outcome.session_ended,
         }
     }
 
@@ -129,6 +136,7 @@ impl BashResult {
             stop: Some(Stop::Cancel),
             working_dir,
             session_reset: false,
+            session_ended: false,
         };
         BashResult::new(summary, outcome, None)
     }

@@ -339,6 +339,7 @@ impl Shell {
             stop: ending.stop,
             working_dir: Some(state.cwd.to_string_lossy().into_owned()),
             session_reset: reset,
+            session_ended: ending.exited,
         };
         drop(state);
         Ok(conclude(
@@ -573,7 +574,7 @@ fn drive(
     );
     let mut record = None;
     let mut exited = false;
-    let (mut frozen, mut killed) = (false, false);
+    let (mut frozen, mut resumed) = (false, false);
     while record.is_none() && !exited {
         // While stopping, look every few milliseconds whether the command's
         // processes are gone, rather than waiting out each grace period.
@@ -594,9 +595,11 @@ fn drive(
         if aborting && !frozen {
             // Freeze bash before touching its children: once the running
             // command dies, bash would go on with the rest of the command
-            // line (`make; rm -rf build`). A timed-out or cancelled command
-            // ends whole; the session is replaced afterwards.
+            // line (`make; rm -rf build`). The unwind signal waits, pending,
+            // until bash runs again; then bash abandons the rest of the
+            // line and reports, its state intact (protocol::UNWIND_TRAP).
             tree::signal_all(&[bash.pid()], Signal::STOP);
+            tree::signal_all(&[bash.pid()], protocol::unwind_signal());
             frozen = true;
         }
         match rung {
@@ -617,10 +620,12 @@ fn drive(
             }
             None => {}
         }
-        // A frozen bash goes as soon as what it ran is gone.
-        if frozen && !killed && targets(bash.pid(), &baseline).is_empty() {
-            tree::signal_all(&[bash.pid()], Signal::KILL);
-            killed = true;
+        // Once what it ran is gone, bash goes on, to unwind and report. If
+        // it cannot (stuck in a builtin that never reaches a trap), the
+        // ladder runs out and it is killed above: the session ends.
+        if frozen && !resumed && targets(bash.pid(), &baseline).is_empty() {
+            tree::signal_all(&[bash.pid()], Signal::CONT);
+            resumed = true;
         }
     }
     watch.drain(pump)?;

@@ -501,6 +501,7 @@ mod tests {
                 stop,
                 working_dir: None,
                 session_reset: false,
+                session_ended: false,
             };
             let summary = OutputSink::new(SinkOptions::default()).dump(None);
             BashResult::new(summary, outcome, None)

@@ -237,6 +237,7 @@ mod tests {
             timed_out: false,
             working_dir: None,
             session_reset: false,
+            session_ended: false,
         }
     }
 

@@ -247,6 +247,7 @@ mod tests {
             timed_out: false,
             working_dir: None,
             session_reset: false,
+            session_ended: false,
         }
     }
 

@@ -155,9 +155,13 @@ fn abort_kills_grandchildren_and_the_session_works_after() {
     assert!(r.cancelled && !r.timed_out);
     assert_eq!(r.output, "[Command cancelled]\nbegin\n");
     assert!(sleeps_gone(&a) && sleeps_gone(&b));
+    assert!(
+        !r.session_ended,
+        "an abort interrupts the command, not the shell"
+    );
     let r = sh.run(RunOptions::new("echo alive"), |_| {}).unwrap();
     assert_eq!(r.output, "alive\n");
-    assert!(r.session_reset, "an aborted command ends with its session");
+    assert!(!r.session_reset, "the same bash takes the next command");
 }
 
 #[test]
@@ -237,17 +241,24 @@ fn ignored_signals_and_builtin_loops_end_at_timeout_plus_grace() {
         if let Some(pid) = sleep {
             assert!(gone(pid), "{cmd}: the sleep survived");
         }
+        // bash itself was brought back: deaf to SIGINT and SIGTERM is not
+        // deaf to being told to abandon the command.
+        assert!(!r.session_ended, "{cmd}");
         let next = sh.run(RunOptions::new("echo next"), |_| {}).unwrap();
         assert_eq!(next.output, "next\n", "{cmd}");
-        assert!(next.session_reset, "{cmd}");
+        assert!(!next.session_reset, "{cmd}");
     }
 }
 
 #[test]
 fn abort_from_another_thread_is_not_behind_the_run_lock() {
     let sh = Arc::new(shell());
-    let (seen, runner) = start(&sh, RunOptions::new("echo started; /bin/sleep 100"));
+    let marker = unique_sleep(100);
+    let command = format!("echo started; /bin/sleep {marker}");
+    let (seen, runner) = start(&sh, RunOptions::new(command));
     seen.wait_for("started");
+    // The sleep itself, not bash between fork and exec, gets the SIGINT.
+    assert!(wait_until(HANG, || procs_with(&marker).len() == 1));
     // Behind the run's lock, the abort would wait for the sleep: 100 s.
     let start_time = Instant::now();
     sh.abort();
@@ -282,8 +293,10 @@ fn a_stopped_command_line_does_not_go_on_after_the_stop() {
             CUT.as_secs()
         )
     );
-    // The bash that had the rest of the line is gone without running it.
-    assert!(gone(bash), "bash {bash} survived");
+    // The same bash abandoned the rest of the line without running it.
+    assert!(alive(bash), "bash {bash} was replaced");
     assert!(!flag.exists(), "the rest of the line must not run");
+    let after = sh.run(RunOptions::new("echo \"bash $$\""), |_| {}).unwrap();
+    assert_eq!(after.output, format!("bash {bash}\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }

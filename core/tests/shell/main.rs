@@ -8,6 +8,7 @@
 //! - `containment`: background jobs, and kills of whole trees on abort,
 //!   timeout and close;
 //! - `fidelity`: the corpus of `tests/fidelity/` against `bash -c`;
+//! - `interrupt`: timeouts and aborts that keep the shell and its state;
 //! - `reentry`: calls made from inside a run's own callback.
 //!
 //! The modules run in parallel threads of one process, so they find their
@@ -27,6 +28,7 @@ mod common;
 mod artifacts;
 mod containment;
 mod fidelity;
+mod interrupt;
 mod oneshot;
 mod reentry;
 mod session;

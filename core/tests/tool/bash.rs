@@ -141,18 +141,21 @@ fn timeout_above_an_hour_is_clamped_and_still_runs() {
 fn abort_by_the_caller_is_an_abort_error_and_the_tool_recovers() {
     let t = tool("abort");
     let cancel = CancelToken::new();
-    // The caller cancels once the live output shows the command started.
+    let marker = crate::common::unique_sleep(100);
+    // The caller cancels once the live output shows the command started
+    // and the sleep itself runs (not bash between fork and exec).
     let mut on_update = {
-        let cancel = cancel.clone();
+        let (cancel, marker) = (cancel.clone(), marker.clone());
         move |u: ToolUpdate| {
             if u.text.contains("started") {
+                crate::common::wait_until(HANG, || crate::common::procs_with(&marker).len() == 1);
                 cancel.cancel();
             }
         }
     };
     let start = Instant::now();
     let outcome = t.execute(
-        BashToolArgs::new("echo started; /bin/sleep 100"),
+        BashToolArgs::new(format!("echo started; /bin/sleep {marker}")),
         ToolContext {
             cancel: Some(cancel),
             on_update: Some(&mut on_update),

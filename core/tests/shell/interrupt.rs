@@ -1,0 +1,182 @@
+//! A timeout or an abort interrupts the command, not the shell: the rest of
+//! the command line never runs, and the same bash takes the next command
+//! with everything it had (a terminal's Ctrl-C). Only a bash that cannot be
+//! brought back is replaced, and the result of that very command says so.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::{CUT, HANG, LADDER, Seen, procs_with, unique_sleep, wait_until};
+use conch_core::CancelToken;
+use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
+
+fn shell() -> Arc<Shell> {
+    Arc::new(
+        Shell::new(ShellOptions {
+            snapshot: Snapshot::None,
+            ..ShellOptions::default()
+        })
+        .unwrap(),
+    )
+}
+
+fn run(sh: &Shell, command: &str) -> BashResult {
+    sh.run(RunOptions::new(command), |_| {}).unwrap()
+}
+
+/// Runs `command` with a 1 s timeout.
+fn timed_out(sh: &Shell, command: &str) -> BashResult {
+    let mut opts = RunOptions::new(command);
+    opts.timeout = Some(Duration::from_secs(1));
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert!(r.timed_out, "{command}: {r:?}");
+    r
+}
+
+/// Runs `command` and aborts it once it printed `started`.
+fn aborted(sh: &Arc<Shell>, command: &str) -> BashResult {
+    let seen = Seen::default();
+    let runner = {
+        let (sh, seen, command) = (sh.clone(), seen.clone(), command.to_string());
+        std::thread::spawn(move || sh.run(RunOptions::new(command), |c| seen.push(c)).unwrap())
+    };
+    seen.wait_for("started");
+    sh.abort();
+    let r = runner.join().unwrap();
+    assert!(r.cancelled && !r.timed_out, "{command}: {r:?}");
+    r
+}
+
+const STATE: &str = "pwd; echo $A$B; f; g; ulimit -n; [[ -o noclobber ]] && echo nc; trap -p USR1";
+
+fn assert_state_kept(sh: &Shell, after: &str, r: &BashResult) {
+    assert!(!r.session_ended && !r.session_reset, "{after}: {r:?}");
+    let check = run(sh, STATE);
+    assert_eq!(
+        check.output, "/tmp\n12\nf\ng\n512\nnc\ntrap -- 'echo usr1' SIGUSR1\n",
+        "after {after}"
+    );
+    assert!(!check.session_reset, "after {after}");
+}
+
+#[test]
+fn state_survives_timeouts_and_aborts() {
+    let sh = shell();
+    run(
+        &sh,
+        "cd /tmp; export A=1; B=2; f(){ echo f; }; alias g='echo g'; shopt -s expand_aliases; \
+         ulimit -n 512; set -o noclobber; trap 'echo usr1' USR1",
+    );
+    let r = timed_out(&sh, "/bin/sleep 30");
+    assert_state_kept(&sh, "a timeout", &r);
+    let r = aborted(&sh, "echo started; /bin/sleep 30");
+    assert_state_kept(&sh, "an abort", &r);
+    let r = timed_out(&sh, "trap '' INT; /bin/sleep 30");
+    assert_state_kept(&sh, "a timeout of a command deaf to SIGINT", &r);
+    let r = timed_out(&sh, "h() { while :; do :; done; }; h");
+    assert_state_kept(&sh, "a builtin loop in a function", &r);
+    // What the interrupted command had already changed stays, as in a
+    // terminal.
+    timed_out(&sh, "C=3; /bin/sleep 30");
+    assert_eq!(run(&sh, "echo $C").output, "3\n");
+}
+
+#[test]
+fn the_rest_of_the_command_line_never_runs() {
+    let sh = shell();
+    let dir = std::env::temp_dir().join(format!("conch-interrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    run(&sh, &format!("cd {}", dir.display()));
+    for command in [
+        "touch a; /bin/sleep 30; rm a",
+        "for i in 1 2 3; do /bin/sleep 30; done; echo after; rm a",
+        "while :; do /bin/sleep 30; done; rm a",
+        "w() { /bin/sleep 30; rm a; }; w; rm a",
+        "v() { for i in 1 2; do w; done; rm a; }; v; rm a",
+        "while :; do :; done; rm a",
+        "if true; then /bin/sleep 30; rm a; fi; rm a",
+        "/bin/sleep 30 && rm a || rm a; rm a",
+        "eval '/bin/sleep 30; rm a'; rm a",
+        "x=$(/bin/sleep 30); rm a",
+        "/bin/sleep 30 | cat; rm a",
+    ] {
+        run(&sh, "touch a");
+        let r = timed_out(&sh, command);
+        assert!(!r.output.contains("\nafter"), "{command}: {r:?}");
+        assert!(!r.session_ended, "{command}: {r:?}");
+        assert!(
+            dir.join("a").exists(),
+            "{command}: the rest of the line ran"
+        );
+        // The loop is out of the unwinding: the next command runs whole.
+        assert_eq!(
+            run(&sh, "echo next; echo $((1+1))").output,
+            "next\n2\n",
+            "{command}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn extdebug_is_as_it_was_and_a_top_level_debug_trap_stays() {
+    let sh = shell();
+    run(&sh, "k() { /bin/sleep 30; }");
+    timed_out(&sh, "k");
+    let r = run(&sh, "trap -p DEBUG; shopt -q extdebug && echo on; true");
+    assert_eq!(r.output, "", "nothing of the unwinding is left");
+    run(&sh, "shopt -s extdebug");
+    timed_out(&sh, "k");
+    assert_eq!(run(&sh, "shopt -q extdebug && echo on").output, "on\n");
+    // An interrupt at the top level needs no DEBUG trap: the user's stays.
+    run(&sh, "shopt -u extdebug; n=0; trap 'n=$((n+1))' DEBUG");
+    timed_out(&sh, "/bin/sleep 30");
+    let r = run(&sh, "trap -p DEBUG");
+    assert_eq!(r.output, "trap -- 'n=$((n+1))' DEBUG\n");
+}
+
+#[test]
+fn a_shell_that_cannot_come_back_ends_and_says_so() {
+    let sh = shell();
+    run(&sh, "cd /tmp; export KEPT=1");
+    // A builtin that never returns to a point where bash runs a trap.
+    let start = Instant::now();
+    let r = timed_out(&sh, "read -r x < /dev/zero");
+    assert!(
+        start.elapsed() < Duration::from_secs(1) + LADDER * 2 + HANG,
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(r.session_ended, "{r:?}");
+    let next = run(&sh, "pwd; echo \"[$KEPT]\"");
+    assert_eq!(next.output, "/tmp\n[]\n");
+    assert!(next.session_reset && !next.session_ended);
+}
+
+#[test]
+fn exit_and_exec_end_the_session_in_their_own_result() {
+    let sh = shell();
+    for command in ["exit 3", "exec /bin/true", "kill -9 $$"] {
+        let r = run(&sh, command);
+        assert!(r.session_ended, "{command}: {r:?}");
+        let next = run(&sh, "echo next");
+        assert!(next.session_reset && !next.session_ended, "{command}");
+    }
+    let ok = run(&sh, "echo fine");
+    assert!(!ok.session_ended && !ok.session_reset);
+}
+
+#[test]
+fn earlier_background_jobs_survive_an_interrupt() {
+    let sh = shell();
+    let marker = unique_sleep(1000);
+    run(&sh, &format!("/bin/sleep {marker} &"));
+    assert!(wait_until(HANG, || procs_with(&marker).len() == 1));
+    timed_out(&sh, "/bin/sleep 30");
+    let token = CancelToken::new();
+    token.cancel();
+    assert_eq!(procs_with(&marker).len(), 1, "a later timeout spares it");
+    sh.close();
+    assert!(wait_until(HANG, || procs_with(&marker).is_empty()));
+    let _ = CUT;
+}
