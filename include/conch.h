@@ -278,6 +278,12 @@ typedef struct conch_bash_result {
    */
   bool session_reset;
   /**
+   * This command ended the shell (`exit`, `exec`, a signal to bash, or a
+   * bash that could not be brought back from an interrupt): variables,
+   * functions and aliases set earlier are gone.
+   */
+  bool session_ended;
+  /**
    * Lines of the whole stream.
    */
   uint64_t total_lines;

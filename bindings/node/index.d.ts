@@ -156,6 +156,11 @@ export interface BashResult {
   workingDir?: string
   /** The persistent shell had to be started afresh for this run. */
   sessionReset: boolean
+  /**
+   * This command ended the shell (`exit`, `exec`, a bash that could not
+   * be brought back from an interrupt): what earlier commands set is gone.
+   */
+  sessionEnded: boolean
 }
 
 /** The model's arguments to `bash`. */

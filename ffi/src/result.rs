@@ -29,6 +29,10 @@ pub struct conch_bash_result {
     pub truncated: bool,
     /// The persistent shell had to be started afresh for this run.
     pub session_reset: bool,
+    /// This command ended the shell (`exit`, `exec`, a signal to bash, or a
+    /// bash that could not be brought back from an interrupt): variables,
+    /// functions and aliases set earlier are gone.
+    pub session_ended: bool,
     /// Lines of the whole stream.
     pub total_lines: u64,
     /// Bytes of the whole stream.
@@ -58,6 +62,7 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         timed_out,
         working_dir,
         session_reset,
+        session_ended,
     } = result;
     let output = c_owned(s.output)?;
     let artifact_id = opt_c_owned(s.artifact_id)?;
@@ -70,6 +75,7 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         timed_out,
         truncated: s.truncated,
         session_reset,
+        session_ended,
         total_lines: s.total_lines,
         total_bytes: s.total_bytes,
         output_lines: s.output_lines,

@@ -163,11 +163,14 @@ static void test_exit_resets_session(void) {
   if (!sh) return;
   conch_bash_result_free(run(sh, "cd /tmp"));
   conch_bash_result *r = run(sh, "exit 5");
-  if (r) CHECK(r->has_exit_code && r->exit_code == 5, "exit 5 is the status, got %d", r->exit_code);
+  if (r) {
+    CHECK(r->has_exit_code && r->exit_code == 5, "exit 5 is the status, got %d", r->exit_code);
+    CHECK(r->session_ended, "exit ends the session, and its own result says so");
+  }
   conch_bash_result_free(r);
   r = run(sh, "pwd");
   if (r) {
-    CHECK(r->session_reset, "the next run starts a fresh shell");
+    CHECK(r->session_reset && !r->session_ended, "the next run starts a fresh shell");
     CHECK_STR(r->output, "/tmp\n", "in the last known cwd");
   }
   conch_bash_result_free(r);

@@ -167,14 +167,37 @@ describe('engine', () => {
     await expectGone(word)
   })
 
+  test('a timeout and an abort keep the shell and its state', async () => {
+    const s = new Shell({ snapshot: 'none' })
+    try {
+      await s.run({ command: "cd /tmp; export A=1; B=2; f() { echo f; }; alias g='echo g'; shopt -s expand_aliases" })
+      const t = await s.run({ command: '/bin/sleep 30; touch never', timeoutMs: 1000 })
+      assert.equal(t.timedOut, true)
+      assert.equal(t.sessionEnded, false)
+      const ac = new AbortController()
+      const a = await s.run({ command: 'echo started; /bin/sleep 30; touch never', signal: ac.signal }, (chunk) => {
+        if (chunk.includes('started')) ac.abort()
+      })
+      assert.equal(a.cancelled, true)
+      assert.equal(a.sessionEnded, false)
+      const r = await s.run({ command: "pwd; echo $A$B; f; g; ls never 2>/dev/null || echo 'no never'" })
+      assert.equal(r.output, '/tmp\n12\nf\ng\nno never\n')
+      assert.equal(r.sessionReset, false)
+    } finally {
+      s.close()
+    }
+  })
+
   test('exit ends the session; the next run starts afresh in the same cwd', async () => {
     const dir = tempDir()
     const s = new Shell({ snapshot: 'none', cwd: dir })
     try {
       const r = await s.run({ command: 'X=1; exit 4' })
       assert.equal(r.exitCode, 4)
+      assert.equal(r.sessionEnded, true)
       const next = await s.run({ command: 'echo "[$X]"; pwd' })
       assert.equal(next.sessionReset, true)
+      assert.equal(next.sessionEnded, false)
       assert.match(next.output, /^\[\]\n/)
       assert.ok(next.output.trimEnd().endsWith(dir.split('/').pop()))
       const after = await s.run({ command: 'true' })

@@ -31,6 +31,9 @@ pub struct BashResult {
     pub working_dir: Option<String>,
     /// The persistent shell had to be started afresh for this run.
     pub session_reset: bool,
+    /// This command ended the shell (`exit`, `exec`, a bash that could not
+    /// be brought back from an interrupt): what earlier commands set is gone.
+    pub session_ended: bool,
 }
 
 /// A core count as a JS number.
@@ -54,6 +57,7 @@ impl From<conch_core::shell::BashResult> for BashResult {
             artifact_id: s.artifact_id,
             working_dir: r.working_dir,
             session_reset: r.session_reset,
+            session_ended: r.session_ended,
         }
     }
 }

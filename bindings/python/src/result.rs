@@ -18,7 +18,10 @@ use crate::repr::py_bool;
 /// excluded). ``artifact_id`` is set when the full stream was spilled to an
 /// artifact (read it back with ``ArtifactStore.resolve("artifact://<id>")``).
 /// ``working_dir`` is the shell's cwd after the command; ``session_reset``
-/// tells that the persistent shell had to be started afresh for this run.
+/// tells that the persistent shell had to be started afresh for this run;
+/// ``session_ended`` that this command ended the shell (``exit``, ``exec``,
+/// a bash that could not be brought back from an interrupt): what earlier
+/// commands set is gone.
 #[pyclass(frozen, eq, get_all, module = "conch", name = "BashResult")]
 #[derive(Clone, PartialEq, Eq)]
 pub struct PyBashResult {
@@ -34,6 +37,7 @@ pub struct PyBashResult {
     pub artifact_id: Option<String>,
     pub working_dir: Option<String>,
     pub session_reset: bool,
+    pub session_ended: bool,
 }
 
 impl From<conch_core::shell::BashResult> for PyBashResult {
@@ -52,6 +56,7 @@ impl From<conch_core::shell::BashResult> for PyBashResult {
             artifact_id: s.artifact_id,
             working_dir: r.working_dir,
             session_reset: r.session_reset,
+            session_ended: r.session_ended,
         }
     }
 }
@@ -75,7 +80,7 @@ impl PyBashResult {
         Ok(format!(
             "BashResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, \
              total_lines={}, total_bytes={}, output_lines={}, output_bytes={}, \
-             artifact_id={}, working_dir={}, session_reset={}, output={})",
+             artifact_id={}, working_dir={}, session_reset={}, session_ended={}, output={})",
             self.exit_code.map_or("None".into(), |c| c.to_string()),
             py_bool(self.cancelled),
             py_bool(self.timed_out),
@@ -87,6 +92,7 @@ impl PyBashResult {
             opt(&self.artifact_id)?,
             opt(&self.working_dir)?,
             py_bool(self.session_reset),
+            py_bool(self.session_ended),
             repr(self.output.clone().into_pyobject(py)?.into_any())?,
         ))
     }

@@ -78,10 +78,27 @@ def test_exit_respawns_the_session_in_the_last_cwd(shell, tmp_path):
     (tmp_path / "here").mkdir()
     shell.run("cd here")
     r = shell.run("exit 7")
-    assert r.exit_code == 7 and not r.session_reset
+    assert r.exit_code == 7 and not r.session_reset and r.session_ended
     r = shell.run("pwd")
-    assert r.session_reset and r.output == f"{tmp_path / 'here'}\n"
+    assert r.session_reset and not r.session_ended and r.output == f"{tmp_path / 'here'}\n"
     assert not shell.run("true").session_reset
+
+
+def test_a_timeout_and_an_abort_keep_the_shell_and_its_state(shell, tmp_path):
+    shell.run("cd /tmp; export A=1; B=2; f() { echo f; }; alias g='echo g'; shopt -s expand_aliases")
+    r = shell.run("/bin/sleep 30; touch never", timeout=1)
+    assert r.timed_out and not r.session_ended, r
+    token = conch.CancelToken()
+
+    def cancel_when_started(text: str) -> None:
+        if "started" in text:
+            token.cancel()
+
+    r = shell.run("echo started; /bin/sleep 30; touch never", on_chunk=cancel_when_started, cancel=token)
+    assert r.cancelled and not r.timed_out and not r.session_ended, r
+    r = shell.run("pwd; echo $A$B; f; g; ls never 2>/dev/null || echo 'no never'")
+    assert r.output == "/tmp\n12\nf\ng\nno never\n", r
+    assert not r.session_reset
 
 
 def test_stdin_is_dev_null(shell):

@@ -9,7 +9,9 @@
 //! | exit status N ≠ 0 | [`ToolError::Failed`], `…\n\nCommand exited with code N` |
 //! | exit status 0 | [`ToolResult`] |
 //!
-//! Empty output reads `(no output)`. The truncation metadata ([`Meta`]) and
+//! Empty output reads `(no output)`. A command that ended the shell (its
+//! result says `session_ended`) gets one more line before the notice,
+//! [`SESSION_ENDED_LINE`]. The truncation metadata ([`Meta`]) and
 //! the notice `[Showing lines A-B of T (50.0KB limit). Full:
 //! artifact://<id>]` are part of every outcome: a failed or timed-out
 //! command is exactly when the model needs the full output. The output's final line break is not repeated in
@@ -149,6 +151,11 @@ pub(crate) fn shape(result: &BashResult, how: &Shaping<'_>) -> Result<ToolResult
         .unwrap_or_default();
     let details = Details::from_truncation(shown.truncation);
     let body = shown.text.strip_suffix('\n').unwrap_or(&shown.text);
+    // What the model must know before its next command, then the notice.
+    let trunc_notice = match session_ended_line(result) {
+        Some(line) => format!("\n\n{line}{trunc_notice}"),
+        None => trunc_notice,
+    };
 
     if result.cancelled {
         let mut text = match notice {
@@ -188,6 +195,16 @@ pub(crate) fn shape(result: &BashResult, how: &Shaping<'_>) -> Result<ToolResult
             details: details.map(Box::new),
         }),
     }
+}
+
+/// The line that tells the model its command ended the shell: what is kept
+/// (the working directory) and what is not.
+pub const SESSION_ENDED_LINE: &str = "[Shell restarted: this command ended the shell session. \
+The next command starts a new shell in the same working directory, without the variables, \
+functions, aliases and shell options set earlier]";
+
+fn session_ended_line(result: &BashResult) -> Option<&'static str> {
+    result.session_ended.then_some(SESSION_ENDED_LINE)
 }
 
 /// Separates the `[notice]\n` line a stopped run's output starts with from
