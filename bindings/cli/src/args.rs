@@ -22,6 +22,7 @@
 use std::ffi::OsString;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+use conch_core::command::bytes::command_from_bytes;
 use conch_core::shell::options::{TimeUnit, count_option, timeout_option};
 
 /// The layout of a subcommand's help: its synopsis first (the usage as
@@ -29,12 +30,10 @@ use conch_core::shell::options::{TimeUnit, count_option, timeout_option};
 pub const HELP: &str = "{usage}\n\n{about}\n\n{all-args}{after-help}";
 
 /// The words of a shell command as one command: a single word as is,
-/// several joined by spaces. `Ok(None)` when there are none.
-///
-/// The core takes a command as text: bytes that are not UTF-8 cannot reach
-/// bash through it, and replacing them would run another command than the
-/// one typed, so such a command is refused.
+/// several joined by spaces. `Ok(None)` when there are none. Bytes that are
+/// not UTF-8 reach bash as they are (`conch_core::command::bytes`).
 pub fn command(words: &[OsString]) -> Result<Option<String>, String> {
+    use std::os::unix::ffi::OsStrExt;
     if words.is_empty() {
         return Ok(None);
     }
@@ -45,9 +44,7 @@ pub fn command(words: &[OsString]) -> Result<Option<String>, String> {
         }
         line.push(word);
     }
-    text("COMMAND", line)
-        .map(Some)
-        .map_err(|e| format!("{e} (bash gets its commands as text)"))
+    Ok(Some(command_from_bytes(line.as_bytes()).into_owned()))
 }
 
 /// An argument the core takes as text; one that is not UTF-8 is a usage
@@ -218,14 +215,13 @@ mod tests {
     }
 
     #[test]
-    fn words_that_are_not_utf8_are_named() {
+    fn commands_of_any_bytes_are_taken() {
         use std::ffi::OsString;
         use std::os::unix::ffi::OsStringExt;
-        let bad = OsString::from_vec(b"echo \xff".to_vec());
-        let e = super::command(&[bad]).unwrap_err();
-        assert!(
-            e.starts_with("COMMAND is not valid UTF-8: \"echo \\xFF\""),
-            "{e}"
+        let raw = OsString::from_vec(b"echo \xff".to_vec());
+        assert_eq!(
+            super::command(&[raw]),
+            Ok(Some("eval $'echo \\xff'".into()))
         );
         let words = [OsString::from("echo"), OsString::from("hi")];
         assert_eq!(super::command(&words), Ok(Some("echo hi".into())));

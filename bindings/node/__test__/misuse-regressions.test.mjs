@@ -200,3 +200,26 @@ test('npm run build is the release build; the test script uses build:debug', () 
   const script = readFileSync(new URL('../../../scripts/test-node.sh', import.meta.url), 'utf8')
   assert.match(script, /^npm run build:debug$/m)
 })
+
+test('fifty parallel runs leave threads and descriptors as they were', { timeout: 60_000 }, async () => {
+  const threads = () => readdirSync('/proc/self/task').length
+  const fds = () => readdirSync('/proc/self/fd').length
+  // One run first, so what the process starts once (libuv's pool, the
+  // addon's first thread) is in the baseline.
+  const warm = new Shell({ snapshot: 'none' })
+  await warm.run({ command: 'true' })
+  warm.close()
+  const [threadsBefore, fdsBefore] = [threads(), fds()]
+  const shells = Array.from({ length: 50 }, () => new Shell({ snapshot: 'none' }))
+  const results = await Promise.all(shells.map((s) => s.run({ command: '/bin/sleep 0.2; echo done' })))
+  assert.deepEqual(results.map((r) => r.output), Array(50).fill('done\n'))
+  assert.ok(threads() > threadsBefore + 10, `the runs ran in parallel (${threads()} threads)`)
+  for (const s of shells) s.close()
+  // Idle helper threads end after 10 s.
+  const deadline = Date.now() + 20_000
+  while (threads() > threadsBefore + 2 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  assert.ok(threads() <= threadsBefore + 2, `threads: ${threadsBefore} before, ${threads()} after`)
+  assert.ok(fds() <= fdsBefore + 2, `descriptors: ${fdsBefore} before, ${fds()} after`)
+})

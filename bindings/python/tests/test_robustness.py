@@ -208,3 +208,45 @@ def test_close_releases_every_descriptor_of_a_shell_still_referenced(tmp_path):
             sh.run("true")
     finally:
         gc.enable()
+
+
+# -- a burst of parallel runs leaves no threads or descriptors behind --------
+
+
+def thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_fifty_parallel_runs_leave_threads_and_descriptors_as_they_were(tmp_path):
+    """The helper threads of a burst end once idle (10 s), and every shell
+    frees its descriptors on close: nothing grows for the life of the
+    process."""
+    import threading
+    import time
+
+    gc.collect()
+    threads_before, fds_before = thread_count(), len(open_fds())
+    shells = [conch.Shell(cwd=tmp_path, snapshot=None) for _ in range(50)]
+    results: list[str] = []
+    started = threading.Barrier(50)
+
+    def one(sh: conch.Shell) -> None:
+        started.wait(GUARD)
+        results.append(sh.run("/bin/sleep 0.2; echo done").output)
+
+    runners = [threading.Thread(target=one, args=(sh,)) for sh in shells]
+    for t in runners:
+        t.start()
+    for t in runners:
+        t.join(GUARD)
+    assert results == ["done\n"] * 50
+    assert thread_count() > threads_before + 10, "the runs ran in parallel"
+    for sh in shells:
+        sh.close()
+    del shells, runners
+    gc.collect()
+    deadline = time.monotonic() + 10 + GUARD
+    while thread_count() > threads_before + 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert thread_count() <= threads_before + 2, (threads_before, thread_count())
+    assert len(open_fds()) <= fds_before + 2, (fds_before, len(open_fds()))

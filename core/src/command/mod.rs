@@ -1,6 +1,8 @@
 //! Command text handling before a run: the tokenizer that both steps share,
-//! trailing `head`/`tail` extraction, and the interceptor.
+//! trailing `head`/`tail` extraction, the interceptor, and commands given
+//! as bytes that are not UTF-8.
 
+pub mod bytes;
 pub mod intercept;
 pub mod normalize;
 pub mod segment;

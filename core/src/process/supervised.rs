@@ -74,3 +74,23 @@ pub fn describe_exit(status: ExitStatus) -> String {
         (None, None) => format!("it ended with status {}", status.into_raw()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn an_ending_reads_in_words() {
+        // Wait statuses as the kernel encodes them: code << 8, or the signal.
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(2 << 8)),
+            "it exited with code 2"
+        );
+        assert_eq!(
+            describe_exit(ExitStatus::from_raw(9)),
+            "it was killed by signal 9"
+        );
+        assert_eq!(status_code(ExitStatus::from_raw(9)), Some(137));
+    }
+}

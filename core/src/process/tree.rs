@@ -111,6 +111,32 @@ pub fn signal_all(pids: &[Pid], signal: Signal) {
     }
 }
 
+/// The processes a SIGINT was sent to, each with the program it ran then.
+///
+/// A process between fork and exec still runs its parent's signal
+/// handlers: a child of a bash that traps SIGINT takes the signal and then
+/// execs its program, which never learns of it. A process that has exec'd
+/// another program since its SIGINT is sent one again (a program that got
+/// it and is shutting down is not).
+#[derive(Debug, Default)]
+pub struct Interrupts {
+    sent: std::collections::HashMap<Pid, Option<std::path::PathBuf>>,
+}
+
+impl Interrupts {
+    /// Sends SIGINT to each of `pids` that did not get one since its last
+    /// exec (all of them, the first time).
+    pub fn send(&mut self, pids: &[Pid]) {
+        for &pid in pids {
+            let program = fs::read_link(format!("/proc/{pid}/exe")).ok();
+            if self.sent.get(&pid) != Some(&program) {
+                signal_all(&[pid], Signal::INT);
+                self.sent.insert(pid, program);
+            }
+        }
+    }
+}
+
 /// Waits until none of `pids` is alive or `limit` passes; true if all gone.
 pub fn wait_gone(pids: &[Pid], limit: Duration) -> bool {
     let end = Instant::now() + limit;

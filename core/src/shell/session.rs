@@ -575,6 +575,8 @@ fn drive(
     let mut record = None;
     let mut exited = false;
     let (mut frozen, mut resumed) = (false, false);
+    // While the ladder is on its SIGINT rung, who got it (see Interrupts).
+    let mut interrupts: Option<tree::Interrupts> = None;
     while record.is_none() && !exited {
         // While stopping, look every few milliseconds whether the command's
         // processes are gone, rather than waiting out each grace period.
@@ -610,7 +612,20 @@ fn drive(
                 if !watch.status_open() && !frozen {
                     pids.push(bash.pid());
                 }
-                tree::signal_all(&pids, sig);
+                if sig == Signal::INT {
+                    interrupts.get_or_insert_default().send(&pids);
+                } else {
+                    interrupts = None;
+                    tree::signal_all(&pids, sig);
+                }
+            }
+            // Still on the SIGINT rung: a process that missed it (bash
+            // had not exec'd it yet, or started it before it could unwind)
+            // gets it now.
+            None if frozen => {
+                if let Some(sent) = &mut interrupts {
+                    sent.send(&targets(bash.pid(), &baseline));
+                }
             }
             // Every signal went unheeded (or bash itself is stuck in a
             // builtin loop): end it all.
