@@ -12,7 +12,7 @@ step() { printf '\n$ %s\n' "$1"; eval "$1"; printf '[exit status %s]\n' "$?"; }
 step "conch run -- 'echo hello; ls /nonexistent'"
 
 # A big output: the model sees the last 50 KiB and where the rest is.
-step "conch run -- 'seq 1 300000; exit 1' | tail -n 3"
+step "conch run -- 'seq 1 300000; false' | tail -n 3"
 step "conch artifact 0 --offset 149999 --limit 2"
 
 # Head/tail apply to the whole stream; the command stops once a head is complete.

@@ -53,7 +53,7 @@ static void test_outcomes(conch_tool *tool) {
     CHECK_STR(r->text, "(no output)", "empty output reads (no output)");
   conch_tool_result_free(r);
 
-  if (CHECK_RC(call(tool, "{\"command\": \"echo out; exit 3\"}", &r), CONCH_ERR_TOOL, "exit 3")) {
+  if (CHECK_RC(call(tool, "{\"command\": \"echo out; (exit 3)\"}", &r), CONCH_ERR_TOOL, "exit 3")) {
     CHECK_STR(r->text, "out\n\nCommand exited with code 3", "the status line follows the output");
     CHECK_STR(conch_last_error(), r->text, "the last error is the text too");
     CHECK(r->status == CONCH_ERR_TOOL && r->exit_status == 3, "exit status 3");

@@ -27,7 +27,7 @@ describe('BashTool', () => {
   })
 
   test('a non-zero exit rejects with ToolError carrying the text', async () => {
-    await assert.rejects(tool.execute({ command: 'echo oops; exit 3' }), (err) => {
+    await assert.rejects(tool.execute({ command: 'echo oops; (exit 3)' }), (err) => {
       assert.ok(err instanceof ToolError)
       assert.ok(!(err instanceof BlockedError))
       assert.equal(err.name, 'ToolError')

@@ -37,7 +37,7 @@ def test_state_persists_in_the_tools_session_but_each_call_starts_in_cwd(tool, t
 
 def test_non_zero_exit_is_a_tool_error_with_the_model_text(tool):
     with pytest.raises(conch.ToolError) as info:
-        tool.execute({"command": "echo partial; exit 3"})
+        tool.execute({"command": "echo partial; (exit 3)"})
     assert str(info.value) == "partial\n\nCommand exited with code 3"
     assert info.value.details is None
     assert not isinstance(info.value, conch.BlockedError)
@@ -76,7 +76,7 @@ def test_head_and_tail_from_the_command_and_the_arguments(tool):
 
 def test_truncated_output_spills_with_details_in_snake_case(tool):
     with pytest.raises(conch.ToolError) as info:
-        tool.execute({"command": "seq 1 100000; exit 1"})
+        tool.execute({"command": "seq 1 100000; (exit 1)"})
     details = info.value.details
     t = details["meta"]["truncation"]
     assert t["direction"] == "tail" and t["truncated_by"] == "bytes"

@@ -268,6 +268,8 @@ fn a_shell_that_cannot_run_the_session_is_reported_by_the_first_run() {
         let e = sh.run(RunOptions::new("echo hi"), |_| {}).unwrap_err();
         let expected = format!("{} did not start a session", fake.display());
         assert!(e.to_string().starts_with(&expected), "{e}");
+        // How it ended, in words (never a Rust Debug string).
+        assert!(e.to_string().ends_with("(it exited with code 0)"), "{e}");
     }
     assert_eq!(sh.background_jobs(), Vec::<u32>::new());
     std::fs::remove_dir_all(&dir).unwrap();
