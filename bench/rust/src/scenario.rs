@@ -291,8 +291,9 @@ fn throughput<'a>(
     })
 }
 
-/// One quick run, so that a session replaced by the previous stop is
-/// started again before the next measurement.
+/// One quick run before a stop is measured, so that the session is known
+/// to answer (a stop keeps the shell; one that could not be brought back
+/// would be started again here, outside the measure).
 fn warm_up(conch: &Conch) {
     conch
         .0
@@ -302,7 +303,6 @@ fn warm_up(conch: &Conch) {
 
 /// From `abort()` (another thread) to `run` returning, while `/bin/sleep 100` runs.
 fn abort_conch(conch: &Conch) -> Outcome {
-    // A stop replaces the session: start the new one outside the measure.
     warm_up(conch);
     let shell = conch.0.clone();
     let runner = thread::spawn(move || {
@@ -313,7 +313,13 @@ fn abort_conch(conch: &Conch) -> Outcome {
     let start = Instant::now();
     conch.0.abort();
     let (ended, result) = runner.join().expect("runner thread");
-    let problem = (!result.cancelled).then(|| "not reported as cancelled".to_string());
+    let problem = if !result.cancelled {
+        Some("not reported as cancelled".to_string())
+    } else if result.session_ended {
+        Some("the stop ended the session".to_string())
+    } else {
+        None
+    };
     (millis(ended - start), problem)
 }
 
