@@ -13,11 +13,7 @@ use conch_core::process::tree::KillLadder;
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
-    Shell::new(ShellOptions {
-        snapshot: Snapshot::None,
-        ..ShellOptions::default()
-    })
-    .unwrap()
+    crate::clean_shell()
 }
 
 /// Waits (up to [`HANG`]) until no `sleep` with this marker is left.

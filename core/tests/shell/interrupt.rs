@@ -8,16 +8,10 @@ use std::time::{Duration, Instant};
 
 use crate::common::{CUT, HANG, LADDER, Seen, procs_with, unique_sleep, wait_until};
 use conch_core::CancelToken;
-use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
+use conch_core::shell::{BashResult, RunOptions, Shell};
 
 fn shell() -> Arc<Shell> {
-    Arc::new(
-        Shell::new(ShellOptions {
-            snapshot: Snapshot::None,
-            ..ShellOptions::default()
-        })
-        .unwrap(),
-    )
+    Arc::new(crate::clean_shell())
 }
 
 fn run(sh: &Shell, command: &str) -> BashResult {

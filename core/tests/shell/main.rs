@@ -32,3 +32,14 @@ mod interrupt;
 mod oneshot;
 mod reentry;
 mod session;
+
+/// A session without the user's rc snapshot: every test starts from a clean
+/// bash.
+fn clean_shell() -> conch_core::shell::Shell {
+    use conch_core::shell::{Shell, ShellOptions, Snapshot};
+    Shell::new(ShellOptions {
+        snapshot: Snapshot::None,
+        ..ShellOptions::default()
+    })
+    .unwrap()
+}

@@ -6,16 +6,10 @@ use std::sync::mpsc::channel;
 
 use crate::common::HANG;
 use conch_core::Error;
-use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
+use conch_core::shell::{RunOptions, Shell};
 
 fn shell() -> Arc<Shell> {
-    Arc::new(
-        Shell::new(ShellOptions {
-            snapshot: Snapshot::None,
-            ..ShellOptions::default()
-        })
-        .unwrap(),
-    )
+    Arc::new(crate::clean_shell())
 }
 
 /// Runs `body` on a thread and waits for it at most [`HANG`].

@@ -8,11 +8,7 @@ use crate::common::{self, HANG, Seen, wait_until};
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
-    Shell::new(ShellOptions {
-        snapshot: Snapshot::None,
-        ..ShellOptions::default()
-    })
-    .unwrap()
+    crate::clean_shell()
 }
 
 fn run(sh: &Shell, cmd: &str) -> conch_core::shell::BashResult {
