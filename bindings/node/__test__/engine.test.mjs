@@ -5,6 +5,8 @@ import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { Shell, executeShell, executeBash, closeBashSession } from 'conch'
 import {
   HANG_GUARD_MS,
@@ -232,4 +234,38 @@ describe('engine', () => {
     assert.equal(r.cancelled, true)
     assert.equal(bytes, r.totalBytes)
   })
+})
+
+const require = createRequire(import.meta.url)
+
+describe('nothing outlives a Node host that dies', () => {
+  for (const how of ['SIGKILL', 'SIGTERM', 'exit']) {
+    test(`killed by ${how}`, async () => {
+      const stamp = `1000.${Math.floor(Math.random() * 1e9)}`
+      const code = `
+        const { Shell } = require(${JSON.stringify(require.resolve('conch'))})
+        const sh = new Shell({ snapshot: 'none' })
+        ;(async () => {
+          await sh.run({ command: '/bin/sleep ${stamp}1 & setsid /bin/sleep ${stamp}2 & ( (/bin/sleep ${stamp}3 &) )' })
+          console.log('ready')
+          const running = sh.run({ command: '/bin/sleep ${stamp}4' })
+          process.stdin.once('data', () => process.exit(0))
+          await running
+        })()`
+      const host = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'pipe', 'inherit'] })
+      try {
+        await new Promise((resolve) => host.stdout.once('data', resolve))
+        for (const n of [1, 2, 3, 4]) await expectProcesses(`${stamp}${n}`)
+        const exited = new Promise((resolve) => host.once('exit', resolve))
+        if (how === 'exit') host.stdin.write('x')
+        else host.kill(how)
+        await settlesInTime(exited, 'the host')
+        const died = Date.now()
+        for (const n of [1, 2, 3, 4]) await expectGone(`${stamp}${n}`)
+        assert.ok(Date.now() - died < 1000, `${Date.now() - died} ms`)
+      } finally {
+        host.kill('SIGKILL')
+      }
+    })
+  }
 })

@@ -277,3 +277,33 @@ def test_setsid_escapee_is_killed_on_abort(shell, marker):
         r = shell.run(f"setsid {sleeper(marker)} & wait", on_chunk=sleep)
     assert r.cancelled
     sleep.assert_gone()
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_nothing_outlives_a_python_host_that_dies(how):
+    """A host killed mid-command takes everything its shells started with
+    it: the command, a background job, a setsid escape, a double fork."""
+    import subprocess
+    import uuid
+
+    stamp = f"1000.{uuid.uuid4().int % 10**9:09d}"
+    code = (
+        "import conch\n"
+        "sh = conch.Shell(snapshot=None)\n"
+        f"sh.run('/bin/sleep {stamp}1 & setsid /bin/sleep {stamp}2 & ( (/bin/sleep {stamp}3 &) )')\n"
+        "print('ready', flush=True)\n"
+        f"sh.run('/bin/sleep {stamp}4')\n"
+    )
+    host = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout.readline().strip() == "ready"
+        assert wait_until(lambda: all(pids_with(f"{stamp}{n}") for n in range(1, 5)))
+        host.send_signal(how)
+        host.wait(GUARD)
+        died = time.monotonic()
+        assert wait_until(lambda: not any(pids_with(f"{stamp}{n}") for n in range(1, 5))), \
+            "processes outlived the host"
+        assert time.monotonic() - died < 1.0
+    finally:
+        host.kill()
+        host.wait()

@@ -5,6 +5,7 @@
 pub mod child;
 pub mod env;
 pub mod io;
+pub mod lifeline;
 pub mod pump;
 pub mod spawner;
 pub mod stop;

@@ -55,6 +55,11 @@ pub struct Launch {
     pub fds: Vec<(RawFd, RawFd)>,
     /// Make the child a child subreaper, so double-forked orphans come back to it.
     pub subreaper: bool,
+    /// On the host's death the child is frozen (SIGSTOP) rather than killed,
+    /// for a watchdog below it to take its whole tree down (see
+    /// [`super::lifeline`]): killed at once, it would leave its orphans to
+    /// init, out of reach.
+    pub freeze_on_host_death: bool,
     /// Make stdin (a PTY's slave) the controlling terminal of the child's
     /// new session, so ctrl+c and SIGWINCH reach it.
     pub controlling_terminal: bool,
@@ -193,6 +198,7 @@ struct Plan {
     /// Where the child first copies each of `fds` (filled in by the child).
     high: Vec<RawFd>,
     subreaper: bool,
+    death_signal: c_int,
     controlling_terminal: bool,
     parent: libc::pid_t,
     /// The write end of the pipe a failure is reported on.
@@ -247,6 +253,11 @@ impl Plan {
             fds: launch.fds.clone(),
             high: vec![-1; launch.fds.len()],
             subreaper: launch.subreaper,
+            death_signal: if launch.freeze_on_host_death {
+                libc::SIGSTOP
+            } else {
+                libc::SIGKILL
+            },
             controlling_terminal: launch.controlling_terminal,
             parent: std::process::id() as libc::pid_t,
             report,
@@ -356,7 +367,7 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
         if libc::setsid() < 0 {
             return (Stage::Setsid, errno());
         }
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::prctl(libc::PR_SET_PDEATHSIG, plan.death_signal);
         if libc::getppid() != plan.parent {
             // The host died between the clone and prctl.
             libc::_exit(1);

@@ -38,6 +38,8 @@
 
 use std::fmt::Write as _;
 
+use crate::process::lifeline::WATCHDOG_NAME;
+
 /// The descriptor on which bash reports completed runs.
 pub const STATUS_FD: i32 = 62;
 
@@ -222,6 +224,28 @@ const UNWIND_FUNCTIONS: &str = "__conch_ret() { return $1; }; \
 __conch_restore() { __conch_int=; builtin trap - DEBUG; \
 [[ -n $__conch_ext ]] || builtin shopt -u extdebug; }";
 
+/// The watchdog's script (see `process::lifeline`), run by a bash of its
+/// own named [`WATCHDOG_NAME`] with the session bash's pid as `$1`: it
+/// waits for the end of the lifeline on descriptor 61 (nothing is ever
+/// written there), then freezes every process below the session bash but
+/// itself, kills them all, and kills bash.
+const WATCHDOG: &str = "b=$1; while IFS= read -r -u 61 _; do :; done; \
+p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
+read -r -a c < \"$k/children\"; for c in \"${c[@]}\"; do \
+[[ $c == $$ ]] && continue; kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
+kill -STOP \"$b\"; t \"$b\"; kill -KILL \"${p[@]}\" \"$b\"";
+
+/// Starts the watchdog below the session bash, detached from everything
+/// of the session (no output pipe, no protocol descriptors, not a job that
+/// `wait` or `jobs` sees), then closes the lifeline in bash itself.
+fn watchdog_start() -> String {
+    format!(
+        "( builtin exec -a {WATCHDOG_NAME} \"$BASH\" --noprofile --norc -c {} {WATCHDOG_NAME} \"$$\" ) \
+         </dev/null >/dev/null 2>&1 62>&- 63>&- & builtin disown $!; builtin exec 61<&-",
+        single_quote(WATCHDOG)
+    )
+}
+
 /// Ends a [`Script`] that changed directory or read a file: back to the
 /// session's directory, the command's text dropped, the command's status
 /// kept (it is the loop's `$?`).
@@ -243,6 +267,7 @@ pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
     }
+    let _ = write!(boot, "{}; ", watchdog_start());
     let _ = write!(
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \

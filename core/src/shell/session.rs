@@ -31,6 +31,7 @@ use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::lifeline;
 use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
@@ -367,7 +368,7 @@ impl Shell {
         }
         tree::children(pid)
             .into_iter()
-            .filter(|&p| tree::is_alive(p))
+            .filter(|&p| tree::is_alive(p) && !lifeline::is_watchdog(p))
             .map(|p| p as u32)
             .collect()
     }
@@ -430,6 +431,8 @@ impl Shell {
                 .into(),
             env: os_env(&self.config.env),
             cwd: Some(cwd.to_path_buf()),
+            fds: vec![(lifeline::read_end()?, lifeline::LIFELINE_FD)],
+            freeze_on_host_death: true,
             ..Launch::default()
         };
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;

@@ -296,3 +296,61 @@ fn a_stopped_command_line_does_not_go_on_after_the_stop() {
     assert_eq!(after.output, format!("bash {bash}\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Not a test of its own: the host process of
+/// `nothing_outlives_a_host_killed_outright`, started as this test binary.
+/// Leaves escapes of every kind in the background, says so, and blocks in
+/// a foreground command until it is killed.
+#[test]
+#[ignore = "a worker process of another test"]
+fn host_worker() {
+    let Ok(marker) = std::env::var("CONCH_TEST_HOST_MARKER") else {
+        return;
+    };
+    let sh = shell();
+    sh.run(
+        RunOptions::new(format!(
+            "setsid /bin/sleep {marker}1 & nohup /bin/sleep {marker}2 >/dev/null 2>&1 & \
+             ( (/bin/sleep {marker}3 &) )"
+        )),
+        |_| {},
+    )
+    .unwrap();
+    println!("ready");
+    sh.run(RunOptions::new(format!("/bin/sleep {marker}4")), |_| {})
+        .unwrap();
+}
+
+#[test]
+fn nothing_outlives_a_host_killed_outright() {
+    use std::io::BufRead;
+    let marker = unique_sleep(1000);
+    let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "containment::host_worker",
+            "--nocapture",
+        ])
+        .env("CONCH_TEST_HOST_MARKER", &marker)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(host.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.unwrap().trim() == "ready"));
+    let sleeps = |n: u32| procs_with(&format!("{marker}{n}"));
+    assert!(wait_until(HANG, || (1..=4).all(|n| sleeps(n).len() == 1)));
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let killed = Instant::now();
+    assert!(
+        wait_until(HANG, || (1..=4).all(|n| sleeps(n).is_empty())),
+        "escapes outlived the host"
+    );
+    // The host's death is seen at once; a second is the promise.
+    assert!(
+        killed.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        killed.elapsed()
+    );
+}
