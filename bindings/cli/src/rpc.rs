@@ -14,7 +14,10 @@
 //! the order of the requests. A line that is not a valid request gets
 //! `{"type": "response", "success": false, "error": "…"}` (with the `id`
 //! and `command` when they could be read) and the server goes on. At the
-//! end of stdin, the queued commands finish, then conch exits.
+//! end of stdin, the queued commands finish, then conch exits, unless
+//! nobody reads stdout any more either: then the host is gone, and the
+//! running and queued commands are cancelled at once (a command of the
+//! host's would otherwise run on, unseen, until its timeout).
 //!
 //! Commands run in one [`BashSession`]: `cd` and exports persist between
 //! requests; each has a timeout (default 300 s, clamped to 1..3600) and
@@ -155,10 +158,29 @@ pub fn main(p: Args) -> Result<i32, String> {
             break;
         }
     }
+    if stdout_reader_gone() {
+        for cancel in lock(&pending).iter() {
+            cancel.cancel();
+        }
+    }
     drop(jobs);
     let _ = worker.join();
     session.close();
     Ok(status)
+}
+
+/// Whether the read end of stdout is closed (a pipe whose reader exited
+/// polls as an error for its writer).
+fn stdout_reader_gone() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdout = std::io::stdout();
+    let mut fds = [PollFd::new(&stdout, PollFlags::OUT)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok()
+        && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }
 
 fn run_jobs(

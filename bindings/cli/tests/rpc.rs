@@ -253,3 +253,45 @@ fn bad_lines_get_error_replies_and_the_server_goes_on() {
     );
     assert_eq!(server.finish(), 0);
 }
+
+#[test]
+fn a_host_that_goes_away_takes_its_command_with_it() {
+    // Its host gone, stdin ends and nobody reads stdout: conch rpc cancels
+    // the running command and exits, leaving nothing.
+    let stamp = format!("1000.{}", std::process::id());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conch"))
+        .arg("rpc")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let line = format!("{{\"id\":1,\"type\":\"bash\",\"command\":\"/bin/sleep {stamp}\"}}\n");
+    stdin.write_all(line.as_bytes()).unwrap();
+    let found = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == stamp.as_bytes()))
+        })
+    };
+    let start = Instant::now();
+    while !found() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the sleep never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(child.stdout.take());
+    drop(stdin);
+    let status = wait_exit(&mut child);
+    assert!(status.code().is_some(), "{status:?}");
+    let start = Instant::now();
+    while found() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the sleep outlived the server"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
