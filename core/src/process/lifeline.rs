@@ -22,10 +22,6 @@ use crate::Result;
 /// The descriptor a session's bash gets the read end on.
 pub const LIFELINE_FD: RawFd = 61;
 
-/// The name the watchdog runs under (its `argv[0]`), so conch can tell it
-/// from the session's background jobs.
-pub const WATCHDOG_NAME: &str = "conch-watchdog";
-
 /// Both ends, close-on-exec, held until the process exits.
 static LIFELINE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
 
@@ -37,10 +33,4 @@ pub fn read_end() -> Result<RawFd> {
     let ends = pipe()?;
     // Another thread may have won the race: its pair is the one kept.
     Ok(LIFELINE.get_or_init(|| ends).0.as_raw_fd())
-}
-
-/// Whether `pid` is a session's watchdog (by its `argv[0]`).
-pub fn is_watchdog(pid: i32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).next() == Some(WATCHDOG_NAME.as_bytes()))
 }

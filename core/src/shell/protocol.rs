@@ -38,8 +38,6 @@
 
 use std::fmt::Write as _;
 
-use crate::process::lifeline::WATCHDOG_NAME;
-
 /// The descriptor on which bash reports completed runs.
 pub const STATUS_FD: i32 = 62;
 
@@ -224,27 +222,26 @@ const UNWIND_FUNCTIONS: &str = "__conch_ret() { return $1; }; \
 __conch_restore() { __conch_int=; builtin trap - DEBUG; \
 [[ -n $__conch_ext ]] || builtin shopt -u extdebug; }";
 
-/// The watchdog's script (see `process::lifeline`), run by a bash of its
-/// own named [`WATCHDOG_NAME`] with the session bash's pid as `$1`: it
-/// waits for the end of the lifeline on descriptor 61 (nothing is ever
+/// The run number of the record that gives the watchdog's pid (in the
+/// status field) at start-up, before the loop's first record (run 0).
+pub const WATCHDOG_SEQ: u64 = SEQ_MODULUS - 1;
+
+/// The watchdog (see `process::lifeline`): a subshell of the session bash
+/// that waits for the end of the lifeline on descriptor 61 (nothing is ever
 /// written there), then freezes every process below the session bash but
-/// itself, kills them all, and kills bash.
-const WATCHDOG: &str = "b=$1; while IFS= read -r -u 61 _; do :; done; \
+/// itself, kills them all, and kills bash. It is detached from everything
+/// of the session (no output pipe, no protocol descriptors, not a job that
+/// `wait` or `jobs` sees); bash reports its pid on the status descriptor
+/// (run [`WATCHDOG_SEQ`]) and closes the lifeline itself.
+const WATCHDOG_START: &str = "( b=$$ w=$BASHPID; while IFS= read -r -u 61 _; do :; done; \
 p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
 read -r -a c < \"$k/children\"; for c in \"${c[@]}\"; do \
-[[ $c == $$ ]] && continue; kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
-kill -STOP \"$b\"; t \"$b\"; kill -KILL \"${p[@]}\" \"$b\"";
+[[ $c == \"$w\" ]] && continue; kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
+kill -STOP \"$b\"; t \"$b\"; kill -KILL \"${p[@]}\" \"$b\" ) \
+</dev/null >/dev/null 2>&1 62>&- 63>&- & builtin disown $!; \
+builtin printf '%s\\0%s\\0w\\0' 99999999 \"$!\" >&62; builtin exec 61<&-";
 
-/// Starts the watchdog below the session bash, detached from everything
-/// of the session (no output pipe, no protocol descriptors, not a job that
-/// `wait` or `jobs` sees), then closes the lifeline in bash itself.
-fn watchdog_start() -> String {
-    format!(
-        "( builtin exec -a {WATCHDOG_NAME} \"$BASH\" --noprofile --norc -c {} {WATCHDOG_NAME} \"$$\" ) \
-         </dev/null >/dev/null 2>&1 62>&- 63>&- & builtin disown $!; builtin exec 61<&-",
-        single_quote(WATCHDOG)
-    )
-}
+const _: () = assert!(WATCHDOG_SEQ == 99_999_999);
 
 /// Ends a [`Script`] that changed directory or read a file: back to the
 /// session's directory, the command's text dropped, the command's status
@@ -267,7 +264,7 @@ pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
     }
-    let _ = write!(boot, "{}; ", watchdog_start());
+    let _ = write!(boot, "{WATCHDOG_START}; ");
     let _ = write!(
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \

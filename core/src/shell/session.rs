@@ -69,6 +69,9 @@ struct Bash {
     seq: u64,
     /// bash answered the startup text (see [`Shell::ready`]).
     ready: bool,
+    /// The pid of its watchdog (`process::lifeline`), once reported; 0
+    /// before.
+    watchdog: Pid,
 }
 
 struct State {
@@ -94,6 +97,8 @@ pub struct Shell {
     cwd: Mutex<PathBuf>,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
+    /// The pid of bash's watchdog, left out of its background jobs.
+    watchdog_pid: AtomicI32,
     closed: AtomicBool,
     /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
     waker: Arc<Waker>,
@@ -165,6 +170,7 @@ impl Shell {
             cwd: Mutex::new(cwd),
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
+            watchdog_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
         };
@@ -368,7 +374,7 @@ impl Shell {
         }
         tree::children(pid)
             .into_iter()
-            .filter(|&p| tree::is_alive(p) && !lifeline::is_watchdog(p))
+            .filter(|&p| tree::is_alive(p) && p != self.watchdog_pid.load(Ordering::SeqCst))
             .map(|p| p as u32)
             .collect()
     }
@@ -399,7 +405,7 @@ impl Shell {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
             tree::signal_all(&[bash.pid()], Signal::STOP);
-            tree::terminate(&tree::descendants(bash.pid()), self.config.ladder.grace);
+            tree::terminate(&below(&bash), self.config.ladder.grace);
             reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
@@ -451,6 +457,7 @@ impl Shell {
             parser: StatusParser::default(),
             seq: 0,
             ready: false,
+            watchdog: 0,
         };
         let text = protocol::startup(self.config.snapshot.as_deref(), &self.config.unset_script);
         if let Err(e) = send_all(&bash.input, &text) {
@@ -469,6 +476,7 @@ impl Shell {
         match wait_startup(bash) {
             Ok(()) => {
                 bash.ready = true;
+                self.watchdog_pid.store(bash.watchdog, Ordering::SeqCst);
                 state.started = true;
                 Ok(())
             }
@@ -679,8 +687,12 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
             Ok(Read::WouldBlock) => {}
             Err(e) => return Err(e.to_string()),
         }
-        if bash.parser.next_record().is_some_and(|r| r.seq == 0) {
-            return Ok(());
+        while let Some(record) = bash.parser.next_record() {
+            match record.seq {
+                0 => return Ok(()),
+                protocol::WATCHDOG_SEQ => bash.watchdog = record.status,
+                _ => {}
+            }
         }
     }
 }
@@ -696,6 +708,16 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
     tree::descendants_except(bash, baseline)
 }
 
+/// What runs below bash, but for its watchdog, which is killed here: it
+/// has nothing to finish, and once it is gone a bash with nothing else
+/// below it left nothing anywhere (see [`reap`]).
+fn below(bash: &Bash) -> Vec<Pid> {
+    tree::signal_all(&[bash.watchdog], Signal::KILL);
+    let mut rest = tree::descendants(bash.pid());
+    rest.retain(|&pid| pid != bash.watchdog);
+    rest
+}
+
 /// Kills and collects bash (live or dead) with what is left of its session.
 ///
 /// A bash frozen alive with nothing below it left nothing anywhere: as a
@@ -706,7 +728,7 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
 /// been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
     tree::signal_all(&[bash.pid()], Signal::STOP);
-    let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
+    let alone = below(&bash).is_empty() && !bash.has_exited();
     let _ = bash.child.kill();
     if !alone {
         tree::signal_all(&tree::session_members(bash.pid()), Signal::KILL);
