@@ -76,8 +76,6 @@ struct Bash {
 
 struct State {
     bash: Option<Bash>,
-    /// The session cwd: where the last run left bash.
-    cwd: PathBuf,
     /// A bash got through its start-up before, so the next start is a reset.
     started: bool,
 }
@@ -92,8 +90,9 @@ pub struct Shell {
     /// threads), so a run started from a callback fails instead of waiting
     /// for itself.
     busy: BusyKey,
-    /// The session cwd as of the last run, readable while a run holds
-    /// `state` (from its own callback, say).
+    /// The session cwd: where the last run left bash. Apart from `state`,
+    /// so it is readable while a run holds `state` (from its own callback,
+    /// say).
     cwd: Mutex<PathBuf>,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
@@ -162,7 +161,6 @@ impl Shell {
             config,
             state: Mutex::new(State {
                 bash: None,
-                cwd: cwd.clone(),
                 started: false,
             }),
             busy: BusyKey::of(queue.clone()),
@@ -176,7 +174,7 @@ impl Shell {
         };
         {
             let mut state = lock(&shell.state);
-            let bash = shell.start(&state.cwd)?;
+            let bash = shell.start(&shell.cwd())?;
             shell.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
         }
@@ -255,7 +253,7 @@ impl Shell {
         self.check_open()?;
         let mut state = lock(&self.state);
         let run_cwd = match &opts.cwd {
-            Some(dir) => Some(resolve_dir(&state.cwd, dir)?),
+            Some(dir) => Some(resolve_dir(&self.cwd(), dir)?),
             None => None,
         };
         let artifact = opts.artifact.clone().or_else(|| {
@@ -270,7 +268,7 @@ impl Shell {
             artifact,
             ..SinkOptions::default()
         });
-        let session_cwd = Some(state.cwd.to_string_lossy().into_owned());
+        let session_cwd = Some(self.cwd().to_string_lossy().into_owned());
         if turn.is_none() || cancel.is_cancelled() {
             return Ok(BashResult::cancelled_before_start(
                 sink.dump(None),
@@ -283,7 +281,7 @@ impl Shell {
             self.bury(&mut state);
         }
         if state.bash.is_none() {
-            let bash = self.start(&state.cwd)?;
+            let bash = self.start(&self.cwd())?;
             self.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
             reset = state.started;
@@ -329,8 +327,7 @@ impl Shell {
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
         if let Some(rec) = &ending.record {
-            state.cwd = PathBuf::from(&rec.cwd);
-            *lock(&self.cwd) = state.cwd.clone();
+            *lock(&self.cwd) = PathBuf::from(&rec.cwd);
         }
         if ending.exited {
             let status = reap(state.bash.take().expect("bash present"));
@@ -344,7 +341,7 @@ impl Shell {
         let outcome = Outcome {
             exit_code,
             stop: ending.stop,
-            working_dir: Some(state.cwd.to_string_lossy().into_owned()),
+            working_dir: Some(self.cwd().to_string_lossy().into_owned()),
             session_reset: reset,
             session_ended: ending.exited,
         };
