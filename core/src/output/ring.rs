@@ -68,6 +68,18 @@ impl Ring {
         (older, newer)
     }
 
+    /// The kept bytes from stream offset `from` to the end, at most the
+    /// last `max` of them, and the offset they start at.
+    pub(crate) fn read_from(&self, from: u64, max: usize) -> (u64, Vec<u8>) {
+        let first_kept = self.seen - self.buf.len() as u64;
+        let newest = self.seen.saturating_sub(max as u64);
+        let start = from.max(first_kept).max(newest).min(self.seen);
+        let skip = (start - first_kept) as usize;
+        let (a, b) = self.as_slices();
+        let bytes = a.iter().chain(b).skip(skip).copied().collect();
+        (start, bytes)
+    }
+
     /// The kept bytes in stream order, in one buffer.
     pub(crate) fn to_vec(&self) -> Vec<u8> {
         let (a, b) = self.as_slices();
@@ -95,6 +107,18 @@ mod tests {
         ring.push(b"");
         assert_eq!(ring.seen(), 23);
         assert_eq!(ring.retained_bytes(), 5);
+    }
+
+    #[test]
+    fn reads_from_a_stream_offset_within_what_is_kept() {
+        let mut ring = Ring::new(5);
+        ring.push(b"abcdefg");
+        assert_eq!(ring.read_from(0, 10), (2, b"cdefg".to_vec()));
+        assert_eq!(ring.read_from(4, 10), (4, b"efg".to_vec()));
+        assert_eq!(ring.read_from(4, 2), (5, b"fg".to_vec()));
+        assert_eq!(ring.read_from(9, 2), (7, Vec::new()));
+        ring.push(b"hi");
+        assert_eq!(ring.read_from(5, 10), (5, b"fghi".to_vec()));
     }
 
     #[test]

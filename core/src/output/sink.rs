@@ -238,6 +238,50 @@ impl OutputSink {
         self.total_newlines + u64::from(self.total_bytes > 0 && !self.ends_with_newline)
     }
 
+    /// The sanitized text from stream offset `from` to the end, at most
+    /// the last `max` bytes of it, and the offset where it starts: `from`,
+    /// or later when the sink no longer holds `from` (a tail sink holds the
+    /// last `max_bytes`) or more than `max` bytes follow it. The text starts
+    /// on a character boundary. For a tail-only sink (no head), as a job's
+    /// output is.
+    pub fn read_from(&self, from: u64, max: usize) -> (u64, String) {
+        debug_assert!(self.head.is_empty(), "read_from needs a tail-only sink");
+        let (mut start, mut bytes) = self.tail.read_from(from, max);
+        let lead = bytes.iter().take_while(|&&b| (b & 0xC0) == 0x80).count();
+        bytes.drain(..lead);
+        start += lead as u64;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                let mut bytes = e.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).unwrap_or_default()
+            }
+        };
+        (start, text)
+    }
+
+    /// The artifact's id once the stream has spilled to it; what the sink
+    /// took is in the file after [`OutputSink::flush`].
+    pub fn artifact_id(&self) -> Option<&str> {
+        match &self.spill {
+            Spill::Open(artifact, _) => Some(&artifact.id),
+            _ => None,
+        }
+    }
+
+    /// Writes out what the artifact writer buffers, so a reader of the file
+    /// sees the stream so far (a failure means no artifact, as in a push).
+    pub fn flush(&mut self) {
+        if let Spill::Open(artifact, writer) = &mut self.spill
+            && writer.flush().is_err()
+        {
+            let _ = fs::remove_file(&artifact.path);
+            self.spill = Spill::None;
+        }
+    }
+
     /// Bytes of memory the sink keeps between pushes (head and tail
     /// buffers): at most `max_bytes + 1`. The current push's text and the
     /// artifact writer's fixed buffer come on top.

@@ -2,8 +2,8 @@
 //!
 //! bash's parser reads its input one byte at a time (so that a command may
 //! change what follows it) and parses every line afresh. So a run is not a
-//! line: bash spends its life in one loop, parsed once, that reads an
-//! 18-byte header and the command in bulk (`read -N`, one `read(2)` each)
+//! line: bash spends its life in one loop, parsed once, that reads a
+//! 26-byte header and the command in bulk (`read -N`, one `read(2)` each)
 //! from descriptor [`PROTOCOL_FD`] and hands the command to `eval`. The
 //! command travels as *data*, so an unbalanced quote or a stray heredoc in
 //! it is bash's own syntax error (status 2) and cannot swallow the
@@ -13,12 +13,24 @@
 //! move bash's own input), stdin `/dev/null`, the protocol on descriptor
 //! 63 and the status descriptor on 62.
 //!
-//! The header is `SEQ LEN E K` with no spaces: the run number and the
+//! The header is `SEQ LEN E K OUT` with no spaces: the run number and the
 //! payload's length in bytes, 8 digits each, `E` = `a` (ASCII: `read -N`
 //! counts characters, here bytes) or `b` (read under `LC_ALL=C` so that it
 //! counts bytes), `K` = `p` (the payload is the command) or `s` (a script
 //! made by [`Script`], for a per-run cwd or environment or a command kept
-//! in a file).
+//! in a file), and `OUT` (8 characters) the host's descriptor of the run's
+//! output pipe.
+//!
+//! Each run has an output pipe of its own: the host makes it, and bash
+//! opens its write end as `/proc/<host pid>/fd/<OUT>` (`OUT` is padded
+//! with `/`, which the path lookup ignores, as it refuses leading zeros)
+//! for the command's stdout and stderr. So whatever the command leaves
+//! running in the background writes to that run's pipe, never into a
+//! later run's output (see `crate::jobs`). bash's own stdout and stderr
+//! (a pipe the host also reads) carry only what bash itself says outside
+//! a command. Being a redirection of the command, the pipe is put back
+//! when the command ends: an `exec >file` in a command lasts until that
+//! command ends.
 //!
 //! The command runs with the status descriptor closed, so neither it nor
 //! its children can forge a status. After it, the loop (with stderr to
@@ -93,7 +105,9 @@ impl Script<'_> {
             CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
         }
-        s.push_str("; } 62>&-; done");
+        s.push_str("; } ");
+        s.push_str(COMMAND_REDIRECTIONS);
+        s.push_str("; done");
         if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
             s.push_str("; { __conch_end $?; } 2>/dev/null");
         }
@@ -117,24 +131,32 @@ pub enum Kind {
     Script,
 }
 
-/// One run for the loop: the header and the payload.
-pub fn run(seq: u64, kind: Kind, payload: &str) -> Vec<u8> {
+/// The length of a run's header.
+const HEADER_LEN: usize = 26;
+
+/// One run for the loop: the header and the payload; `out` is the host's
+/// descriptor of the run's output pipe (module doc).
+pub fn run(seq: u64, kind: Kind, payload: &str, out: i32) -> Vec<u8> {
     let enc = if payload.is_ascii() { 'a' } else { 'b' };
     let kind = match kind {
         Kind::Command => 'p',
         Kind::Script => 's',
     };
-    let mut out = String::with_capacity(18 + payload.len());
+    let mut message = String::with_capacity(HEADER_LEN + payload.len());
     let _ = write!(
-        out,
-        "{:08}{:08}{enc}{kind}",
+        message,
+        "{:08}{:08}{enc}{kind}{out:/>8}",
         seq % SEQ_MODULUS,
         payload.len()
     );
-    debug_assert_eq!(out.len(), 18);
-    out.push_str(payload);
-    out.into_bytes()
+    debug_assert_eq!(message.len(), HEADER_LEN);
+    message.push_str(payload);
+    message.into_bytes()
 }
+
+/// The redirections of a command: no status descriptor, stdout and
+/// stderr to the run's output pipe (module doc).
+const COMMAND_REDIRECTIONS: &str = "62>&- >\"$__conch_o${__conch_h:18}\" 2>&1";
 
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
@@ -163,12 +185,12 @@ case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
 case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
 *) __conch_on=;; esac; } 2>/dev/null; \
-builtin read -r -N 18 -u 63 __conch_h; do \
-case ${__conch_h:16} in \
+builtin read -r -N 26 -u 63 __conch_h; do \
+case ${__conch_h:16:2} in \
 ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
+for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&- >\"$__conch_o${__conch_h:18}\" 2>&1; done;; \
 bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
+for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&- >\"$__conch_o${__conch_h:18}\" 2>&1; done;; \
 as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
 *) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
 esac; \
@@ -251,8 +273,9 @@ const END_FUNCTION: &str = "__conch_end() { local s=$1; \
 
 /// The startup text [`BOOTSTRAP`] reads, with its length in front: source
 /// the snapshot (output discarded), apply the env policy's unsets, define
-/// the loop and enter it (its first turn reports run 0: ready).
-pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
+/// the loop and enter it (its first turn reports run 0: ready). `host` is
+/// the pid whose descriptors the runs' output pipes are (module doc).
+pub fn startup(snapshot: Option<&str>, unset_script: &str, host: u32) -> Vec<u8> {
     let mut boot = String::from("{ ");
     if let Some(path) = snapshot {
         let _ = write!(
@@ -268,7 +291,7 @@ pub fn startup(snapshot: Option<&str>, unset_script: &str) -> Vec<u8> {
     let _ = write!(
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
-         __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int=; }} 2>/dev/null; \
+         __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= __conch_o=/proc/{host}/fd; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
         single_quote(UNWIND_TRAP),
         single_quote(LOOP)
@@ -363,12 +386,23 @@ mod tests {
     }
 
     #[test]
-    fn headers_are_18_bytes_whatever_the_run_number() {
-        let msg = run(123_456_789, Kind::Command, "true");
-        assert_eq!(&msg[..18], b"2345678900000004ap");
-        let msg = run(7, Kind::Script, "é");
-        assert_eq!(&msg[..18], b"0000000700000002bs");
-        assert_eq!(&msg[18..], "é".as_bytes());
+    fn headers_are_26_bytes_whatever_the_run_number() {
+        let msg = run(123_456_789, Kind::Command, "true", 9);
+        assert_eq!(&msg[..HEADER_LEN], b"2345678900000004ap///////9");
+        let msg = run(7, Kind::Script, "é", 12_345_678);
+        assert_eq!(&msg[..HEADER_LEN], b"0000000700000002bs12345678");
+        assert_eq!(&msg[HEADER_LEN..], "é".as_bytes());
+    }
+
+    #[test]
+    fn the_loop_and_scripts_redirect_the_command_alike() {
+        assert_eq!(LOOP.matches(COMMAND_REDIRECTIONS).count(), 2);
+        let script = Script {
+            command: CommandText::Inline("true"),
+            cwd: None,
+            env: &[],
+        };
+        assert!(script.render().contains(COMMAND_REDIRECTIONS));
     }
 
     #[test]

@@ -1,19 +1,21 @@
 //! `Shell`: one long-lived real bash that runs command after command.
 //!
 //! bash runs in its own session as a child subreaper, killed if the host
-//! dies. Commands arrive as data on a socket (see [`super::protocol`]), their
-//! stdout and stderr share one pipe, and completion arrives on a separate
-//! status pipe the command cannot write to. One `poll` on the caller's
-//! thread watches output, status, bash's pidfd and a cancel waker, so a run
-//! returns the moment its status arrives, abort and timeout act at once, and
-//! a background job holding the output pipe can never hold a call.
+//! dies. Commands arrive as data on a socket (see [`super::protocol`]), each
+//! run's stdout and stderr share a pipe of that run, and completion arrives
+//! on a separate status pipe the command cannot write to. One `poll` on the
+//! caller's thread watches output, status, bash's pidfd and a cancel waker,
+//! so a run returns the moment its status arrives, abort and timeout act at
+//! once, and a background job holding the output pipe can never hold a
+//! call: the pipe becomes a job of the session ([`crate::jobs`]), so what
+//! the job writes later is its own, never a later run's.
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use rustix::process::Signal;
 
@@ -26,12 +28,16 @@ use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
 use super::result::{BashResult, Outcome, conclude};
 use super::{private_dir, snapshot};
+use crate::jobs::{JobId, JobInfo, JobPoll, JobTable, PollOptions};
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
-use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all, socketpair};
+use crate::process::io::{
+    Read, Waker, grow_pipe, pipe, poll, pollin, read, ready, send_all, set_nonblocking, socketpair,
+};
 use crate::process::lifeline;
+use crate::process::pump::DRAIN_BUDGET;
 use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
@@ -101,6 +107,8 @@ pub struct Shell {
     closed: AtomicBool,
     /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
     waker: Arc<Waker>,
+    /// What runs left writing in the background.
+    jobs: JobTable,
 }
 
 /// How the event loop of one run ended.
@@ -110,6 +118,8 @@ struct Ending {
     stop: Option<Stop>,
     /// bash's children when the run started (background jobs of earlier runs).
     baseline: Vec<Pid>,
+    /// Every writer of the run's output pipe has closed it.
+    output_ended: bool,
 }
 
 impl Shell {
@@ -171,6 +181,7 @@ impl Shell {
             watchdog_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
+            jobs: JobTable::default(),
         };
         {
             let mut state = lock(&shell.state);
@@ -250,6 +261,7 @@ impl Shell {
         }
         let cancel = opts.cancel.clone().unwrap_or_default();
         let turn = place.wait(&cancel);
+        let started = (SystemTime::now(), Instant::now());
         self.check_open()?;
         let mut state = lock(&self.state);
         let run_cwd = match &opts.cwd {
@@ -313,23 +325,26 @@ impl Shell {
         let cwd_text = run_cwd.as_deref().map(utf8_path).transpose()?;
         let mut pump = Pump::new(sink, &mut on_chunk);
         let bash = state.bash.as_mut().expect("bash started above");
-        let ending = run_line(
-            bash,
-            &command,
-            cwd_text,
-            &opts.env,
-            &mut pump,
-            Stopper::new(opts.timeout, run_token, self.config.ladder),
-            &waker,
-        );
+        let output = run_pipe();
+        let ending = output.and_then(|(out, out_w)| {
+            let line = Line {
+                command: &command,
+                cwd: cwd_text,
+                env: &opts.env,
+                out: (&out, out_w),
+            };
+            let stopper = Stopper::new(opts.timeout, run_token, self.config.ladder);
+            run_line(bash, line, &mut pump, stopper, &waker).map(|e| (e, out))
+        });
         *lock(&self.current) = None;
-        let ending = ending?;
+        let (ending, out) = ending?;
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
         if let Some(rec) = &ending.record {
             *lock(&self.cwd) = PathBuf::from(&rec.cwd);
         }
         if ending.exited {
+            self.jobs.mark_all_killed();
             let status = reap(state.bash.take().expect("bash present"));
             exit_code = exit_code.or_else(|| status.and_then(status_code));
         } else if ending.stop.is_some() {
@@ -337,6 +352,16 @@ impl Shell {
             let bash = state.bash.as_ref().expect("bash present");
             let left = targets(bash.pid(), &ending.baseline);
             tree::terminate(&left, self.config.ladder.grace);
+        }
+        let mut output_ended = ending.output_ended;
+        if !output_ended {
+            // What the run's processes wrote before they went is its own.
+            output_ended = pump
+                .read_available(out.as_raw_fd(), DRAIN_BUDGET)
+                .unwrap_or(true);
+        }
+        if !output_ended {
+            self.adopt(out, &opts.command, started);
         }
         let outcome = Outcome {
             exit_code,
@@ -353,6 +378,46 @@ impl Shell {
             opts.head_lines,
             opts.tail_lines,
         ))
+    }
+
+    /// Makes the output pipe of a run that left something holding it a job.
+    fn adopt(&self, out: OwnedFd, command: &str, started: (SystemTime, Instant)) {
+        let sink = SinkOptions {
+            max_bytes: self.config.max_bytes,
+            artifact: self
+                .config
+                .artifacts
+                .as_ref()
+                .and_then(|store| store.allocate("job").ok()),
+            ..SinkOptions::default()
+        };
+        self.jobs.adopt(out, command, started, sink);
+    }
+
+    /// The jobs of this session: what runs left writing in the background,
+    /// running or among the last finished (see [`crate::jobs`]). Never waits
+    /// for a run.
+    pub fn jobs(&self) -> Vec<JobInfo> {
+        self.jobs.list()
+    }
+
+    /// Reads a job's output (see [`PollOptions`]), waiting at most
+    /// `opts.wait` for it to end or for `opts.until` to match; `cancel`
+    /// ends the wait early (never the job). Never waits for a run, and a
+    /// run never waits for it.
+    pub fn poll(
+        &self,
+        job: JobId,
+        opts: &PollOptions,
+        cancel: Option<&CancelToken>,
+    ) -> Result<JobPoll> {
+        self.check_open()?;
+        let found = self
+            .jobs
+            .get(job)
+            .ok_or_else(|| Error::InvalidArgument(format!("no job {job} in this session")))?;
+        let none = CancelToken::new();
+        Ok(found.poll(opts, self.config.max_bytes, cancel.unwrap_or(&none)))
     }
 
     /// Cancels the running command (if any), from any thread.
@@ -398,6 +463,7 @@ impl Shell {
     /// Kills bash and everything below it (once: bash is taken).
     fn end_session(&self) {
         let mut state = lock(&self.state);
+        self.jobs.mark_all_killed();
         if let Some(bash) = state.bash.take() {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
@@ -419,6 +485,7 @@ impl Shell {
     /// Forgets a bash that died between runs, killing what it left.
     fn bury(&self, state: &mut State) {
         if let Some(bash) = state.bash.take() {
+            self.jobs.mark_all_killed();
             reap(bash);
         }
     }
@@ -456,7 +523,11 @@ impl Shell {
             ready: false,
             watchdog: 0,
         };
-        let text = protocol::startup(self.config.snapshot.as_deref(), &self.config.unset_script);
+        let text = protocol::startup(
+            self.config.snapshot.as_deref(),
+            &self.config.unset_script,
+            std::process::id(),
+        );
         if let Err(e) = send_all(&bash.input, &text) {
             return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
         }
@@ -515,16 +586,39 @@ impl Bash {
     }
 }
 
+/// One run for bash: the command and where its output goes.
+struct Line<'a> {
+    command: &'a str,
+    cwd: Option<&'a str>,
+    env: &'a [(String, String)],
+    /// The run's output pipe: the read end, and the write end that bash
+    /// opens through `/proc` (held until the run ends).
+    out: (&'a OwnedFd, OwnedFd),
+}
+
+/// The output pipe of one run (see `protocol`): `(read, write)`, the read
+/// end non-blocking and grown as bash's own.
+fn run_pipe() -> Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = pipe()?;
+    set_nonblocking(&read)?;
+    grow_pipe(&read, 1 << 20);
+    Ok((read, write))
+}
+
 /// Sends one run to bash and drives it to its end.
 fn run_line(
     bash: &mut Bash,
-    command: &str,
-    cwd: Option<&str>,
-    env: &[(String, String)],
+    line: Line<'_>,
     pump: &mut Pump<'_>,
     mut stopper: Stopper,
     waker: &Waker,
 ) -> Result<Ending> {
+    let Line {
+        command,
+        cwd,
+        env,
+        out: (out, out_w),
+    } = line;
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let file = if command.len() > INLINE_LIMIT {
         let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid());
@@ -536,8 +630,11 @@ fn run_line(
         Some(path) => CommandText::File(utf8_path(path)?),
         None => CommandText::Inline(command),
     };
+    let out_fd = out_w.as_raw_fd();
     let message = match (&text, cwd, env.is_empty()) {
-        (CommandText::Inline(cmd), None, true) => protocol::run(bash.seq, Kind::Command, cmd),
+        (CommandText::Inline(cmd), None, true) => {
+            protocol::run(bash.seq, Kind::Command, cmd, out_fd)
+        }
         _ => {
             let script = Script {
                 command: text,
@@ -545,19 +642,20 @@ fn run_line(
                 env,
             }
             .render();
-            protocol::run(bash.seq, Kind::Script, &script)
+            protocol::run(bash.seq, Kind::Script, &script, out_fd)
         }
     };
     let baseline = baseline_of(bash);
     let sent = send_all(&bash.input, &message);
     let ending = match sent {
-        Ok(()) => drive(bash, pump, &mut stopper, waker, baseline),
+        Ok(()) => drive(bash, (out, out_w), pump, &mut stopper, waker, baseline),
         // bash died before reading the line: report it like any death.
         Err(_) => Ok(Ending {
             record: None,
             exited: true,
             stop: None,
             baseline,
+            output_ended: true,
         }),
     };
     if let Some(path) = file {
@@ -569,6 +667,7 @@ fn run_line(
 /// The event loop of one run.
 fn drive(
     bash: &mut Bash,
+    (out, out_w): (&OwnedFd, OwnedFd),
     pump: &mut Pump<'_>,
     stopper: &mut Stopper,
     waker: &Waker,
@@ -576,6 +675,7 @@ fn drive(
 ) -> Result<Ending> {
     let mut watch = Watch::new(
         bash.out.as_raw_fd(),
+        out.as_raw_fd(),
         bash.status.as_raw_fd(),
         bash.pidfd.as_raw_fd(),
         waker,
@@ -651,6 +751,9 @@ fn drive(
             resumed = true;
         }
     }
+    // bash has let go of the run's pipe (it reported, or died): without
+    // the host's end, the pipe ends once nothing the run left holds it.
+    drop(out_w);
     watch.drain(pump)?;
     // With a record in hand the run completed even if bash exited right
     // after; the next run notices the death and starts afresh.
@@ -660,6 +763,7 @@ fn drive(
         exited,
         stop: stopper.reason,
         baseline,
+        output_ended: watch.run_out_ended(),
     })
 }
 

@@ -9,6 +9,7 @@
 //!   timeout and close;
 //! - `fidelity`: the corpus of `tests/fidelity/` against `bash -c`;
 //! - `interrupt`: timeouts and aborts that keep the shell and its state;
+//! - `jobs`: what commands leave writing in the background, read as jobs;
 //! - `reentry`: calls made from inside a run's own callback.
 //!
 //! The modules run in parallel threads of one process, so they find their
@@ -29,6 +30,7 @@ mod artifacts;
 mod containment;
 mod fidelity;
 mod interrupt;
+mod jobs;
 mod oneshot;
 mod reentry;
 mod session;

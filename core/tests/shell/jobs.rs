@@ -1,0 +1,217 @@
+//! What a command leaves running in the background writes to that
+//! command's own output, never into a later command's result: it becomes a
+//! job of the session, read with `Shell::poll` and listed by `Shell::jobs`.
+
+use std::time::{Duration, Instant};
+
+use crate::common::{CUT, HANG, wait_until};
+use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
+use conch_core::{ArtifactStore, Error, JobStatus, PollOptions};
+use regex::Regex;
+
+fn run(sh: &Shell, command: &str) -> BashResult {
+    sh.run(RunOptions::new(command), |_| {}).unwrap()
+}
+
+fn waiting(wait: Duration) -> PollOptions {
+    PollOptions {
+        wait,
+        ..PollOptions::default()
+    }
+}
+
+/// The one job `command` leaves behind.
+fn job_of(sh: &Shell, command: &str) -> conch_core::JobId {
+    let before = sh.jobs().len();
+    run(sh, command);
+    let jobs = sh.jobs();
+    assert_eq!(jobs.len(), before + 1, "{command}: {jobs:?}");
+    let job = jobs.last().unwrap();
+    assert_eq!(job.command, command);
+    job.job
+}
+
+#[test]
+fn late_output_belongs_to_the_command_that_started_it() {
+    let sh = crate::clean_shell();
+    let command = "(/bin/sleep 0.3; echo late) & echo started";
+    let r = run(&sh, command);
+    assert_eq!(r.output, "started\n");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(run(&sh, "echo next").output, "next\n");
+
+    let jobs = sh.jobs();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0].command, command);
+    assert_eq!(jobs[0].status, JobStatus::Exited);
+    assert_eq!(jobs[0].total_bytes, 5);
+    let p = sh.poll(jobs[0].job, &PollOptions::default(), None).unwrap();
+    assert_eq!(p.output, "late\n");
+    assert_eq!((p.cursor, p.next_cursor, p.omitted_bytes), (0, 5, 0));
+    assert_eq!(p.status, JobStatus::Exited);
+    assert_eq!(p.exit_code, None);
+    // The next poll reads from where this one stopped.
+    let again = sh.poll(jobs[0].job, &PollOptions::default(), None).unwrap();
+    assert_eq!((again.output.as_str(), again.cursor), ("", 5));
+}
+
+#[test]
+fn a_command_with_nothing_left_behind_makes_no_job() {
+    let sh = crate::clean_shell();
+    run(&sh, "echo a; (echo b) & wait");
+    assert!(sh.jobs().is_empty(), "{:?}", sh.jobs());
+    // A job whose output goes elsewhere holds no output: at most, caught
+    // between its fork and its redirection, a silent job that ends at once.
+    run(&sh, "/bin/sleep 30 >/dev/null 2>&1 & echo c");
+    assert!(wait_until(HANG, || sh
+        .jobs()
+        .iter()
+        .all(|j| j.status == JobStatus::Exited)));
+    assert!(sh.jobs().iter().all(|j| j.total_bytes == 0));
+    assert_eq!(sh.background_jobs().len(), 1);
+}
+
+#[test]
+fn a_poll_waits_for_the_end_and_returns_as_it_comes() {
+    let sh = crate::clean_shell();
+    let job = job_of(&sh, "(/bin/sleep 0.5; echo done) &");
+    let t = Instant::now();
+    let p = sh.poll(job, &waiting(CUT * 10), None).unwrap();
+    assert!(t.elapsed() < CUT, "the poll waited out its bound");
+    assert_eq!((p.output.as_str(), p.status), ("done\n", JobStatus::Exited));
+    assert!(p.elapsed >= Duration::from_millis(500), "{p:?}");
+}
+
+#[test]
+fn until_matches_across_pieces_and_returns_while_the_job_runs() {
+    let sh = crate::clean_shell();
+    let job = job_of(
+        &sh,
+        "(for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30) &",
+    );
+    let opts = PollOptions {
+        wait: CUT * 10,
+        until: Some(Regex::new("line2\nline3").unwrap()),
+        ..PollOptions::default()
+    };
+    let t = Instant::now();
+    let p = sh.poll(job, &opts, None).unwrap();
+    assert!(t.elapsed() < CUT, "until did not end the wait");
+    assert_eq!(p.status, JobStatus::Running);
+    assert_eq!(p.output, "line1\nline2\nline3\n");
+    // An explicit cursor reads again from any offset.
+    let opts = PollOptions {
+        cursor: Some(6),
+        ..PollOptions::default()
+    };
+    let p = sh.poll(job, &opts, None).unwrap();
+    assert_eq!(
+        (p.output.as_str(), p.cursor, p.next_cursor),
+        ("line2\nline3\n", 6, 18)
+    );
+    // Without a wait, a poll returns at once.
+    let t = Instant::now();
+    let p = sh.poll(job, &PollOptions::default(), None).unwrap();
+    assert!(t.elapsed() < CUT && p.output.is_empty());
+}
+
+#[test]
+fn a_cancelled_poll_returns_and_the_job_goes_on() {
+    let sh = std::sync::Arc::new(crate::clean_shell());
+    let job = job_of(&sh, "(/bin/sleep 1.5; echo still) &");
+    let cancel = conch_core::CancelToken::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            cancel.cancel();
+        })
+    };
+    let t = Instant::now();
+    let p = sh.poll(job, &waiting(HANG * 3), Some(&cancel)).unwrap();
+    canceller.join().unwrap();
+    assert!(t.elapsed() < HANG, "the cancel did not end the poll");
+    assert_eq!(p.status, JobStatus::Running);
+    let p = sh.poll(job, &waiting(HANG), None).unwrap();
+    assert_eq!(
+        (p.output.as_str(), p.status),
+        ("still\n", JobStatus::Exited)
+    );
+}
+
+#[test]
+fn a_later_timeout_spares_a_job_and_its_output() {
+    let sh = crate::clean_shell();
+    let job = job_of(&sh, "(/bin/sleep 1.5; echo survived) &");
+    let mut opts = RunOptions::new("/bin/sleep 30");
+    opts.timeout = Some(Duration::from_millis(300));
+    assert!(sh.run(opts, |_| {}).unwrap().timed_out);
+    let p = sh.poll(job, &waiting(HANG), None).unwrap();
+    assert_eq!(
+        (p.output.as_str(), p.status),
+        ("survived\n", JobStatus::Exited)
+    );
+}
+
+#[test]
+fn a_flood_is_bounded_and_spilled_whole_to_an_artifact() {
+    let dir = std::env::temp_dir().join(format!("conch-jobs-test-{}", std::process::id()));
+    let store = ArtifactStore::new(&dir);
+    let sh = Shell::new(ShellOptions {
+        snapshot: Snapshot::None,
+        artifacts: Some(store.clone()),
+        ..ShellOptions::default()
+    })
+    .unwrap();
+    // 4000 lines of 50 bytes: 200,000 bytes, after the command returned.
+    let job = job_of(
+        &sh,
+        "(/bin/sleep 0.2; for ((i = 0; i < 4000; i++)); do printf '%049d\\n' $i; done) &",
+    );
+    let p = sh.poll(job, &waiting(HANG), None).unwrap();
+    assert_eq!(p.status, JobStatus::Exited);
+    assert_eq!(p.total_bytes, 200_000);
+    assert!(p.output.len() <= 51_201, "{}", p.output.len());
+    assert_eq!(p.omitted_bytes, p.cursor);
+    assert!(p.omitted_bytes >= 200_000 - 51_201);
+    assert_eq!(p.next_cursor, 200_000);
+    assert!(p.output.ends_with(&format!("{:049}\n", 3999)));
+    let id = p.artifact_id.expect("spilled");
+    let whole = store.resolve(&format!("artifact://{id}")).unwrap();
+    assert_eq!(whole.len(), 200_000);
+    assert!(whole.starts_with(&format!("{:049}\n{:049}\n", 0, 1)));
+    drop(sh);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn ids_are_never_reused_and_old_finished_jobs_are_forgotten() {
+    let sh = crate::clean_shell();
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.push(job_of(&sh, "(/bin/sleep 0.1) &"));
+    }
+    let mut sorted = ids.clone();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 20);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    let left = sh.jobs();
+    assert_eq!(left.len(), conch_core::jobs::FINISHED_KEPT, "{left:?}");
+    assert_eq!(left[0].job, ids[4]);
+    assert!(matches!(
+        sh.poll(ids[0], &PollOptions::default(), None),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn a_closed_shell_refuses_polls() {
+    let sh = crate::clean_shell();
+    let job = job_of(&sh, "/bin/sleep 30 &");
+    sh.close();
+    assert!(matches!(
+        sh.poll(job, &PollOptions::default(), None),
+        Err(Error::Closed(_))
+    ));
+}
