@@ -135,3 +135,17 @@ fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 fn epoch_millis<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(epoch_ms(*t))
 }
+
+/// `until` as a face receives it: a regular expression (the `regex`
+/// crate's syntax); a bad one is refused, naming the option.
+pub fn until_option(name: &str, pattern: &str) -> crate::Result<Regex> {
+    Regex::new(pattern).map_err(|e| {
+        let why = e.to_string();
+        let why = why.lines().last().unwrap_or_default().trim();
+        crate::BadValue::new(
+            "a valid regular expression",
+            format_args!("{pattern:?} ({why})"),
+        )
+        .named(name)
+    })
+}

@@ -215,3 +215,68 @@ fn a_closed_shell_refuses_polls() {
         Err(Error::Closed(_))
     ));
 }
+
+/// Replays `tests/vectors/jobs.json` (every face replays it alike).
+#[test]
+fn shared_vectors() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/jobs.json");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for case in cases.as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let sh = crate::clean_shell();
+        for r in case["runs"].as_array().unwrap() {
+            let out = run(&sh, r["command"].as_str().unwrap());
+            assert_eq!(out.output, r["output"].as_str().unwrap(), "{name}");
+        }
+        let own = sh.jobs().last().map_or(0, |j| j.job);
+        for p in case["polls"].as_array().unwrap() {
+            let job = p["job"].as_u64().map_or(own, |j| j as u32);
+            let o = &p["options"];
+            let opts = conch_core::jobs::until_option("until", o["until"].as_str().unwrap_or(""))
+                .map(|re| PollOptions {
+                    wait: Duration::from_millis(o["wait_ms"].as_u64().unwrap_or(0)),
+                    until: o["until"].is_string().then_some(re),
+                    max_bytes: o["max_bytes"].as_u64().map(|n| n as usize),
+                    cursor: o["cursor"].as_u64(),
+                });
+            let got = opts.and_then(|opts| sh.poll(job, &opts, None));
+            if let Some(error) = p["error"].as_str() {
+                let e = got.expect_err(name).to_string();
+                assert!(e.contains(error), "{name}: {e}");
+                continue;
+            }
+            let got = serde_json::to_value(got.unwrap()).unwrap();
+            for (key, want) in p["expect"].as_object().unwrap() {
+                let key = camel(key);
+                assert_eq!(&got[&key], want, "{name}: {key} of {got}");
+            }
+        }
+        if let Some(jobs) = case["jobs"].as_array() {
+            let listed = serde_json::to_value(sh.jobs()).unwrap();
+            assert_eq!(listed.as_array().unwrap().len(), jobs.len(), "{name}");
+            for (got, want) in listed.as_array().unwrap().iter().zip(jobs) {
+                for (key, want) in want.as_object().unwrap() {
+                    assert_eq!(&got[&camel(key)], want, "{name}: {key} of {got}");
+                }
+            }
+        }
+    }
+}
+
+/// `next_cursor` → `nextCursor`, as the JSON of a poll spells it.
+fn camel(key: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in key.chars() {
+        match (c, upper) {
+            ('_', _) => upper = true,
+            (c, true) => {
+                out.push(c.to_ascii_uppercase());
+                upper = false;
+            }
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}
