@@ -101,7 +101,8 @@ pub struct JobPoll {
     pub omitted_bytes: u64,
     /// The artifact holding the whole output, once it outgrew memory.
     pub artifact_id: Option<String>,
-    #[serde(serialize_with = "millis")]
+    /// Since the job started, until it ended (JSON: `elapsedMs`).
+    #[serde(rename = "elapsedMs", serialize_with = "millis")]
     pub elapsed: Duration,
 }
 
@@ -114,9 +115,12 @@ pub struct JobInfo {
     pub command: String,
     pub status: JobStatus,
     pub exit_code: Option<i32>,
-    #[serde(serialize_with = "epoch_millis")]
+    /// When the command that started it started (JSON: `startedMs`, since
+    /// the Unix epoch).
+    #[serde(rename = "startedMs", serialize_with = "epoch_millis")]
     pub started: SystemTime,
-    #[serde(serialize_with = "millis")]
+    /// JSON: `elapsedMs`.
+    #[serde(rename = "elapsedMs", serialize_with = "millis")]
     pub elapsed: Duration,
     pub total_bytes: u64,
     pub artifact_id: Option<String>,
