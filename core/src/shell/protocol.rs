@@ -271,12 +271,68 @@ const _: () = assert!(WATCHDOG_SEQ == 99_999_999);
 const END_FUNCTION: &str = "__conch_end() { local s=$1; \
 [[ -z ${__conch_d-} ]] || builtin cd -- \"$__conch_d\"; builtin unset __conch_c __conch_d; return \"$s\"; }";
 
-/// The startup text [`BOOTSTRAP`] reads, with its length in front: source
-/// the snapshot (output discarded), apply the env policy's unsets, define
-/// the loop and enter it (its first turn reports run 0: ready). `host` is
-/// the pid whose descriptors the runs' output pipes are (module doc).
-pub fn startup(snapshot: Option<&str>, unset_script: &str, host: u32) -> Vec<u8> {
+/// The run number of a record sent by [`EXIT_TRAP`] for run N: N +
+/// `SEQ_MODULUS` (a record no loop turn writes).
+pub fn exit_record_seq(seq: u64) -> u64 {
+    seq + SEQ_MODULUS
+}
+
+/// When a command ends the session's bash with `exit` (or `set -e`), bash
+/// runs this `EXIT` trap, which keeps the *process*: it reports the run
+/// (its status and directory) with a record of [`exit_record_seq`], then
+/// `exec`s a fresh bash with an empty environment in the same process, so
+/// what the session started earlier (background jobs, their output pipes)
+/// stays below it, and the host sends that bash a new start-up text (the
+/// session's variables, the snapshot, the loop). Everything the old bash
+/// held is gone (variables, functions, aliases, options), as after any
+/// `exit`. The status pipe and bash's own output pipe are closed inside a
+/// command, so the trap opens them again through the host's descriptors
+/// (`$__conch_o/$__conch_so`, `$__conch_o/$__conch_oo`). It does nothing
+/// in a subshell, nor when the loop itself ends (no run: the host is
+/// gone), nor once a command set an `EXIT` trap of its own (that one
+/// replaces this: the session then ends for good).
+const EXIT_TRAP: &str = "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then \
+builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
+>\"$__conch_o/$__conch_so\"; \
+builtin exec -c \"$__conch_sh\" --noprofile --norc -c \"$__conch_boot\" 62>\"$__conch_o/$__conch_so\" \
+>\"$__conch_o/$__conch_oo\" 2>&1; fi";
+
+/// What a start-up text sets up besides the loop.
+pub struct Startup<'a> {
+    /// The rc snapshot to source.
+    pub snapshot: Option<&'a str>,
+    /// The env policy's unsets.
+    pub unset_script: &'a str,
+    /// The pid whose descriptors the runs' output pipes are (module doc).
+    pub host: u32,
+    /// The host's descriptors of the status pipe and of bash's own output
+    /// pipe, for [`EXIT_TRAP`].
+    pub status_fd: i32,
+    pub out_fd: i32,
+    /// The shell [`EXIT_TRAP`] starts again.
+    pub shell: &'a str,
+    /// Variables to export first: the session's environment, for a bash
+    /// that [`EXIT_TRAP`] started with none. Empty for a bash the host
+    /// started (its environment is already set).
+    pub exports: &'a [(String, String)],
+    /// Start the watchdog (see `process::lifeline`): only the first bash
+    /// of a process; one that [`EXIT_TRAP`] started keeps the old one.
+    pub watchdog: bool,
+}
+
+/// The startup text [`BOOTSTRAP`] reads, with its length in front: export
+/// the variables, source the snapshot (output discarded), apply the env
+/// policy's unsets, define the loop and enter it (its first turn reports
+/// run 0: ready).
+pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     let mut boot = String::from("{ ");
+    for (name, value) in start.exports {
+        // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
+        if is_name(name) {
+            let _ = write!(boot, "builtin export {name}={}; ", single_quote(value));
+        }
+    }
+    let (snapshot, unset_script) = (start.snapshot, start.unset_script);
     if let Some(path) = snapshot {
         let _ = write!(
             boot,
@@ -287,18 +343,36 @@ pub fn startup(snapshot: Option<&str>, unset_script: &str, host: u32) -> Vec<u8>
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
     }
-    let _ = write!(boot, "{WATCHDOG_START}; ");
+    if start.watchdog {
+        let _ = write!(boot, "{WATCHDOG_START}; ");
+    }
     let _ = write!(
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
-         __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= __conch_o=/proc/{host}/fd; }} 2>/dev/null; \
+         builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
+         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_boot={}; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
         single_quote(UNWIND_TRAP),
-        single_quote(LOOP)
+        single_quote(EXIT_TRAP),
+        single_quote(LOOP),
+        start.host,
+        start.status_fd,
+        start.out_fd,
+        single_quote(start.shell),
+        single_quote(BOOTSTRAP),
     );
     let mut out = format!("{:08}", boot.len()).into_bytes();
     out.extend_from_slice(boot.as_bytes());
     out
+}
+
+/// Whether bash can hold a variable of this name.
+fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `'…'` quoting for bash: safe for any text without NUL.

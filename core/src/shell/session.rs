@@ -78,6 +78,9 @@ struct Bash {
     /// The pid of its watchdog (`process::lifeline`), once reported; 0
     /// before.
     watchdog: Pid,
+    /// A command's `exit` replaced the bash in this process with a fresh
+    /// one (protocol's `EXIT_TRAP`): the next run is a reset.
+    replaced: bool,
 }
 
 struct State {
@@ -115,6 +118,9 @@ pub struct Shell {
 struct Ending {
     record: Option<StatusRecord>,
     exited: bool,
+    /// The command ended its bash with `exit`, which started a fresh one
+    /// in the same process (protocol's `EXIT_TRAP`).
+    replaced: bool,
     stop: Option<Stop>,
     /// bash's children when the run started (background jobs of earlier runs).
     baseline: Vec<Pid>,
@@ -298,6 +304,10 @@ impl Shell {
             state.bash = Some(bash);
             reset = state.started;
         }
+        if let Some(bash) = state.bash.as_mut().filter(|b| b.replaced) {
+            bash.replaced = false;
+            reset = true;
+        }
         self.ready(&mut state)?;
 
         let run_token = CancelToken::new();
@@ -343,7 +353,14 @@ impl Shell {
         if let Some(rec) = &ending.record {
             *lock(&self.cwd) = PathBuf::from(&rec.cwd);
         }
-        if ending.exited {
+        if ending.replaced {
+            let bash = state.bash.as_mut().expect("bash present");
+            if let Err(e) = self.restart(bash) {
+                // It cannot take the new start-up: the next run starts afresh.
+                let _ = e;
+                self.bury(&mut state);
+            }
+        } else if ending.exited {
             self.jobs.mark_all_killed();
             let status = reap(state.bash.take().expect("bash present"));
             exit_code = exit_code.or_else(|| status.and_then(status_code));
@@ -368,7 +385,7 @@ impl Shell {
             stop: ending.stop,
             working_dir: Some(self.cwd().to_string_lossy().into_owned()),
             session_reset: reset,
-            session_ended: ending.exited,
+            session_ended: ending.exited || ending.replaced,
         };
         drop(state);
         Ok(conclude(
@@ -522,16 +539,40 @@ impl Shell {
             seq: 0,
             ready: false,
             watchdog: 0,
+            replaced: false,
         };
-        let text = protocol::startup(
-            self.config.snapshot.as_deref(),
-            &self.config.unset_script,
-            std::process::id(),
-        );
+        let text = self.startup_text(&bash, true);
         if let Err(e) = send_all(&bash.input, &text) {
             return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
         }
         Ok(bash)
+    }
+
+    /// The start-up text for `bash`: `first` for the bash the host started
+    /// (its environment set, no watchdog yet), else for the one a
+    /// command's `exit` put in its place.
+    fn startup_text(&self, bash: &Bash, first: bool) -> Vec<u8> {
+        let shell = self.config.shell.to_string_lossy();
+        protocol::startup(&protocol::Startup {
+            snapshot: self.config.snapshot.as_deref(),
+            unset_script: &self.config.unset_script,
+            host: std::process::id(),
+            status_fd: bash.status.as_raw_fd(),
+            out_fd: bash.out.as_raw_fd(),
+            shell: &shell,
+            exports: if first { &[] } else { &self.config.env },
+            watchdog: first,
+        })
+    }
+
+    /// Sends the start-up text to the fresh bash a command's `exit` put in
+    /// the place of the old one; the next run waits for its answer.
+    fn restart(&self, bash: &mut Bash) -> std::io::Result<()> {
+        bash.parser = StatusParser::default();
+        bash.seq = 0;
+        bash.ready = false;
+        bash.replaced = true;
+        send_all(&bash.input, &self.startup_text(bash, false))
     }
 
     /// Waits, once per bash, until it has sourced the snapshot and entered
@@ -653,6 +694,7 @@ fn run_line(
         Err(_) => Ok(Ending {
             record: None,
             exited: true,
+            replaced: false,
             stop: None,
             baseline,
             output_ended: true,
@@ -682,6 +724,7 @@ fn drive(
     );
     let mut record = None;
     let mut exited = false;
+    let mut replaced = false;
     let (mut frozen, mut resumed) = (false, false);
     // While the ladder is on its SIGINT rung, who got it (see Interrupts).
     let mut interrupts: Option<tree::Interrupts> = None;
@@ -697,6 +740,9 @@ fn drive(
         bash.parser.push(seen.status);
         while let Some(rec) = bash.parser.next_record() {
             if rec.seq == bash.seq {
+                record = Some(rec);
+            } else if rec.seq == protocol::exit_record_seq(bash.seq) {
+                replaced = true;
                 record = Some(rec);
             }
         }
@@ -761,6 +807,7 @@ fn drive(
     Ok(Ending {
         record,
         exited,
+        replaced,
         stop: stopper.reason,
         baseline,
         output_ended: watch.run_out_ended(),

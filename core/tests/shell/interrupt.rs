@@ -6,8 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{CUT, HANG, LADDER, Seen, procs_with, unique_sleep, wait_until};
-use conch_core::CancelToken;
+use crate::common::{HANG, LADDER, Seen, alive, gone, procs_with, unique_sleep, wait_until};
 use conch_core::shell::{BashResult, RunOptions, Shell};
 
 fn shell() -> Arc<Shell> {
@@ -161,16 +160,44 @@ fn exit_and_exec_end_the_session_in_their_own_result() {
 }
 
 #[test]
-fn earlier_background_jobs_survive_an_interrupt() {
+fn earlier_background_jobs_survive_timeouts_aborts_and_exit() {
     let sh = shell();
-    let marker = unique_sleep(1000);
-    run(&sh, &format!("/bin/sleep {marker} &"));
-    assert!(wait_until(HANG, || procs_with(&marker).len() == 1));
+    let markers: Vec<String> = (0..3).map(|_| unique_sleep(1000)).collect();
+    run(
+        &sh,
+        &format!(
+            "nohup /bin/sleep {} >/dev/null 2>&1 & setsid /bin/sleep {} & ( (/bin/sleep {} &) )",
+            markers[0], markers[1], markers[2]
+        ),
+    );
+    assert!(wait_until(HANG, || markers
+        .iter()
+        .all(|m| procs_with(m).len() == 1)));
+    let pids: Vec<i32> = markers.iter().map(|m| procs_with(m)[0]).collect();
+    let all_kept = |after: &str| {
+        let listed = sh.background_jobs();
+        for &pid in &pids {
+            assert!(alive(pid), "{pid} killed by {after}");
+            assert!(
+                listed.contains(&(pid as u32)),
+                "{pid} not listed after {after}: {listed:?}"
+            );
+        }
+    };
     timed_out(&sh, "/bin/sleep 30");
-    let token = CancelToken::new();
-    token.cancel();
-    assert_eq!(procs_with(&marker).len(), 1, "a later timeout spares it");
+    all_kept("a timeout");
+    aborted(&sh, "echo started; /bin/sleep 30");
+    all_kept("an abort");
+    let r = run(&sh, "export GONE=1; exit 3");
+    assert_eq!(r.exit_code, Some(3));
+    assert!(r.session_ended && !r.session_reset, "{r:?}");
+    all_kept("exit");
+    let next = run(&sh, "echo \"[$GONE]\"; /bin/sleep 0.01 && echo ok");
+    assert_eq!(next.output, "[]\nok\n");
+    assert!(next.session_reset && !next.session_ended, "{next:?}");
+    all_kept("the run after exit");
     sh.close();
-    assert!(wait_until(HANG, || procs_with(&marker).is_empty()));
-    let _ = CUT;
+    for pid in pids {
+        assert!(gone(pid), "{pid} outlived close");
+    }
 }

@@ -87,7 +87,7 @@ fn until_matches_across_pieces_and_returns_while_the_job_runs() {
     let sh = crate::clean_shell();
     let job = job_of(
         &sh,
-        "(for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30) &",
+        "(/bin/sleep 0.2; for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30) &",
     );
     let opts = PollOptions {
         wait: CUT * 10,
