@@ -19,6 +19,19 @@ use std::sync::OnceLock;
 use super::io::pipe;
 use crate::Result;
 
+/// The watchdog, as bash source ending in `&`: a subshell that waits for
+/// the end of the lifeline on descriptor 61 (nothing is ever written
+/// there), then freezes every process below the bash that started it
+/// (`$$`) but itself, kills them all, and kills that bash. It holds none
+/// of the session's descriptors (no output, no status, no protocol). The
+/// bash that starts it closes its own copy of descriptor 61 afterwards.
+pub const WATCHDOG: &str = "( b=$$ w=$BASHPID; while IFS= read -r -u 61 _; do :; done; \
+p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
+read -r -a c < \"$k/children\"; for c in \"${c[@]}\"; do \
+[[ $c == \"$w\" ]] && continue; kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
+kill -STOP \"$b\"; t \"$b\"; kill -KILL \"${p[@]}\" \"$b\" ) \
+</dev/null >/dev/null 2>&1 62>&- 63>&- &";
+
 /// The descriptor a session's bash gets the read end on.
 pub const LIFELINE_FD: RawFd = 61;
 

@@ -6,12 +6,18 @@
 //! child subreaper in its own session). The root outlives the command: it
 //! reports the status on a pipe and then waits, so whatever the command left
 //! running — even `setsid` daemons — is re-parented to it and can be found
-//! and killed before the call returns.
+//! and killed before the call returns. If the host dies meanwhile, the
+//! root's watchdog (`process::lifeline`) kills the whole tree.
 
-/// The root: run the shell (`$0`) on the command (`$1`) with stdin from
-/// /dev/null, report its status, then hold on until conch closes stdin.
-const ROOT_SCRIPT: &str =
-    "\"$0\" -c \"$1\" </dev/null 62>&-; printf '%s' \"$?\" >&62; exec 62>&-; read -r _";
+/// The root: start the watchdog, run the shell (`$0`) on the command
+/// (`$1`) with stdin from /dev/null, report its status, then hold on until
+/// conch closes stdin.
+fn root_script() -> String {
+    format!(
+        "{} exec 61<&-; \"$0\" -c \"$1\" </dev/null 62>&-; printf '%s' \"$?\" >&62; exec 62>&-; read -r _",
+        lifeline::WATCHDOG
+    )
+}
 
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -27,6 +33,7 @@ use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
+use crate::process::lifeline;
 use crate::process::pump::Pump;
 use crate::process::spawner::{Launch, find_on_path};
 use crate::process::stop::Stopper;
@@ -129,7 +136,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             "--noprofile".into(),
             "--norc".into(),
             "-c".into(),
-            ROOT_SCRIPT.into(),
+            root_script().into(),
             shell.into_os_string(),
             opts.command.clone().into(),
         ],
@@ -139,6 +146,8 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             &opts.env,
         )),
         cwd: Some(cwd),
+        fds: vec![(lifeline::read_end()?, lifeline::LIFELINE_FD)],
+        freeze_on_host_death: true,
         ..Launch::default()
     };
     let Supervised {

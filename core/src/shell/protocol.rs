@@ -50,6 +50,8 @@
 
 use std::fmt::Write as _;
 
+use crate::process::lifeline;
+
 /// The descriptor on which bash reports completed runs.
 pub const STATUS_FD: i32 = 62;
 
@@ -248,20 +250,16 @@ __conch_restore() { __conch_int=; builtin trap - DEBUG; \
 /// status field) at start-up, before the loop's first record (run 0).
 pub const WATCHDOG_SEQ: u64 = SEQ_MODULUS - 1;
 
-/// The watchdog (see `process::lifeline`): a subshell of the session bash
-/// that waits for the end of the lifeline on descriptor 61 (nothing is ever
-/// written there), then freezes every process below the session bash but
-/// itself, kills them all, and kills bash. It is detached from everything
-/// of the session (no output pipe, no protocol descriptors, not a job that
-/// `wait` or `jobs` sees); bash reports its pid on the status descriptor
-/// (run [`WATCHDOG_SEQ`]) and closes the lifeline itself.
-const WATCHDOG_START: &str = "( b=$$ w=$BASHPID; while IFS= read -r -u 61 _; do :; done; \
-p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
-read -r -a c < \"$k/children\"; for c in \"${c[@]}\"; do \
-[[ $c == \"$w\" ]] && continue; kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
-kill -STOP \"$b\"; t \"$b\"; kill -KILL \"${p[@]}\" \"$b\" ) \
-</dev/null >/dev/null 2>&1 62>&- 63>&- & builtin disown $!; \
-builtin printf '%s\\0%s\\0w\\0' 99999999 \"$!\" >&62; builtin exec 61<&-";
+/// Starts the watchdog ([`lifeline::WATCHDOG`]) below the session bash:
+/// disowned, so that `wait` and `jobs` never see it; bash reports its pid
+/// on the status descriptor (run [`WATCHDOG_SEQ`]) and closes the lifeline
+/// itself.
+fn watchdog_start() -> String {
+    format!(
+        "{} builtin disown $!; builtin printf '%s\\0%s\\0w\\0' 99999999 \"$!\" >&62; builtin exec 61<&-",
+        lifeline::WATCHDOG
+    )
+}
 
 const _: () = assert!(WATCHDOG_SEQ == 99_999_999);
 
@@ -344,7 +342,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         let _ = write!(boot, "{unset_script}; ");
     }
     if start.watchdog {
-        let _ = write!(boot, "{WATCHDOG_START}; ");
+        let _ = write!(boot, "{}; ", watchdog_start());
     }
     let _ = write!(
         boot,

@@ -300,22 +300,33 @@ fn a_stopped_command_line_does_not_go_on_after_the_stop() {
 /// Not a test of its own: the host process of
 /// `nothing_outlives_a_host_killed_outright`, started as this test binary.
 /// Leaves escapes of every kind in the background, says so, and blocks in
-/// a foreground command until it is killed.
+/// a foreground command until it is killed: in a `Shell`, or in one
+/// `execute_shell` call when `CONCH_TEST_HOST_ENGINE` is `oneshot`.
 #[test]
 #[ignore = "a worker process of another test"]
 fn host_worker() {
     let Ok(marker) = std::env::var("CONCH_TEST_HOST_MARKER") else {
         return;
     };
+    let escapes = format!(
+        "setsid /bin/sleep {marker}1 & nohup /bin/sleep {marker}2 >/dev/null 2>&1 & \
+         ( (/bin/sleep {marker}3 &) )"
+    );
+    if std::env::var("CONCH_TEST_HOST_ENGINE").as_deref() == Ok("oneshot") {
+        let opts = conch_core::ExecuteOptions {
+            command: format!("{escapes}; echo ready; /bin/sleep {marker}4"),
+            ..conch_core::ExecuteOptions::default()
+        };
+        conch_core::execute_shell(opts, |chunk| {
+            if chunk.contains("ready") {
+                println!("ready");
+            }
+        })
+        .unwrap();
+        return;
+    }
     let sh = shell();
-    sh.run(
-        RunOptions::new(format!(
-            "setsid /bin/sleep {marker}1 & nohup /bin/sleep {marker}2 >/dev/null 2>&1 & \
-             ( (/bin/sleep {marker}3 &) )"
-        )),
-        |_| {},
-    )
-    .unwrap();
+    sh.run(RunOptions::new(escapes), |_| {}).unwrap();
     println!("ready");
     sh.run(RunOptions::new(format!("/bin/sleep {marker}4")), |_| {})
         .unwrap();
@@ -323,6 +334,15 @@ fn host_worker() {
 
 #[test]
 fn nothing_outlives_a_host_killed_outright() {
+    host_killed_outright("shell");
+}
+
+#[test]
+fn nothing_of_a_one_shot_command_outlives_a_host_killed_outright() {
+    host_killed_outright("oneshot");
+}
+
+fn host_killed_outright(engine: &str) {
     use std::io::BufRead;
     let marker = unique_sleep(1000);
     let mut host = std::process::Command::new(std::env::current_exe().unwrap())
@@ -333,6 +353,7 @@ fn nothing_outlives_a_host_killed_outright() {
             "--nocapture",
         ])
         .env("CONCH_TEST_HOST_MARKER", &marker)
+        .env("CONCH_TEST_HOST_ENGINE", engine)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
