@@ -18,11 +18,26 @@ use super::tree::{self, Pid};
 pub struct Process {
     pid: Pid,
     status: Option<ExitStatus>,
+    /// In the host guard's care (see [`super::lifeline`]) until reaped.
+    guarded: bool,
 }
 
 impl Process {
     pub(super) fn new(pid: Pid) -> Process {
-        Process { pid, status: None }
+        Process {
+            pid,
+            status: None,
+            guarded: false,
+        }
+    }
+
+    /// The same child, told to the guard: it is taken out of the guard's
+    /// care before it is reaped.
+    pub(super) fn into_guarded(self) -> Process {
+        Process {
+            guarded: true,
+            ..self
+        }
     }
 
     pub fn pid(&self) -> Pid {
@@ -56,6 +71,10 @@ impl Process {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
+        if self.guarded && (options.is_empty() || self.has_exited()) {
+            super::lifeline::release(self.pid);
+            self.guarded = false;
+        }
         let pid = tree::rustix_pid(self.pid)?;
         loop {
             match waitpid(Some(pid), options) {
@@ -69,5 +88,16 @@ impl Process {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// Whether the child has exited, leaving it to be reaped.
+    fn has_exited(&self) -> bool {
+        // SAFETY: an all-zero siginfo_t is valid; `waitid` fills it in.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        // SAFETY: plain syscall on a valid out-pointer.
+        let r = unsafe { libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags) };
+        // SAFETY: `si_pid` is set (to 0 when nothing has exited) by waitid.
+        r == 0 && unsafe { info.si_pid() } != 0
     }
 }

@@ -1,49 +1,130 @@
-//! Nothing a session started outlives the host.
+//! Nothing conch started outlives the host.
 //!
 //! `PR_SET_PDEATHSIG` reaches only a direct child: kill the host, and bash
 //! dies while what it started (background jobs, `setsid` and double-fork
-//! escapes) goes on under init. So the host keeps the write end of one
-//! pipe for its whole life, the *lifeline*, and never writes to it; each
-//! session's bash gets the read end and hands it to a small watchdog it
-//! starts below itself. When the host dies by any means (a crash, SIGKILL,
-//! `process.exit()`), the kernel closes the write end, the watchdog reads
-//! end-of-file, and it takes down every process below bash (frozen first,
-//! so nothing forks meanwhile), then bash. Bash itself is only frozen by
-//! the host's death (`Launch::freeze_on_host_death`), so its tree stays
-//! intact, with bash as the subreaper of every orphan, until the watchdog
-//! has walked it.
+//! escapes) goes on under init. So each process conch starts as the root
+//! of a tree (a session's bash, a one-shot command's supervisor, a PTY
+//! command) is only *frozen* by the host's death
+//! ([`HostDeath::Freeze`](super::spawner::HostDeath)), its tree intact
+//! with the root as the subreaper of every orphan, and one small process
+//! per host, the *guard*, takes those trees down.
+//!
+//! The guard is a bash started once, on the first root, that outlives the
+//! host. Its stdin is one end of a socket pair (the *lifeline*) whose other
+//! end the host holds for its whole life. The host tells it each root it
+//! starts (`+<pid>`) and each root it is about to reap (`-<pid>`, before
+//! the pid can be reused); when the host dies by any means (a crash,
+//! SIGKILL, `process.exit()`), the kernel closes the host's end, the guard
+//! reads end-of-file, freezes every process below each root it knows of
+//! (so nothing forks meanwhile), and kills them all with the roots. One
+//! guard serves every session of the host: a session costs it one line,
+//! not a process.
+//!
+//! A guard that dies (killed by hand) is started again with every live
+//! root, at the next line the host sends it.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::OnceLock;
+use std::collections::HashSet;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::{LazyLock, Mutex};
 
-use super::io::pipe;
-use crate::Result;
+use super::child::Process;
+use super::io::{send_all, socketpair};
+use super::spawner::{HostDeath, Launch, dev_null, find_on_path, spawn};
+use super::tree::Pid;
+use crate::sync::lock;
 
-/// The watchdog, as bash source ending in `&`: a subshell that waits for
-/// the end of the lifeline on descriptor 61 (nothing is ever written
-/// there), then freezes every process below the bash that started it
-/// (`$$`) but itself, kills them all, and kills that bash. It holds none
-/// of the session's descriptors (no output, no status, no protocol). The
-/// bash that starts it closes its own copy of descriptor 61 afterwards.
-pub const WATCHDOG: &str = "( b=$$ w=$BASHPID; while IFS= read -r -u 61 _; do :; done; \
+/// The guard: remember the roots the host names, and when the host is gone
+/// (end of input) freeze and kill each root's tree, then the roots.
+const GUARD_SCRIPT: &str = "declare -A r; while IFS= read -r l; do case $l in \
++*) r[${l:1}]=1;; -*) unset \"r[${l:1}]\";; esac; done; \
 p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
 read -r -a c < \"$k/children\"; for c in \"${c[@]}\"; do \
-[[ $c == \"$w\" ]] && continue; kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
-kill -STOP \"$b\"; t \"$b\"; kill -KILL \"${p[@]}\" \"$b\" ) \
-</dev/null >/dev/null 2>&1 62>&- 63>&- &";
+kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
+for b in \"${!r[@]}\"; do kill -STOP \"$b\"; t \"$b\"; p+=(\"$b\"); done; \
+((${#p[@]})) && kill -KILL \"${p[@]}\"";
 
-/// The descriptor a session's bash gets the read end on.
-pub const LIFELINE_FD: RawFd = 61;
+struct Guard {
+    /// The host's end of the lifeline.
+    line: OwnedFd,
+    process: Process,
+}
 
-/// Both ends, close-on-exec, held until the process exits.
-static LIFELINE: OnceLock<(OwnedFd, OwnedFd)> = OnceLock::new();
+#[derive(Default)]
+struct State {
+    guard: Option<Guard>,
+    /// The roots alive now, told to the guard.
+    roots: HashSet<Pid>,
+}
 
-/// The read end of the host's lifeline, for a child's descriptor table.
-pub fn read_end() -> Result<RawFd> {
-    if let Some((read, _)) = LIFELINE.get() {
-        return Ok(read.as_raw_fd());
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(Mutex::default);
+
+/// The pid of the guard, a child of the host for the host's whole life
+/// (started with the first root), for a host that counts its children.
+pub fn guard_pid() -> Option<Pid> {
+    lock(&STATE).guard.as_ref().map(|g| g.process.pid())
+}
+
+/// Puts the tree of `root` (just started, frozen on the host's death) in
+/// the guard's care.
+pub(crate) fn guard(root: Pid) {
+    let mut state = lock(&STATE);
+    state.roots.insert(root);
+    tell(&mut state, &format!("+{root}\n"));
+}
+
+/// Takes `root` out of the guard's care, before it is reaped (after that,
+/// its pid may be another process's).
+pub(crate) fn release(root: Pid) {
+    let mut state = lock(&STATE);
+    if state.roots.remove(&root) {
+        tell(&mut state, &format!("-{root}\n"));
     }
-    let ends = pipe()?;
-    // Another thread may have won the race: its pair is the one kept.
-    Ok(LIFELINE.get_or_init(|| ends).0.as_raw_fd())
+}
+
+/// Sends `line` to the guard, starting one (told every live root) if there
+/// is none or it died. Without a guard (bash cannot be started), roots
+/// still die with the host, their escapes do not.
+fn tell(state: &mut State, line: &str) {
+    if let Some(guard) = &state.guard
+        && send_all(&guard.line, line.as_bytes()).is_ok()
+    {
+        return;
+    }
+    if let Some(mut dead) = state.guard.take() {
+        let _ = dead.process.kill();
+        let _ = dead.process.wait();
+    }
+    state.guard = start();
+    if let Some(guard) = &state.guard {
+        let all: String = state.roots.iter().map(|p| format!("+{p}\n")).collect();
+        if send_all(&guard.line, all.as_bytes()).is_err() {
+            state.guard = None;
+        }
+    }
+}
+
+fn start() -> Option<Guard> {
+    let (line, theirs) = socketpair().ok()?;
+    let null = dev_null().ok()?;
+    let bash = find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"));
+    let process = spawn(Launch {
+        program: bash,
+        args: vec![
+            "--noprofile".into(),
+            "--norc".into(),
+            "-c".into(),
+            GUARD_SCRIPT.into(),
+        ],
+        fds: vec![
+            (theirs.as_raw_fd(), 0),
+            (null.as_raw_fd(), 1),
+            (null.as_raw_fd(), 2),
+        ],
+        cwd: Some(PathBuf::from("/")),
+        on_host_death: HostDeath::Outlive,
+        ..Launch::default()
+    })
+    .ok()?;
+    Some(Guard { line, process })
 }

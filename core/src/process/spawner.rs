@@ -55,14 +55,25 @@ pub struct Launch {
     pub fds: Vec<(RawFd, RawFd)>,
     /// Make the child a child subreaper, so double-forked orphans come back to it.
     pub subreaper: bool,
-    /// On the host's death the child is frozen (SIGSTOP) rather than killed,
-    /// for a watchdog below it to take its whole tree down (see
-    /// [`super::lifeline`]): killed at once, it would leave its orphans to
-    /// init, out of reach.
-    pub freeze_on_host_death: bool,
+    /// What the host's death does to the child.
+    pub on_host_death: HostDeath,
     /// Make stdin (a PTY's slave) the controlling terminal of the child's
     /// new session, so ctrl+c and SIGWINCH reach it.
     pub controlling_terminal: bool,
+}
+
+/// What the host's death does to a child (`PR_SET_PDEATHSIG`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HostDeath {
+    /// It is killed.
+    #[default]
+    Kill,
+    /// It is frozen (SIGSTOP) and its whole tree taken down by the host's
+    /// guard (see [`super::lifeline`]), which is told of it at once:
+    /// killed outright, it would leave its orphans to init, out of reach.
+    Freeze,
+    /// Nothing: the guard itself.
+    Outlive,
 }
 
 type Job = (Launch, Sender<io::Result<Process>>);
@@ -100,12 +111,19 @@ pub fn spawn(launch: Launch) -> io::Result<Process> {
             format!("descriptor {theirs} is not below {HIGH_FD}"),
         ));
     }
+    let guarded = launch.on_host_death == HostDeath::Freeze;
     let (tx, rx) = channel();
     crate::sync::lock(&SPAWNER)
         .send((launch, tx))
         .map_err(|_| io::Error::other("conch spawner thread is gone"))?;
-    rx.recv()
-        .map_err(|_| io::Error::other("conch spawner thread is gone"))?
+    let child = rx
+        .recv()
+        .map_err(|_| io::Error::other("conch spawner thread is gone"))??;
+    if guarded {
+        super::lifeline::guard(child.pid());
+        return Ok(child.into_guarded());
+    }
+    Ok(child)
 }
 
 /// Finds an executable on `PATH`.
@@ -253,10 +271,10 @@ impl Plan {
             fds: launch.fds.clone(),
             high: vec![-1; launch.fds.len()],
             subreaper: launch.subreaper,
-            death_signal: if launch.freeze_on_host_death {
-                libc::SIGSTOP
-            } else {
-                libc::SIGKILL
+            death_signal: match launch.on_host_death {
+                HostDeath::Kill => libc::SIGKILL,
+                HostDeath::Freeze => libc::SIGSTOP,
+                HostDeath::Outlive => 0,
             },
             controlling_terminal: launch.controlling_terminal,
             parent: std::process::id() as libc::pid_t,

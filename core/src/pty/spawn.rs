@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use crate::process::child::Process;
 use crate::process::env::os_env;
-use crate::process::spawner::{Launch, spawn};
+use crate::process::spawner::{HostDeath, Launch, spawn};
 
 /// What the child runs: `program -c command`, with exactly `env`, in `cwd`.
 pub(super) struct ChildSpec {
@@ -45,6 +45,10 @@ impl ChildSpec {
             cwd: Some(self.cwd.clone()),
             fds: vec![(fd, 0), (fd, 1), (fd, 2)],
             controlling_terminal: true,
+            // Orphans come back to it, and on the host's death the guard
+            // takes its whole tree (see `process::lifeline`).
+            subreaper: true,
+            on_host_death: HostDeath::Freeze,
             ..Launch::default()
         })
     }

@@ -7,17 +7,12 @@
 //! reports the status on a pipe and then waits, so whatever the command left
 //! running — even `setsid` daemons — is re-parented to it and can be found
 //! and killed before the call returns. If the host dies meanwhile, the
-//! root's watchdog (`process::lifeline`) kills the whole tree.
+//! host's guard (`process::lifeline`) kills the whole tree.
 
-/// The root: start the watchdog, run the shell (`$0`) on the command
-/// (`$1`) with stdin from /dev/null, report its status, then hold on until
-/// conch closes stdin.
-fn root_script() -> String {
-    format!(
-        "{} exec 61<&-; \"$0\" -c \"$1\" </dev/null 62>&-; printf '%s' \"$?\" >&62; exec 62>&-; read -r _",
-        lifeline::WATCHDOG
-    )
-}
+/// The root: run the shell (`$0`) on the command (`$1`) with stdin from
+/// /dev/null, report its status, then hold on until conch closes stdin.
+const ROOT_SCRIPT: &str =
+    "\"$0\" -c \"$1\" </dev/null 62>&-; printf '%s' \"$?\" >&62; exec 62>&-; read -r _";
 
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -33,9 +28,8 @@ use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
-use crate::process::lifeline;
 use crate::process::pump::Pump;
-use crate::process::spawner::{Launch, find_on_path};
+use crate::process::spawner::{HostDeath, Launch, find_on_path};
 use crate::process::stop::Stopper;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
@@ -136,7 +130,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             "--noprofile".into(),
             "--norc".into(),
             "-c".into(),
-            root_script().into(),
+            ROOT_SCRIPT.into(),
             shell.into_os_string(),
             opts.command.clone().into(),
         ],
@@ -146,8 +140,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             &opts.env,
         )),
         cwd: Some(cwd),
-        fds: vec![(lifeline::read_end()?, lifeline::LIFELINE_FD)],
-        freeze_on_host_death: true,
+        on_host_death: HostDeath::Freeze,
         ..Launch::default()
     };
     let Supervised {

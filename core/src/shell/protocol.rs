@@ -50,8 +50,6 @@
 
 use std::fmt::Write as _;
 
-use crate::process::lifeline;
-
 /// The descriptor on which bash reports completed runs.
 pub const STATUS_FD: i32 = 62;
 
@@ -246,23 +244,6 @@ const UNWIND_FUNCTIONS: &str = "__conch_ret() { return $1; }; \
 __conch_restore() { __conch_int=; builtin trap - DEBUG; \
 [[ -n $__conch_ext ]] || builtin shopt -u extdebug; }";
 
-/// The run number of the record that gives the watchdog's pid (in the
-/// status field) at start-up, before the loop's first record (run 0).
-pub const WATCHDOG_SEQ: u64 = SEQ_MODULUS - 1;
-
-/// Starts the watchdog ([`lifeline::WATCHDOG`]) below the session bash:
-/// disowned, so that `wait` and `jobs` never see it; bash reports its pid
-/// on the status descriptor (run [`WATCHDOG_SEQ`]) and closes the lifeline
-/// itself.
-fn watchdog_start() -> String {
-    format!(
-        "{} builtin disown $!; builtin printf '%s\\0%s\\0w\\0' 99999999 \"$!\" >&62; builtin exec 61<&-",
-        lifeline::WATCHDOG
-    )
-}
-
-const _: () = assert!(WATCHDOG_SEQ == 99_999_999);
-
 /// Ends a [`Script`] that changed directory or read a file: back to the
 /// session's directory, the command's text dropped, the command's status
 /// kept (it is the loop's `$?`).
@@ -313,9 +294,6 @@ pub struct Startup<'a> {
     /// that [`EXIT_TRAP`] started with none. Empty for a bash the host
     /// started (its environment is already set).
     pub exports: &'a [(String, String)],
-    /// Start the watchdog (see `process::lifeline`): only the first bash
-    /// of a process; one that [`EXIT_TRAP`] started keeps the old one.
-    pub watchdog: bool,
 }
 
 /// The startup text [`BOOTSTRAP`] reads, with its length in front: export
@@ -340,9 +318,6 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
-    }
-    if start.watchdog {
-        let _ = write!(boot, "{}; ", watchdog_start());
     }
     let _ = write!(
         boot,

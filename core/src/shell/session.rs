@@ -36,10 +36,9 @@ use crate::process::env::{build_env, validate_var};
 use crate::process::io::{
     Read, Waker, grow_pipe, pipe, poll, pollin, read, ready, send_all, set_nonblocking, socketpair,
 };
-use crate::process::lifeline;
 use crate::process::pump::DRAIN_BUDGET;
 use crate::process::pump::Pump;
-use crate::process::spawner::{Launch, dev_null, find_on_path};
+use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
@@ -75,9 +74,6 @@ struct Bash {
     seq: u64,
     /// bash answered the startup text (see [`Shell::ready`]).
     ready: bool,
-    /// The pid of its watchdog (`process::lifeline`), once reported; 0
-    /// before.
-    watchdog: Pid,
     /// A command's `exit` replaced the bash in this process with a fresh
     /// one (protocol's `EXIT_TRAP`): the next run is a reset.
     replaced: bool,
@@ -105,8 +101,6 @@ pub struct Shell {
     cwd: Mutex<PathBuf>,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
-    /// The pid of bash's watchdog, left out of its background jobs.
-    watchdog_pid: AtomicI32,
     closed: AtomicBool,
     /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
     waker: Arc<Waker>,
@@ -184,7 +178,6 @@ impl Shell {
             cwd: Mutex::new(cwd),
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
-            watchdog_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
             jobs: JobTable::default(),
@@ -453,7 +446,7 @@ impl Shell {
         }
         tree::children(pid)
             .into_iter()
-            .filter(|&p| tree::is_alive(p) && p != self.watchdog_pid.load(Ordering::SeqCst))
+            .filter(|&p| tree::is_alive(p))
             .map(|p| p as u32)
             .collect()
     }
@@ -518,8 +511,7 @@ impl Shell {
                 .into(),
             env: os_env(&self.config.env),
             cwd: Some(cwd.to_path_buf()),
-            fds: vec![(lifeline::read_end()?, lifeline::LIFELINE_FD)],
-            freeze_on_host_death: true,
+            on_host_death: HostDeath::Freeze,
             ..Launch::default()
         };
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
@@ -538,7 +530,6 @@ impl Shell {
             parser: StatusParser::default(),
             seq: 0,
             ready: false,
-            watchdog: 0,
             replaced: false,
         };
         let text = self.startup_text(&bash, true);
@@ -549,8 +540,8 @@ impl Shell {
     }
 
     /// The start-up text for `bash`: `first` for the bash the host started
-    /// (its environment set, no watchdog yet), else for the one a
-    /// command's `exit` put in its place.
+    /// (its environment set), else for the one a command's `exit` put in
+    /// its place.
     fn startup_text(&self, bash: &Bash, first: bool) -> Vec<u8> {
         let shell = self.config.shell.to_string_lossy();
         protocol::startup(&protocol::Startup {
@@ -561,7 +552,6 @@ impl Shell {
             out_fd: bash.out.as_raw_fd(),
             shell: &shell,
             exports: if first { &[] } else { &self.config.env },
-            watchdog: first,
         })
     }
 
@@ -585,7 +575,6 @@ impl Shell {
         match wait_startup(bash) {
             Ok(()) => {
                 bash.ready = true;
-                self.watchdog_pid.store(bash.watchdog, Ordering::SeqCst);
                 state.started = true;
                 Ok(())
             }
@@ -836,10 +825,8 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
             Err(e) => return Err(e.to_string()),
         }
         while let Some(record) = bash.parser.next_record() {
-            match record.seq {
-                0 => return Ok(()),
-                protocol::WATCHDOG_SEQ => bash.watchdog = record.status,
-                _ => {}
+            if record.seq == 0 {
+                return Ok(());
             }
         }
     }
@@ -856,14 +843,9 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
     tree::descendants_except(bash, baseline)
 }
 
-/// What runs below bash, but for its watchdog, which is killed here: it
-/// has nothing to finish, and once it is gone a bash with nothing else
-/// below it left nothing anywhere (see [`reap`]).
+/// What runs below bash.
 fn below(bash: &Bash) -> Vec<Pid> {
-    tree::signal_all(&[bash.watchdog], Signal::KILL);
-    let mut rest = tree::descendants(bash.pid());
-    rest.retain(|&pid| pid != bash.watchdog);
-    rest
+    tree::descendants(bash.pid())
 }
 
 /// Kills and collects bash (live or dead) with what is left of its session.

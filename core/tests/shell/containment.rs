@@ -301,7 +301,8 @@ fn a_stopped_command_line_does_not_go_on_after_the_stop() {
 /// `nothing_outlives_a_host_killed_outright`, started as this test binary.
 /// Leaves escapes of every kind in the background, says so, and blocks in
 /// a foreground command until it is killed: in a `Shell`, or in one
-/// `execute_shell` call when `CONCH_TEST_HOST_ENGINE` is `oneshot`.
+/// `execute_shell` call or PTY run when `CONCH_TEST_HOST_ENGINE` is
+/// `oneshot` or `pty`.
 #[test]
 #[ignore = "a worker process of another test"]
 fn host_worker() {
@@ -312,6 +313,17 @@ fn host_worker() {
         "setsid /bin/sleep {marker}1 & nohup /bin/sleep {marker}2 >/dev/null 2>&1 & \
          ( (/bin/sleep {marker}3 &) )"
     );
+    if std::env::var("CONCH_TEST_HOST_ENGINE").as_deref() == Ok("pty") {
+        let command = format!("{escapes}; echo ready; /bin/sleep {marker}4");
+        conch_core::PtySession::new()
+            .start(conch_core::PtyOptions::new(command.as_str()), |chunk| {
+                if chunk.contains("ready") {
+                    println!("ready");
+                }
+            })
+            .unwrap();
+        return;
+    }
     if std::env::var("CONCH_TEST_HOST_ENGINE").as_deref() == Ok("oneshot") {
         let opts = conch_core::ExecuteOptions {
             command: format!("{escapes}; echo ready; /bin/sleep {marker}4"),
@@ -340,6 +352,11 @@ fn nothing_outlives_a_host_killed_outright() {
 #[test]
 fn nothing_of_a_one_shot_command_outlives_a_host_killed_outright() {
     host_killed_outright("oneshot");
+}
+
+#[test]
+fn nothing_of_a_pty_command_outlives_a_host_killed_outright() {
+    host_killed_outright("pty");
 }
 
 fn host_killed_outright(engine: &str) {
