@@ -49,7 +49,6 @@ impl ChildSpec {
             // takes its whole tree (see `process::lifeline`).
             subreaper: true,
             on_host_death: HostDeath::Freeze,
-            ..Launch::default()
         })
     }
 }
