@@ -13,9 +13,10 @@
 //   would run on a bogus `this`; and `Symbol.dispose` /
 //   `Symbol.asyncDispose`, for `using` and `await using`;
 // - a TypeError naming the argument when an options object, a callback or
-//   a signal has the wrong type: napi's conversion would accept a number as
-//   an empty options object and word a bad callback as a failed napi call.
-//   Values are still checked by the addon (through the core's checkers).
+//   a signal has the wrong type (and `Shell.poll`'s job and options): napi's
+//   conversion would accept a number as an empty options object and word a
+//   bad callback as a failed napi call. Values are still checked by the
+//   addon (through the core's checkers).
 
 const native = require('./index.js')
 
@@ -97,6 +98,20 @@ function signal(name, value) {
   }
 }
 
+function number(name, value) {
+  if (typeof value !== 'number') throw wrongType(name, 'a number', value)
+}
+
+function optional(check) {
+  return (name, value) => {
+    if (!absent(value)) check(name, value)
+  }
+}
+
+function string(name, value) {
+  if (typeof value !== 'string') throw wrongType(name, 'a string', value)
+}
+
 /** Checks the object-valued fields of an options object. */
 function fields(where, options, spec) {
   if (absent(options)) return
@@ -105,6 +120,10 @@ function fields(where, options, spec) {
 
 const objectField = (name, value) => object(name, value, true)
 const ENV = [['env', objectField], ['envPolicy', objectField]]
+const POLL = [
+  ['waitMs', optional(number)], ['until', optional(string)], ['maxBytes', optional(number)],
+  ['cursor', optional(number)], ['signal', signal],
+]
 
 class Shell extends native.Shell {
   constructor(options) {
@@ -118,6 +137,13 @@ class Shell extends native.Shell {
     fields('options', options, [...ENV, ['signal', signal]])
     callback('onChunk', onChunk)
     return super.run(options, onChunk)
+  }
+
+  poll(job, options) {
+    number('job', job)
+    object('options', options, true)
+    fields('options', options, POLL)
+    return super.poll(job, options)
   }
 
   [Symbol.dispose]() {

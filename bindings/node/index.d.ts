@@ -105,6 +105,21 @@ export declare class Shell {
   /** Pids of the processes the session still runs in the background. */
   backgroundJobs(): Array<number>
   /**
+   * The session's jobs: what commands left writing in the background
+   * (every running one and the last finished ones), oldest first. Empty
+   * once closed.
+   */
+  jobs(): Array<JobInfo>
+  /**
+   * Reads a job's output from where the previous poll stopped (or from
+   * `cursor`), waiting up to `waitMs` for the job to end or `until` to
+   * match. The wait runs off the JS thread; `signal` ends it early and
+   * never stops the job. Throws `InvalidArgument` for a bad option;
+   * rejects with `InvalidArgument` for an unknown job and `Closed` for a
+   * closed shell.
+   */
+  poll(job: number, options?: PollOptions): Promise<JobPoll>
+  /**
    * Kills everything the session runs (the current command, background
    * jobs, bash) and refuses further runs. Idempotent.
    */
@@ -335,6 +350,62 @@ export interface InterceptionRule {
   message: string
 }
 
+/** One job as `Shell.jobs()` lists it. */
+export interface JobInfo {
+  /** The job's number in its session (from 1, never reused). */
+  job: number
+  /** The command that started it. */
+  command: string
+  status: 'running' | 'exited' | 'killed' | 'timed_out'
+  exitCode?: number
+  /**
+   * When the command that started it started, in milliseconds since the
+   * Unix epoch (like `Date.now()`).
+   */
+  startedMs: number
+  /** Milliseconds since the job started, until it ended. */
+  elapsedMs: number
+  /** Bytes of sanitized output the job has written so far. */
+  totalBytes: number
+  /** The artifact holding the whole output, once it outgrew memory. */
+  artifactId?: string
+}
+
+/** What one poll of a job read. */
+export interface JobPoll {
+  /** The job's number in its session. */
+  job: number
+  status: 'running' | 'exited' | 'killed' | 'timed_out'
+  /**
+   * Known only for a job conch started itself; absent for work a command
+   * left behind.
+   */
+  exitCode?: number
+  /**
+   * Sanitized output from `cursor` to the end of what arrived (at most
+   * `maxBytes`: the newest).
+   */
+  output: string
+  /**
+   * The offset `output` starts at: the requested one, or later when what
+   * lay between is no longer kept (`omittedBytes`).
+   */
+  cursor: number
+  /** Where the next poll reads from. */
+  nextCursor: number
+  /** Bytes of sanitized output the job has written so far. */
+  totalBytes: number
+  /**
+   * Bytes between the requested offset and `cursor`, skipped because
+   * they are no longer kept or did not fit (the artifact holds them).
+   */
+  omittedBytes: number
+  /** The artifact holding the whole output, once it outgrew memory. */
+  artifactId?: string
+  /** Milliseconds since the job started, until it ended. */
+  elapsedMs: number
+}
+
 /** Lines `start..=end` (1-based) of the whole output. */
 export interface LineRange {
   start: number
@@ -356,6 +427,35 @@ export interface NormalizedCommand {
   headLines?: number
   /** Then keep the last N lines. */
   tailLines?: number
+}
+
+/** What `Shell.poll` waits for and reads. */
+export interface PollOptions {
+  /**
+   * The longest the poll waits for the job to end or `until` to match,
+   * in milliseconds (>= 0; default 0: read what is there and return).
+   */
+  waitMs?: number
+  /**
+   * A regular expression (Rust `regex` syntax): the poll returns as soon
+   * as the output it read matches.
+   */
+  until?: string
+  /**
+   * The most output one poll returns: the newest, when more arrived
+   * (default: the shell's `maxBytes`).
+   */
+  maxBytes?: number
+  /**
+   * Read from this offset of the job's output instead of where the
+   * previous poll stopped.
+   */
+  cursor?: number
+  /**
+   * Aborting it ends the wait early (the poll resolves with what
+   * arrived); the job goes on.
+   */
+  signal?: AbortSignal
 }
 
 /**

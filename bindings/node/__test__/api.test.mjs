@@ -44,7 +44,7 @@ describe('package', () => {
     ]) {
       assert.equal(typeof conch[name], 'function', name)
     }
-    for (const method of ['run', 'abort', 'backgroundJobs', 'close']) {
+    for (const method of ['run', 'abort', 'backgroundJobs', 'jobs', 'poll', 'close']) {
       assert.equal(typeof Shell.prototype[method], 'function', method)
     }
     assert.equal(typeof conch.BashTool.prototype.execute, 'function')

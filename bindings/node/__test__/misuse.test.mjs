@@ -80,12 +80,14 @@ async function child() {
     store: new conch.ArtifactStore(dir),
   }
   handles.closedShell.close()
+  // A job for the polls (ids 1 and 2 of the shell; others name none).
+  await handles.shell.run({ command: '(/bin/sleep 0.2; echo late) & (echo now) &' })
   handles.closedTool.close()
   const made = [] // handles the fuzz constructed, closed at the end
   const pending = [] // promises started from inside callbacks
 
   /** What a callback does: nothing, throw, or call back into conch. */
-  const callbackKind = fc.constantFrom('noop', 'throw', 'abort', 'jobs', 'run', 'close-victim', 'pure', 'pty', 'tool')
+  const callbackKind = fc.constantFrom('noop', 'throw', 'abort', 'jobs', 'poll', 'run', 'close-victim', 'pure', 'pty', 'tool')
   function makeCallback(kind) {
     if (kind === 'noop') return () => {}
     if (kind === 'throw') return () => { throw new Error('thrown by the callback') }
@@ -101,7 +103,8 @@ async function child() {
         }
       }
       if (kind === 'abort') again(() => handles.shell.abort())
-      else if (kind === 'jobs') again(() => handles.shell.backgroundJobs())
+      else if (kind === 'jobs') again(() => [handles.shell.backgroundJobs(), handles.shell.jobs()])
+      else if (kind === 'poll') again(() => handles.shell.poll(1, { waitMs: 5 }))
       else if (kind === 'run') again(() => handles.shell.run({ command: 'true' }))
       else if (kind === 'close-victim') again(() => victim().close())
       else if (kind === 'pure') again(() => conch.sanitizeText(conch.applyHeadTail('a\nb\n', 1)))
@@ -162,6 +165,9 @@ async function child() {
     cols: arg(80, 20), rows: arg(24, 5), shell: arg('bash', '/nonexistent'), nonInteractiveEnv: arg(true),
     envPolicy, maxBytes: smallCounts,
   }, { requiredKeys: ['command'] }))
+  const pollOptions = mostly(fc.record({
+    waitMs: arg(0, 20), until: arg('late', 'x', '(', '[z-a]'), maxBytes: smallCounts, cursor: arg(0, 3, 99), signal,
+  }, { requiredKeys: [] }))
   const anyShell = fc.constantFrom('shell', 'closedShell')
   const anyTool = fc.constantFrom('tool', 'closedTool')
   const ptyData = arg('q', '\r', Buffer.from('x'))
@@ -173,8 +179,13 @@ async function child() {
     ['Shell.run', fc.tuple(anyShell, runOptions, callback), (h, o, f) => handles[h].run(o, f)],
     ['Shell.abort', fc.tuple(anyShell, weird), (h, x) => handles[h].abort(x)],
     ['Shell.backgroundJobs', fc.tuple(anyShell), (h) => handles[h].backgroundJobs()],
+    ['Shell.jobs', fc.tuple(anyShell, weird), (h, x) => handles[h].jobs(x)],
+    ['Shell.poll', fc.tuple(anyShell, arg(1, 2, 99), pollOptions), (h, j, o) => handles[h].poll(j, o)],
+    ['Shell.poll of a victim', fc.tuple(arg(1), pollOptions), (j, o) => victim().poll(j, o)],
     ['Shell.close', fc.tuple(weird), (x) => victim().close(x)],
     ['Shell.run on a foreign this', fc.tuple(weird, runOptions), (t, o) => conch.Shell.prototype.run.call(t, o)],
+    ['Shell.poll on a foreign this', fc.tuple(weird, arg(1), pollOptions),
+      (t, j, o) => conch.Shell.prototype.poll.call(t, j, o)],
     ['executeShell', fc.tuple(executeShellOptions, callback), (o, f) => conch.executeShell(o, f)],
     ['executeBash', fc.tuple(commands, executeBashOptions), (c, o) => conch.executeBash(c, o)],
     ['closeBashSession', fc.tuple(arg(`misuse-b-${process.pid}`)), (k) => conch.closeBashSession(k)],

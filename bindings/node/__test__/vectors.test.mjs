@@ -32,7 +32,7 @@ import {
 } from './helpers.mjs'
 
 /** The vector files this suite replays. */
-const REPLAYED = ['artifact', 'intercept', 'keys', 'normalize', 'sanitize', 'sink', 'tool']
+const REPLAYED = ['artifact', 'intercept', 'jobs', 'keys', 'normalize', 'sanitize', 'sink', 'tool']
 
 /** The vector files whose functions the Node face does not expose, and why. */
 const NOT_EXPOSED = {
@@ -377,6 +377,57 @@ test('keys vectors, through a real PTY', async (t) => {
 })
 
 const ERROR_CODES = { invalid_argument: 'InvalidArgument', not_found: 'NotFound', io: 'Io' }
+
+/** `next_cursor` → `nextCursor`: a vector's snake_case field as Node spells it. */
+const camel = (key) => key.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+
+/**
+ * The given fields of `got` against a vector's `want` (snake_case keys); a
+ * JSON null stands for a field Node leaves out (`exitCode`, `artifactId`).
+ */
+function expectFields(got, want, what) {
+  for (const [key, value] of Object.entries(want)) {
+    assert.deepEqual(got[camel(key)] ?? null, value, `${what}: ${key} of ${JSON.stringify(got)}`)
+  }
+}
+
+test('jobs vectors, through Shell.jobs and Shell.poll', async (t) => {
+  await replay(t, 'jobs', async (c) => {
+    const shell = new Shell({ snapshot: 'none' })
+    try {
+      for (const r of c.runs) {
+        assert.equal((await shell.run({ command: r.command })).output, r.output, r.command)
+      }
+      const own = shell.jobs().at(-1)?.job ?? 0
+      for (const [i, p] of c.polls.entries()) {
+        const o = p.options
+        const options = { waitMs: o.wait_ms, until: o.until, maxBytes: o.max_bytes, cursor: o.cursor }
+        const poll = () => shell.poll(p.job ?? own, options)
+        if (p.error !== undefined) {
+          // Refused whichever way: a bad option throws, an unknown job rejects.
+          let err
+          try {
+            await poll()
+          } catch (e) {
+            err = e
+          }
+          assert.ok(err instanceof Error, `poll ${i}: no error`)
+          assert.equal(err.code, 'InvalidArgument', `poll ${i}: ${err.message}`)
+          assert.ok(err.message.includes(p.error), `poll ${i}: ${err.message}`)
+          continue
+        }
+        expectFields(await settlesInTime(poll(), `poll ${i}`), p.expect, `poll ${i}`)
+      }
+      if (c.jobs !== undefined) {
+        const listed = shell.jobs()
+        assert.equal(listed.length, c.jobs.length, JSON.stringify(listed))
+        c.jobs.forEach((want, i) => expectFields(listed[i], want, `job ${i}`))
+      }
+    } finally {
+      shell.close()
+    }
+  })
+})
 
 test('artifact vectors', async (t) => {
   await replay(t, 'artifact', (c) => {

@@ -9,7 +9,9 @@
 //! carries each chunk to the JS thread, in order, and the promise settles
 //! only after the last one was delivered. `Shell.run` first waits a moment
 //! for the command on the JS thread ([`quick`]): most commands end within
-//! it and are answered without a trip through the event loop.
+//! it and are answered without a trip through the event loop. So does a
+//! `Shell.poll` that does not wait; one that waits runs on a thread of its
+//! own.
 //!
 //! The modules are public so that the Rust items behind each JS export stay
 //! reachable in every build (napi registers them in a static initializer).
@@ -18,6 +20,7 @@ pub mod artifact;
 pub mod command;
 pub mod errors;
 pub mod execute;
+pub mod jobs;
 pub mod options;
 pub mod pty;
 pub mod quick;

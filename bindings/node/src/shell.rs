@@ -10,11 +10,13 @@ use napi::bindgen_prelude::{Env, Object};
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error};
+use crate::jobs::{self, JobInfo, JobPoll, PollOptions};
 use crate::options::{self, EnvPolicy};
 use crate::quick::{self, ChunkFunction};
 use crate::result::BashResult;
 use crate::signal::Signal;
-use crate::stream::JsBlocked;
+use crate::stream::{JsBlocked, Text};
+use crate::worker;
 
 /// How a `Shell` is created.
 #[napi(object, object_to_js = false)]
@@ -174,6 +176,58 @@ impl Shell {
         self.open()
             .map(|shell| shell.background_jobs())
             .unwrap_or_default()
+    }
+
+    /// The session's jobs: what commands left writing in the background
+    /// (every running one and the last finished ones), oldest first. Empty
+    /// once closed.
+    #[napi(catch_unwind)]
+    pub fn jobs(&self) -> Vec<JobInfo> {
+        self.open()
+            .map(|shell| shell.jobs().into_iter().map(JobInfo::from).collect())
+            .unwrap_or_default()
+    }
+
+    /// Reads a job's output from where the previous poll stopped (or from
+    /// `cursor`), waiting up to `waitMs` for the job to end or `until` to
+    /// match. The wait runs off the JS thread; `signal` ends it early and
+    /// never stops the job. Throws `InvalidArgument` for a bad option;
+    /// rejects with `InvalidArgument` for an unknown job and `Closed` for a
+    /// closed shell.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, options?: PollOptions",
+        ts_return_type = "Promise<JobPoll>"
+    )]
+    pub fn poll<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        options: Option<PollOptions>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let job = jobs::job_id(job)?;
+        let (opts, signal) = jobs::poll_options(options)?;
+        let shell = self.open();
+        let cancel = CancelToken::new();
+        let token = cancel.clone();
+        let waits = !opts.wait.is_zero();
+        let work = move || {
+            let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
+            let job = job.map_err(|n| {
+                conch_core::Error::InvalidArgument(format!("no job {n} in this session"))
+            })?;
+            shell.poll(job, &opts, Some(&token)).map(JobPoll::from)
+        };
+        if waits {
+            // A wait would keep every run from the quick path while it lasts.
+            worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
+                work().map_err(core_error)
+            })
+        } else {
+            quick::run(env, signal, None, cancel, move |_| {
+                work().map_err(core_error)
+            })
+        }
     }
 
     /// Kills everything the session runs (the current command, background

@@ -1,0 +1,266 @@
+// Session jobs from Node: what a command leaves writing in the background is
+// a job of the session (`Shell.jobs`, `Shell.poll`), never output of a later
+// run; a poll waits off the JS thread, a signal ends its wait and spares the
+// job, bad input is refused with the addon's errors. The shared vectors
+// (tests/vectors/jobs.json) are replayed in vectors.test.mjs.
+import { test, describe, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Shell } from 'conch'
+import { HANG_GUARD_MS, settlesInTime, tempDir } from './helpers.mjs'
+
+const require = createRequire(import.meta.url)
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Throws or rejects: the error, whichever way the call reports it. */
+async function failure(call) {
+  try {
+    await call()
+  } catch (err) {
+    return err
+  }
+  assert.fail('expected an error')
+}
+
+/** Runs `command`, which leaves one job behind, and returns that job's number. */
+async function jobOf(sh, command) {
+  const before = sh.jobs().length
+  await sh.run({ command })
+  const jobs = sh.jobs()
+  assert.equal(jobs.length, before + 1, JSON.stringify(jobs))
+  assert.equal(jobs.at(-1).command, command)
+  return jobs.at(-1).job
+}
+
+describe('Shell jobs', () => {
+  const sh = new Shell({ snapshot: 'none' })
+  after(() => sh.close())
+
+  test('late output belongs to the job that wrote it, not to the next run', async () => {
+    const fresh = new Shell({ snapshot: 'none' })
+    try {
+      const command = '(/bin/sleep 0.3; echo late) & echo started'
+      const before = Date.now()
+      assert.equal((await fresh.run({ command })).output, 'started\n')
+      await sleep(1000)
+      assert.equal((await fresh.run({ command: 'echo next' })).output, 'next\n')
+
+      const jobs = fresh.jobs()
+      assert.equal(jobs.length, 1, JSON.stringify(jobs))
+      const [j] = jobs
+      assert.equal(j.command, command)
+      assert.equal(j.status, 'exited')
+      assert.equal(j.exitCode, undefined)
+      assert.equal(j.totalBytes, 5)
+      assert.equal(j.artifactId, undefined)
+      // Milliseconds since the epoch, like Date.now() (a clock step aside).
+      assert.ok(Math.abs(j.startedMs - before) < HANG_GUARD_MS, `${j.startedMs} vs ${before}`)
+      assert.ok(j.elapsedMs >= 300 && j.elapsedMs < HANG_GUARD_MS, `${j.elapsedMs}`)
+
+      const p = await fresh.poll(j.job)
+      assert.deepEqual(
+        { output: p.output, status: p.status, cursor: p.cursor, nextCursor: p.nextCursor },
+        { output: 'late\n', status: 'exited', cursor: 0, nextCursor: 5 },
+      )
+      assert.equal(p.job, j.job)
+      assert.equal(p.totalBytes, 5)
+      assert.equal(p.omittedBytes, 0)
+      assert.equal(p.exitCode, undefined)
+      assert.equal(p.elapsedMs, j.elapsedMs)
+      // The next poll reads on from where this one stopped.
+      const again = await fresh.poll(j.job)
+      assert.deepEqual([again.output, again.cursor], ['', 5])
+    } finally {
+      fresh.close()
+    }
+  })
+
+  test('a command that leaves nothing behind makes no job', async () => {
+    const fresh = new Shell({ snapshot: 'none' })
+    try {
+      await fresh.run({ command: 'echo a; (echo b) & wait' })
+      assert.deepEqual(fresh.jobs(), [])
+    } finally {
+      fresh.close()
+    }
+  })
+
+  test('the event loop keeps running during a long poll', async () => {
+    // The job ends only once a timer of the event loop has created the
+    // marker: a poll that held the JS thread would wait out its waitMs and
+    // find the job still running.
+    const marker = join(tempDir(), 'from-the-event-loop')
+    const job = await jobOf(sh, `(until [ -e ${marker} ]; do /bin/sleep 0.02; done; echo seen) &`)
+    let ticks = 0
+    const ticker = setInterval(() => {
+      ticks++
+      if (ticks === 5) writeFileSync(marker, '')
+    }, 20)
+    try {
+      const p = await settlesInTime(sh.poll(job, { waitMs: HANG_GUARD_MS }), 'the long poll')
+      assert.deepEqual([p.output, p.status], ['seen\n', 'exited'])
+      assert.ok(ticks >= 5, `${ticks} ticks`)
+    } finally {
+      clearInterval(ticker)
+    }
+  })
+
+  test('runs go on while a poll waits, and the poll sees nothing of them', async () => {
+    const job = await jobOf(sh, '(/bin/sleep 1; echo done) &')
+    const polled = sh.poll(job, { waitMs: HANG_GUARD_MS })
+    const r = await settlesInTime(sh.run({ command: 'echo meanwhile' }), 'a run during a poll')
+    assert.equal(r.output, 'meanwhile\n')
+    const p = await settlesInTime(polled, 'the poll')
+    assert.deepEqual([p.output, p.status], ['done\n', 'exited'])
+  })
+
+  test('until ends the wait while the job runs', async () => {
+    // The job writes only after the run returned: what a job writes before
+    // that may still be read as the run's own output.
+    const job = await jobOf(sh, '(/bin/sleep 0.1; echo one; /bin/sleep 0.2; echo two; /bin/sleep 30) &')
+    const started = Date.now()
+    const p = await sh.poll(job, { waitMs: HANG_GUARD_MS, until: 'one\ntw[o]' })
+    assert.ok(Date.now() - started < HANG_GUARD_MS, 'until did not end the wait')
+    assert.deepEqual([p.output, p.status], ['one\ntwo\n', 'running'])
+    // A cursor reads again from any offset; maxBytes keeps the newest.
+    const back = await sh.poll(job, { cursor: 2, maxBytes: 3 })
+    assert.deepEqual(
+      [back.output, back.cursor, back.nextCursor, back.omittedBytes],
+      ['wo\n', 5, 8, 3],
+    )
+  })
+
+  test('an AbortSignal ends a poll early and the job goes on', async () => {
+    const job = await jobOf(sh, '(/bin/sleep 1.5; echo still) &')
+    const ac = new AbortController()
+    setTimeout(() => ac.abort(), 200)
+    const started = Date.now()
+    const p = await settlesInTime(sh.poll(job, { waitMs: 3 * HANG_GUARD_MS, signal: ac.signal }), 'the aborted poll')
+    assert.ok(Date.now() - started < HANG_GUARD_MS, 'the abort did not end the poll')
+    assert.deepEqual([p.output, p.status], ['', 'running'])
+    // An already-aborted signal: the poll reads what is there and returns.
+    const now = await settlesInTime(sh.poll(job, { waitMs: 3 * HANG_GUARD_MS, signal: ac.signal }), 'pre-aborted')
+    assert.equal(now.status, 'running')
+    const end = await settlesInTime(sh.poll(job, { waitMs: HANG_GUARD_MS }), 'the poll after the abort')
+    assert.deepEqual([end.output, end.status], ['still\n', 'exited'])
+  })
+
+  test('a long-lived signal collects no listener per poll', async () => {
+    const job = await jobOf(sh, '(/bin/sleep 0.1; echo x) &')
+    const ac = new AbortController()
+    const warnings = []
+    const onWarning = (w) => warnings.push(w)
+    process.on('warning', onWarning)
+    try {
+      for (let i = 0; i < 30; i++) await sh.poll(job, { waitMs: 1, signal: ac.signal })
+      await sleep(10)
+    } finally {
+      process.off('warning', onWarning)
+    }
+    assert.deepEqual(warnings.map(String), [])
+  })
+
+  test('closing the shell ends a waiting poll: the job was killed', async () => {
+    const fresh = new Shell({ snapshot: 'none' })
+    const job = await jobOf(fresh, '(/bin/sleep 30; echo never) &')
+    const polled = fresh.poll(job, { waitMs: 3 * HANG_GUARD_MS })
+    setTimeout(() => fresh.close(), 100)
+    const p = await settlesInTime(polled, 'the poll of a closed shell')
+    assert.deepEqual([p.output, p.status], ['', 'killed'])
+    assert.deepEqual(fresh.jobs(), [])
+    const err = await failure(() => fresh.poll(job))
+    assert.equal(err.code, 'Closed')
+    assert.equal(err.message, 'shell is closed')
+  })
+})
+
+describe('Shell.poll misuse', () => {
+  const sh = new Shell({ snapshot: 'none' })
+  after(() => sh.close())
+
+  test('arguments of the wrong type are TypeErrors naming them', async () => {
+    const cases = [
+      ['job must be a number, got string', () => sh.poll('1')],
+      ['job must be a number, got undefined', () => sh.poll()],
+      ['job must be a number, got bigint', () => sh.poll(1n)],
+      ['options must be an object or undefined, got number', () => sh.poll(1, 5)],
+      ['options.waitMs must be a number, got string', () => sh.poll(1, { waitMs: '10' })],
+      ['options.until must be a string, got object', () => sh.poll(1, { until: /x/ })],
+      ['options.maxBytes must be a number, got boolean', () => sh.poll(1, { maxBytes: true })],
+      ['options.cursor must be a number, got object', () => sh.poll(1, { cursor: {} })],
+      ['options.signal must be an AbortSignal, got number', () => sh.poll(1, { signal: 5 })],
+    ]
+    for (const [message, call] of cases) {
+      const err = await failure(call)
+      assert.ok(err instanceof TypeError, message)
+      assert.equal(err.message, message)
+      assert.equal(err.code, 'InvalidArg')
+    }
+  })
+
+  test('bad values are InvalidArgument, checked by the core, before anything waits', async () => {
+    const cases = [
+      [/^job must be >= 0 \(a whole number\), got -1$/, () => sh.poll(-1)],
+      [/^job must be .+, got 1\.5$/, () => sh.poll(1.5)],
+      [/^job must be .+, got NaN$/, () => sh.poll(NaN)],
+      [/^waitMs must be a number >= 0 of milliseconds up to \d+, got -1$/, () => sh.poll(1, { waitMs: -1 })],
+      [/^waitMs must be .+, got NaN$/, () => sh.poll(1, { waitMs: NaN })],
+      [/^waitMs must be .+, got 1e300$/, () => sh.poll(1, { waitMs: 1e300 })],
+      [/^until must be a valid regular expression, got "\(" \(.+\)$/, () => sh.poll(1, { until: '(' })],
+      [/^maxBytes must be >= 1 \(a whole number\), got 0$/, () => sh.poll(1, { maxBytes: 0 })],
+      [/^cursor must be >= 0 \(a whole number\), got -2$/, () => sh.poll(1, { cursor: -2 })],
+    ]
+    for (const [message, call] of cases) {
+      const err = await failure(call)
+      assert.ok(err instanceof Error)
+      assert.equal(err.code, 'InvalidArgument', err.message)
+      assert.match(err.message, message)
+    }
+  })
+
+  test('an unknown job rejects with InvalidArgument', async () => {
+    for (const job of [0, 99, 2 ** 40]) {
+      const err = await failure(() => sh.poll(job, { waitMs: HANG_GUARD_MS }))
+      assert.equal(err.code, 'InvalidArgument')
+      assert.equal(err.message, `no job ${job} in this session`)
+    }
+  })
+
+  test('a closed or disposed shell lists no job and refuses polls', async () => {
+    for (const end of [(s) => s.close(), (s) => s[Symbol.dispose](), (s) => s[Symbol.asyncDispose]()]) {
+      const s = new Shell({ snapshot: 'none' })
+      const job = await jobOf(s, '/bin/sleep 30 &')
+      await end(s)
+      assert.deepEqual(s.jobs(), [])
+      const err = await failure(() => s.poll(job, { waitMs: 10 }))
+      assert.equal(err.code, 'Closed')
+      assert.equal(err.message, 'shell is closed')
+    }
+  })
+
+  test('the addon itself refuses wrong types with an Error, never a crash', async () => {
+    // Through the generated loader, without the package's checks.
+    const native = require('../index.js')
+    const raw = new native.Shell({ snapshot: 'none' })
+    try {
+      for (const call of [
+        () => raw.poll('1'),
+        () => raw.poll(),
+        () => raw.poll(1, { waitMs: 'x' }),
+        () => raw.poll(1, { until: 5 }),
+        () => raw.poll(1, { signal: 5 }),
+        () => native.Shell.prototype.poll.call({}, 1),
+        () => native.Shell.prototype.jobs.call({}),
+      ]) {
+        const err = await failure(call)
+        assert.ok(err instanceof Error)
+        assert.ok(err.message.length > 0)
+      }
+      assert.equal((await raw.run({ command: 'echo still here' })).output, 'still here\n')
+    } finally {
+      raw.close()
+    }
+  })
+})
