@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use conch_core::JobId;
 use conch_core::artifact::ArtifactStore;
 use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
@@ -120,6 +121,13 @@ pub fn count(name: &str, value: Option<Whole>) -> PyResult<Option<usize>> {
 /// A count that must be given (an offset, a terminal size).
 pub fn count_of(name: &str, value: Whole) -> PyResult<usize> {
     Ok(count(name, Some(value))?.unwrap_or_default())
+}
+
+/// A job id (`Shell.poll(job)`): a count. One larger than any id a session
+/// can give (`u32`) is the largest id, which no session reaches, so the
+/// core refuses it as it refuses any unknown job.
+pub fn job(value: Whole) -> PyResult<JobId> {
+    Ok(JobId::try_from(count_of("job", value)?).unwrap_or(JobId::MAX))
 }
 
 /// A terminal size (`cols`, `rows`): a count, which the terminal clamps to

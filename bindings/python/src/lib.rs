@@ -13,6 +13,7 @@ mod cancel;
 mod command;
 mod convert;
 mod errors;
+mod jobs;
 mod json;
 mod offload;
 mod open_shells;
@@ -41,6 +42,8 @@ mod _conch {
     };
     #[pymodule_export]
     use crate::errors::_panic;
+    #[pymodule_export]
+    use crate::jobs::{PyJobInfo, PyJobPoll};
     #[pymodule_export]
     use crate::pty::{PyPtyResult, PyPtySession};
     #[pymodule_export]

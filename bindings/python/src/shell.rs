@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use conch_core::jobs::until_option;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions};
-use conch_core::{Error, defaults};
+use conch_core::{Error, PollOptions, defaults};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -15,6 +16,7 @@ use crate::convert::{
     self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
 };
 use crate::errors::{guard, to_py};
+use crate::jobs::{PyJobInfo, PyJobPoll};
 use crate::offload::offload;
 use crate::open_shells;
 use crate::result::PyBashResult;
@@ -208,6 +210,84 @@ impl PyShell {
                 State::Closed(_) => Vec::new(),
             })
         })
+    }
+
+    /// The session's jobs: what its commands left writing in the
+    /// background (``(sleep 1; echo late) &``, ``server &``), oldest first:
+    /// every running job and the last finished ones, each a
+    /// ``conch.JobInfo``. ``[]`` once the shell is closed.
+    fn jobs(&self) -> PyResult<Vec<PyJobInfo>> {
+        guard(|| {
+            Ok(match &*self.lock() {
+                State::Open(shell) => shell.jobs().into_iter().map(PyJobInfo::from).collect(),
+                State::Closed(_) => Vec::new(),
+            })
+        })
+    }
+
+    /// Reads the output of job ``job`` (an id from ``jobs()``) and returns a
+    /// ``conch.JobPoll``: what arrived since the previous poll.
+    ///
+    /// ``wait``: the most seconds to wait for the job to end or ``until`` to
+    /// match (``0``: read what is there and return), with the GIL released:
+    /// other Python threads keep running. ``until``: a regular expression
+    /// (Rust ``regex`` syntax); the poll returns as soon as the output it
+    /// read matches. ``max_bytes``: the most output returned (the newest;
+    /// default: the session's ``max_bytes``). ``cursor``: read from this
+    /// offset of the job's output instead of where the previous poll
+    /// stopped. ``cancel``: a ``conch.CancelToken`` that ends the wait early
+    /// (the job goes on); the poll then returns what it read. Ctrl-C ends
+    /// the wait too, and is raised.
+    ///
+    /// Never waits for a run, and a run never waits for it. Raises
+    /// ``InvalidArgumentError`` for an unknown job or a bad option,
+    /// ``ClosedError`` once the shell is closed.
+    #[pyo3(
+        signature = (job, *, wait=Seconds(0.0), until=None, max_bytes=None, cursor=None, cancel=None),
+        text_signature = "($self, job, *, wait=0, until=None, max_bytes=None, cursor=None, cancel=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn poll(
+        &self,
+        py: Python<'_>,
+        job: Whole,
+        wait: Seconds,
+        until: Option<String>,
+        max_bytes: Option<Whole>,
+        cursor: Option<Whole>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+    ) -> PyResult<PyJobPoll> {
+        guard(|| {
+            let job = convert::job(job)?;
+            let opts = PollOptions {
+                wait: convert::interval("wait", wait)?,
+                until: until
+                    .map(|pattern| until_option("until", &pattern))
+                    .transpose()
+                    .map_err(to_py)?,
+                max_bytes: max_bytes.map(convert::max_bytes).transpose()?,
+                cursor: count("cursor", cursor)?.map(|n| n as u64),
+            };
+            let (token, _link) = run_token(cancel.as_deref());
+            let shell = self.open()?;
+            let poll = offload(py, None, &token, {
+                let token = token.clone();
+                move |_| shell.poll(job, &opts, Some(&token))
+            })?;
+            poll.map(PyJobPoll::from).map_err(to_py)
+        })
+    }
+
+    /// ``poll`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task ends the wait (never the job); the task ends once it has.
+    #[pyo3(signature = (job, *, cancel=None, **options))]
+    fn poll_async<'py>(
+        slf: &Bound<'py, Self>,
+        job: Bound<'py, PyAny>,
+        cancel: Option<Bound<'py, PyAny>>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| aio::coroutine(slf.getattr("poll")?, job, cancel, options))
     }
 
     /// The session's current working directory.

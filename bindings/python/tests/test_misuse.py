@@ -239,6 +239,10 @@ if __name__ == "__main__":
 
     RUN_KW = {"cwd": A_PATH, "env": A_ENV, "timeout": A_SECONDS, "on_chunk": A_CALLBACK, "cancel": A_CANCEL,
               "head": A_COUNT, "tail": A_COUNT}
+    POLL_KW = {"wait": (st.one_of(st.just(0), st.floats(0, 0.05)), NUMBERS),
+               "until": (st.sampled_from([None, "late", "x|y", "(?m)^l"]),
+                         st.one_of(st.sampled_from(["(", "\\", "a{99999999}", "[z-a]"]), ANY)),
+               "max_bytes": A_MAX_BYTES, "cursor": A_COUNT, "cancel": A_CANCEL}
     SHELL_KW = {"shell": A_SHELL, "cwd": A_PATH, "env": A_ENV, "snapshot": A_SNAPSHOT, "prefix": A_PREFIX,
                 "non_interactive_env": A_BOOL, "max_bytes": A_MAX_BYTES, "artifacts_dir": A_DIR,
                 "inherit_env": A_INHERIT, "exclude_env": A_EXCLUDE}
@@ -270,6 +274,15 @@ if __name__ == "__main__":
             fuzz("Shell.run_async", awaited(sh.run_async), [A_COMMAND], RUN_KW, conch.BashResult, examples=15)
             fuzz("Shell.abort", sh.abort, [], {}, type(None), examples=3)
             fuzz("Shell.background_jobs", sh.background_jobs, [], {}, list, examples=3)
+            # A job that ends at once: a poll never waits long, whatever its wait.
+            sh.run("(/bin/sleep 0.1; echo late) &")
+            job: Arg = (st.just(sh.jobs()[-1].job), NUMBERS)
+            fuzz("Shell.jobs", sh.jobs, [], {}, list, examples=3)
+            fuzz("Shell.poll", sh.poll, [job], POLL_KW, conch.JobPoll)
+            fuzz("Shell.poll_async", awaited(sh.poll_async), [job], POLL_KW, conch.JobPoll, examples=10)
+            for info in check("Shell.jobs", sh.jobs, list):
+                check("JobInfo.repr", lambda: repr(info), str)
+            check("JobPoll.repr", lambda: repr(sh.poll(sh.jobs()[-1].job, cursor=0)), str)
             check("Shell.cwd", lambda: sh.cwd, Path)
             check("Shell.repr", lambda: repr(sh), str)
             fuzz("Shell.run extra", sh.run, [A_COMMAND], {"unknown": A_ANY}, conch.BashResult, examples=5)
@@ -343,8 +356,12 @@ if __name__ == "__main__":
         sh.close()
         fuzz("closed Shell.run", sh.run, [A_COMMAND], RUN_KW, conch.BashResult, examples=20)
         fuzz("closed Shell.run_async", awaited(sh.run_async), [A_COMMAND], RUN_KW, conch.BashResult, examples=5)
-        for name in ("abort", "background_jobs", "close", "__repr__", "__enter__"):
+        for name in ("abort", "background_jobs", "jobs", "close", "__repr__", "__enter__"):
             check(f"closed Shell.{name}", getattr(sh, name))
+        fuzz("closed Shell.poll", sh.poll, [(st.integers(0, 3), NUMBERS)], POLL_KW, conch.JobPoll, examples=20)
+        fuzz("closed Shell.poll_async", awaited(sh.poll_async), [(st.integers(0, 3), NUMBERS)], POLL_KW,
+             conch.JobPoll, examples=5)
+        assert isinstance(check("closed poll", lambda: sh.poll(1)), conch.ClosedError)
         check("closed Shell.cwd", lambda: sh.cwd, Path)
         assert isinstance(check("closed run", lambda: sh.run("true")), conch.ClosedError)
         tool = conch.BashTool(snapshot=None, session_key="misuse-closed")
@@ -367,6 +384,7 @@ if __name__ == "__main__":
             lambda sh: sh.abort(), lambda sh: sh.background_jobs(), lambda sh: sh.cwd, lambda sh: repr(sh),
             lambda sh: sh.close(), lambda sh: other.run("echo other"), lambda sh: token.cancel(),
             lambda sh: conch.execute_shell("echo nested"), lambda sh: conch.sanitize_text("x"),
+            lambda sh: sh.jobs(), lambda sh: sh.poll(1, wait=0.01),
         ]
 
         @SHELL_SETTINGS
