@@ -35,13 +35,18 @@ use super::tree::Pid;
 use crate::sync::lock;
 
 /// The guard: remember the roots the host names, and when the host is gone
-/// (end of input) freeze and kill each root's tree, then the roots.
+/// (end of input) freeze and kill each root's tree, then the roots. A
+/// root already dead by then (a PTY command dies of the hang-up of its
+/// terminal, which also wakes it from its freeze) left its orphans to
+/// init: they are found by its session id, which is the root's pid.
 const GUARD_SCRIPT: &str = "declare -A r; while IFS= read -r l; do case $l in \
 +*) r[${l:1}]=1;; -*) unset \"r[${l:1}]\";; esac; done; \
 p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
 read -r -a c < \"$k/children\"; for c in \"${c[@]}\"; do \
 kill -STOP \"$c\"; p+=(\"$c\"); t \"$c\"; done; done; }; \
 for b in \"${!r[@]}\"; do kill -STOP \"$b\"; t \"$b\"; p+=(\"$b\"); done; \
+for s in /proc/[0-9]*/stat; do IFS= read -r l < \"$s\" || continue; f=(${l##*) }); \
+[[ -n ${r[${f[3]}]-} ]] || continue; q=${s#/proc/}; q=${q%/stat}; kill -STOP \"$q\"; p+=(\"$q\"); done; \
 ((${#p[@]})) && kill -KILL \"${p[@]}\"";
 
 struct Guard {

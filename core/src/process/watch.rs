@@ -1,7 +1,6 @@
 //! The mechanics both bash engines share while a command runs: one `poll`
-//! over its output (the process's own, and the session's per-run pipe),
-//! its status pipe, its pidfd and the waker of a cancel; the output moved
-//! into the sink as it comes, the status bytes handed back.
+//! over its output, its status pipe, its pidfd and the waker of a cancel;
+//! the output moved into the sink as it comes, the status bytes handed back.
 //! The thread sleeps in `poll` until one of them is ready: a busy machine
 //! (a host running agents) gives the CPU to bash and its commands meanwhile.
 //! What to make of the status and when to stop is each engine's own.
@@ -14,14 +13,13 @@ use super::pump::{DRAIN_BUDGET, Pump, READ_BUDGET, read_error};
 use crate::Result;
 
 const OUT: usize = 0;
-const RUN_OUT: usize = 1;
-const STATUS: usize = 2;
-const EXIT: usize = 3;
-const WAKER: usize = 4;
+const STATUS: usize = 1;
+const EXIT: usize = 2;
+const WAKER: usize = 3;
 
 /// The descriptors of one running command, polled together.
 pub struct Watch<'w> {
-    fds: [libc::pollfd; 5],
+    fds: [libc::pollfd; 4],
     waker: &'w Waker,
     status_buf: [u8; 512],
 }
@@ -35,19 +33,10 @@ pub struct Seen<'a> {
 }
 
 impl<'w> Watch<'w> {
-    /// `run_out` is a second output for the same sink (the session's
-    /// per-run pipe), -1 for none.
-    pub fn new(
-        out: RawFd,
-        run_out: RawFd,
-        status: RawFd,
-        pidfd: RawFd,
-        waker: &'w Waker,
-    ) -> Watch<'w> {
+    pub fn new(out: RawFd, status: RawFd, pidfd: RawFd, waker: &'w Waker) -> Watch<'w> {
         Watch {
             fds: [
                 pollin(out),
-                pollin(run_out),
                 pollin(status),
                 pollin(pidfd),
                 pollin(waker.raw()),
@@ -62,14 +51,12 @@ impl<'w> Watch<'w> {
     pub fn turn(&mut self, pump: &mut Pump<'_>, until: Option<Instant>) -> Result<Seen<'_>> {
         poll(&mut self.fds, until)?;
         let fds = &mut self.fds;
-        for slot in [OUT, RUN_OUT] {
-            if ready(&fds[slot])
-                && pump
-                    .read_available(fds[slot].fd, READ_BUDGET)
-                    .map_err(read_error)?
-            {
-                fds[slot].fd = -1;
-            }
+        if ready(&fds[OUT])
+            && pump
+                .read_available(fds[OUT].fd, READ_BUDGET)
+                .map_err(read_error)?
+        {
+            fds[OUT].fd = -1;
         }
         let mut got = 0;
         if ready(&fds[STATUS]) {
@@ -94,21 +81,13 @@ impl<'w> Watch<'w> {
         self.fds[STATUS].fd >= 0
     }
 
-    /// After the end: what the output pipes already hold, bounded so a
+    /// After the end: what the output pipe already holds, bounded so a
     /// background job that never stops writing cannot hold the call.
     pub fn drain(&mut self, pump: &mut Pump<'_>) -> Result<()> {
-        for slot in [OUT, RUN_OUT] {
-            let fd = self.fds[slot].fd;
-            if fd >= 0 && pump.read_available(fd, DRAIN_BUDGET).map_err(read_error)? {
-                self.fds[slot].fd = -1;
-            }
+        if self.fds[OUT].fd >= 0 {
+            pump.read_available(self.fds[OUT].fd, DRAIN_BUDGET)
+                .map_err(read_error)?;
         }
         Ok(())
-    }
-
-    /// Whether the per-run output pipe has reached its end (every writer
-    /// closed it) or was never given.
-    pub fn run_out_ended(&self) -> bool {
-        self.fds[RUN_OUT].fd < 0
     }
 }

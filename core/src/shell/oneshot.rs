@@ -159,7 +159,6 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     let mut pump = Pump::new(sink, &mut on_chunk);
     let mut watch = Watch::new(
         out.as_raw_fd(),
-        -1,
         status.as_raw_fd(),
         pidfd.as_raw_fd(),
         &waker,

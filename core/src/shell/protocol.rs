@@ -2,8 +2,8 @@
 //!
 //! bash's parser reads its input one byte at a time (so that a command may
 //! change what follows it) and parses every line afresh. So a run is not a
-//! line: bash spends its life in one loop, parsed once, that reads a
-//! 26-byte header and the command in bulk (`read -N`, one `read(2)` each)
+//! line: bash spends its life in one loop, parsed once, that reads an
+//! 18-byte header and the command in bulk (`read -N`, one `read(2)` each)
 //! from descriptor [`PROTOCOL_FD`] and hands the command to `eval`. The
 //! command travels as *data*, so an unbalanced quote or a stray heredoc in
 //! it is bash's own syntax error (status 2) and cannot swallow the
@@ -13,24 +13,20 @@
 //! move bash's own input), stdin `/dev/null`, the protocol on descriptor
 //! 63 and the status descriptor on 62.
 //!
-//! The header is `SEQ LEN E K OUT` with no spaces: the run number and the
+//! The header is `SEQ LEN E K` with no spaces: the run number and the
 //! payload's length in bytes, 8 digits each, `E` = `a` (ASCII: `read -N`
 //! counts characters, here bytes) or `b` (read under `LC_ALL=C` so that it
-//! counts bytes), `K` = `p` (the payload is the command) or `s` (a script
-//! made by [`Script`], for a per-run cwd or environment or a command kept
-//! in a file), and `OUT` (8 characters) the host's descriptor of the run's
-//! output pipe.
+//! counts bytes), `K` = `p` (the payload is the command) or `s` (a script,
+//! run as it is: one made by [`Script`], for a per-run cwd or environment
+//! or a command kept in a file, or [`switch_output`]).
 //!
-//! Each run has an output pipe of its own: the host makes it, and bash
-//! opens its write end as `/proc/<host pid>/fd/<OUT>` (`OUT` is padded
-//! with `/`, which the path lookup ignores, as it refuses leading zeros)
-//! for the command's stdout and stderr. So whatever the command leaves
-//! running in the background writes to that run's pipe, never into a
-//! later run's output (see `crate::jobs`). bash's own stdout and stderr
-//! (a pipe the host also reads) carry only what bash itself says outside
-//! a command. Being a redirection of the command, the pipe is put back
-//! when the command ends: an `exec >file` in a command lasts until that
-//! command ends.
+//! A command's stdout and stderr are bash's own, one pipe the host reads.
+//! When a command leaves something running in the background, the host
+//! gives bash a new pipe ([`switch_output`]) before the next run, so what
+//! the job writes later stays in the old pipe, never in a later run's
+//! output (see `crate::jobs`). bash opens the new pipe as
+//! `/proc/<host pid>/fd/<n>`, the host's read end (opened for writing, a
+//! pipe opens as a FIFO would).
 //!
 //! The command runs with the status descriptor closed, so neither it nor
 //! its children can forge a status. After it, the loop (with stderr to
@@ -105,9 +101,7 @@ impl Script<'_> {
             CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
             CommandText::File(_) => s.push_str("\"$__conch_c\""),
         }
-        s.push_str("; } ");
-        s.push_str(COMMAND_REDIRECTIONS);
-        s.push_str("; done");
+        s.push_str("; } 62>&-; done");
         if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
             s.push_str("; { __conch_end $?; } 2>/dev/null");
         }
@@ -132,11 +126,10 @@ pub enum Kind {
 }
 
 /// The length of a run's header.
-const HEADER_LEN: usize = 26;
+const HEADER_LEN: usize = 18;
 
-/// One run for the loop: the header and the payload; `out` is the host's
-/// descriptor of the run's output pipe (module doc).
-pub fn run(seq: u64, kind: Kind, payload: &str, out: i32) -> Vec<u8> {
+/// One run for the loop: the header and the payload.
+pub fn run(seq: u64, kind: Kind, payload: &str) -> Vec<u8> {
     let enc = if payload.is_ascii() { 'a' } else { 'b' };
     let kind = match kind {
         Kind::Command => 'p',
@@ -145,7 +138,7 @@ pub fn run(seq: u64, kind: Kind, payload: &str, out: i32) -> Vec<u8> {
     let mut message = String::with_capacity(HEADER_LEN + payload.len());
     let _ = write!(
         message,
-        "{:08}{:08}{enc}{kind}{out:/>8}",
+        "{:08}{:08}{enc}{kind}",
         seq % SEQ_MODULUS,
         payload.len()
     );
@@ -154,9 +147,13 @@ pub fn run(seq: u64, kind: Kind, payload: &str, out: i32) -> Vec<u8> {
     message.into_bytes()
 }
 
-/// The redirections of a command: no status descriptor, stdout and
-/// stderr to the run's output pipe (module doc).
-const COMMAND_REDIRECTIONS: &str = "62>&- >\"$__conch_o${__conch_h:18}\" 2>&1";
+/// The script that moves bash's stdout and stderr to the pipe whose read
+/// end is the host's descriptor `fd` (module doc); its status says whether
+/// bash could open it. Plain `exec`: the redirections of `builtin exec`
+/// are undone when it returns, as for any other builtin.
+pub fn switch_output(fd: i32) -> String {
+    format!("exec >\"$__conch_o/{fd}\" 2>&1 && __conch_oo={fd}")
+}
 
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
@@ -185,12 +182,12 @@ case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
 case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
 *) __conch_on=;; esac; } 2>/dev/null; \
-builtin read -r -N 26 -u 63 __conch_h; do \
-case ${__conch_h:16:2} in \
+builtin read -r -N 18 -u 63 __conch_h; do \
+case ${__conch_h:16} in \
 ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&- >\"$__conch_o${__conch_h:18}\" 2>&1; done;; \
+for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
 bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&- >\"$__conch_o${__conch_h:18}\" 2>&1; done;; \
+for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
 as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
 *) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
 esac; \
@@ -433,23 +430,12 @@ mod tests {
     }
 
     #[test]
-    fn headers_are_26_bytes_whatever_the_run_number() {
-        let msg = run(123_456_789, Kind::Command, "true", 9);
-        assert_eq!(&msg[..HEADER_LEN], b"2345678900000004ap///////9");
-        let msg = run(7, Kind::Script, "é", 12_345_678);
-        assert_eq!(&msg[..HEADER_LEN], b"0000000700000002bs12345678");
+    fn headers_are_18_bytes_whatever_the_run_number() {
+        let msg = run(123_456_789, Kind::Command, "true");
+        assert_eq!(&msg[..HEADER_LEN], b"2345678900000004ap");
+        let msg = run(7, Kind::Script, "é");
+        assert_eq!(&msg[..HEADER_LEN], b"0000000700000002bs");
         assert_eq!(&msg[HEADER_LEN..], "é".as_bytes());
-    }
-
-    #[test]
-    fn the_loop_and_scripts_redirect_the_command_alike() {
-        assert_eq!(LOOP.matches(COMMAND_REDIRECTIONS).count(), 2);
-        let script = Script {
-            command: CommandText::Inline("true"),
-            cwd: None,
-            env: &[],
-        };
-        assert!(script.render().contains(COMMAND_REDIRECTIONS));
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! `Shell`: one long-lived real bash that runs command after command.
 //!
 //! bash runs in its own session as a child subreaper, killed if the host
-//! dies. Commands arrive as data on a socket (see [`super::protocol`]), each
-//! run's stdout and stderr share a pipe of that run, and completion arrives
-//! on a separate status pipe the command cannot write to. One `poll` on the
-//! caller's thread watches output, status, bash's pidfd and a cancel waker,
-//! so a run returns the moment its status arrives, abort and timeout act at
-//! once, and a background job holding the output pipe can never hold a
-//! call: the pipe becomes a job of the session ([`crate::jobs`]), so what
-//! the job writes later is its own, never a later run's.
+//! dies. Commands arrive as data on a socket (see [`super::protocol`]), their
+//! stdout and stderr share one pipe, and completion arrives on a separate
+//! status pipe the command cannot write to. One `poll` on the caller's
+//! thread watches output, status, bash's pidfd and a cancel waker, so a run
+//! returns the moment its status arrives, abort and timeout act at once, and
+//! a background job holding the output pipe can never hold a call. A run
+//! that leaves something running hands bash a new pipe before it returns;
+//! the old one, if something still holds it, becomes a job of the session
+//! ([`crate::jobs`]), so what the job writes later is its own, never a
+//! later run's.
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -36,8 +38,8 @@ use crate::process::env::{build_env, validate_var};
 use crate::process::io::{
     Read, Waker, grow_pipe, pipe, poll, pollin, read, ready, send_all, set_nonblocking, socketpair,
 };
-use crate::process::pump::DRAIN_BUDGET;
 use crate::process::pump::Pump;
+use crate::process::pump::{DRAIN_BUDGET, read_error};
 use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
@@ -118,8 +120,6 @@ struct Ending {
     stop: Option<Stop>,
     /// bash's children when the run started (background jobs of earlier runs).
     baseline: Vec<Pid>,
-    /// Every writer of the run's output pipe has closed it.
-    output_ended: bool,
 }
 
 impl Shell {
@@ -328,19 +328,17 @@ impl Shell {
         let cwd_text = run_cwd.as_deref().map(utf8_path).transpose()?;
         let mut pump = Pump::new(sink, &mut on_chunk);
         let bash = state.bash.as_mut().expect("bash started above");
-        let output = run_pipe();
-        let ending = output.and_then(|(out, out_w)| {
-            let line = Line {
-                command: &command,
-                cwd: cwd_text,
-                env: &opts.env,
-                out: (&out, out_w),
-            };
-            let stopper = Stopper::new(opts.timeout, run_token, self.config.ladder);
-            run_line(bash, line, &mut pump, stopper, &waker).map(|e| (e, out))
-        });
+        let ending = run_line(
+            bash,
+            &command,
+            cwd_text,
+            &opts.env,
+            &mut pump,
+            Stopper::new(opts.timeout, run_token, self.config.ladder),
+            &waker,
+        );
         *lock(&self.current) = None;
-        let (ending, out) = ending?;
+        let ending = ending?;
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
         if let Some(rec) = &ending.record {
@@ -363,15 +361,11 @@ impl Shell {
             let left = targets(bash.pid(), &ending.baseline);
             tree::terminate(&left, self.config.ladder.grace);
         }
-        let mut output_ended = ending.output_ended;
-        if !output_ended {
-            // What the run's processes wrote before they went is its own.
-            output_ended = pump
-                .read_available(out.as_raw_fd(), DRAIN_BUDGET)
-                .unwrap_or(true);
-        }
-        if !output_ended {
-            self.adopt(out, &opts.command, started);
+        if let Some(bash) = state.bash.as_mut().filter(|b| !b.replaced)
+            && !new_children(bash, &ending.baseline).is_empty()
+            && let Some(old) = switch_output(bash, &mut pump)?
+        {
+            self.adopt(old, &opts.command, started);
         }
         let outcome = Outcome {
             exit_code,
@@ -616,39 +610,42 @@ impl Bash {
     }
 }
 
-/// One run for bash: the command and where its output goes.
-struct Line<'a> {
-    command: &'a str,
-    cwd: Option<&'a str>,
-    env: &'a [(String, String)],
-    /// The run's output pipe: the read end, and the write end that bash
-    /// opens through `/proc` (held until the run ends).
-    out: (&'a OwnedFd, OwnedFd),
-}
-
-/// The output pipe of one run (see `protocol`): `(read, write)`, the read
-/// end non-blocking and grown as bash's own.
-fn run_pipe() -> Result<(OwnedFd, OwnedFd)> {
-    let (read, write) = pipe()?;
-    set_nonblocking(&read)?;
-    grow_pipe(&read, 1 << 20);
-    Ok((read, write))
+/// Gives bash a new output pipe, for a run that left something running
+/// (`protocol::switch_output`): what it left keeps the old pipe. Drains
+/// the old pipe into `pump` (what arrived before the switch is the run's
+/// output) and returns it when something still holds it, to become a job;
+/// `None` when nothing does, or when bash could not take the new pipe (it
+/// then keeps the old one).
+fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>> {
+    let (read_end, write_end) = pipe()?;
+    // bash opens the read end for writing: ours is not needed.
+    drop(write_end);
+    set_nonblocking(&read_end)?;
+    grow_pipe(&read_end, 1 << 20);
+    bash.seq = (bash.seq + 1) % SEQ_MODULUS;
+    let script = protocol::switch_output(read_end.as_raw_fd());
+    let switched = send_all(&bash.input, &protocol::run(bash.seq, Kind::Script, &script)).is_ok()
+        && wait_record(bash, bash.seq, STARTUP_TIMEOUT).is_ok_and(|r| r.status == 0);
+    if !switched {
+        return Ok(None);
+    }
+    let old = std::mem::replace(&mut bash.out, read_end);
+    let ended = pump
+        .read_available(old.as_raw_fd(), DRAIN_BUDGET)
+        .map_err(read_error)?;
+    Ok((!ended).then_some(old))
 }
 
 /// Sends one run to bash and drives it to its end.
 fn run_line(
     bash: &mut Bash,
-    line: Line<'_>,
+    command: &str,
+    cwd: Option<&str>,
+    env: &[(String, String)],
     pump: &mut Pump<'_>,
     mut stopper: Stopper,
     waker: &Waker,
 ) -> Result<Ending> {
-    let Line {
-        command,
-        cwd,
-        env,
-        out: (out, out_w),
-    } = line;
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let file = if command.len() > INLINE_LIMIT {
         let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid());
@@ -660,11 +657,8 @@ fn run_line(
         Some(path) => CommandText::File(utf8_path(path)?),
         None => CommandText::Inline(command),
     };
-    let out_fd = out_w.as_raw_fd();
     let message = match (&text, cwd, env.is_empty()) {
-        (CommandText::Inline(cmd), None, true) => {
-            protocol::run(bash.seq, Kind::Command, cmd, out_fd)
-        }
+        (CommandText::Inline(cmd), None, true) => protocol::run(bash.seq, Kind::Command, cmd),
         _ => {
             let script = Script {
                 command: text,
@@ -672,13 +666,13 @@ fn run_line(
                 env,
             }
             .render();
-            protocol::run(bash.seq, Kind::Script, &script, out_fd)
+            protocol::run(bash.seq, Kind::Script, &script)
         }
     };
     let baseline = baseline_of(bash);
     let sent = send_all(&bash.input, &message);
     let ending = match sent {
-        Ok(()) => drive(bash, (out, out_w), pump, &mut stopper, waker, baseline),
+        Ok(()) => drive(bash, pump, &mut stopper, waker, baseline),
         // bash died before reading the line: report it like any death.
         Err(_) => Ok(Ending {
             record: None,
@@ -686,7 +680,6 @@ fn run_line(
             replaced: false,
             stop: None,
             baseline,
-            output_ended: true,
         }),
     };
     if let Some(path) = file {
@@ -698,7 +691,6 @@ fn run_line(
 /// The event loop of one run.
 fn drive(
     bash: &mut Bash,
-    (out, out_w): (&OwnedFd, OwnedFd),
     pump: &mut Pump<'_>,
     stopper: &mut Stopper,
     waker: &Waker,
@@ -706,7 +698,6 @@ fn drive(
 ) -> Result<Ending> {
     let mut watch = Watch::new(
         bash.out.as_raw_fd(),
-        out.as_raw_fd(),
         bash.status.as_raw_fd(),
         bash.pidfd.as_raw_fd(),
         waker,
@@ -786,9 +777,6 @@ fn drive(
             resumed = true;
         }
     }
-    // bash has let go of the run's pipe (it reported, or died): without
-    // the host's end, the pipe ends once nothing the run left holds it.
-    drop(out_w);
     watch.drain(pump)?;
     // With a record in hand the run completed even if bash exited right
     // after; the next run notices the death and starts afresh.
@@ -799,13 +787,22 @@ fn drive(
         replaced,
         stop: stopper.reason,
         baseline,
-        output_ended: watch.run_out_ended(),
     })
 }
 
 /// Waits for the startup record (run 0).
 fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
-    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    wait_record(bash, 0, STARTUP_TIMEOUT).map(drop)
+}
+
+/// Waits up to `limit` for the record of run `seq`, from a bash that runs
+/// nothing of the user's meanwhile.
+fn wait_record(
+    bash: &mut Bash,
+    seq: u64,
+    limit: Duration,
+) -> std::result::Result<StatusRecord, String> {
+    let deadline = Instant::now() + limit;
     let mut fds = [
         pollin(bash.status.as_raw_fd()),
         pollin(bash.pidfd.as_raw_fd()),
@@ -813,7 +810,7 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
     let mut buf = [0u8; 512];
     loop {
         match poll(&mut fds, Some(deadline)) {
-            Ok(0) => return Err(format!("no answer within {STARTUP_TIMEOUT:?}")),
+            Ok(0) => return Err(format!("no answer within {limit:?}")),
             Ok(_) => {}
             Err(e) => return Err(e.to_string()),
         }
@@ -825,8 +822,8 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
             Err(e) => return Err(e.to_string()),
         }
         while let Some(record) = bash.parser.next_record() {
-            if record.seq == 0 {
-                return Ok(());
+            if record.seq == seq {
+                return Ok(record);
             }
         }
     }
@@ -836,6 +833,15 @@ fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
 /// which a stop of this run must spare.
 fn baseline_of(bash: &Bash) -> Vec<Pid> {
     tree::children_of_single_thread(bash.pid())
+}
+
+/// bash's live children that were not there when the run started: what the
+/// run left running (a `setsid` escape or a double fork too: bash is their
+/// subreaper).
+fn new_children(bash: &Bash, baseline: &[Pid]) -> Vec<Pid> {
+    let mut left = tree::children_of_single_thread(bash.pid());
+    left.retain(|p| !baseline.contains(p) && tree::is_alive(*p));
+    left
 }
 
 /// Every live process below bash except the subtrees of `baseline`.

@@ -314,7 +314,12 @@ fn host_worker() {
          ( (/bin/sleep {marker}3 &) )"
     );
     if std::env::var("CONCH_TEST_HOST_ENGINE").as_deref() == Ok("pty") {
-        let command = format!("{escapes}; echo ready; /bin/sleep {marker}4");
+        // No `setsid` escape: the terminal's hang-up may end the PTY
+        // command before the guard walks its tree (docs/behaviour.md §9).
+        let command = format!(
+            "/bin/sleep {marker}1 & nohup /bin/sleep {marker}2 >/dev/null 2>&1 & \
+             ( (/bin/sleep {marker}3 &) ); echo ready; /bin/sleep {marker}4"
+        );
         conch_core::PtySession::new()
             .start(conch_core::PtyOptions::new(command.as_str()), |chunk| {
                 if chunk.contains("ready") {
