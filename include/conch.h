@@ -124,11 +124,12 @@ typedef struct conch_pty conch_pty;
  * aliases) carries over from one run to the next.
  *
  * Thread-safe: `conch_shell_run` may be called from several threads (runs
- * queue in order), `conch_shell_abort` and `conch_shell_background_jobs`
- * from any thread at any moment. `conch_shell_free` may be called from
- * another thread while a run blocks (it stops the run, waits for it to
- * return, then kills the session), but never concurrently with the start of
- * another call on the handle, nor after it.
+ * queue in order), `conch_shell_abort`, `conch_shell_background_jobs`,
+ * `conch_shell_jobs` and `conch_shell_poll` from any thread at any moment.
+ * `conch_shell_free` may be called from another thread while a run blocks
+ * (it stops the run, waits for it to return, then kills the session) or a
+ * poll waits (the job is killed, so the poll returns), but never
+ * concurrently with the start of another call on the handle, nor after it.
  */
 typedef struct conch_shell conch_shell;
 
@@ -309,6 +310,149 @@ typedef struct conch_bash_result {
    */
   const char *working_dir;
 } conch_bash_result;
+
+/**
+ * How `conch_shell_poll` waits and reads. Zero-initialize it (`= {0}`),
+ * then set what you need: zero / NULL fields are the defaults (read what
+ * arrived since the previous poll and return at once).
+ */
+typedef struct conch_poll_options {
+  /**
+   * The longest the call waits, in milliseconds, for the job to end or
+   * `until` to match; 0: no wait. At most 2147483647 (a larger value is
+   * `CONCH_ERR_INVALID_ARG`, never clamped).
+   */
+  uint64_t wait_ms;
+  /**
+   * A regular expression (the Rust `regex` crate's syntax): the call
+   * returns as soon as the output this poll read matches (the match may
+   * span pieces that arrived apart); NULL: none. A bad one is
+   * `CONCH_ERR_INVALID_ARG` naming `opts->until`.
+   */
+  const char *until;
+  /**
+   * The most output one poll returns (the newest, when more arrived);
+   * 0: the shell's `max_bytes`.
+   */
+  size_t max_bytes;
+  /**
+   * The offset of the job's output to read from, when `has_cursor`
+   * (past the end reads from the end).
+   */
+  uint64_t cursor;
+  /**
+   * false: read from where the previous poll stopped (`cursor` is
+   * ignored).
+   */
+  bool has_cursor;
+  /**
+   * Ends the wait early when cancelled, from any thread (never the job:
+   * the poll returns what it read); NULL: none.
+   */
+  const struct conch_cancel_token *cancel;
+} conch_poll_options;
+
+/**
+ * What one poll of a job read. Owned by the caller: free it with
+ * `conch_job_poll_free`, which also frees the strings in it.
+ */
+typedef struct conch_job_poll {
+  /**
+   * The job's id in its shell.
+   */
+  uint32_t job;
+  /**
+   * Where the job is: `"running"`, `"exited"`, `"killed"` (the session
+   * killed it) or `"timed_out"`. Never NULL.
+   */
+  const char *status;
+  /**
+   * The job's exit status; meaningful only when `has_exit_code`.
+   */
+  int32_t exit_code;
+  /**
+   * False for work a command left behind: bash alone could tell its
+   * status, and it does not wait for it.
+   */
+  bool has_exit_code;
+  /**
+   * Sanitized output from `cursor` on (at most `max_bytes`: the newest).
+   * Never NULL.
+   */
+  const char *output;
+  /**
+   * The offset `output` starts at: the requested one, or later when what
+   * lay between is no longer kept (`omitted_bytes`).
+   */
+  uint64_t cursor;
+  /**
+   * Where the next poll without a cursor reads from.
+   */
+  uint64_t next_cursor;
+  /**
+   * Bytes of sanitized output the job has written so far.
+   */
+  uint64_t total_bytes;
+  /**
+   * Bytes between the requested offset and `cursor`, skipped because
+   * they are no longer kept or did not fit (the artifact holds them).
+   */
+  uint64_t omitted_bytes;
+  /**
+   * The artifact holding the whole output (`artifact://<id>`), once it
+   * outgrew memory; NULL when none.
+   */
+  const char *artifact_id;
+  /**
+   * Milliseconds since the job started, until it ended.
+   */
+  uint64_t elapsed_ms;
+} conch_job_poll;
+
+/**
+ * One job as `conch_shell_jobs` lists it. The array it is in is owned by
+ * the caller: free it with `conch_job_info_free`, which also frees the
+ * strings in it.
+ */
+typedef struct conch_job_info {
+  /**
+   * The job's id in its shell, from 1, never reused.
+   */
+  uint32_t job;
+  /**
+   * The command that started it. Never NULL.
+   */
+  const char *command;
+  /**
+   * `"running"`, `"exited"`, `"killed"` or `"timed_out"`. Never NULL.
+   */
+  const char *status;
+  /**
+   * The job's exit status; meaningful only when `has_exit_code`.
+   */
+  int32_t exit_code;
+  /**
+   * False for work a command left behind (see `conch_job_poll`).
+   */
+  bool has_exit_code;
+  /**
+   * When the command that started it started, in milliseconds since the
+   * Unix epoch.
+   */
+  uint64_t started_ms;
+  /**
+   * Milliseconds since the job started, until it ended.
+   */
+  uint64_t elapsed_ms;
+  /**
+   * Bytes of sanitized output the job has written so far.
+   */
+  uint64_t total_bytes;
+  /**
+   * The artifact holding the whole output; NULL when none.
+   */
+  const char *artifact_id;
+} conch_job_info;
 
 /**
  * What to run on the terminal. Zero-initialize it, then set `command`.
@@ -818,6 +962,63 @@ int conch_execute_shell(const struct conch_execute_options *opts,
                         conch_chunk_cb cb,
                         void *user,
                         struct conch_bash_result **out);
+
+/**
+ * Reads the output of job `job` (an id from `conch_shell_jobs`): what
+ * arrived since the previous poll (or from `opts->cursor`), after waiting
+ * up to `opts->wait_ms` for the job to end or `opts->until` to match.
+ *
+ * `opts` may be NULL (all defaults: no wait). Blocks the calling thread
+ * while it waits; it never waits for a run and a run never waits for it,
+ * so it may be called from any thread, also while a run blocks; a
+ * cancelled `opts->cancel` ends the wait early (the job goes on). Freeing
+ * the shell from another thread ends its jobs, so a waiting poll returns
+ * (status `"killed"`).
+ *
+ * On `CONCH_OK`, `*out` is the poll (free it with `conch_job_poll_free`).
+ * Errors (`CONCH_ERR_INVALID_ARG`): NULL or invalid arguments, a bad
+ * `until`, a `wait_ms` past the bound, a job the shell does not have (`no
+ * job <N> in this session`: never started, or finished long ago and
+ * forgotten); `CONCH_ERR_CLOSED` for a closed shell.
+ *
+ * # Safety
+ * `shell` is a live handle; `opts` is NULL or points to valid options;
+ * `out` is writable.
+ */
+int conch_shell_poll(struct conch_shell *shell,
+                     uint32_t job,
+                     const struct conch_poll_options *opts,
+                     struct conch_job_poll **out);
+
+/**
+ * Frees a poll and its strings. NULL is a no-op.
+ *
+ * # Safety
+ * `poll` is NULL or a poll returned by conch, not freed before.
+ */
+void conch_job_poll_free(struct conch_job_poll *poll);
+
+/**
+ * Lists the shell's jobs, oldest first: every running one and the last
+ * finished ones (older finished jobs are forgotten). On `CONCH_OK`, `*out`
+ * is an array of `*count` jobs (NULL when there are none); free it with
+ * `conch_job_info_free(*out, *count)`. Callable from any thread, also while
+ * a run or a poll blocks.
+ *
+ * # Safety
+ * `shell` is a live handle; `out` and `count` are writable.
+ */
+int conch_shell_jobs(struct conch_shell *shell, struct conch_job_info **out, size_t *count);
+
+/**
+ * Frees the array `conch_shell_jobs` returned and the strings in it;
+ * `count` is the count it returned with it. NULL is a no-op.
+ *
+ * # Safety
+ * `jobs` is NULL or an array returned by `conch_shell_jobs` with `count`
+ * jobs, not freed before.
+ */
+void conch_job_info_free(struct conch_job_info *jobs, size_t count);
 
 /**
  * An idle PTY session with a blank 80x24 screen. Free it with

@@ -7,7 +7,10 @@
 //! its own, so the handle may be freed from another thread meanwhile).
 //! Such pointers are made and taken back only by the functions below, so
 //! every `Box`/`Arc` `into_raw` has its `from_raw` here and nowhere else.
-//! (Strings are `CString`s: `boundary::c_string` and `free_c_string`.)
+//! (Strings are `CString`s: `boundary::c_string` and `free_c_string`.) An
+//! array of `#[repr(C)]` structs (`conch_job_info`) is a boxed slice, given
+//! out as its first element and its length: [`into_raw_array`] and
+//! [`take_array`].
 //!
 //! An opaque handle type (`conch_shell`) is never instantiated: its pointer
 //! is the pointer to its `RustType` (`Shell`), cast. A `#[repr(C)]` struct C
@@ -157,6 +160,27 @@ pub(crate) unsafe fn free<C: Castable>(p: *mut C) {
     drop(unsafe { take(p) });
 }
 
+/// Hands `items` to C as an array: the pointer to the first (NULL when
+/// there are none) and the count, which own them until [`take_array`].
+pub(crate) fn into_raw_array<T>(items: Vec<T>) -> (*mut T, usize) {
+    if items.is_empty() {
+        return (std::ptr::null_mut(), 0);
+    }
+    let len = items.len();
+    (Box::into_raw(items.into_boxed_slice()).cast::<T>(), len)
+}
+
+/// Takes back an array given to C (`None` for NULL).
+///
+/// # Safety
+/// `p` is NULL, or a pointer from [`into_raw_array`] given out with the
+/// count `len`, not used again after this call.
+pub(crate) unsafe fn take_array<T>(p: *mut T, len: usize) -> Option<Box<[T]>> {
+    // SAFETY: `p` and `len` are the boxed slice `into_raw_array` gave up
+    // (the caller's guarantee).
+    (!p.is_null()).then(|| unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, len)) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +236,22 @@ mod tests {
         );
         drop(held);
         assert_eq!(Arc::strong_count(&alive), 1);
+    }
+
+    #[test]
+    fn an_array_is_owned_once_and_freed_once() {
+        let alive = Arc::new(());
+        let (p, len) = into_raw_array(vec![Counted(alive.clone()), Counted(alive.clone())]);
+        assert_eq!((len, Arc::strong_count(&alive)), (2, 3));
+        // SAFETY: `p` and `len` came from `into_raw_array`, taken back once.
+        let items = unsafe { take_array(p, len) }.unwrap();
+        assert_eq!(items.len(), 2);
+        drop(items);
+        assert_eq!(Arc::strong_count(&alive), 1);
+        let (p, len) = into_raw_array(Vec::<Counted>::new());
+        assert!(p.is_null() && len == 0, "no array for no items");
+        // SAFETY: NULL is accepted.
+        assert!(unsafe { take_array(p, 5) }.is_none());
     }
 
     #[test]

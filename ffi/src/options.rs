@@ -56,8 +56,9 @@ pub(crate) fn timeout(ms: u64, name: &str) -> FfiResult<Option<Duration>> {
         .map_err(refused)
 }
 
-/// An interval in milliseconds (`update_interval_ms`): `0` means the core's
-/// default (`None`); any other value is checked by the core.
+/// An interval in milliseconds (`update_interval_ms`, a poll's `wait_ms`):
+/// `0` means the core's default (`None`); any other value is checked by the
+/// core.
 pub(crate) fn interval(ms: u64, name: &str) -> FfiResult<Option<Duration>> {
     if ms == 0 {
         return Ok(None);
@@ -84,6 +85,17 @@ pub(crate) fn max_bytes(bytes: usize, name: &str) -> FfiResult<usize> {
         return Ok(DEFAULT_MAX_BYTES);
     }
     max_bytes_option(name, number(bytes as u64)).map_err(refused)
+}
+
+/// A `max_bytes` whose default belongs to someone else (a poll's: the
+/// shell's): `0` is `None`; any other value is checked by the core.
+pub(crate) fn opt_max_bytes(bytes: usize, name: &str) -> FfiResult<Option<usize>> {
+    if bytes == 0 {
+        return Ok(None);
+    }
+    max_bytes_option(name, number(bytes as u64))
+        .map(Some)
+        .map_err(refused)
 }
 
 /// An option given as text, parsed by the core; NULL is the core's default.

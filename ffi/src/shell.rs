@@ -3,7 +3,8 @@
 //! The handle is an `Arc` turned into a raw pointer: `conch_shell_run`
 //! takes its own reference for the duration of the run, so
 //! `conch_shell_abort` and even `conch_shell_free` may be called from
-//! another thread while a run blocks.
+//! another thread while a run blocks (and `conch_shell_poll`, in `jobs.rs`,
+//! while it waits).
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -22,11 +23,12 @@ use crate::status::{FfiError, FfiResult};
 /// aliases) carries over from one run to the next.
 ///
 /// Thread-safe: `conch_shell_run` may be called from several threads (runs
-/// queue in order), `conch_shell_abort` and `conch_shell_background_jobs`
-/// from any thread at any moment. `conch_shell_free` may be called from
-/// another thread while a run blocks (it stops the run, waits for it to
-/// return, then kills the session), but never concurrently with the start of
-/// another call on the handle, nor after it.
+/// queue in order), `conch_shell_abort`, `conch_shell_background_jobs`,
+/// `conch_shell_jobs` and `conch_shell_poll` from any thread at any moment.
+/// `conch_shell_free` may be called from another thread while a run blocks
+/// (it stops the run, waits for it to return, then kills the session) or a
+/// poll waits (the job is killed, so the poll returns), but never
+/// concurrently with the start of another call on the handle, nor after it.
 pub struct conch_shell {
     _private: [u8; 0],
 }

@@ -24,6 +24,7 @@ use conch::cancel::*;
 use conch::command::*;
 use conch::conch_status;
 use conch::execute::*;
+use conch::jobs::*;
 use conch::pty::*;
 use conch::result::*;
 use conch::sessions::*;
@@ -553,6 +554,53 @@ fn shell_opts() -> impl Strategy<Value = ShellOpts> {
         )
 }
 
+/// A poll of a job: the commands above leave none, so whatever the wait,
+/// it returns at once (an unknown job, or bad options).
+#[derive(Debug, Clone)]
+struct Poll {
+    job: u32,
+    wait_ms: u64,
+    until: Option<Vec<u8>>,
+    max_bytes: usize,
+    cursor: u64,
+    has_cursor: bool,
+    cancel: u8,
+    null_opts: bool,
+    null_out: bool,
+}
+
+fn poll() -> impl Strategy<Value = Poll> {
+    (
+        prop_oneof![Just(0u32), Just(1), Just(u32::MAX), any::<u32>()],
+        u64_edge(),
+        mostly(
+            Just(None),
+            text_or(&["x", "(", "(?m)^ok$", "[", "a{99999999}"]),
+        ),
+        usize_edge(),
+        u64_edge(),
+        any::<bool>(),
+        0u8..3,
+        proptest::bool::weighted(0.2),
+        proptest::bool::weighted(0.1),
+    )
+        .prop_map(
+            |(job, wait_ms, until, max_bytes, cursor, has_cursor, cancel, null_opts, null_out)| {
+                Poll {
+                    job,
+                    wait_ms,
+                    until,
+                    max_bytes,
+                    cursor,
+                    has_cursor,
+                    cancel,
+                    null_opts,
+                    null_out,
+                }
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 48,
@@ -561,7 +609,7 @@ proptest! {
     })]
 
     #[test]
-    fn shells_and_runs(opts in shell_opts(), runs in proptest::collection::vec(run(), 1..4), capacity in 0usize..10, null_pids in any::<bool>()) {
+    fn shells_and_runs(opts in shell_opts(), runs in proptest::collection::vec(run(), 1..4), capacity in 0usize..10, null_pids in any::<bool>(), polls in proptest::collection::vec(poll(), 0..3)) {
         watchdog();
         let mut arena = Arena::default();
         let home = scratch();
@@ -618,6 +666,40 @@ proptest! {
             let pids_p = if null_pids { ptr::null_mut() } else { pids.as_mut_ptr() };
             let rc = conch_shell_background_jobs(sh, pids_p, capacity, &mut count);
             check_status(rc, "conch_shell_background_jobs")?;
+            for p in &polls {
+                let cancel = token(p.cancel);
+                let po = conch_poll_options {
+                    wait_ms: p.wait_ms,
+                    until: arena.text(&p.until),
+                    max_bytes: p.max_bytes,
+                    cursor: p.cursor,
+                    has_cursor: p.has_cursor,
+                    cancel,
+                };
+                let mut out: *mut conch_job_poll = ptr::null_mut();
+                let out_p = if p.null_out { ptr::null_mut() } else { &mut out as *mut _ };
+                let po_p = if p.null_opts { ptr::null() } else { &po as *const _ };
+                let rc = conch_shell_poll(sh, p.job, po_p, out_p);
+                conch_cancel_token_free(cancel);
+                check_status(rc, "conch_shell_poll")?;
+                if rc == 0 {
+                    prop_assert!(!out.is_null(), "conch_shell_poll: CONCH_OK without a poll");
+                    check_text((*out).output, false, "conch_shell_poll: output")?;
+                    check_text((*out).status, false, "conch_shell_poll: status")?;
+                } else {
+                    prop_assert!(out.is_null(), "out untouched on error");
+                }
+                conch_job_poll_free(out);
+            }
+            let mut jobs: *mut conch_job_info = ptr::null_mut();
+            let mut n = 0usize;
+            let rc = conch_shell_jobs(sh, &mut jobs, &mut n);
+            check_status(rc, "conch_shell_jobs")?;
+            for j in 0..n {
+                check_text((*jobs.add(j)).command, false, "conch_shell_jobs: command")?;
+                check_text((*jobs.add(j)).status, false, "conch_shell_jobs: status")?;
+            }
+            conch_job_info_free(jobs, n);
             check_status(conch_shell_abort(sh), "conch_shell_abort")?;
             conch_shell_free(sh);
             conch_artifact_store_free(store);

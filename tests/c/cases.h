@@ -77,4 +77,40 @@ struct tool_case {
   const char *suggested_tool;
 };
 
+/* jobs.json: runs, then polls of the job they left (or of `job`), then the
+ * listing. In the tables, each array ends with a zeroed entry. */
+struct job_run {
+  const char *command, *output;
+};
+
+struct job_poll_case {
+  const char *what; /* "<case>: poll <i>"; NULL ends the array */
+  int64_t job;      /* -1: the last job conch_shell_jobs lists */
+  /* The options, as conch_poll_options takes them. */
+  uint64_t wait_ms;
+  const char *until; /* NULL: none */
+  size_t max_bytes;  /* 0: the shell's */
+  int64_t cursor;    /* -1: none */
+  const char *error; /* a substring of the message; NULL: the poll succeeds */
+  /* The expected fields; NULL / -1 / UNCHECKED: not compared. */
+  const char *output, *status;
+  enum { EXIT_UNCHECKED, EXIT_NONE, EXIT_IS } exit;
+  int32_t exit_code;
+  int64_t cursor_at, next_cursor, total_bytes, omitted_bytes;
+};
+
+struct job_listed {
+  const char *command; /* NULL ends the array */
+  const char *status;  /* NULL: not compared */
+  int64_t total_bytes; /* -1: not compared */
+};
+
+struct jobs_case {
+  const char *name;
+  const struct job_run *runs;         /* ends with command NULL */
+  const struct job_poll_case *polls;  /* ends with what NULL */
+  bool check_jobs;                    /* the case gives the listing */
+  const struct job_listed *jobs;      /* ends with command NULL */
+};
+
 #endif

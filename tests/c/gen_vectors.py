@@ -196,6 +196,62 @@ def tool(cases, out):
     out.append("};")
 
 
+def strict(where, obj, allowed):
+    """Fails on a key the C replay would not compare: a field added to a
+    vector must be replayed here too, never skipped silently."""
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        sys.exit(f"jobs.json: {where}: keys the C suite does not replay: {', '.join(unknown)}")
+
+
+def jobs(cases, out):
+    for i, c in enumerate(cases):
+        strict(c["name"], c, ["name", "runs", "polls", "jobs"])
+        runs = "".join(
+            "{%s, %s}, " % (c_str(r["command"]), c_str(r["output"])) for r in c["runs"]
+        )
+        out.append(f"static const struct job_run JOB_RUNS_{i}[] = {{{runs}{{NULL, NULL}}}};")
+        polls = []
+        for k, p in enumerate(c["polls"]):
+            strict(f"{c['name']}: poll {k}", p, ["job", "options", "expect", "error"])
+            o = p.get("options") or {}
+            strict(f"{c['name']}: poll {k} options", o, ["wait_ms", "until", "max_bytes", "cursor"])
+            e = p.get("expect") or {}
+            strict(f"{c['name']}: poll {k} expect", e,
+                   ["output", "status", "exit_code", "cursor", "next_cursor", "total_bytes",
+                    "omitted_bytes"])
+            if "exit_code" not in e:
+                exit_kind, exit_code = "EXIT_UNCHECKED", 0
+            elif e["exit_code"] is None:
+                exit_kind, exit_code = "EXIT_NONE", 0
+            else:
+                exit_kind, exit_code = "EXIT_IS", int(e["exit_code"])
+            polls.append(
+                "{%s, %s, %d, %s, %d, %s, %s, %s, %s, %s, %d, %s, %s, %s, %s}, "
+                % (c_str(f"{c['name']}: poll {k}"), c_int(p.get("job")), o.get("wait_ms", 0),
+                   c_str(o.get("until")), o.get("max_bytes", 0), c_int(o.get("cursor")),
+                   c_str(p.get("error")), c_str(e.get("output")), c_str(e.get("status")),
+                   exit_kind, exit_code, c_int(e.get("cursor")), c_int(e.get("next_cursor")),
+                   c_int(e.get("total_bytes")), c_int(e.get("omitted_bytes")))
+            )
+        out.append(f"static const struct job_poll_case JOB_POLLS_{i}[] = {{{''.join(polls)}{{0}}}};")
+        listed = []
+        for k, j in enumerate(c.get("jobs") or []):
+            strict(f"{c['name']}: job {k}", j, ["command", "status", "total_bytes"])
+            listed.append(
+                "{%s, %s, %s}, " % (c_str(j["command"]), c_str(j.get("status")),
+                                   c_int(j.get("total_bytes")))
+            )
+        out.append(f"static const struct job_listed JOB_LISTED_{i}[] = {{{''.join(listed)}{{NULL, NULL, -1}}}};")
+    out.append("static const struct jobs_case JOBS_CASES[] = {")
+    for i, c in enumerate(cases):
+        out.append(
+            "  {%s, JOB_RUNS_%d, JOB_POLLS_%d, %s, JOB_LISTED_%d},"
+            % (c_str(c["name"]), i, i, "true" if "jobs" in c else "false", i)
+        )
+    out.append("};")
+
+
 # The vector files the C face replays, and the writer of each one's table.
 TABLES = {
     "normalize": normalize,
@@ -204,6 +260,7 @@ TABLES = {
     "artifact": artifact,
     "keys": keys,
     "tool": tool,
+    "jobs": jobs,
 }
 
 # The vector files whose functions include/conch.h does not declare, so the

@@ -143,6 +143,27 @@ static void shell(void) {
   expect_misuse(conch_shell_background_jobs(sh, NULL, 2, &count), "conch_shell_background_jobs", "pids");
   expect_misuse(conch_shell_background_jobs(sh, pids, 2, NULL), "conch_shell_background_jobs", "count");
   CHECK_RC(conch_shell_abort(sh), CONCH_OK, "abort with nothing running");
+
+  conch_job_poll *p = NULL;
+  conch_poll_options po = {0};
+  expect_misuse(conch_shell_poll(NULL, 1, &po, &p), "conch_shell_poll", "shell");
+  expect_misuse(conch_shell_poll(sh, 1, &po, NULL), "conch_shell_poll", "out");
+  po.until = BAD_UTF8;
+  expect_misuse(conch_shell_poll(sh, 1, &po, &p), "conch_shell_poll", "opts->until");
+  CHECK(p == NULL, "out untouched on error");
+  /* opts may be NULL: the defaults (here, a job the session does not have). */
+  CHECK_RC(conch_shell_poll(sh, 1, NULL, &p), CONCH_ERR_INVALID_ARG, "poll of no job");
+  CHECK_STR(conch_last_error(), "no job 1 in this session", "the core's words, unprefixed");
+  conch_job_poll_free(NULL);
+  conch_job_info *jobs = NULL;
+  expect_misuse(conch_shell_jobs(NULL, &jobs, &count), "conch_shell_jobs", "shell");
+  expect_misuse(conch_shell_jobs(sh, NULL, &count), "conch_shell_jobs", "out");
+  expect_misuse(conch_shell_jobs(sh, &jobs, NULL), "conch_shell_jobs", "count");
+  count = 7;
+  CHECK_RC(conch_shell_jobs(sh, &jobs, &count), CONCH_OK, "no jobs");
+  CHECK(jobs == NULL && count == 0, "no jobs: a NULL array of 0");
+  conch_job_info_free(jobs, count);
+  conch_job_info_free(NULL, 3);
   conch_shell_free(sh);
   conch_shell_free(NULL);
 }
