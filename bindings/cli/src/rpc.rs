@@ -7,11 +7,20 @@
 //!   "data": {BashResult, camelCase}}`;
 //! - `{"id": …, "type": "abort_bash"}` cancels the oldest bash request not yet
 //!   answered (the running one, or the next to run) and is answered at once
-//!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`.
+//!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`;
+//! - `{"id": …, "type": "job_list"}` is answered at once with the session's
+//!   jobs (what commands left writing in the background), `data` an array
+//!   of `JobInfo` (camelCase);
+//! - `{"id": …, "type": "job_poll", "job": N, "wait"?: secs, "until"?: "re",
+//!   "maxBytes"?: n, "cursor"?: n}` reads a job's output on a thread of its
+//!   own (a waiting poll holds up no other request) and is answered when
+//!   the poll returns, `data` the `JobPoll` (camelCase).
 //!
 //! stdin is read on its own thread and commands run on another, so an abort
-//! is handled while a command runs, not after it. Every other reply keeps
-//! the order of the requests. A line that is not a valid request gets
+//! is handled while a command runs, not after it. Every other reply (bash,
+//! and the error replies of bad lines) keeps the order of the requests;
+//! those of `abort_bash`, `job_list` and `job_poll`, good or bad, are sent
+//! as soon as they are ready. A line that is not a valid request gets
 //! `{"type": "response", "success": false, "error": "…"}` (with the `id`
 //! and `command` when they could be read) and the server goes on. At the
 //! end of stdin, the queued commands finish, then conch exits, unless
@@ -19,22 +28,33 @@
 //! running and queued commands are cancelled at once (a command of the
 //! host's would otherwise run on, unseen, until its timeout).
 //!
-//! Commands run in one [`BashSession`]: `cd` and exports persist between
-//! requests; each has a timeout (default 300 s, clamped to 1..3600) and
-//! spills its full output to an artifact. A `timeout` is checked by the
-//! core (`timeout must be a positive number of seconds, got -1`), then
-//! clamped.
+//! Commands run in one [`Session`], a persistent [`Shell`] set up as a
+//! [`BashSession`] sets up its own (the bang commands' defaults): `cd` and
+//! exports persist between requests; each has a timeout (default 300 s,
+//! clamped to 1..3600) and spills its full output to an artifact. A
+//! `timeout` is checked by the core (`timeout must be a positive number of
+//! seconds, got -1`), then clamped; so are the options of `job_poll`, by
+//! the core's parser of each.
+//!
+//! [`BashSession`]: conch_core::tool::BashSession
 
 use std::collections::VecDeque;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
-use conch_core::CancelToken;
-use conch_core::shell::options::{TimeUnit, timeout_option};
+use conch_core::artifact::ArtifactStore;
+use conch_core::jobs::until_option;
+use conch_core::shell::options::{
+    TimeUnit, count_option, interval_option, max_bytes_option, timeout_option,
+};
+use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};
 use conch_core::sync::lock;
-use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, clamp_timeout};
+use conch_core::tool::{BashSessionConfig, clamp_timeout};
+use conch_core::{CancelToken, Error, JobId, PollOptions};
 use serde_json::{Value, json};
 
 use crate::args::HELP;
@@ -49,6 +69,8 @@ use crate::paths::default_artifacts_dir;
 Requests, one per line:
   {\"id\":1,\"type\":\"bash\",\"command\":\"make\",\"cwd\":\"sub\",\"timeout\":60}
   {\"id\":2,\"type\":\"abort_bash\"}
+  {\"id\":3,\"type\":\"job_list\"}
+  {\"id\":4,\"type\":\"job_poll\",\"job\":1,\"wait\":10,\"until\":\"ready\",\"maxBytes\":4096,\"cursor\":0}
 Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}; replies
 {\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}."
 )]
@@ -66,10 +88,176 @@ enum Job {
     Bash {
         id: Value,
         command: String,
-        options: BangOptions,
+        cwd: Option<PathBuf>,
+        timeout: Option<Duration>,
+        cancel: CancelToken,
     },
     /// A reply that must keep its place in the order.
     Reply(Value),
+}
+
+/// The session's bash: one [`Shell`], started by the first request that
+/// needs it, with the settings and the default timeout of a
+/// [`conch_core::tool::BashSession`] (which keeps its shell to itself; the
+/// requests for jobs need it).
+struct Session {
+    config: BashSessionConfig,
+    shell: Mutex<Slot>,
+}
+
+enum Slot {
+    NotStarted,
+    Open(Arc<Shell>),
+    /// The server is ending: nothing starts a bash any more.
+    Closed,
+}
+
+impl Session {
+    fn new(cwd: Option<PathBuf>, artifacts_dir: PathBuf) -> Session {
+        Session {
+            config: BashSessionConfig {
+                cwd,
+                artifacts_dir: Some(artifacts_dir),
+                ..BashSessionConfig::default()
+            },
+            shell: Mutex::new(Slot::NotStarted),
+        }
+    }
+
+    /// The shell, started now if it was not (a failure is the request's
+    /// error, and the next request tries again).
+    fn shell(&self) -> conch_core::Result<Arc<Shell>> {
+        let mut slot = lock(&self.shell);
+        match &*slot {
+            Slot::Open(shell) => return Ok(shell.clone()),
+            Slot::Closed => return Err(Error::Closed("session")),
+            Slot::NotStarted => {}
+        }
+        let c = &self.config;
+        let shell = Arc::new(Shell::new(ShellOptions {
+            shell: c.shell.clone(),
+            cwd: c.cwd.clone(),
+            session_env: c.session_env.clone(),
+            snapshot: c.snapshot.clone(),
+            prefix: c.prefix.clone(),
+            artifacts: Some(ArtifactStore::for_option(c.artifacts_dir.clone())?),
+            ..ShellOptions::default()
+        })?);
+        *slot = Slot::Open(shell.clone());
+        Ok(shell)
+    }
+
+    /// The shell if it was started (a session that never ran anything has
+    /// no jobs).
+    fn started(&self) -> Option<Arc<Shell>> {
+        match &*lock(&self.shell) {
+            Slot::Open(shell) => Some(shell.clone()),
+            _ => None,
+        }
+    }
+
+    fn run(
+        &self,
+        command: &str,
+        cwd: Option<PathBuf>,
+        timeout: Option<Duration>,
+        cancel: CancelToken,
+        on_chunk: impl FnMut(&str),
+    ) -> conch_core::Result<BashResult> {
+        self.shell()?.run(
+            RunOptions {
+                command: command.to_string(),
+                cwd,
+                timeout: timeout.or(self.config.timeout),
+                cancel: Some(cancel),
+                ..RunOptions::default()
+            },
+            on_chunk,
+        )
+    }
+
+    /// Kills what the session still runs (its jobs included).
+    fn close(&self) {
+        let slot = std::mem::replace(&mut *lock(&self.shell), Slot::Closed);
+        if let Slot::Open(shell) = slot {
+            shell.close();
+        }
+    }
+}
+
+/// The `job_poll` requests being answered, each on its own thread.
+#[derive(Default)]
+struct Polls {
+    running: Vec<(CancelToken, JoinHandle<()>)>,
+}
+
+impl Polls {
+    /// Answers a poll on a thread of its own: its wait holds up no other
+    /// request.
+    fn start(
+        &mut self,
+        session: &Arc<Session>,
+        out: Out,
+        id: Value,
+        job: JobId,
+        opts: PollOptions,
+    ) {
+        self.running.retain(|(_, thread)| !thread.is_finished());
+        let cancel = CancelToken::new();
+        let started = std::thread::Builder::new()
+            .name("conch-rpc-poll".into())
+            .spawn({
+                let (session, cancel, id) = (session.clone(), cancel.clone(), id.clone());
+                move || {
+                    let poll = session
+                        .shell()
+                        .and_then(|shell| shell.poll(job, &opts, Some(&cancel)));
+                    out.send(&match poll {
+                        Ok(data) => success("job_poll", &id, json!(data)),
+                        Err(e) => error_reply(&id, Some("job_poll"), &e.to_string()),
+                    });
+                }
+            });
+        match started {
+            Ok(thread) => self.running.push((cancel, thread)),
+            Err(e) => out.send(&error_reply(
+                &id,
+                Some("job_poll"),
+                &format!("cannot start a thread for the poll: {e}"),
+            )),
+        }
+    }
+
+    /// Ends the waits of the polls still waiting (each answers with what it
+    /// read).
+    fn cancel(&self) {
+        for (cancel, _) in &self.running {
+            cancel.cancel();
+        }
+    }
+
+    fn join(self) {
+        for (_, thread) in self.running {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn success(command: &str, id: &Value, data: Value) -> Value {
+    json!({"type": "response", "id": id, "command": command, "success": true, "data": data})
+}
+
+/// The `job_list` reply: the jobs of the session (none before its bash
+/// started).
+fn job_list(session: &Session, id: &Value) -> Value {
+    let jobs = session.started().map(|s| s.jobs()).unwrap_or_default();
+    success("job_list", id, json!(jobs))
+}
+
+/// Whether replies to requests of this type are sent as soon as they are
+/// ready rather than in the order of the requests.
+fn answered_at_once(command: Option<&str>) -> bool {
+    matches!(command, Some("abort_bash" | "job_list" | "job_poll"))
 }
 
 /// Where replies and events go: whole lines, written under stdout's lock
@@ -90,12 +278,12 @@ impl Out {
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
-    let session = Arc::new(BashSession::new(BashSessionConfig {
-        cwd: p.cwd,
-        artifacts_dir: Some(p.artifacts.unwrap_or_else(default_artifacts_dir)),
-        ..BashSessionConfig::default()
-    }));
+    let session = Arc::new(Session::new(
+        p.cwd,
+        p.artifacts.unwrap_or_else(default_artifacts_dir),
+    ));
     let out = Out;
+    let mut polls = Polls::default();
     // Cancel tokens of the bash requests not answered yet, oldest first.
     let pending: Arc<Mutex<VecDeque<CancelToken>>> = Arc::default();
     let (jobs, queue) = channel::<Job>();
@@ -138,11 +326,9 @@ pub fn main(p: Args) -> Result<i32, String> {
                 Job::Bash {
                     id,
                     command,
-                    options: BangOptions {
-                        cwd,
-                        timeout,
-                        cancel: Some(cancel),
-                    },
+                    cwd,
+                    timeout,
+                    cancel,
                 }
             }
             Ok(Request::Abort { id }) => {
@@ -150,6 +336,18 @@ pub fn main(p: Args) -> Result<i32, String> {
                     oldest.cancel();
                 }
                 out.send(&json!({"type": "response", "id": id, "command": "abort_bash", "success": true}));
+                continue;
+            }
+            Ok(Request::JobList { id }) => {
+                out.send(&job_list(&session, &id));
+                continue;
+            }
+            Ok(Request::JobPoll { id, job, opts }) => {
+                polls.start(&session, out, id, job, opts);
+                continue;
+            }
+            Err(reply) if answered_at_once(reply["command"].as_str()) => {
+                out.send(&reply);
                 continue;
             }
             Err(reply) => Job::Reply(reply),
@@ -162,10 +360,15 @@ pub fn main(p: Args) -> Result<i32, String> {
         for cancel in lock(&pending).iter() {
             cancel.cancel();
         }
+        polls.cancel();
     }
     drop(jobs);
     let _ = worker.join();
+    // Closing kills the jobs, so the polls waiting for them return; a poll
+    // of a job that outlived its kill stops waiting too.
     session.close();
+    polls.cancel();
+    polls.join();
     Ok(status)
 }
 
@@ -185,7 +388,7 @@ fn stdout_reader_gone() -> bool {
 
 fn run_jobs(
     queue: Receiver<Job>,
-    session: &BashSession,
+    session: &Session,
     out: &Out,
     pending: &Mutex<VecDeque<CancelToken>>,
 ) {
@@ -195,9 +398,11 @@ fn run_jobs(
             Job::Bash {
                 id,
                 command,
-                options,
+                cwd,
+                timeout,
+                cancel,
             } => {
-                let result = session.execute_bash_with(&command, options, |chunk| {
+                let result = session.run(&command, cwd, timeout, cancel, |chunk| {
                     out.send(&json!({"type": "bash_chunk", "id": id, "chunk": chunk}));
                 });
                 lock(pending).pop_front();
@@ -219,6 +424,14 @@ enum Request {
     },
     Abort {
         id: Value,
+    },
+    JobList {
+        id: Value,
+    },
+    JobPoll {
+        id: Value,
+        job: JobId,
+        opts: PollOptions,
     },
 }
 
@@ -272,9 +485,61 @@ fn read_request(line: &[u8]) -> Result<Request, Value> {
             })
         }
         Some("abort_bash") => Ok(Request::Abort { id }),
+        Some("job_list") => Ok(Request::JobList { id }),
+        Some("job_poll") => {
+            let (job, opts) =
+                poll_request(&request).map_err(|error| error_reply(&id, kind, &error))?;
+            Ok(Request::JobPoll { id, job, opts })
+        }
         Some(other) => Err(error_reply(&id, kind, &format!("Unknown command: {other}"))),
         None => Err(error_reply(&id, None, "A request needs a string \"type\"")),
     }
+}
+
+/// The job and the options of a `job_poll`, each value checked by the
+/// core's parser of its option; `null` is an absent field.
+fn poll_request(request: &serde_json::Map<String, Value>) -> Result<(JobId, PollOptions), String> {
+    let field = |name: &str| request.get(name).filter(|v| !v.is_null());
+    let number = |name: &str, what: &str| match field(name) {
+        None => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(format!("\"{name}\" must be {what}")),
+    };
+    let job = number("job", "a job number")?.ok_or("job_poll needs a number \"job\"")?;
+    // One past the ids a session gives (`u32`) is the largest id, which no
+    // session reaches: the core refuses it as any unknown job.
+    let job =
+        JobId::try_from(count_option("job", job).map_err(|e| e.to_string())?).unwrap_or(JobId::MAX);
+    let wait = number("wait", "a number of seconds")?
+        .map(|s| interval_option("wait", s, TimeUnit::Seconds))
+        .transpose()
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    let until = match field("until") {
+        None => None,
+        Some(Value::String(pattern)) => {
+            Some(until_option("until", pattern).map_err(|e| e.to_string())?)
+        }
+        Some(_) => return Err("\"until\" must be a string (a regular expression)".into()),
+    };
+    let max_bytes = number("maxBytes", "a number of bytes")?
+        .map(|n| max_bytes_option("maxBytes", n))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let cursor = number("cursor", "a number of bytes")?
+        .map(|n| count_option("cursor", n))
+        .transpose()
+        .map_err(|e| e.to_string())?
+        .map(|n| n as u64);
+    Ok((
+        job,
+        PollOptions {
+            wait,
+            until,
+            max_bytes,
+            cursor,
+        },
+    ))
 }
 
 fn error_reply(id: &Value, command: Option<&str>, error: &str) -> Value {

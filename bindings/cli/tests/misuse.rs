@@ -418,10 +418,33 @@ fn json_value() -> impl Strategy<Value = Value> {
     ]
 }
 
+/// The fields of a `job_poll`, each absent, of its type, or any JSON value.
+/// The commands leave no job, so a poll returns at once whatever its wait.
+fn poll_fields() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
+    let field = |name: &'static str, valid: BoxedStrategy<Value>| {
+        proptest::option::of(prop_oneof![2 => valid, 1 => json_value()])
+            .prop_map(move |v| v.map(|v| (name, v)))
+    };
+    (
+        field("job", (0u64..3).prop_map(Value::from).boxed()),
+        field("wait", (0u64..3).prop_map(Value::from).boxed()),
+        field(
+            "until",
+            proptest::sample::select(vec!["ok", "(", "[", "(?m)^x$"])
+                .prop_map(Value::from)
+                .boxed(),
+        ),
+        field("maxBytes", (0u64..5).prop_map(Value::from).boxed()),
+        field("cursor", (0u64..5).prop_map(Value::from).boxed()),
+    )
+        .prop_map(|(a, b, c, d, e)| [a, b, c, d, e].into_iter().flatten().collect())
+}
+
 /// One line for `conch rpc`: a request with fields of any type, or bytes.
 fn rpc_line() -> impl Strategy<Value = Vec<u8>> {
     let kind = prop_oneof![
-        proptest::sample::select(vec!["bash", "bash", "abort_bash"]).prop_map(Value::from),
+        proptest::sample::select(vec!["bash", "bash", "abort_bash", "job_list", "job_poll"])
+            .prop_map(Value::from),
         json_value(),
     ];
     // A random command: a comment, with its text kept on one line.
@@ -436,9 +459,13 @@ fn rpc_line() -> impl Strategy<Value = Vec<u8>> {
         proptest::option::of(command),
         proptest::option::of(json_value()),
         proptest::option::of(json_value()),
+        poll_fields(),
     )
-        .prop_map(|(id, kind, command, cwd, timeout)| {
+        .prop_map(|(id, kind, command, cwd, timeout, poll)| {
             let mut r = json!({"id": id, "type": kind});
+            for (name, value) in poll {
+                r[name] = value;
+            }
             if let Some(c) = command {
                 r["command"] = c;
             }

@@ -1,5 +1,6 @@
 //! `conch rpc` through the built binary: abort while a command runs,
-//! pipelined requests in order, bad lines answered without stopping. Every
+//! pipelined requests in order, bad lines answered without stopping, the
+//! session's jobs listed and polled (a waiting poll holds up nothing). Every
 //! wait is for an event (a reply, a process in /proc) under a hang guard.
 
 use std::io::{BufRead, BufReader, Write};
@@ -294,4 +295,325 @@ fn a_host_that_goes_away_takes_its_command_with_it() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+impl Server {
+    /// Sends a request and returns its reply (the next one: only for
+    /// requests sent when nothing else is pending).
+    fn ask(&mut self, request: Value) -> Value {
+        self.send(&request.to_string());
+        let reply = self.response(HANG_GUARD);
+        assert_eq!(reply["id"], request["id"], "{reply}");
+        reply
+    }
+
+    /// Runs a command, expecting exactly `output`.
+    fn bash(&mut self, id: &str, command: &str, output: &str) {
+        let reply = self.ask(json!({"id": id, "type": "bash", "command": command}));
+        assert_eq!(reply["data"]["output"], output, "{command}: {reply}");
+    }
+
+    /// The session's jobs (the `data` of a successful `job_list`).
+    fn jobs(&mut self) -> Vec<Value> {
+        let reply = self.ask(json!({"id": "list", "type": "job_list"}));
+        assert_eq!(reply["command"], "job_list", "{reply}");
+        assert_eq!(reply["success"], true, "{reply}");
+        reply["data"].as_array().unwrap().clone()
+    }
+
+    /// The `data` of a successful `job_poll` with `fields`.
+    fn poll(&mut self, fields: Value) -> Value {
+        let mut request = json!({"id": "poll", "type": "job_poll"});
+        for (k, v) in fields.as_object().unwrap() {
+            request[k] = v.clone();
+        }
+        let reply = self.ask(request);
+        assert_eq!(reply["command"], "job_poll", "{reply}");
+        assert_eq!(reply["success"], true, "{reply}");
+        reply["data"].clone()
+    }
+
+    /// The id of the one job of the session.
+    fn only_job(&mut self) -> u64 {
+        let jobs = self.jobs();
+        assert_eq!(jobs.len(), 1, "{jobs:?}");
+        jobs[0]["job"].as_u64().unwrap()
+    }
+}
+
+#[test]
+fn late_output_is_a_job_listed_and_polled() {
+    let mut server = Server::start("jobs");
+    assert_eq!(
+        server.jobs(),
+        Vec::<Value>::new(),
+        "no jobs before anything ran"
+    );
+    let command = "(/bin/sleep 0.3; echo late) & echo started";
+    server.bash("1", command, "started\n");
+    std::thread::sleep(Duration::from_secs(1));
+    server.bash("2", "echo next", "next\n");
+
+    let jobs = server.jobs();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let listed = &jobs[0];
+    assert_eq!(listed["command"], command);
+    assert_eq!(listed["status"], "exited");
+    assert_eq!(listed["exitCode"], Value::Null);
+    assert_eq!(listed["totalBytes"], 5);
+    assert_eq!(listed["artifactId"], Value::Null);
+    assert!(
+        listed["startedMs"].as_u64().unwrap() > 1_600_000_000_000,
+        "{listed}"
+    );
+    assert!(listed["elapsedMs"].as_u64().unwrap() >= 250, "{listed}");
+
+    let job = listed["job"].clone();
+    let poll = server.poll(json!({"job": job}));
+    assert_eq!(poll["job"], job);
+    assert_eq!(poll["output"], "late\n");
+    assert_eq!(poll["status"], "exited");
+    assert_eq!(poll["exitCode"], Value::Null);
+    assert_eq!(
+        (
+            &poll["cursor"],
+            &poll["nextCursor"],
+            &poll["omittedBytes"],
+            &poll["totalBytes"]
+        ),
+        (&json!(0), &json!(5), &json!(0), &json!(5)),
+        "{poll}"
+    );
+    assert!(poll["elapsedMs"].is_u64(), "{poll}");
+    // The next poll reads from where that one stopped; a cursor re-reads.
+    let again = server.poll(json!({"job": job}));
+    assert_eq!(
+        (&again["output"], &again["cursor"]),
+        (&json!(""), &json!(5))
+    );
+    let reread =
+        server.poll(json!({"job": job, "cursor": 0, "maxBytes": 3, "wait": 0, "until": null}));
+    assert_eq!(reread["output"], "te\n", "the newest 3 bytes: {reread}");
+    assert_eq!(
+        (&reread["cursor"], &reread["omittedBytes"]),
+        (&json!(2), &json!(2))
+    );
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
+fn a_waiting_poll_holds_up_no_other_request() {
+    let mut server = Server::start("poll-wait");
+    // The job says "ready" only once a later command makes the file `go`:
+    // the poll cannot have returned before.
+    server.bash(
+        "1",
+        "(while [ ! -e go ]; do /bin/sleep 0.05; done; echo ready; /bin/sleep 100) &",
+        "",
+    );
+    let job = server.only_job();
+    server.send(
+        &json!({"id": "p", "type": "job_poll", "job": job, "wait": 25, "until": "^ready\n"})
+            .to_string(),
+    );
+    // Runs, aborts and listings are answered while the poll waits.
+    server.bash("2", "echo next", "next\n");
+    assert_eq!(server.jobs()[0]["status"], "running");
+    // A command that prints the pid of the process that becomes the sleep:
+    // the poll and the abort below come while it runs.
+    server.send(
+        r#"{"id": "3", "type": "bash", "command": "/bin/sh -c 'echo started $$; exec /bin/sleep 100'"}"#,
+    );
+    let chunk = server.next(HANG_GUARD);
+    assert_eq!(
+        (&chunk["type"], &chunk["id"]),
+        (&json!("bash_chunk"), &json!("3")),
+        "{chunk}"
+    );
+    let pid: u32 = chunk["chunk"]
+        .as_str()
+        .and_then(|t| t.strip_prefix("started "))
+        .and_then(|t| t.trim_end().parse().ok())
+        .unwrap_or_else(|| panic!("not `started <pid>`: {chunk}"));
+    wait_sleep_100(pid, true);
+    // A poll (here, one that does not wait) is answered while a run runs.
+    let quick = server.poll(json!({"job": job}));
+    assert_eq!(
+        (&quick["output"], &quick["status"]),
+        (&json!(""), &json!("running"))
+    );
+    server.send(r#"{"id": "4", "type": "abort_bash"}"#);
+    let abort = server.response(HANG_GUARD);
+    assert_eq!(
+        (&abort["id"], &abort["success"]),
+        (&json!("4"), &json!(true)),
+        "{abort}"
+    );
+    let aborted = server.response(HANG_GUARD);
+    assert_eq!(aborted["id"], "3", "{aborted}");
+    assert_eq!(aborted["data"]["cancelled"], true, "{aborted}");
+
+    let started = Instant::now();
+    server.bash("5", "touch go", "");
+    let reply = server.response(HANG_GUARD);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "until ended the wait, not the 25 s"
+    );
+    assert_eq!(
+        (&reply["id"], &reply["command"]),
+        (&json!("p"), &json!("job_poll")),
+        "{reply}"
+    );
+    assert_eq!(reply["success"], true, "{reply}");
+    assert_eq!(reply["data"]["output"], "ready\n");
+    assert_eq!(
+        reply["data"]["status"], "running",
+        "the poll ends, not the job"
+    );
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
+fn max_bytes_keeps_the_newest_output_and_a_cursor_rereads() {
+    let mut server = Server::start("poll-bytes");
+    server.bash("1", "(/bin/sleep 0.2; printf abcdefghij) &", "");
+    let job = server.only_job();
+    let poll = server.poll(json!({"job": job, "wait": 25, "maxBytes": 4}));
+    assert_eq!(poll["output"], "ghij");
+    assert_eq!(poll["status"], "exited");
+    assert_eq!(
+        (
+            &poll["cursor"],
+            &poll["nextCursor"],
+            &poll["omittedBytes"],
+            &poll["totalBytes"]
+        ),
+        (&json!(6), &json!(10), &json!(6), &json!(10)),
+        "{poll}"
+    );
+    let poll = server.poll(json!({"job": job, "cursor": 2}));
+    assert_eq!(
+        (&poll["output"], &poll["cursor"]),
+        (&json!("cdefghij"), &json!(2))
+    );
+    let poll = server.poll(json!({"job": job, "cursor": 1e300}));
+    assert_eq!(
+        (&poll["output"], &poll["cursor"]),
+        (&json!(""), &json!(10)),
+        "past the end"
+    );
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
+fn bad_job_requests_get_error_replies_and_the_server_goes_on() {
+    let mut server = Server::start("poll-bad");
+    server.bash("1", "/bin/sleep 100 &", "");
+    let job = server.only_job();
+    for (request, error) in [
+        (
+            json!({"id": 1, "type": "job_poll"}),
+            "job_poll needs a number \"job\"".to_string(),
+        ),
+        (
+            json!({"id": 2, "type": "job_poll", "job": null}),
+            "job_poll needs a number \"job\"".into(),
+        ),
+        (
+            json!({"id": 3, "type": "job_poll", "job": "1"}),
+            "\"job\" must be a job number".into(),
+        ),
+        (
+            json!({"id": 4, "type": "job_poll", "job": 99}),
+            "no job 99 in this session".into(),
+        ),
+        (
+            json!({"id": 5, "type": "job_poll", "job": 0}),
+            "no job 0 in this session".into(),
+        ),
+        (
+            json!({"id": 6, "type": "job_poll", "job": -1}),
+            "job must be >= 0 (a whole number), got -1".into(),
+        ),
+        (
+            json!({"id": 7, "type": "job_poll", "job": 1.5}),
+            "job must be >= 0 (a whole number), got 1.5".into(),
+        ),
+        (
+            json!({"id": 8, "type": "job_poll", "job": 1e300}),
+            format!("no job {} in this session", u32::MAX),
+        ),
+        (
+            json!({"id": 9, "type": "job_poll", "job": job, "wait": -1}),
+            "wait must be a number >= 0 of seconds up to 2147483.647, got -1".into(),
+        ),
+        (
+            json!({"id": 10, "type": "job_poll", "job": job, "wait": "5"}),
+            "\"wait\" must be a number of seconds".into(),
+        ),
+        (
+            json!({"id": 11, "type": "job_poll", "job": job, "until": "("}),
+            "until must be a valid regular expression, got \"(\" (error: unclosed group)".into(),
+        ),
+        (
+            json!({"id": 12, "type": "job_poll", "job": job, "until": 5}),
+            "\"until\" must be a string (a regular expression)".into(),
+        ),
+        (
+            json!({"id": 13, "type": "job_poll", "job": job, "maxBytes": 0}),
+            "maxBytes must be >= 1 (a whole number), got 0".into(),
+        ),
+        (
+            json!({"id": 14, "type": "job_poll", "job": job, "cursor": -1}),
+            "cursor must be >= 0 (a whole number), got -1".into(),
+        ),
+        (
+            json!({"id": 15, "type": "job_poll", "job": job, "cursor": [1]}),
+            "\"cursor\" must be a number of bytes".into(),
+        ),
+    ] {
+        let reply = server.ask(request.clone());
+        assert_eq!(reply["command"], "job_poll", "{request}: {reply}");
+        assert_eq!(reply["success"], false, "{request}: {reply}");
+        assert_eq!(reply["error"], error.as_str(), "{request}");
+    }
+    // The job and the session are unharmed.
+    let poll = server.poll(json!({"job": job, "wait": 0}));
+    assert_eq!(
+        (&poll["status"], &poll["output"]),
+        (&json!("running"), &json!(""))
+    );
+    server.bash("2", "echo fine", "fine\n");
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
+fn the_end_of_stdin_ends_a_waiting_poll() {
+    let mut server = Server::start("poll-end");
+    server.bash("1", "/bin/sleep 100 & echo started", "started\n");
+    let job = server.only_job();
+    server.send(&json!({"id": "p", "type": "job_poll", "job": job, "wait": 25}).to_string());
+    // Let the poll start waiting (were it not, it would find the session
+    // closed: an error reply, also within the bound below).
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    drop(server.stdin.take());
+    let reply = server.response(HANG_GUARD);
+    assert_eq!(
+        (&reply["id"], &reply["command"]),
+        (&json!("p"), &json!("job_poll")),
+        "{reply}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the close ended the wait"
+    );
+    if reply["success"] == true {
+        let status = reply["data"]["status"].as_str().unwrap();
+        assert!(["killed", "running"].contains(&status), "{reply}");
+    } else {
+        assert_eq!(reply["error"], "session is closed", "{reply}");
+    }
+    assert_eq!(wait_exit(&mut server.child).code(), Some(0));
 }
