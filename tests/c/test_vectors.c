@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 
 #include "cases.h"
 #include "vectors_artifact.h"
@@ -119,15 +120,9 @@ static void artifact_setup(const struct artifact_case *c, char *root, char *stor
   }
 }
 
-static void artifact_teardown(const struct artifact_case *c, const char *root, const char *store) {
-  char path[512];
-  for (const struct artifact_file *f = c->files; f->name; f++) {
-    snprintf(path, sizeof path, "%s/%s", store, f->name);
-    unlink(path);
-  }
-  rmdir(store);
-  rmdir(root);
-}
+/* Removes the case's scratch directory with everything in it: its files
+ * and the ids an ALLOCATE case reserved. */
+static void artifact_teardown(const char *root) { remove_tree(root); }
 
 static void artifact_vectors(void) {
   for (size_t i = 0; i < COUNT(ARTIFACT_CASES); i++) {
@@ -169,7 +164,7 @@ static void artifact_vectors(void) {
     }
     conch_string_free(text);
     conch_artifact_store_free(store);
-    artifact_teardown(c, root, dir);
+    artifact_teardown(root);
   }
 }
 
