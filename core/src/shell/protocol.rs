@@ -89,7 +89,7 @@ impl Script<'_> {
                 single_quote(dir)
             );
         }
-        s.push_str("for __conch_l in 1; do { ");
+        s.push_str("for __conch_l in 1; do { __conch_run=1; [[ -n $__conch_ab ]] || ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
@@ -176,7 +176,7 @@ const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
 /// itself again (and so reports), unless the header read found the end of
 /// input: then bash exits. Every line of it runs on every command, so it is
 /// as short as bash allows.
-const LOOP: &str = "while { __conch_s=$?; [[ -z $__conch_int ]] || __conch_restore; \
+const LOOP: &str = "while { __conch_s=$?; __conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
 builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
 case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
@@ -185,9 +185,9 @@ case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
 builtin read -r -N 18 -u 63 __conch_h; do \
 case ${__conch_h:16} in \
 ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
+for __conch_l in 1; do { __conch_run=1; [[ -n $__conch_ab ]] || builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
 bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
+for __conch_l in 1; do { __conch_run=1; [[ -n $__conch_ab ]] || builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
 as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
 *) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
 esac; \
@@ -207,6 +207,11 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// [`unwind_signal`], kills the command's processes and lets bash go on;
 /// bash then runs this trap before its next command:
 ///
+/// - before the command started (bash was still reading it: the loop sets
+///   `$__conch_run` as it starts the command and clears it at each turn),
+///   it only marks the run abandoned (`$__conch_ab`), and the loop skips
+///   the command: a `break` there would leave the loop halfway through
+///   reading the run, out of step with the host;
 /// - at the top level of the command, `break 100000` leaves every loop,
 ///   the command's own and the one-pass `for` around it, and with them the
 ///   rest of the command line: the protocol loop is left too, and `eval`s
@@ -229,7 +234,8 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// SIGINT (`x=$(sleep 30)` interrupted), which would end the session. The
 /// trap, like every caught signal, is reset to the default in subshells
 /// and commands, so what runs still dies of SIGINT.
-const UNWIND_TRAP: &str = "if [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
+const UNWIND_TRAP: &str = "if [[ -z $__conch_run ]]; then __conch_ab=1; \
+elif [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
 elif [[ -z $__conch_int ]]; then __conch_int=1; \
 __conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
 builtin trap \"[[ -z \\$__conch_int || \\$BASH_COMMAND == *__conch_* ]] || \

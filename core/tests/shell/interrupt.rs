@@ -201,3 +201,34 @@ fn earlier_background_jobs_survive_timeouts_aborts_and_exit() {
         assert!(gone(pid), "{pid} outlived close");
     }
 }
+
+/// An abort that reaches bash while it is still reading the command (sent
+/// right behind it) skips the command and leaves the protocol in step: the
+/// next run answers at once.
+#[test]
+fn an_abort_before_the_command_starts_leaves_the_session_in_step() {
+    let sh = shell();
+    for i in 0..30 {
+        let runner = {
+            let sh = sh.clone();
+            std::thread::spawn(move || sh.run(RunOptions::new("/bin/sleep 100"), |_| {}).unwrap())
+        };
+        // From at once to a little later: bash is reading the header, the
+        // payload, or already running the command.
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_micros(50 * (i % 10)) {
+            std::hint::spin_loop();
+        }
+        while !runner.is_finished() {
+            sh.abort();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let r = runner.join().unwrap();
+        assert!(r.cancelled, "attempt {i}: {r:?}");
+        let mut opts = RunOptions::new("echo next");
+        opts.timeout = Some(HANG);
+        let next = sh.run(opts, |_| {}).unwrap();
+        assert_eq!(next.output, "next\n", "attempt {i}: {next:?}");
+        assert!(!next.session_reset, "attempt {i}: {next:?}");
+    }
+}
