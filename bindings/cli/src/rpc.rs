@@ -81,6 +81,10 @@ pub struct Args {
     /// where full outputs are spilled (default: see `conch artifact`)
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     artifacts: Option<PathBuf>,
+    /// at the end of stdin, finish the commands already read (default:
+    /// cancel them: the client is gone)
+    #[arg(long)]
+    drain: bool,
 }
 
 /// A request waiting for the command thread.
@@ -356,7 +360,9 @@ pub fn main(p: Args) -> Result<i32, String> {
             break;
         }
     }
-    if stdout_reader_gone() {
+    // The end of stdin is the client's goodbye: what it asked for is
+    // cancelled, unless it asked for a drain and still reads the replies.
+    if !p.drain || stdout_reader_gone() {
         for cancel in lock(&pending).iter() {
             cancel.cancel();
         }

@@ -252,7 +252,7 @@ fn rpc_answers_every_bad_line_and_goes_on() {
         br#"{"id": 9, "type": "bash", "command": "echo fine", "timeout": 99999}"#.to_vec(),
     ];
     let stdin = lines.join(&b'\n');
-    let ran = s.run(&["rpc"], &stdin);
+    let ran = s.run(&["rpc", "--drain"], &stdin);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     let replies = responses(&ran.stdout);
     assert_eq!(
@@ -511,7 +511,7 @@ proptest! {
         let s = Scratch::new("rpc-lines");
         let mut stdin = lines.join(&b'\n');
         stdin.push(b'\n');
-        let ran = s.run(&["rpc"], &stdin);
+        let ran = s.run(&["rpc", "--drain"], &stdin);
         prop_assert_eq!(ran.code, 0, "{}", ran.stderr);
         let expected = lines.iter().filter(|l| !l.trim_ascii().is_empty()).count();
         let got = responses(&ran.stdout).len();

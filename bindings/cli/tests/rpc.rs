@@ -589,6 +589,65 @@ fn bad_job_requests_get_error_replies_and_the_server_goes_on() {
 }
 
 #[test]
+fn the_end_of_stdin_cancels_the_running_command_and_ends_the_server() {
+    let mut server = Server::start("eof");
+    let stamp = format!("1000.{}1", std::process::id());
+    server.send(
+        &json!({"id": 1, "type": "bash", "command": format!("/bin/sleep {stamp}")}).to_string(),
+    );
+    wait_running(&stamp);
+    let started = Instant::now();
+    drop(server.stdin.take());
+    let reply = server.response(HANG_GUARD);
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert_eq!(reply["data"]["cancelled"], true, "{reply}");
+    assert_eq!(wait_exit(&mut server.child).code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!running(&stamp), "the command outlived the server");
+}
+
+#[test]
+fn with_drain_the_commands_already_read_finish() {
+    let dir = std::env::temp_dir();
+    let out = Command::new(env!("CARGO_BIN_EXE_conch"))
+        .args(["rpc", "--drain"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            let line = "{\"id\":1,\"type\":\"bash\",\"command\":\"/bin/sleep 0.3; echo done\"}\n";
+            child.stdin.take().unwrap().write_all(line.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(r#""output":"done\n""#), "{text}");
+}
+
+/// Whether a process with `stamp` among its arguments is alive.
+fn running(stamp: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == stamp.as_bytes()))
+    })
+}
+
+/// Waits (under the hang guard) until a process with `stamp` runs.
+fn wait_running(stamp: &str) {
+    let start = Instant::now();
+    while !running(stamp) {
+        assert!(start.elapsed() < HANG_GUARD, "the command never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
 fn the_end_of_stdin_ends_a_waiting_poll() {
     let mut server = Server::start("poll-end");
     server.bash("1", "/bin/sleep 100 & echo started", "started\n");
