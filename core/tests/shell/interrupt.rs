@@ -146,6 +146,29 @@ fn a_shell_that_cannot_come_back_ends_and_says_so() {
     assert!(next.session_reset && !next.session_ended);
 }
 
+/// bash traps the unwind signal, not SIGINT or SIGTERM: a command deaf to
+/// those is still interrupted, its state kept. Only one deaf to the unwind
+/// signal too cannot come back.
+#[test]
+fn deaf_to_int_and_term_is_interrupted_deaf_to_every_signal_ends_the_session() {
+    let sh = shell();
+    run(&sh, "cd /tmp; export KEPT=1");
+    let r = timed_out(&sh, "trap '' INT TERM; while :; do :; done");
+    assert!(!r.session_ended && !r.session_reset, "{r:?}");
+    assert_eq!(run(&sh, "echo \"[$KEPT]\"").output, "[1]\n");
+    let start = Instant::now();
+    let r = timed_out(&sh, "trap '' INT TERM RTMAX; while :; do :; done");
+    assert!(
+        start.elapsed() < Duration::from_secs(1) + LADDER * 2 + HANG,
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(r.session_ended, "{r:?}");
+    let next = run(&sh, "pwd; echo \"[$KEPT]\"");
+    assert_eq!(next.output, "/tmp\n[]\n");
+    assert!(next.session_reset);
+}
+
 #[test]
 fn exit_and_exec_end_the_session_in_their_own_result() {
     let sh = shell();
