@@ -343,6 +343,16 @@ fn host_worker() {
         return;
     }
     let sh = shell();
+    if std::env::var("CONCH_TEST_HOST_ENGINE").as_deref() == Ok("guard-killed") {
+        // The guard dies (killed by hand): the next root started brings a
+        // new one, told of every live root, this session's bash included.
+        let guard = conch_core::process::lifeline::guard_pid().expect("a guard");
+        // SAFETY: a plain kill of a pid this process started.
+        unsafe { libc::kill(guard, libc::SIGKILL) };
+        assert!(crate::common::gone(guard));
+        let _other = shell();
+        assert_ne!(conch_core::process::lifeline::guard_pid(), Some(guard));
+    }
     sh.run(RunOptions::new(escapes), |_| {}).unwrap();
     println!("ready");
     sh.run(RunOptions::new(format!("/bin/sleep {marker}4")), |_| {})
@@ -362,6 +372,11 @@ fn nothing_of_a_one_shot_command_outlives_a_host_killed_outright() {
 #[test]
 fn nothing_of_a_pty_command_outlives_a_host_killed_outright() {
     host_killed_outright("pty");
+}
+
+#[test]
+fn a_guard_killed_by_hand_is_started_again_with_every_root() {
+    host_killed_outright("guard-killed");
 }
 
 fn host_killed_outright(engine: &str) {
