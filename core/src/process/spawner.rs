@@ -46,6 +46,9 @@ use super::child::Process;
 pub struct Launch {
     /// A path, or a name looked up on `PATH`.
     pub program: PathBuf,
+    /// The program's `argv[0]` (what a shell shows as `$0`), when not
+    /// `program` as given.
+    pub arg0: Option<OsString>,
     pub args: Vec<OsString>,
     pub env: Vec<(OsString, OsString)>,
     pub cwd: Option<PathBuf>,
@@ -241,7 +244,8 @@ impl Plan {
             })?
         };
         let mut strings = Vec::with_capacity(1 + launch.args.len() + launch.env.len());
-        strings.push(c(launch.program.as_os_str().as_bytes())?);
+        let arg0 = launch.arg0.as_deref().unwrap_or(launch.program.as_os_str());
+        strings.push(c(arg0.as_bytes())?);
         for arg in &launch.args {
             strings.push(c(arg.as_bytes())?);
         }

@@ -40,6 +40,7 @@ impl ChildSpec {
         let fd = slave.as_raw_fd();
         spawn(Launch {
             program: self.program.clone(),
+            arg0: None,
             args: vec!["-c".into(), self.command.clone().into()],
             env: os_env(&self.env),
             cwd: Some(self.cwd.clone()),

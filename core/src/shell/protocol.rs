@@ -276,7 +276,7 @@ pub fn exit_record_seq(seq: u64) -> u64 {
 const EXIT_TRAP: &str = "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then \
 builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
 >\"$__conch_o/$__conch_so\"; \
-builtin exec -c \"$__conch_sh\" --noprofile --norc -c \"$__conch_boot\" 62>\"$__conch_o/$__conch_so\" \
+builtin exec -c -a \"$__conch_a0\" \"$__conch_sh\" --noprofile --norc -c \"$__conch_boot\" 62>\"$__conch_o/$__conch_so\" \
 >\"$__conch_o/$__conch_oo\" 2>&1; fi";
 
 /// What a start-up text sets up besides the loop.
@@ -291,8 +291,9 @@ pub struct Startup<'a> {
     /// pipe, for [`EXIT_TRAP`].
     pub status_fd: i32,
     pub out_fd: i32,
-    /// The shell [`EXIT_TRAP`] starts again.
+    /// The shell [`EXIT_TRAP`] starts again, and its `$0`.
     pub shell: &'a str,
+    pub name: &'a str,
     /// Variables to export first: the session's environment, for a bash
     /// that [`EXIT_TRAP`] started with none. Empty for a bash the host
     /// started (its environment is already set).
@@ -326,7 +327,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
          builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
-         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_boot={}; }} 2>/dev/null; \
+         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
         single_quote(UNWIND_TRAP),
         single_quote(EXIT_TRAP),
@@ -335,6 +336,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         start.status_fd,
         start.out_fd,
         single_quote(start.shell),
+        single_quote(start.name),
         single_quote(BOOTSTRAP),
     );
     let mut out = format!("{:08}", boot.len()).into_bytes();

@@ -500,6 +500,8 @@ impl Shell {
         let (theirs, input) = socketpair()?;
         let launch = Launch {
             program: self.config.shell.clone(),
+            // `$0` is the shell's name, as in `bash -c` run from a `PATH`.
+            arg0: Some(self.shell_name().into()),
             args: ["--noprofile", "--norc", "-c", protocol::BOOTSTRAP]
                 .map(OsString::from)
                 .into(),
@@ -533,6 +535,14 @@ impl Shell {
         Ok(bash)
     }
 
+    /// The shell's file name (`bash`): its `$0` in the session.
+    fn shell_name(&self) -> String {
+        self.config.shell.file_name().map_or_else(
+            || self.config.shell.to_string_lossy().into_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        )
+    }
+
     /// The start-up text for `bash`: `first` for the bash the host started
     /// (its environment set), else for the one a command's `exit` put in
     /// its place.
@@ -545,6 +555,7 @@ impl Shell {
             status_fd: bash.status.as_raw_fd(),
             out_fd: bash.out.as_raw_fd(),
             shell: &shell,
+            name: &self.shell_name(),
             exports: if first { &[] } else { &self.config.env },
         })
     }
