@@ -23,25 +23,25 @@ struct Inner {
 
 impl JobTable {
     /// Makes the output `pipe` of a run that ended with something still
-    /// holding it a job, read from now on. `None` when no reader thread
-    /// can be had (the pipe is then closed).
+    /// holding it a job, read from now on. Without a reader thread (or
+    /// once every id was used) the pipe is closed instead.
     pub(crate) fn adopt(
         &self,
         pipe: OwnedFd,
         command: &str,
         started: (SystemTime, Instant),
         sink: SinkOptions,
-    ) -> Option<JobId> {
+    ) {
         let mut inner = lock(&self.inner);
-        let id = inner.last_id.checked_add(1)?;
+        let Some(id) = inner.last_id.checked_add(1) else {
+            return;
+        };
         let job = Arc::new(Job::new(id, command.to_string(), started, sink));
-        if !reader::watch(pipe, job.clone()) {
-            return None;
+        if reader::watch(pipe, job.clone()) {
+            inner.last_id = id;
+            inner.jobs.push(job);
+            forget_old(&mut inner.jobs);
         }
-        inner.last_id = id;
-        inner.jobs.push(job);
-        forget_old(&mut inner.jobs);
-        Some(id)
     }
 
     pub(crate) fn get(&self, id: JobId) -> Option<Arc<Job>> {

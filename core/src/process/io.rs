@@ -36,6 +36,15 @@ pub fn set_nonblocking(fd: impl AsFd) -> Result<()> {
     rustix::io::ioctl_fionbio(fd, true).map_err(|e| Error::io("cannot set O_NONBLOCK", e.into()))
 }
 
+/// A pipe for a command's output: `(read, write)`, the read end
+/// non-blocking and grown to 1 MiB (fewer wake-ups under heavy output).
+pub fn output_pipe() -> Result<(OwnedFd, OwnedFd)> {
+    let (read, write) = pipe()?;
+    grow_pipe(&read, 1 << 20);
+    set_nonblocking(&read)?;
+    Ok((read, write))
+}
+
 /// Grows a pipe's buffer (best effort): fewer wake-ups under heavy output.
 pub fn grow_pipe(fd: impl AsFd, bytes: usize) {
     // Failure (a size above the user's limit) only costs wake-ups.

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::ExitStatus;
 
 use super::child::Process;
-use super::io::{grow_pipe, pidfd_open, pipe, set_nonblocking};
+use super::io::{output_pipe, pidfd_open, pipe, set_nonblocking};
 use super::spawner::{Launch, spawn};
 use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
@@ -30,9 +30,8 @@ pub fn spawn_supervised(
     stdin: OwnedFd,
     protocol: Option<OwnedFd>,
 ) -> Result<Supervised> {
-    let (out, out_w) = pipe()?;
+    let (out, out_w) = output_pipe()?;
     let (status, status_w) = pipe()?;
-    grow_pipe(&out, 1 << 20);
     launch.subreaper = true;
     launch.fds.extend([
         (stdin.as_raw_fd(), 0),
@@ -47,7 +46,6 @@ pub fn spawn_supervised(
     let child = spawn(launch).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
     // Ours are closed now: the child's are the only write ends left.
     drop((stdin, out_w, status_w, protocol));
-    set_nonblocking(&out)?;
     set_nonblocking(&status)?;
     let pidfd = pidfd_open(child.pid())?;
     Ok(Supervised {

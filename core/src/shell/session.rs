@@ -36,7 +36,7 @@ use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{
-    Read, Waker, grow_pipe, pipe, poll, pollin, read, ready, send_all, set_nonblocking, socketpair,
+    Read, Waker, output_pipe, poll, pollin, read, ready, send_all, socketpair,
 };
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
@@ -346,9 +346,8 @@ impl Shell {
         }
         if ending.replaced {
             let bash = state.bash.as_mut().expect("bash present");
-            if let Err(e) = self.restart(bash) {
+            if self.restart(bash).is_err() {
                 // It cannot take the new start-up: the next run starts afresh.
-                let _ = e;
                 self.bury(&mut state);
             }
         } else if ending.exited {
@@ -472,7 +471,7 @@ impl Shell {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
             tree::signal_all(&[bash.pid()], Signal::STOP);
-            tree::terminate(&below(&bash), self.config.ladder.grace);
+            tree::terminate(&tree::descendants(bash.pid()), self.config.ladder.grace);
             reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
@@ -628,11 +627,9 @@ impl Bash {
 /// `None` when nothing does, or when bash could not take the new pipe (it
 /// then keeps the old one).
 fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>> {
-    let (read_end, write_end) = pipe()?;
+    let (read_end, write_end) = output_pipe()?;
     // bash opens the read end for writing: ours is not needed.
     drop(write_end);
-    set_nonblocking(&read_end)?;
-    grow_pipe(&read_end, 1 << 20);
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let script = protocol::switch_output(read_end.as_raw_fd());
     let switched = send_all(&bash.input, &protocol::run(bash.seq, Kind::Script, &script)).is_ok()
@@ -860,11 +857,6 @@ fn targets(bash: Pid, baseline: &[Pid]) -> Vec<Pid> {
     tree::descendants_except(bash, baseline)
 }
 
-/// What runs below bash.
-fn below(bash: &Bash) -> Vec<Pid> {
-    tree::descendants(bash.pid())
-}
-
 /// Kills and collects bash (live or dead) with what is left of its session.
 ///
 /// A bash frozen alive with nothing below it left nothing anywhere: as a
@@ -875,7 +867,7 @@ fn below(bash: &Bash) -> Vec<Pid> {
 /// been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
     tree::signal_all(&[bash.pid()], Signal::STOP);
-    let alone = below(&bash).is_empty() && !bash.has_exited();
+    let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
     let _ = bash.child.kill();
     if !alone {
         tree::signal_all(&tree::session_members(bash.pid()), Signal::KILL);
