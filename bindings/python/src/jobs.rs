@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyString};
 
 use crate::errors::guard;
+use crate::repr::{py_code, py_text};
 
 /// What one ``Shell.poll`` of a job read.
 ///
@@ -64,12 +65,12 @@ impl PyJobPoll {
                  total_bytes={}, omitted_bytes={}, artifact_id={}, elapsed={}, output={})",
                 self.job,
                 PyString::new(py, self.status).repr()?,
-                code(self.exit_code),
+                py_code(self.exit_code),
                 self.cursor,
                 self.next_cursor,
                 self.total_bytes,
                 self.omitted_bytes,
-                text(py, self.artifact_id.as_deref())?,
+                py_text(py, self.artifact_id.as_deref())?,
                 PyFloat::new(py, self.elapsed).repr()?,
                 PyString::new(py, &self.output).repr()?,
             ))
@@ -120,26 +121,13 @@ impl PyJobInfo {
                  total_bytes={}, artifact_id={}, command={})",
                 self.job,
                 PyString::new(py, self.status).repr()?,
-                code(self.exit_code),
+                py_code(self.exit_code),
                 PyFloat::new(py, self.started).repr()?,
                 PyFloat::new(py, self.elapsed).repr()?,
                 self.total_bytes,
-                text(py, self.artifact_id.as_deref())?,
+                py_text(py, self.artifact_id.as_deref())?,
                 PyString::new(py, &self.command).repr()?,
             ))
         })
-    }
-}
-
-/// An exit code as Python shows it (`None` when unknown).
-fn code(exit_code: Option<i32>) -> String {
-    exit_code.map_or("None".into(), |c| c.to_string())
-}
-
-/// An optional str as Python shows it.
-fn text(py: Python<'_>, value: Option<&str>) -> PyResult<String> {
-    match value {
-        Some(v) => Ok(PyString::new(py, v).repr()?.to_string()),
-        None => Ok("None".into()),
     }
 }

@@ -15,7 +15,7 @@ use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{self, Seconds, Whole, callback, cells, env_pairs, seconds};
 use crate::errors::{guard, to_py};
 use crate::offload::offload;
-use crate::repr::py_bool;
+use crate::repr::{py_bool, py_code};
 use crate::signature::{py_default, text_signature};
 
 /// A pseudo-terminal that runs one command at a time (``bash -c``), for
@@ -263,7 +263,7 @@ impl PyPtyResult {
         guard(|| {
             Ok(format!(
                 "PtyResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, total_bytes={}, output={})",
-                self.exit_code.map_or("None".into(), |c| c.to_string()),
+                py_code(self.exit_code),
                 py_bool(self.cancelled),
                 py_bool(self.timed_out),
                 py_bool(self.truncated),

@@ -4,7 +4,7 @@
 
 use pyo3::prelude::*;
 
-use crate::repr::py_bool;
+use crate::repr::{py_bool, py_code, py_text};
 
 /// What one command produced.
 ///
@@ -70,18 +70,11 @@ impl PyBashResult {
 
 impl PyBashResult {
     fn repr(&self, py: Python<'_>) -> PyResult<String> {
-        let repr = |value: Bound<'_, PyAny>| value.repr().map(|r| r.to_string());
-        let opt = |value: &Option<String>| -> PyResult<String> {
-            match value {
-                Some(v) => repr(v.into_pyobject(py)?.into_any()),
-                None => Ok("None".into()),
-            }
-        };
         Ok(format!(
             "BashResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, \
              total_lines={}, total_bytes={}, output_lines={}, output_bytes={}, \
              artifact_id={}, working_dir={}, session_reset={}, session_ended={}, output={})",
-            self.exit_code.map_or("None".into(), |c| c.to_string()),
+            py_code(self.exit_code),
             py_bool(self.cancelled),
             py_bool(self.timed_out),
             py_bool(self.truncated),
@@ -89,11 +82,11 @@ impl PyBashResult {
             self.total_bytes,
             self.output_lines,
             self.output_bytes,
-            opt(&self.artifact_id)?,
-            opt(&self.working_dir)?,
+            py_text(py, self.artifact_id.as_deref())?,
+            py_text(py, self.working_dir.as_deref())?,
             py_bool(self.session_reset),
             py_bool(self.session_ended),
-            repr(self.output.clone().into_pyobject(py)?.into_any())?,
+            py_text(py, Some(&self.output))?,
         ))
     }
 }
