@@ -30,6 +30,8 @@ use std::time::Duration;
 /// | `virtual_terminal` | false | the bash tool runs no command on a PTY |
 /// | `has_ui` | false | a host shows no UI |
 /// | `pty_cols`, `pty_rows` | 80, 24 | a terminal whose size the host does not give (the classic terminal, on every face) |
+/// | `max_jobs` | 16 | jobs a session runs at once; a start beyond is refused |
+/// | `job_artifact_cap` | 1073741824 | bytes one job's artifact takes (1 GiB); past it the file stops growing |
 #[macro_export]
 macro_rules! option_default {
     ($name:ident) => {
@@ -50,6 +52,8 @@ macro_rules! option_default {
     (has_ui => $($then:tt)+) => { $($then)+!(bool false) };
     (pty_cols => $($then:tt)+) => { $($then)+!(num 80) };
     (pty_rows => $($then:tt)+) => { $($then)+!(num 24) };
+    (max_jobs => $($then:tt)+) => { $($then)+!(num 16) };
+    (job_artifact_cap => $($then:tt)+) => { $($then)+!(num 1073741824) };
 }
 
 /// A row of [`option_default!`](crate::option_default) as the bare literal.
@@ -93,6 +97,10 @@ pub const HAS_UI: bool = option_default!(has_ui);
 pub const PTY_COLS: u16 = option_default!(pty_cols);
 /// The height of a terminal whose size the host does not give.
 pub const PTY_ROWS: u16 = option_default!(pty_rows);
+/// Jobs a session runs at once, at most.
+pub const MAX_JOBS: usize = option_default!(max_jobs);
+/// Bytes one job's artifact takes, at most (1 GiB).
+pub const JOB_ARTIFACT_CAP: u64 = option_default!(job_artifact_cap);
 
 #[cfg(test)]
 mod tests {

@@ -24,9 +24,20 @@ pub enum Error {
     /// The handle was closed; nothing more can run on it.
     #[error("{0} is closed")]
     Closed(&'static str),
-    /// A lookup failed; the text is the user-visible message (e.g. artifact errors).
+    /// A lookup failed; the text is the user-visible message (e.g. artifact
+    /// errors, a job id the session does not have).
     #[error("{0}")]
     NotFound(String),
+    /// A job could not be started: the session already runs as many as it
+    /// allows (`ShellOptions::max_jobs`). Nothing was started.
+    #[error(
+        "{0} jobs are running in this session, the most it runs at once: wait for one to end or kill one"
+    )]
+    TooManyJobs(usize),
+    /// Input for a job that takes none: it has ended, its input was
+    /// closed, or it was started without one.
+    #[error("{0}")]
+    NoInput(String),
 }
 
 impl Error {

@@ -24,7 +24,7 @@ pub use cancel::CancelToken;
 pub use command::intercept;
 pub use command::normalize::{NormalizedCommand, apply_head_tail, normalize_bash_command};
 pub use error::{BadValue, Error, Result};
-pub use jobs::{JobId, JobInfo, JobPoll, JobStatus, PollOptions};
+pub use jobs::{JobExitHook, JobId, JobInfo, JobOptions, JobPoll, JobStatus, PollOptions};
 pub use output::{OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text};
 pub use pty::{PtyOptions, PtyResult, PtySession};
 pub use shell::registry;

@@ -1,12 +1,46 @@
-//! One job: its output as it arrives, its status, and the waits of polls.
+//! One job: its output as it arrives, its status, its processes, and the
+//! waits of polls.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::{JobId, JobInfo, JobPoll, JobStatus, PollOptions};
+use rustix::process::Signal;
+
+use super::table::Board;
+use super::{
+    Control, FINISHED_KEPT_FOR, JobExitHook, JobId, JobInfo, JobPoll, JobStatus, PollOptions,
+};
 use crate::CancelToken;
 use crate::output::sink::{OutputSink, SinkOptions};
+use crate::process::tree::{self, Pid};
+use crate::shell::protocol::StatusParser;
 use crate::sync::lock;
+
+/// How long [`Job::kill`] waits for the output to close once the tree is
+/// dead (a process outside the tree may still hold it).
+const END_WAIT: Duration = Duration::from_secs(2);
+
+/// The processes of a job.
+pub(crate) enum Processes {
+    /// A bash conch runs the job in (see [`Control`]); its status record
+    /// for run `seq` carries the command's exit status.
+    Root { control: Control, seq: u64 },
+    /// What a command left running in the session (`cmd &`): the session
+    /// bash's children that appeared during that run, with their trees.
+    Left { pids: Vec<Pid>, grace: Duration },
+}
+
+/// What a job is made of, besides its descriptors.
+pub(crate) struct JobSpec {
+    /// The command that started it.
+    pub command: String,
+    pub started: (SystemTime, Instant),
+    pub processes: Processes,
+    /// Its own deadline, from its start.
+    pub timeout: Option<Duration>,
+    /// Tail-only.
+    pub sink: SinkOptions,
+}
 
 /// A job, shared by its session's table, the reader thread and polls.
 pub(crate) struct Job {
@@ -14,9 +48,14 @@ pub(crate) struct Job {
     command: String,
     started: SystemTime,
     start: Instant,
+    processes: Processes,
+    /// When its own timeout kills it.
+    pub(crate) deadline: Option<Instant>,
     state: Mutex<State>,
     /// Signalled on new output, on the end, and on a poll's cancel.
     changed: Condvar,
+    board: Arc<Board>,
+    on_exit: Option<JobExitHook>,
 }
 
 struct State {
@@ -25,35 +64,52 @@ struct State {
     status: JobStatus,
     /// When the job ended: its elapsed time stops there.
     ended: Option<Instant>,
-    /// The session killed it: its end is `killed`, not `exited`.
-    killed: bool,
+    /// It is being killed: its end reads `killed` (or `timed_out`).
+    stopped: Option<JobStatus>,
+    exit_code: Option<i32>,
+    records: StatusParser,
     /// Where the next poll without a cursor reads from.
     cursor: u64,
+    /// A poll after the end read the output to its end.
+    read_to_end: bool,
 }
 
 impl Job {
-    /// A running job started by `command` at `started`, keeping `sink`'s
-    /// bound of its output (the sink must be tail-only).
+    /// A running job as `spec` describes it.
     pub(crate) fn new(
         id: JobId,
-        command: String,
-        started: (SystemTime, Instant),
-        sink: SinkOptions,
+        spec: JobSpec,
+        board: Arc<Board>,
+        on_exit: Option<JobExitHook>,
     ) -> Job {
+        let JobSpec {
+            command,
+            started,
+            processes,
+            timeout,
+            sink,
+        } = spec;
         debug_assert!(sink.head_bytes == 0 && sink.head_lines.is_none());
         Job {
             id,
             command,
             started: started.0,
             start: started.1,
+            processes,
+            deadline: timeout.map(|t| started.1 + t),
             state: Mutex::new(State {
                 sink: OutputSink::new(sink),
                 status: JobStatus::Running,
                 ended: None,
-                killed: false,
+                stopped: None,
+                exit_code: None,
+                records: StatusParser::default(),
                 cursor: 0,
+                read_to_end: false,
             }),
             changed: Condvar::new(),
+            board,
+            on_exit,
         }
     }
 
@@ -66,29 +122,129 @@ impl Job {
         self.changed.notify_all();
     }
 
-    /// The output reached its end: every holder closed it (the reader
-    /// thread).
-    pub(crate) fn end(&self) {
+    /// Takes what the root wrote on its status pipe (the reader thread).
+    pub(crate) fn push_status(&self, bytes: &[u8]) {
+        let Processes::Root { seq, .. } = &self.processes else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        state.records.push(bytes);
+        while let Some(record) = state.records.next_record() {
+            if record.seq == *seq {
+                state.exit_code = Some(record.status);
+            }
+        }
+    }
+
+    /// The output reached its end (and the root's status pipe too): the
+    /// reader thread. What is left of the job is collected, and the exit
+    /// hook called, on a thread of its own.
+    pub(crate) fn end(self: &Arc<Self>) {
         let mut state = lock(&self.state);
         state.sink.finish();
         state.sink.flush();
-        state.status = if state.killed {
-            JobStatus::Killed
-        } else {
-            JobStatus::Exited
-        };
+        state.status = state.stopped.unwrap_or(JobStatus::Exited);
+        if state.status != JobStatus::Exited {
+            state.exit_code = None;
+        }
         state.ended = Some(Instant::now());
         drop(state);
         self.changed.notify_all();
+        self.board.job_ended();
+        let job = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("conch-job-end".into())
+            .spawn(move || job.after_end());
+        if let Err(e) = spawned {
+            // No thread: collect here (the reader waits, once).
+            drop(e);
+            self.after_end();
+        }
     }
 
-    /// The session is killing what the job runs: its end will read `killed`.
-    pub(crate) fn mark_killed(&self) {
-        lock(&self.state).killed = true;
+    fn after_end(&self) {
+        if let Processes::Root { control, .. } = &self.processes {
+            control.finish();
+        }
+        if let Some(hook) = &self.on_exit {
+            hook.call(self.info());
+        }
     }
 
+    /// Whether the job still runs.
     pub(crate) fn is_running(&self) -> bool {
         lock(&self.state).status == JobStatus::Running
+    }
+
+    /// Marks the job as being stopped, its end to read `why`; false when
+    /// it had ended already (or is being stopped).
+    fn mark_stopped(&self, why: JobStatus) -> bool {
+        let mut state = lock(&self.state);
+        if state.status != JobStatus::Running || state.stopped.is_some() {
+            return false;
+        }
+        state.stopped = Some(why);
+        true
+    }
+
+    /// The session is killing everything it runs: the job's end reads
+    /// `killed` (the session kills the processes).
+    pub(crate) fn mark_killed(&self) {
+        self.mark_stopped(JobStatus::Killed);
+    }
+
+    /// Kills the job's whole tree with the kill ladder and waits (a
+    /// bounded time) for its output to close. Blocks for up to the
+    /// ladder's graces.
+    pub(crate) fn kill(&self, why: JobStatus) {
+        if !self.mark_stopped(why) && lock(&self.state).status != JobStatus::Running {
+            return;
+        }
+        match &self.processes {
+            Processes::Root { control, .. } => {
+                control.kill();
+                if !self.wait_end(END_WAIT) {
+                    // A root that did not let go (a session's bash deaf
+                    // to the unwind): killed outright.
+                    control.reap();
+                }
+            }
+            Processes::Left { pids, grace } => kill_left(pids, *grace),
+        }
+        self.wait_end(END_WAIT);
+    }
+
+    /// Waits up to `limit` for the job to end; whether it did.
+    fn wait_end(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut state = lock(&self.state);
+        while state.status == JobStatus::Running {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            state = self
+                .changed
+                .wait_timeout(state, deadline - now)
+                .map_or_else(|e| e.into_inner().0, |(s, _)| s);
+        }
+        true
+    }
+
+    /// Sends `signal` to the job's processes.
+    pub(crate) fn signal(&self, signal: Signal) {
+        match &self.processes {
+            Processes::Root { control, .. } => control.signal(signal),
+            Processes::Left { pids, .. } => tree::signal_all(&tree_of(pids), signal),
+        }
+    }
+
+    /// The job's control, when conch runs it (not for work a command left).
+    pub(crate) fn control(&self) -> Option<&Control> {
+        match &self.processes {
+            Processes::Root { control, .. } => Some(control),
+            Processes::Left { .. } => None,
+        }
     }
 
     /// Waits as `opts` says, then reads (see [`PollOptions`]).
@@ -110,8 +266,11 @@ impl Job {
         let deadline = Instant::now() + opts.wait;
         let max = opts.max_bytes.unwrap_or(default_max);
         let mut state = lock(&self.state);
-        let from = opts.cursor.unwrap_or(state.cursor);
+        // Without a cursor, where the last poll stopped, read afresh after
+        // each wait: of two concurrent polls, each byte goes to one.
+        let mut from;
         loop {
+            from = opts.cursor.unwrap_or(state.cursor);
             let now = Instant::now();
             let matched = opts.until.as_ref().is_some_and(|re| {
                 let (_, text) = state.sink.read_from(from, usize::MAX);
@@ -131,16 +290,23 @@ impl Job {
         }
         let (cursor, output) = state.sink.read_from(from, max);
         let next_cursor = cursor + output.len() as u64;
+        let total_bytes = state.sink.total_bytes();
         state.cursor = next_cursor;
+        if state.status != JobStatus::Running && next_cursor >= total_bytes {
+            state.read_to_end = true;
+        }
         JobPoll {
             job: self.id,
             status: state.status,
-            exit_code: None,
+            exit_code: state
+                .exit_code
+                .filter(|_| state.status != JobStatus::Running),
             omitted_bytes: cursor.saturating_sub(from),
             cursor,
             next_cursor,
-            total_bytes: state.sink.total_bytes(),
+            total_bytes,
             artifact_id: state.sink.artifact_id().map(str::to_string),
+            artifact_truncated: state.sink.artifact_capped(),
             elapsed: self.elapsed(&state),
             output,
         }
@@ -153,15 +319,49 @@ impl Job {
             job: self.id,
             command: self.command.clone(),
             status: state.status,
-            exit_code: None,
+            exit_code: state
+                .exit_code
+                .filter(|_| state.status != JobStatus::Running),
             started: self.started,
             elapsed: self.elapsed(&state),
             total_bytes: state.sink.total_bytes(),
             artifact_id: state.sink.artifact_id().map(str::to_string),
+            artifact_truncated: state.sink.artifact_capped(),
         }
+    }
+
+    /// A finished job read to its end, long enough ago to be forgotten,
+    /// with nothing of it left to collect.
+    pub(crate) fn forgettable(&self, now: Instant) -> bool {
+        let state = lock(&self.state);
+        state.read_to_end
+            && state.ended.is_some_and(|t| now - t >= FINISHED_KEPT_FOR)
+            && self.control().is_none_or(Control::is_reaped)
     }
 
     fn elapsed(&self, state: &State) -> Duration {
         state.ended.unwrap_or_else(Instant::now) - self.start
+    }
+}
+
+/// `pids` that still live, with everything below them.
+fn tree_of(pids: &[Pid]) -> Vec<Pid> {
+    let mut all = Vec::new();
+    for &pid in pids.iter().filter(|&&p| tree::is_alive(p)) {
+        all.push(pid);
+        all.extend(tree::descendants(pid));
+    }
+    all
+}
+
+/// The kill ladder on what a command left running.
+fn kill_left(pids: &[Pid], grace: Duration) {
+    for signal in [Signal::INT, Signal::TERM, Signal::KILL] {
+        let all = tree_of(pids);
+        if all.is_empty() {
+            return;
+        }
+        tree::signal_all(&all, signal);
+        tree::wait_gone(&all, grace);
     }
 }

@@ -1,26 +1,41 @@
-//! Background work of a session, as jobs: what a command leaves running
-//! (`server &`, `(sleep 1; echo late) &`) keeps writing after the command
-//! returned, and that output belongs to the command that started it.
+//! Background work of a session, as jobs: commands started beside the
+//! session ([`crate::Shell::start`]), a run that outlived its
+//! `yield_after` (see [`crate::RunOptions::yield_after`]), and what a
+//! command leaves running (`server &`, `(sleep 1; echo late) &`).
 //!
-//! Each run of a [`crate::Shell`] has an output pipe of its own (see
-//! `shell::protocol`). When a run ends while something it started still
-//! holds that pipe, the pipe becomes a job of the session: its output goes
-//! on being read (by one reader thread for the whole process, so a chatty
-//! server never blocks on a full pipe), sanitized, kept bounded and
-//! spilled to an artifact like any output, and read with
-//! [`crate::Shell::poll`]; [`crate::Shell::jobs`] lists the jobs. A job ends
-//! when the last process holding its pipe closes it or exits.
+//! A started job runs in a bash of its own, given the session's state at
+//! that moment (variables, functions, aliases, options, umask; the cwd or
+//! the job's own), as `( command ) &` typed in the session would run it:
+//! its changes never reach the session. That bash is a child subreaper in
+//! its own session, held by the host's guard like the session's bash, so
+//! whatever the command starts (`setsid` and double forks included) stays
+//! in the job's tree until the job is killed. It reports the command's
+//! exit status on a pipe of its own, then waits for the job's output to
+//! close; what the command left that does not hold the output dies with
+//! the job.
 //!
-//! Job ids are never reused in a session. The session keeps every running
-//! job and the last [`FINISHED_KEPT`] finished ones.
+//! Every job's output is read at once by one reader thread for the whole
+//! process (so a chatty server never blocks on a full pipe between polls),
+//! sanitized, the newest `max_bytes` kept in memory and the whole stream
+//! spilled to an artifact (up to a cap), and read with
+//! [`crate::Shell::poll`]. A job ends when its command ended and the last
+//! process holding its output closed it. Job ids are never reused in a
+//! session. A finished job stays listed until its output was read to the
+//! end, and at least [`FINISHED_KEPT_FOR`] after it ended.
 
+mod control;
 mod job;
+mod launch;
 mod reader;
 mod table;
 
-pub(crate) use job::Job;
-pub(crate) use table::JobTable;
+pub(crate) use control::{Control, Role};
+pub(crate) use job::{Job, JobSpec, Processes};
+pub(crate) use launch::{Launched, ROOT_SEQ, Spec, launch};
+pub(crate) use table::{JobTable, NewJob};
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use regex::Regex;
@@ -29,19 +44,73 @@ use serde::Serialize;
 /// A job's number in its session, from 1, never reused.
 pub type JobId = u32;
 
-/// How many finished jobs a session keeps for [`crate::Shell::jobs`] and
-/// [`crate::Shell::poll`]; older ones are forgotten.
-pub const FINISHED_KEPT: usize = 16;
+/// How long a finished job whose output was read to the end stays
+/// listed; one whose output was not stays until it is.
+pub const FINISHED_KEPT_FOR: Duration = Duration::from_secs(600);
+
+/// Called once per job, after it ended and what it left was killed, with
+/// the job as [`crate::Shell::jobs`] lists it; runs on a thread of
+/// conch's, never on one that holds a lock of the session.
+#[derive(Clone)]
+pub struct JobExitHook(Arc<dyn Fn(JobInfo) + Send + Sync>);
+
+impl JobExitHook {
+    pub fn new(hook: impl Fn(JobInfo) + Send + Sync + 'static) -> Self {
+        JobExitHook(Arc::new(hook))
+    }
+
+    pub(crate) fn call(&self, info: JobInfo) {
+        (self.0)(info)
+    }
+}
+
+impl std::fmt::Debug for JobExitHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JobExitHook")
+    }
+}
+
+/// A command to start as a job ([`crate::Shell::start`]).
+#[derive(Debug, Clone, Default)]
+pub struct JobOptions {
+    pub command: String,
+    /// Directory to start in, resolved against the session cwd (`None`:
+    /// the session cwd).
+    pub cwd: Option<PathBuf>,
+    /// Variables exported for the job only.
+    pub env: Vec<(String, String)>,
+    /// Kills the job's whole tree (the kill ladder) this long after it
+    /// started, whatever the session runs meanwhile. `None`: no deadline.
+    pub timeout: Option<Duration>,
+    /// Give the job an input pipe for [`crate::Shell::write`] and
+    /// [`crate::Shell::close_stdin`] (otherwise its stdin is `/dev/null`).
+    pub stdin: bool,
+    /// Run it on a terminal of this size (columns, rows): its input and
+    /// output are the terminal, keys can be sent, programs that want a
+    /// terminal get one.
+    pub pty: Option<(u16, u16)>,
+}
+
+impl JobOptions {
+    /// Options for `command` with every other field at its default.
+    pub fn new(command: impl Into<String>) -> Self {
+        JobOptions {
+            command: command.into(),
+            ..Default::default()
+        }
+    }
+}
 
 /// Where a job is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
-    /// Something still holds its output.
+    /// Its command runs, or something still holds its output.
     Running,
     /// It ended by itself.
     Exited,
-    /// The session killed it (it closed, or its bash could not be kept).
+    /// It was killed ([`crate::Shell::kill`], the session closed, or the
+    /// session's bash it ran in could not be kept).
     Killed,
     /// Its own timeout killed it.
     TimedOut,
@@ -83,8 +152,10 @@ pub struct PollOptions {
 pub struct JobPoll {
     pub job: JobId,
     pub status: JobStatus,
-    /// Known only for a job conch started itself; `None` for work a
-    /// command left behind (bash alone could tell, and it does not wait).
+    /// The command's exit status once it ended by itself (128 + N for a
+    /// signal N); `None` while it runs, when it was killed or timed out,
+    /// and for work a command left behind (`cmd &`: bash alone could
+    /// tell, and it does not wait).
     pub exit_code: Option<i32>,
     /// Sanitized output from `cursor` to the end of what arrived (at most
     /// `max_bytes`: the newest).
@@ -101,6 +172,9 @@ pub struct JobPoll {
     pub omitted_bytes: u64,
     /// The artifact holding the whole output, once it outgrew memory.
     pub artifact_id: Option<String>,
+    /// The artifact reached the job's cap: it holds the first bytes of the
+    /// output, not all of it (memory goes on keeping the newest).
+    pub artifact_truncated: bool,
     /// Since the job started, until it ended (JSON: `elapsedMs`).
     #[serde(rename = "elapsedMs", serialize_with = "millis")]
     pub elapsed: Duration,
@@ -124,6 +198,7 @@ pub struct JobInfo {
     pub elapsed: Duration,
     pub total_bytes: u64,
     pub artifact_id: Option<String>,
+    pub artifact_truncated: bool,
 }
 
 /// Milliseconds since the Unix epoch (0 for a time before it).
@@ -149,6 +224,41 @@ pub fn until_option(name: &str, pattern: &str) -> crate::Result<Regex> {
         crate::BadValue::new(
             "a valid regular expression",
             format_args!("{pattern:?} ({why})"),
+        )
+        .named(name)
+    })
+}
+
+/// A signal as a face receives it: a name with or without `SIG` in any
+/// case (`TERM`, `sigint`), or its number (`15`).
+pub fn signal_option(name: &str, text: &str) -> crate::Result<rustix::process::Signal> {
+    use rustix::process::Signal;
+    const NAMES: &[(&str, Signal)] = &[
+        ("HUP", Signal::HUP),
+        ("INT", Signal::INT),
+        ("QUIT", Signal::QUIT),
+        ("KILL", Signal::KILL),
+        ("USR1", Signal::USR1),
+        ("USR2", Signal::USR2),
+        ("PIPE", Signal::PIPE),
+        ("ALRM", Signal::ALARM),
+        ("TERM", Signal::TERM),
+        ("CONT", Signal::CONT),
+        ("STOP", Signal::STOP),
+        ("TSTP", Signal::TSTP),
+        ("WINCH", Signal::WINCH),
+    ];
+    let upper = text.trim().to_ascii_uppercase();
+    let short = upper.strip_prefix("SIG").unwrap_or(&upper);
+    let found = match short.parse::<i32>() {
+        Ok(n) => NAMES.iter().find(|(_, s)| s.as_raw() == n),
+        Err(_) => NAMES.iter().find(|(n, _)| *n == short),
+    };
+    found.map(|(_, s)| *s).ok_or_else(|| {
+        let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+        crate::BadValue::new(
+            format!("a signal name ({}) or its number", names.join(", ")),
+            format_args!("{text:?}"),
         )
         .named(name)
     })

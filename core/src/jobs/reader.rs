@@ -1,12 +1,14 @@
 //! The one thread of the process that reads the output of every running
-//! job, so that a job never blocks on a full pipe between polls. It runs
-//! only while some job runs: it starts with the first and ends with the
-//! last, so a host without background work has no such thread.
+//! job, so that a job never blocks on a full pipe between polls, and the
+//! status pipes of the jobs conch runs; it also notices a job's deadline.
+//! It runs only while some job runs: it starts with the first and ends
+//! with the last, so a host without background work has no such thread.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
-use super::Job;
+use super::{Job, JobStatus};
 use crate::process::io::{Read, Waker, poll, pollin, read, ready};
 use crate::sync::lock;
 
@@ -19,9 +21,24 @@ struct Reader {
     waker: Waker,
 }
 
+/// One job being read: its output until the end, its status pipe (if
+/// any) likewise, and whether its deadline was acted on.
+struct Watched {
+    output: Option<OwnedFd>,
+    status: Option<OwnedFd>,
+    job: Arc<Job>,
+    deadline: Option<Instant>,
+}
+
+impl Watched {
+    fn done(&self) -> bool {
+        self.output.is_none() && self.status.is_none()
+    }
+}
+
 #[derive(Default)]
 struct State {
-    pipes: Vec<(OwnedFd, Arc<Job>)>,
+    watched: Vec<Watched>,
     /// The thread is running (it clears this when it leaves, under the lock).
     running: bool,
 }
@@ -38,10 +55,11 @@ fn reader() -> Option<&'static Reader> {
         .as_ref()
 }
 
-/// Reads `pipe` (non-blocking) into `job` until every writer has closed it.
-/// Returns false when the thread cannot be had (no eventfd, no thread):
-/// the caller then drops the pipe, and the job's writers get `EPIPE`.
-pub(crate) fn watch(pipe: OwnedFd, job: Arc<Job>) -> bool {
+/// Reads `output` (non-blocking) into `job` until every writer has closed
+/// it, and `status` likewise; the job ends when both have. Returns false
+/// when the thread cannot be had (no eventfd, no thread): the caller then
+/// drops the descriptors, and the job's writers get `EPIPE`.
+pub(crate) fn watch(output: OwnedFd, status: Option<OwnedFd>, job: Arc<Job>) -> bool {
     let Some(reader) = reader() else {
         return false;
     };
@@ -55,7 +73,12 @@ pub(crate) fn watch(pipe: OwnedFd, job: Arc<Job>) -> bool {
         }
         state.running = true;
     }
-    state.pipes.push((pipe, job));
+    state.watched.push(Watched {
+        output: Some(output),
+        status,
+        deadline: job.deadline,
+        job,
+    });
     drop(state);
     reader.waker.wake();
     true
@@ -65,51 +88,71 @@ fn run(reader: &'static Reader) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let mut fds = vec![pollin(reader.waker.raw())];
+        let next_deadline;
         {
             let mut state = lock(&reader.state);
-            if state.pipes.is_empty() {
+            if state.watched.is_empty() {
                 state.running = false;
                 return;
             }
-            fds.extend(state.pipes.iter().map(|(fd, _)| pollin(fd.as_raw_fd())));
+            for w in &state.watched {
+                for fd in [&w.output, &w.status].into_iter().flatten() {
+                    fds.push(pollin(fd.as_raw_fd()));
+                }
+            }
+            next_deadline = state.watched.iter().filter_map(|w| w.deadline).min();
         }
-        if poll(&mut fds, None).is_err() {
+        if poll(&mut fds, next_deadline).is_err() {
             continue;
         }
         if ready(&fds[0]) {
             reader.waker.reset();
         }
-        let mut ended = Vec::new();
-        {
-            let state = lock(&reader.state);
-            // Jobs are only added (at the end) while the thread polls, so
-            // the first `fds.len() - 1` entries are the polled ones.
-            for (slot, (fd, job)) in fds[1..].iter().zip(state.pipes.iter()) {
-                if ready(slot) && drain(fd.as_raw_fd(), job, &mut buf) {
-                    ended.push(fd.as_raw_fd());
+        let mut state = lock(&reader.state);
+        // Jobs are only added (at the end) while the thread polls, so the
+        // polled descriptors are those of the first entries, in order.
+        let mut slots = fds[1..].iter();
+        for w in state.watched.iter_mut() {
+            if let Some(fd) = &w.output {
+                let slot = slots.next();
+                if slot.is_some_and(ready) && drain(fd.as_raw_fd(), &w.job, &mut buf, Job::push) {
+                    w.output = None;
                 }
             }
-        }
-        if !ended.is_empty() {
-            let mut state = lock(&reader.state);
-            state.pipes.retain(|(fd, job)| {
-                let done = ended.contains(&fd.as_raw_fd());
-                if done {
-                    job.end();
+            if let Some(fd) = &w.status {
+                let slot = slots.next();
+                if slot.is_some_and(ready)
+                    && drain(fd.as_raw_fd(), &w.job, &mut buf, Job::push_status)
+                {
+                    w.status = None;
                 }
-                !done
-            });
+            }
+            if w.deadline.is_some_and(|t| t <= Instant::now()) && !w.done() {
+                w.deadline = None;
+                let job = w.job.clone();
+                // The ladder takes its graces: not on this thread.
+                let _ = std::thread::Builder::new()
+                    .name("conch-job-timeout".into())
+                    .spawn(move || job.kill(JobStatus::TimedOut));
+            }
         }
+        state.watched.retain(|w| {
+            if w.done() {
+                w.job.end();
+            }
+            !w.done()
+        });
     }
 }
 
-/// Moves what `fd` holds into `job`, up to [`BUDGET`]; true at its end.
-fn drain(fd: i32, job: &Job, buf: &mut [u8]) -> bool {
+/// Moves what `fd` holds into `job` with `take`, up to [`BUDGET`]; true
+/// at its end.
+fn drain(fd: i32, job: &Job, buf: &mut [u8], take: fn(&Job, &[u8])) -> bool {
     let mut taken = 0;
     while taken < BUDGET {
         match read(fd, buf) {
             Ok(Read::Data(n)) => {
-                job.push(&buf[..n]);
+                take(job, &buf[..n]);
                 taken += n;
             }
             Ok(Read::WouldBlock) => return false,

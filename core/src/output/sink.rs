@@ -70,6 +70,10 @@ pub struct SinkOptions {
     pub head_lines: Option<usize>,
     /// Where the whole stream goes once it no longer fits.
     pub artifact: Option<Artifact>,
+    /// The most bytes the artifact takes (`None`: no bound): past it the
+    /// file stops growing and keeps the stream's first bytes, while the
+    /// kept tail goes on (see [`OutputSink::artifact_capped`]).
+    pub artifact_cap: Option<u64>,
 }
 
 impl Default for SinkOptions {
@@ -79,6 +83,7 @@ impl Default for SinkOptions {
             head_bytes: 0,
             head_lines: None,
             artifact: None,
+            artifact_cap: None,
         }
     }
 }
@@ -161,6 +166,10 @@ pub struct OutputSink {
     tail: Ring,
     tail_limit: usize,
     spill: Spill,
+    /// Bytes the artifact may still take (`u64::MAX`: no bound).
+    artifact_room: u64,
+    /// The artifact reached its cap: it holds the stream's first bytes only.
+    artifact_capped: bool,
 }
 
 impl OutputSink {
@@ -187,6 +196,8 @@ impl OutputSink {
             tail: Ring::new(tail_limit.saturating_add(1)),
             tail_limit,
             spill: opts.artifact.map_or(Spill::None, Spill::Ready),
+            artifact_room: opts.artifact_cap.unwrap_or(u64::MAX),
+            artifact_capped: false,
         }
     }
 
@@ -271,6 +282,12 @@ impl OutputSink {
         }
     }
 
+    /// The artifact reached the sink's `artifact_cap`: it holds the first
+    /// bytes of the stream, not all of it.
+    pub fn artifact_capped(&self) -> bool {
+        self.artifact_capped
+    }
+
     /// Writes out what the artifact writer buffers, so a reader of the file
     /// sees the stream so far (a failure means no artifact, as in a push).
     pub fn flush(&mut self) {
@@ -347,10 +364,16 @@ impl OutputSink {
             self.open_spill();
         }
         if let Spill::Open(artifact, writer) = &mut self.spill
-            && writer.write_all(text.as_bytes()).is_err()
+            && !self.artifact_capped
         {
-            let _ = fs::remove_file(&artifact.path);
-            self.spill = Spill::None;
+            let take =
+                floor_char_boundary(text, self.artifact_room.min(text.len() as u64) as usize);
+            if writer.write_all(&text.as_bytes()[..take]).is_err() {
+                let _ = fs::remove_file(&artifact.path);
+                self.spill = Spill::None;
+            }
+            self.artifact_room -= take as u64;
+            self.artifact_capped = take < text.len();
         }
 
         if head_take > 0 {
@@ -418,7 +441,11 @@ impl OutputSink {
             .and_then(|()| writer.write_all(older))
             .and_then(|()| writer.write_all(newer));
         match written {
-            Ok(()) => self.spill = Spill::Open(artifact, writer),
+            Ok(()) => {
+                let held = self.head.len() + older.len() + newer.len();
+                self.artifact_room = self.artifact_room.saturating_sub(held as u64);
+                self.spill = Spill::Open(artifact, writer);
+            }
             Err(_) => {
                 drop(writer);
                 let _ = fs::remove_file(&artifact.path);

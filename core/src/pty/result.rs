@@ -75,6 +75,7 @@ impl PtyResult {
             working_dir: Some(cwd.to_string_lossy().into_owned()),
             session_reset: false,
             session_ended: false,
+            backgrounded: None,
         };
         BashResult::assemble(self.summary, outcome)
     }

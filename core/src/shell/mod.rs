@@ -13,6 +13,7 @@ pub mod registry;
 pub mod result;
 pub mod session;
 pub mod snapshot;
+mod state;
 
 pub use oneshot::{ExecuteOptions, execute_shell};
 pub use options::{RunOptions, ShellOptions, Snapshot};

@@ -199,6 +199,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         working_dir,
         session_reset: false,
         session_ended: false,
+        backgrounded: None,
     };
     Ok(conclude(
         pump,

@@ -13,6 +13,7 @@ use crate::CancelToken;
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::defaults;
 use crate::error::{BadValue, Result};
+use crate::jobs::JobExitHook;
 use crate::process::env::EnvPolicy;
 use crate::process::tree::KillLadder;
 
@@ -193,6 +194,12 @@ pub struct ShellOptions {
     pub artifacts: Option<ArtifactStore>,
     /// Grace between the signals of the kill ladder.
     pub kill_ladder: KillLadder,
+    /// Jobs the session runs at once, at most (see [`crate::Shell::start`]).
+    pub max_jobs: usize,
+    /// Bytes one job's artifact takes, at most.
+    pub job_artifact_cap: u64,
+    /// Told of every job's end.
+    pub on_job_exit: Option<JobExitHook>,
 }
 
 impl Default for ShellOptions {
@@ -208,6 +215,9 @@ impl Default for ShellOptions {
             max_bytes: defaults::MAX_BYTES,
             artifacts: Some(ArtifactStore::process_default()),
             kill_ladder: KillLadder::default(),
+            max_jobs: defaults::MAX_JOBS,
+            job_artifact_cap: defaults::JOB_ARTIFACT_CAP,
+            on_job_exit: None,
         }
     }
 }
@@ -231,6 +241,13 @@ pub struct RunOptions {
     /// An artifact already allocated by the caller; otherwise one is
     /// allocated from the shell's store, if it has one.
     pub artifact: Option<Artifact>,
+    /// When the command still runs this long after it started, the run
+    /// returns with its output so far and the command goes on as a job
+    /// ([`crate::BashResult::backgrounded`]); the session goes on with
+    /// the state it had before the command. `None`: the run waits for the
+    /// command (or its timeout). With the session's jobs at their limit
+    /// the command stays in the foreground.
+    pub yield_after: Option<Duration>,
 }
 
 impl RunOptions {

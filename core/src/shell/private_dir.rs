@@ -50,3 +50,12 @@ pub fn write_private(name: &str, contents: &[u8]) -> Result<PathBuf> {
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     Ok(path)
 }
+
+/// A file name in the private dir no other call of this process gets:
+/// `<kind>-<pid>-<n>`.
+pub fn unique_name(kind: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{kind}-{}-{n}", std::process::id())
+}

@@ -285,6 +285,9 @@ pub struct Startup<'a> {
     pub snapshot: Option<&'a str>,
     /// The env policy's unsets.
     pub unset_script: &'a str,
+    /// A state file to source (see `shell::state`): the session's state
+    /// for a bash that takes the place of one moved to the background.
+    pub restore: Option<&'a str>,
     /// The pid whose descriptors the runs' output pipes are (module doc).
     pub host: u32,
     /// The host's descriptors of the status pipe and of bash's own output
@@ -322,6 +325,13 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
+    }
+    if let Some(path) = start.restore {
+        let _ = write!(
+            boot,
+            "builtin source {} </dev/null >/dev/null 2>&1; ",
+            single_quote(path)
+        );
     }
     let _ = write!(
         boot,
@@ -396,6 +406,11 @@ pub struct StatusParser {
 impl StatusParser {
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
+    }
+
+    /// The bytes of a record not complete yet, for another parser to go on.
+    pub fn into_pending(self) -> Vec<u8> {
+        self.buf
     }
 
     /// The next complete record, if one has arrived.

@@ -131,6 +131,7 @@ pub fn execute_bash(
                     .as_ref()
                     .and_then(|s| s.allocate("bash").ok())
             }),
+            yield_after: None,
         },
         on_chunk,
     );

@@ -32,6 +32,10 @@ pub struct BashResult {
     /// earlier commands set (variables, functions, aliases, options) is
     /// gone; the next run starts a new bash in the last directory.
     pub session_ended: bool,
+    /// The command was still running at the run's `yield_after` and goes
+    /// on as this job (see [`crate::RunOptions::yield_after`]); the output
+    /// is what it wrote until then, after a notice saying so.
+    pub backgrounded: Option<crate::jobs::JobId>,
 }
 
 impl Deref for BashResult {
@@ -58,6 +62,8 @@ pub struct Outcome {
     pub working_dir: Option<String>,
     pub session_reset: bool,
     pub session_ended: bool,
+    /// The job the command went on as, and the `yield_after` it outlived.
+    pub backgrounded: Option<(crate::jobs::JobId, Duration)>,
 }
 
 /// The notice put before the output of a stopped command; `timeout` is the
@@ -71,6 +77,17 @@ pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<Stri
         Stop::Cancel => Some("Command cancelled".to_string()),
         Stop::Head => None,
     }
+}
+
+/// The notice put before the output of a run moved to the background as
+/// job `job` after `after`.
+pub fn background_notice(job: crate::jobs::JobId, after: Duration) -> String {
+    format!(
+        "Command still running after {} seconds: it goes on as background job {job} \
+         (poll job {job} for its output, kill job {job} to stop it). The session is as it was \
+         before this command: what the command changes (cd, variables, functions) does not apply to it",
+        seconds(after)
+    )
 }
 
 /// Puts the notice of a stopped run (see [`stop_notice`]) before its output.
@@ -104,6 +121,9 @@ impl BashResult {
     /// `cmd | head -n N` does once head is done.
     pub fn new(mut summary: OutputSummary, outcome: Outcome, timeout: Option<Duration>) -> Self {
         add_stop_notice(&mut summary, outcome.stop, timeout);
+        if let Some((job, after)) = outcome.backgrounded {
+            summary.add_notice(&background_notice(job, after));
+        }
         BashResult::assemble(summary, outcome)
     }
 
@@ -123,6 +143,7 @@ impl BashResult {
             working_dir: outcome.working_dir,
             session_reset: outcome.session_reset,
             session_ended: outcome.session_ended,
+            backgrounded: outcome.backgrounded.map(|(job, _)| job),
         }
     }
 
@@ -137,6 +158,7 @@ impl BashResult {
             working_dir,
             session_reset: false,
             session_ended: false,
+            backgrounded: None,
         };
         BashResult::new(summary, outcome, None)
     }

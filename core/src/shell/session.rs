@@ -29,8 +29,13 @@ use super::protocol::{
 use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
 use super::result::{BashResult, Outcome, conclude};
+use super::state::{self, Extra};
 use super::{private_dir, snapshot};
-use crate::jobs::{JobId, JobInfo, JobPoll, JobTable, PollOptions};
+use crate::jobs::{
+    self, Control, JobId, JobInfo, JobOptions, JobPoll, JobStatus, JobTable, PollOptions,
+    Processes, Role,
+};
+use crate::jobs::{JobSpec, NewJob};
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::env::os_env;
@@ -45,6 +50,7 @@ use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::process::watch::Watch;
+use crate::pty::Key;
 use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
@@ -63,6 +69,7 @@ struct Config {
     max_bytes: usize,
     artifacts: Option<crate::artifact::ArtifactStore>,
     ladder: KillLadder,
+    job_artifact_cap: u64,
 }
 
 /// A live bash process and our ends of its pipes.
@@ -79,12 +86,17 @@ struct Bash {
     /// A command's `exit` replaced the bash in this process with a fresh
     /// one (protocol's `EXIT_TRAP`): the next run is a reset.
     replaced: bool,
+    /// The state file it starts from, removed once it is ready.
+    restore: Option<PathBuf>,
 }
 
 struct State {
     bash: Option<Bash>,
     /// A bash got through its start-up before, so the next start is a reset.
     started: bool,
+    /// The bash was started afresh since the last run (for a job's start):
+    /// the next run reports the reset.
+    reset_pending: bool,
 }
 
 /// A persistent bash session. `Send + Sync`: `run` may be called from any
@@ -120,6 +132,8 @@ struct Ending {
     stop: Option<Stop>,
     /// bash's children when the run started (background jobs of earlier runs).
     baseline: Vec<Pid>,
+    /// The command still ran at the run's `yield_after`.
+    yielded: bool,
 }
 
 impl Shell {
@@ -165,6 +179,7 @@ impl Shell {
             max_bytes: opts.max_bytes,
             artifacts: opts.artifacts.clone(),
             ladder: opts.kill_ladder,
+            job_artifact_cap: opts.job_artifact_cap,
         };
         let queue: Arc<Queue> = Arc::default();
         let shell = Shell {
@@ -172,6 +187,7 @@ impl Shell {
             state: Mutex::new(State {
                 bash: None,
                 started: false,
+                reset_pending: false,
             }),
             busy: BusyKey::of(queue.clone()),
             queue,
@@ -180,11 +196,11 @@ impl Shell {
             bash_pid: AtomicI32::new(0),
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
-            jobs: JobTable::default(),
+            jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
         };
         {
             let mut state = lock(&shell.state);
-            let bash = shell.start(&shell.cwd())?;
+            let bash = shell.spawn_bash(&shell.cwd(), None)?;
             shell.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
         }
@@ -287,21 +303,17 @@ impl Shell {
             ));
         }
 
-        let mut reset = false;
-        if state.bash.as_ref().is_some_and(Bash::has_exited) {
-            self.bury(&mut state);
-        }
-        if state.bash.is_none() {
-            let bash = self.start(&self.cwd())?;
-            self.bash_pid.store(bash.pid(), Ordering::SeqCst);
-            state.bash = Some(bash);
-            reset = state.started;
-        }
-        if let Some(bash) = state.bash.as_mut().filter(|b| b.replaced) {
-            bash.replaced = false;
-            reset = true;
-        }
-        self.ready(&mut state)?;
+        self.live_bash(&mut state)?;
+        let reset = std::mem::take(&mut state.reset_pending);
+        // The state to go on with if the command is moved to the
+        // background: taken before it runs.
+        let standby = match opts.yield_after {
+            Some(after) if self.jobs.check_room().is_ok() => {
+                let bash = state.bash.as_mut().expect("bash started above");
+                Some((after, self.dump_state(bash)?))
+            }
+            _ => None,
+        };
 
         let run_token = CancelToken::new();
         let _link = cancel.on_cancel({
@@ -330,15 +342,33 @@ impl Shell {
         let bash = state.bash.as_mut().expect("bash started above");
         let ending = run_line(
             bash,
-            &command,
-            cwd_text,
-            &opts.env,
+            Line {
+                command: &command,
+                cwd: cwd_text,
+                env: &opts.env,
+                yield_at: standby.as_ref().map(|(after, _)| started.1 + *after),
+            },
             &mut pump,
             Stopper::new(opts.timeout, run_token, self.config.ladder),
             &waker,
         );
         *lock(&self.current) = None;
         let ending = ending?;
+        if ending.yielded
+            && let Some((after, dump)) = standby
+        {
+            let job = self.background(&mut state, &opts, started, &dump, ending.baseline)?;
+            let outcome = Outcome {
+                exit_code: None,
+                stop: None,
+                working_dir: Some(self.cwd().to_string_lossy().into_owned()),
+                session_reset: reset,
+                session_ended: false,
+                backgrounded: Some((job, after)),
+            };
+            drop(state);
+            return Ok(conclude(pump, outcome, opts.timeout, None, None));
+        }
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
         if let Some(rec) = &ending.record {
@@ -360,11 +390,13 @@ impl Shell {
             let left = targets(bash.pid(), &ending.baseline);
             tree::terminate(&left, self.config.ladder.grace);
         }
-        if let Some(bash) = state.bash.as_mut().filter(|b| !b.replaced)
-            && !new_children(bash, &ending.baseline).is_empty()
-            && let Some(old) = switch_output(bash, &mut pump)?
-        {
-            self.adopt(old, &opts.command, started);
+        if let Some(bash) = state.bash.as_mut().filter(|b| !b.replaced) {
+            let left = new_children(bash, &ending.baseline);
+            if !left.is_empty()
+                && let Some(old) = switch_output(bash, &mut pump)?
+            {
+                self.adopt(old, left, &opts.command, started);
+            }
         }
         let outcome = Outcome {
             exit_code,
@@ -372,6 +404,7 @@ impl Shell {
             working_dir: Some(self.cwd().to_string_lossy().into_owned()),
             session_reset: reset,
             session_ended: ending.exited || ending.replaced,
+            backgrounded: None,
         };
         drop(state);
         Ok(conclude(
@@ -383,8 +416,29 @@ impl Shell {
         ))
     }
 
-    /// Makes the output pipe of a run that left something holding it a job.
-    fn adopt(&self, out: OwnedFd, command: &str, started: (SystemTime, Instant)) {
+    /// Makes the output pipe of a run that left `left` running, something
+    /// still holding it, a job.
+    fn adopt(&self, out: OwnedFd, left: Vec<Pid>, command: &str, started: (SystemTime, Instant)) {
+        let processes = Processes::Left {
+            pids: left,
+            grace: self.config.ladder.grace,
+        };
+        self.jobs.add(NewJob {
+            spec: self.job_spec(command, started, processes, None),
+            output: out,
+            status: None,
+            initial_status: Vec::new(),
+        });
+    }
+
+    /// A job's description, with the session's bounds on its output.
+    fn job_spec(
+        &self,
+        command: &str,
+        started: (SystemTime, Instant),
+        processes: Processes,
+        timeout: Option<Duration>,
+    ) -> JobSpec {
         let sink = SinkOptions {
             max_bytes: self.config.max_bytes,
             artifact: self
@@ -392,9 +446,108 @@ impl Shell {
                 .artifacts
                 .as_ref()
                 .and_then(|store| store.allocate("job").ok()),
+            artifact_cap: Some(self.config.job_artifact_cap),
             ..SinkOptions::default()
         };
-        self.jobs.adopt(out, command, started, sink);
+        JobSpec {
+            command: command.to_string(),
+            started,
+            processes,
+            timeout,
+            sink,
+        }
+    }
+
+    /// Makes sure a bash is there and ready: a dead one is buried, a
+    /// missing one started (the next run then reports a reset).
+    fn live_bash(&self, state: &mut State) -> Result<()> {
+        if state.bash.as_ref().is_some_and(Bash::has_exited) {
+            self.bury(state);
+        }
+        if state.bash.is_none() {
+            let bash = self.spawn_bash(&self.cwd(), None)?;
+            self.bash_pid.store(bash.pid(), Ordering::SeqCst);
+            state.bash = Some(bash);
+            state.reset_pending |= state.started;
+        }
+        if let Some(bash) = state.bash.as_mut().filter(|b| b.replaced) {
+            bash.replaced = false;
+            state.reset_pending = true;
+        }
+        self.ready(state)
+    }
+
+    /// Has the session's bash write its state (see [`state`]) and reads it.
+    fn dump_state(&self, bash: &mut Bash) -> Result<Vec<u8>> {
+        let path = private_dir::private_dir()?.join(private_dir::unique_name("state"));
+        let failed =
+            |why: String| Error::Spawn(format!("the session's bash did not give its state: {why}"));
+        bash.seq = (bash.seq + 1) % SEQ_MODULUS;
+        let script = state::dump_script(utf8_path(&path)?);
+        send_all(&bash.input, &protocol::run(bash.seq, Kind::Script, &script))
+            .map_err(|e| failed(e.to_string()))?;
+        wait_record(bash, bash.seq, STARTUP_TIMEOUT).map_err(failed)?;
+        let dump =
+            std::fs::read(&path).map_err(|e| Error::io("cannot read the session's state", e));
+        let _ = std::fs::remove_file(&path);
+        dump
+    }
+
+    /// The command of a run still going at its `yield_after`: its bash
+    /// becomes the job (its output, its status, its whole tree), and a new
+    /// bash, given the state `dump` from before the command, becomes the
+    /// session's. Returns the job.
+    fn background(
+        &self,
+        state: &mut State,
+        opts: &RunOptions,
+        started: (SystemTime, Instant),
+        dump: &[u8],
+        spared: Vec<Pid>,
+    ) -> Result<JobId> {
+        let mut old = state.bash.take().expect("bash present");
+        self.bash_pid.store(0, Ordering::SeqCst);
+        // Read after the command: bash lets go of the output (so the job
+        // ends when what the command left closes it) and of the status
+        // pipe, then waits until the job is over.
+        old.seq = (old.seq + 1) % SEQ_MODULUS;
+        let release = "exec >/dev/null 2>&1 62>&-; builtin read -r -N 1 -u 63 _";
+        let _ = send_all(&old.input, &protocol::run(old.seq, Kind::Script, release));
+        let seq = (old.seq + SEQ_MODULUS - 1) % SEQ_MODULUS;
+        let Bash {
+            child,
+            input,
+            out,
+            status,
+            parser,
+            ..
+        } = old;
+        let control = Control::new(
+            child,
+            input,
+            Role::Session { spared },
+            self.config.ladder.grace,
+        );
+        let timeout = opts.timeout;
+        let id = self.jobs.add(NewJob {
+            spec: self.job_spec(
+                &opts.command,
+                started,
+                Processes::Root { control, seq },
+                timeout,
+            ),
+            output: out,
+            status: Some(status),
+            initial_status: parser.into_pending(),
+        });
+        let restore = private_dir::write_private(
+            &private_dir::unique_name("session"),
+            state::restore_text(dump, &Extra::default()).as_bytes(),
+        )?;
+        let bash = self.spawn_bash(&self.cwd(), Some(restore))?;
+        self.bash_pid.store(bash.pid(), Ordering::SeqCst);
+        state.bash = Some(bash);
+        id.ok_or_else(|| Error::Spawn("cannot read the output of a background job".into()))
     }
 
     /// The jobs of this session: what runs left writing in the background,
@@ -415,12 +568,172 @@ impl Shell {
         cancel: Option<&CancelToken>,
     ) -> Result<JobPoll> {
         self.check_open()?;
-        let found = self
-            .jobs
-            .get(job)
-            .ok_or_else(|| Error::InvalidArgument(format!("no job {job} in this session")))?;
+        let found = self.jobs.get(job)?;
         let none = CancelToken::new();
         Ok(found.poll(opts, self.config.max_bytes, cancel.unwrap_or(&none)))
+    }
+
+    /// Starts `opts.command` as a job beside the session and returns its
+    /// id at once (see [`crate::jobs`]): it runs in a bash of its own,
+    /// given the session's state as it is now (it waits for the runs
+    /// called before it), and nothing it changes reaches the session.
+    /// Fails with [`Error::TooManyJobs`] when the session runs
+    /// `max_jobs` jobs already; nothing is started then.
+    pub fn start(&self, opts: JobOptions) -> Result<JobId> {
+        self.check_open()?;
+        if opts.command.contains('\0') {
+            return Err(Error::InvalidArgument("command contains a NUL byte".into()));
+        }
+        for (k, v) in &opts.env {
+            validate_var(k, v)?;
+        }
+        if let Some((cols, rows)) = opts.pty
+            && (cols == 0 || rows == 0)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "a job's terminal needs at least 1 column and 1 row, got {cols}x{rows}"
+            )));
+        }
+        self.jobs.check_room()?;
+        let place = self.reserve()?;
+        let _turn = place.wait(&CancelToken::new());
+        self.check_open()?;
+        let started = (SystemTime::now(), Instant::now());
+        let mut state = lock(&self.state);
+        let cwd = match &opts.cwd {
+            Some(dir) => resolve_dir(&self.cwd(), dir)?,
+            None => self.cwd(),
+        };
+        self.live_bash(&mut state)?;
+        let bash = state.bash.as_mut().expect("bash started above");
+        let dump = self.dump_state(bash)?;
+        drop(state);
+        let command = match &self.config.prefix {
+            Some(prefix) => format!("{prefix} {}", opts.command),
+            None => opts.command.clone(),
+        };
+        let mut env = opts.env.clone();
+        if opts.pty.is_some() && !env.iter().any(|(k, _)| k == "TERM") {
+            env.push(("TERM".into(), "xterm-256color".into()));
+        }
+        let text = state::restore_text(
+            &dump,
+            &Extra {
+                env: &env,
+                command: Some(&command),
+                ..Extra::default()
+            },
+        );
+        let file = private_dir::write_private(&private_dir::unique_name("job"), text.as_bytes())?;
+        let launched = jobs::launch(jobs::Spec {
+            shell: &self.config.shell,
+            name: &self.shell_name(),
+            state: file.clone(),
+            cwd: &cwd,
+            stdin: opts.stdin,
+            pty: opts.pty,
+            grace: self.config.ladder.grace,
+        });
+        let jobs::Launched {
+            control,
+            output,
+            status,
+        } = match launched {
+            Ok(launched) => launched,
+            Err(e) => {
+                let _ = std::fs::remove_file(&file);
+                return Err(e);
+            }
+        };
+        let processes = Processes::Root {
+            control,
+            seq: jobs::ROOT_SEQ,
+        };
+        self.jobs
+            .add(NewJob {
+                spec: self.job_spec(&opts.command, started, processes, opts.timeout),
+                output,
+                status: Some(status),
+                initial_status: Vec::new(),
+            })
+            .ok_or_else(|| Error::Spawn("cannot read the output of a job".into()))
+    }
+
+    /// Writes `data` to a job's input: its stdin pipe (a job started with
+    /// `stdin`) or its terminal. Waits while the job does not read, up to
+    /// a bound. Fails with [`Error::NoInput`] for a job that takes none
+    /// (ended, input closed, started without one).
+    pub fn write(&self, job: JobId, data: &[u8]) -> Result<()> {
+        self.check_open()?;
+        let found = self.jobs.get(job)?;
+        let what = format!("job {job}");
+        match found.control() {
+            Some(control) if found.is_running() => control.write(data, &what),
+            Some(_) => Err(Error::NoInput(format!("{what} has ended"))),
+            None => Err(Error::NoInput(format!(
+                "{what} takes no input (it was left running by a command)"
+            ))),
+        }
+    }
+
+    /// Ends a job's input: its stdin pipe closes; on a terminal, ctrl+d.
+    pub fn close_stdin(&self, job: JobId) -> Result<()> {
+        self.check_open()?;
+        let found = self.jobs.get(job)?;
+        let what = format!("job {job}");
+        match found.control() {
+            Some(control) if found.is_running() => control.close_input(&what),
+            Some(_) => Err(Error::NoInput(format!("{what} has ended"))),
+            None => Err(Error::NoInput(format!("{what} takes no input"))),
+        }
+    }
+
+    /// Sends a key to a job on a terminal, by name as the PTY engine
+    /// takes them (`"ctrl+c"`, `"enter"`, `"up"`).
+    pub fn write_key(&self, job: JobId, key: &str) -> Result<()> {
+        let key = Key::parse(key)?;
+        self.check_open()?;
+        let found = self.jobs.get(job)?;
+        if !found.control().is_some_and(Control::is_terminal) {
+            return Err(Error::NoInput(format!(
+                "job {job} has no terminal: keys need a job started with a PTY"
+            )));
+        }
+        self.write(job, &key.encode(false))
+    }
+
+    /// Sends a signal (`"TERM"`, `"SIGINT"`, `"9"`…) to every process of a
+    /// running job.
+    pub fn signal(&self, job: JobId, signal: &str) -> Result<()> {
+        let signal = jobs::signal_option("signal", signal)?;
+        self.check_open()?;
+        let found = self.jobs.get(job)?;
+        if found.is_running() {
+            found.signal(signal);
+        }
+        Ok(())
+    }
+
+    /// Kills a job's whole tree with the kill ladder (SIGINT, SIGTERM,
+    /// SIGKILL, the grace between) and returns its final poll: what it
+    /// wrote since the last poll, status `killed` (or how it had ended).
+    pub fn kill(&self, job: JobId) -> Result<JobPoll> {
+        self.check_open()?;
+        let found = self.jobs.get(job)?;
+        found.kill(JobStatus::Killed);
+        Ok(found.poll(
+            &PollOptions::default(),
+            self.config.max_bytes,
+            &CancelToken::new(),
+        ))
+    }
+
+    /// The first of `jobs` that has ended, waiting up to `timeout` for one
+    /// to; `None` when none did. Fails for an id the session does not
+    /// have.
+    pub fn wait_any(&self, jobs: &[JobId], timeout: Duration) -> Result<Option<JobId>> {
+        self.check_open()?;
+        self.jobs.wait_any(jobs, timeout)
     }
 
     /// Cancels the running command (if any), from any thread.
@@ -467,6 +780,7 @@ impl Shell {
     fn end_session(&self) {
         let mut state = lock(&self.state);
         self.jobs.mark_all_killed();
+        self.jobs.close();
         if let Some(bash) = state.bash.take() {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
@@ -495,7 +809,10 @@ impl Shell {
 
     /// Starts bash in `cwd` and sends it the start-up text (the snapshot
     /// and the protocol loop); [`Shell::ready`] waits for its answer.
-    fn start(&self, cwd: &Path) -> Result<Bash> {
+    /// With `restore`, a state file (see [`state`]) the bash sources in
+    /// place of the snapshot, with an empty environment (the file sets
+    /// the session's); it is removed once bash is ready.
+    fn spawn_bash(&self, cwd: &Path, restore: Option<PathBuf>) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
         let launch = Launch {
             program: self.config.shell.clone(),
@@ -504,7 +821,10 @@ impl Shell {
             args: ["--noprofile", "--norc", "-c", protocol::BOOTSTRAP]
                 .map(OsString::from)
                 .into(),
-            env: os_env(&self.config.env),
+            env: match restore {
+                Some(_) => Vec::new(),
+                None => os_env(&self.config.env),
+            },
             cwd: Some(cwd.to_path_buf()),
             on_host_death: HostDeath::Freeze,
             ..Launch::default()
@@ -526,6 +846,7 @@ impl Shell {
             seq: 0,
             ready: false,
             replaced: false,
+            restore,
         };
         let text = self.startup_text(&bash, true);
         if let Err(e) = send_all(&bash.input, &text) {
@@ -547,9 +868,23 @@ impl Shell {
     /// its place.
     fn startup_text(&self, bash: &Bash, first: bool) -> Vec<u8> {
         let shell = self.config.shell.to_string_lossy();
+        let restore = bash
+            .restore
+            .as_deref()
+            .and_then(Path::to_str)
+            .filter(|_| first);
         protocol::startup(&protocol::Startup {
-            snapshot: self.config.snapshot.as_deref(),
-            unset_script: &self.config.unset_script,
+            snapshot: self
+                .config
+                .snapshot
+                .as_deref()
+                .filter(|_| restore.is_none()),
+            unset_script: if restore.is_some() {
+                ""
+            } else {
+                &self.config.unset_script
+            },
+            restore,
             host: std::process::id(),
             status_fd: bash.status.as_raw_fd(),
             out_fd: bash.out.as_raw_fd(),
@@ -576,7 +911,11 @@ impl Shell {
         if bash.ready {
             return Ok(());
         }
-        match wait_startup(bash) {
+        let started = wait_startup(bash);
+        if let Some(file) = bash.restore.take() {
+            let _ = std::fs::remove_file(file);
+        }
+        match started {
             Ok(()) => {
                 bash.ready = true;
                 state.started = true;
@@ -645,15 +984,28 @@ fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>
 }
 
 /// Sends one run to bash and drives it to its end.
+/// One run as the loop receives it.
+struct Line<'a> {
+    command: &'a str,
+    cwd: Option<&'a str>,
+    env: &'a [(String, String)],
+    /// When the run returns if the command still runs (`yield_after`).
+    yield_at: Option<Instant>,
+}
+
 fn run_line(
     bash: &mut Bash,
-    command: &str,
-    cwd: Option<&str>,
-    env: &[(String, String)],
+    line: Line<'_>,
     pump: &mut Pump<'_>,
     mut stopper: Stopper,
     waker: &Waker,
 ) -> Result<Ending> {
+    let Line {
+        command,
+        cwd,
+        env,
+        yield_at,
+    } = line;
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let file = if command.len() > INLINE_LIMIT {
         let name = format!("cmd-{}-{}.sh", std::process::id(), bash.pid());
@@ -680,7 +1032,7 @@ fn run_line(
     let baseline = baseline_of(bash);
     let sent = send_all(&bash.input, &message);
     let ending = match sent {
-        Ok(()) => drive(bash, pump, &mut stopper, waker, baseline),
+        Ok(()) => drive(bash, pump, &mut stopper, waker, baseline, yield_at),
         // bash died before reading the line: report it like any death.
         Err(_) => Ok(Ending {
             record: None,
@@ -688,6 +1040,7 @@ fn run_line(
             replaced: false,
             stop: None,
             baseline,
+            yielded: false,
         }),
     };
     if let Some(path) = file {
@@ -703,6 +1056,7 @@ fn drive(
     stopper: &mut Stopper,
     waker: &Waker,
     baseline: Vec<Pid>,
+    yield_at: Option<Instant>,
 ) -> Result<Ending> {
     let mut watch = Watch::new(
         bash.out.as_raw_fd(),
@@ -721,7 +1075,8 @@ fn drive(
         // processes are gone, rather than waiting out each grace period.
         let wake_at = match (frozen, stopper.wake_at()) {
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
-            (_, t) => t,
+            (false, t) => [t, yield_at].into_iter().flatten().min(),
+            (true, None) => None,
         };
         let seen = watch.turn(pump, wake_at)?;
         exited = seen.exited;
@@ -733,6 +1088,17 @@ fn drive(
                 replaced = true;
                 record = Some(rec);
             }
+        }
+        if record.is_none() && !exited && !frozen && yield_at.is_some_and(|t| Instant::now() >= t) {
+            // Still running at `yield_after`: the caller moves it to a job.
+            return Ok(Ending {
+                record: None,
+                exited: false,
+                replaced: false,
+                stop: None,
+                baseline,
+                yielded: true,
+            });
         }
         let rung = stopper.check(Instant::now(), pump.sink.head_satisfied());
         let aborting = matches!(stopper.reason, Some(Stop::Timeout | Stop::Cancel));
@@ -795,6 +1161,7 @@ fn drive(
         replaced,
         stop: stopper.reason,
         baseline,
+        yielded: false,
     })
 }
 

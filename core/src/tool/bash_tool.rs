@@ -502,6 +502,7 @@ mod tests {
                 working_dir: None,
                 session_reset: false,
                 session_ended: false,
+                backgrounded: None,
             };
             let summary = OutputSink::new(SinkOptions::default()).dump(None);
             BashResult::new(summary, outcome, None)

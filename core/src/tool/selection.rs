@@ -248,6 +248,7 @@ mod tests {
             working_dir: None,
             session_reset: false,
             session_ended: false,
+            backgrounded: None,
         }
     }
 

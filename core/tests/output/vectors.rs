@@ -110,6 +110,7 @@ fn sink_vectors() {
             head_bytes: options["head_bytes"].as_u64().unwrap_or(0) as usize,
             head_lines: options["head_lines"].as_u64().map(|n| n as usize),
             artifact: artifact.clone(),
+            artifact_cap: None,
         });
         for push in case["pushes"].as_array().unwrap() {
             sink.push(&bytes_of(push));
@@ -151,6 +152,8 @@ fn error_kind(error: &Error) -> &'static str {
         Error::Io { .. } => "io",
         Error::Spawn(_) => "spawn",
         Error::Closed(_) => "closed",
+        Error::TooManyJobs(_) => "too_many_jobs",
+        Error::NoInput(_) => "no_input",
     }
 }
 

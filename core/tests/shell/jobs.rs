@@ -185,7 +185,7 @@ fn a_flood_is_bounded_and_spilled_whole_to_an_artifact() {
 }
 
 #[test]
-fn ids_are_never_reused_and_old_finished_jobs_are_forgotten() {
+fn ids_are_never_reused_and_unread_finished_jobs_stay_listed() {
     let sh = crate::clean_shell();
     let mut ids = Vec::new();
     for _ in 0..20 {
@@ -197,11 +197,14 @@ fn ids_are_never_reused_and_old_finished_jobs_are_forgotten() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
     std::thread::sleep(Duration::from_millis(500));
     let left = sh.jobs();
-    assert_eq!(left.len(), conch_core::jobs::FINISHED_KEPT, "{left:?}");
-    assert_eq!(left[0].job, ids[4]);
+    assert_eq!(left.iter().map(|j| j.job).collect::<Vec<_>>(), ids);
+    assert!(
+        left.iter().all(|j| j.status == JobStatus::Exited),
+        "{left:?}"
+    );
     assert!(matches!(
-        sh.poll(ids[0], &PollOptions::default(), None),
-        Err(Error::InvalidArgument(_))
+        sh.poll(ids[19] + 1, &PollOptions::default(), None),
+        Err(Error::NotFound(_))
     ));
 }
 

@@ -34,6 +34,7 @@ mod jobs;
 mod oneshot;
 mod reentry;
 mod session;
+mod started;
 
 /// A session without the user's rc snapshot: every test starts from a clean
 /// bash.

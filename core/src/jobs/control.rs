@@ -1,0 +1,230 @@
+//! What conch holds of a job it runs in a bash: that bash (the job's root,
+//! a child subreaper, so every process the command starts stays below it),
+//! the job's input, and what keeps the root waiting. The root is a bash
+//! started for the job (`launch`), or the session's own bash when a run
+//! was moved to the background with the command it runs.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::process::Signal;
+
+use crate::process::child::Process;
+use crate::process::io::poll;
+use crate::process::tree::{self, Pid};
+use crate::sync::lock;
+use crate::{Error, Result};
+
+/// The longest a write waits for a job that does not read its input.
+const WRITE_WAIT: Duration = Duration::from_secs(10);
+
+/// Which bash a job's root is.
+pub(crate) enum Role {
+    /// A bash started for the job; it runs the command in a subshell.
+    Started {
+        /// The write end of its stdin pipe, or its terminal's master.
+        input: Option<OwnedFd>,
+        terminal: bool,
+        /// The state file it started from, removed when the job is over.
+        file: PathBuf,
+    },
+    /// The session's bash, moved to the background while it ran the
+    /// command itself. `spared` are its children from before the command
+    /// (earlier runs' background work): they are not the job's, and the
+    /// root stays their subreaper until they end or the session closes.
+    Session { spared: Vec<Pid> },
+}
+
+/// A job's root and its ends of the job's descriptors.
+pub(crate) struct Control {
+    pid: Pid,
+    /// `None` once reaped.
+    root: Mutex<Option<Process>>,
+    /// The job's input: the write end of its stdin pipe, or its terminal's
+    /// master; `None` when it has none (or it was closed).
+    input: Mutex<Option<OwnedFd>>,
+    /// The input is a terminal (closing it sends end-of-file, ctrl+d).
+    terminal: bool,
+    /// The root waits until this closes (after the command, so that what
+    /// the command left still has its subreaper).
+    hold: Mutex<Option<OwnedFd>>,
+    /// For [`Role::Session`]: the root runs the command itself, and its
+    /// earlier children are spared.
+    session: Option<Vec<Pid>>,
+    file: Option<PathBuf>,
+    grace: Duration,
+}
+
+impl Control {
+    /// `hold`: the root waits until it closes.
+    pub(crate) fn new(root: Process, hold: OwnedFd, role: Role, grace: Duration) -> Control {
+        let (input, terminal, file, session) = match role {
+            Role::Started {
+                input,
+                terminal,
+                file,
+            } => (input, terminal, Some(file), None),
+            Role::Session { spared } => (None, false, None, Some(spared)),
+        };
+        Control {
+            pid: root.pid(),
+            root: Mutex::new(Some(root)),
+            input: Mutex::new(input),
+            terminal,
+            hold: Mutex::new(Some(hold)),
+            session,
+            file,
+            grace,
+        }
+    }
+
+    /// Whether the job has a terminal.
+    pub(crate) fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// The processes below the root that are the job's.
+    fn below(&self) -> Vec<Pid> {
+        match &self.session {
+            Some(spared) => tree::descendants_except(self.pid, spared),
+            None => tree::descendants(self.pid),
+        }
+    }
+
+    /// Sends `signal` to every process of the command (the root too, when
+    /// it runs the command itself).
+    pub(crate) fn signal(&self, signal: Signal) {
+        let mut pids = self.below();
+        if self.session.is_some() && lock(&self.root).is_some() {
+            pids.push(self.pid);
+        }
+        tree::signal_all(&pids, signal);
+    }
+
+    /// Writes all of `data` to the job's input, waiting (a bounded time)
+    /// while the job does not read it. `what` names the job in errors.
+    pub(crate) fn write(&self, data: &[u8], what: &str) -> Result<()> {
+        let input = lock(&self.input);
+        let Some(fd) = input.as_ref() else {
+            return Err(Error::NoInput(format!("{what} takes no input")));
+        };
+        let deadline = Instant::now() + WRITE_WAIT;
+        let mut data = data;
+        while !data.is_empty() {
+            match rustix::io::write(fd, data) {
+                Ok(n) => data = &data[n..],
+                Err(Errno::INTR) => {}
+                Err(Errno::AGAIN) => {
+                    let mut fds = [libc::pollfd {
+                        fd: fd.as_raw_fd(),
+                        events: libc::POLLOUT,
+                        revents: 0,
+                    }];
+                    if poll(&mut fds, Some(deadline))? == 0 {
+                        return Err(Error::NoInput(format!(
+                            "{what} did not read its input for {WRITE_WAIT:?}"
+                        )));
+                    }
+                    if fds[0].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                        return Err(Error::NoInput(format!("{what} takes no more input")));
+                    }
+                }
+                // EPIPE: nothing reads the pipe; EIO: nothing holds the terminal.
+                Err(Errno::PIPE | Errno::IO) => {
+                    return Err(Error::NoInput(format!("{what} takes no more input")));
+                }
+                Err(e) => return Err(Error::io("cannot write to the job", e.into())),
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the job's input: its stdin pipe closes (a terminal gets
+    /// ctrl+d, as typed, and stays open for keys).
+    pub(crate) fn close_input(&self, what: &str) -> Result<()> {
+        if self.terminal {
+            return self.write(b"\x04", what);
+        }
+        match lock(&self.input).take() {
+            Some(_) => Ok(()),
+            None => Err(Error::NoInput(format!("{what} takes no input"))),
+        }
+    }
+
+    /// Kills the command's whole tree as the kill ladder does (SIGINT,
+    /// SIGTERM, SIGKILL, a grace period after each). The root is frozen
+    /// meanwhile, so it starts nothing more and stays the subreaper of
+    /// what dies. A bash started for the job is then killed; the session's
+    /// bash is told to abandon the command (as a run's abort does, see
+    /// `shell::protocol`'s unwind trap) and let go: the job ends when it
+    /// has ([`Control::reap`] if it does not).
+    pub(crate) fn kill(&self) {
+        if lock(&self.root).is_none() {
+            return;
+        }
+        tree::signal_all(&[self.pid], Signal::STOP);
+        if self.session.is_some() {
+            tree::signal_all(&[self.pid], crate::shell::protocol::unwind_signal());
+        }
+        for signal in [Signal::INT, Signal::TERM, Signal::KILL] {
+            let pids = self.below();
+            if pids.is_empty() {
+                break;
+            }
+            tree::signal_all(&pids, signal);
+            tree::wait_gone(&pids, self.grace);
+        }
+        match self.session {
+            Some(_) => tree::signal_all(&[self.pid], Signal::CONT),
+            None => self.reap(),
+        }
+    }
+
+    /// After the job's natural end: kills what the command left that did
+    /// not hold its output, and lets the root go (unless it still is the
+    /// subreaper of earlier work, see [`Role::Session`]).
+    pub(crate) fn finish(&self) {
+        let left = self.below();
+        if !left.is_empty() {
+            tree::terminate(&left, self.grace);
+        }
+        let spared_live = self
+            .session
+            .as_ref()
+            .is_some_and(|spared| spared.iter().any(|&p| tree::is_alive(p)));
+        if !spared_live {
+            self.reap();
+        }
+    }
+
+    /// Whether the root was collected (nothing of the job is left).
+    pub(crate) fn is_reaped(&self) -> bool {
+        lock(&self.root).is_none()
+    }
+
+    /// Kills and collects the root, with anything that escaped its tree
+    /// but kept its session (as the session's bash is reaped).
+    pub(crate) fn reap(&self) {
+        lock(&self.hold).take();
+        lock(&self.input).take();
+        let Some(mut root) = lock(&self.root).take() else {
+            return;
+        };
+        tree::signal_all(&[self.pid], Signal::STOP);
+        let _ = root.kill();
+        tree::signal_all(&tree::session_members(self.pid), Signal::KILL);
+        let _ = root.wait();
+        if let Some(file) = &self.file {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        self.reap();
+    }
+}
