@@ -268,7 +268,7 @@ fn shared_vectors() {
 }
 
 /// `next_cursor` → `nextCursor`, as the JSON of a poll spells it.
-fn camel(key: &str) -> String {
+pub(crate) fn camel(key: &str) -> String {
     let mut out = String::new();
     let mut upper = false;
     for c in key.chars() {

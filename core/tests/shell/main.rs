@@ -30,6 +30,7 @@ mod artifacts;
 mod containment;
 mod fidelity;
 mod interrupt;
+mod job_steps;
 mod jobs;
 mod oneshot;
 mod reentry;
