@@ -33,6 +33,6 @@ pub use shell::{
 };
 pub use tool::render;
 pub use tool::{
-    BashSession, BashTool, BashToolArgs, BashToolConfig, Details, Meta, ToolContext, ToolError,
-    ToolResult, ToolUpdate,
+    BashSession, BashTool, BashToolArgs, BashToolConfig, Details, JobTool, JobToolArgs, Meta,
+    ToolContext, ToolError, ToolResult, ToolUpdate,
 };

@@ -94,6 +94,7 @@ pub fn main(p: Args) -> Result<i32, String> {
             timeout,
             head,
             tail,
+            ..BashToolArgs::default()
         },
         ToolContext {
             on_update: None,

@@ -144,6 +144,7 @@ pub fn execute_bash<'env>(
         artifact: None,
         head_lines: options::lines("head", o.head)?,
         tail_lines: options::lines("tail", o.tail)?,
+        yield_after: None,
     };
     worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
         registry::execute_bash(&command, opts, |c: &str| chunks.send(c))

@@ -293,6 +293,7 @@ impl BashTool {
             timeout: args.timeout,
             head: head?,
             tail: tail?,
+            ..CoreArgs::default()
         };
         let cancel = CancelToken::new();
         let tool = self.inner.clone();

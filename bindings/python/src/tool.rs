@@ -317,5 +317,6 @@ fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
         timeout: timeout.map(|t| t.0),
         head: count("head")?,
         tail: count("tail")?,
+        ..BashToolArgs::default()
     })
 }

@@ -6,7 +6,8 @@
 //! The cache is bounded, so a long-lived host does not collect shells
 //! without end: past [`MAX_SESSIONS`] the least recently used idle session
 //! is closed, and sessions idle longer than [`IDLE_TIMEOUT`] are closed on
-//! the next call. A running session is never evicted. Hosts call
+//! the next call. A running session, or one whose jobs run, is never
+//! evicted. Hosts call
 //! [`close_all`] at exit.
 
 use std::collections::HashMap;
@@ -49,6 +50,8 @@ pub struct ExecuteBashOptions {
     pub artifact: Option<Artifact>,
     pub head_lines: Option<usize>,
     pub tail_lines: Option<usize>,
+    /// See [`RunOptions::yield_after`].
+    pub yield_after: Option<Duration>,
 }
 
 impl Default for ExecuteBashOptions {
@@ -67,6 +70,7 @@ impl Default for ExecuteBashOptions {
             artifact: None,
             head_lines: None,
             tail_lines: None,
+            yield_after: None,
         }
     }
 }
@@ -107,6 +111,29 @@ pub fn execute_bash(
     opts: ExecuteBashOptions,
     on_chunk: impl FnMut(&str),
 ) -> Result<BashResult> {
+    let run = RunOptions {
+        command: command.to_string(),
+        cwd: opts.cwd.clone(),
+        env: opts.env.clone(),
+        timeout: opts.timeout,
+        cancel: opts.cancel.clone(),
+        head_lines: opts.head_lines,
+        tail_lines: opts.tail_lines,
+        artifact: opts.artifact.clone().or_else(|| {
+            opts.artifacts
+                .as_ref()
+                .and_then(|s| s.allocate("bash").ok())
+        }),
+        yield_after: opts.yield_after,
+    };
+    with_session(&opts, |shell| shell.run(run, on_chunk))?
+}
+
+/// Calls `f` with the cached session for these options (created if
+/// needed; only the options that pick the session matter), marked in use
+/// meanwhile so it is not evicted under the call: for a host that starts
+/// and reads jobs in the session its bash tool runs in.
+pub fn with_session<T>(opts: &ExecuteBashOptions, f: impl FnOnce(&Shell) -> T) -> Result<T> {
     let mut session_env = opts.session_env.clone();
     session_env.sort();
     let key = Key {
@@ -116,29 +143,12 @@ pub fn execute_bash(
         session_env,
         session_key: opts.session_key.clone(),
     };
-    let entry = checkout(&key, &opts)?;
-    let result = entry.shell.run(
-        RunOptions {
-            command: command.to_string(),
-            cwd: opts.cwd,
-            env: opts.env,
-            timeout: opts.timeout,
-            cancel: opts.cancel,
-            head_lines: opts.head_lines,
-            tail_lines: opts.tail_lines,
-            artifact: opts.artifact.or_else(|| {
-                opts.artifacts
-                    .as_ref()
-                    .and_then(|s| s.allocate("bash").ok())
-            }),
-            yield_after: None,
-        },
-        on_chunk,
-    );
+    let entry = checkout(&key, opts)?;
+    let result = f(&entry.shell);
     *lock(&entry.last_used) = Instant::now();
     entry.users.fetch_sub(1, Ordering::SeqCst);
     evict();
-    result
+    Ok(result)
 }
 
 /// Closes the sessions created with `session_key`.
@@ -201,7 +211,7 @@ fn evict() {
         let mut map = lock(&SESSIONS);
         let mut idle: Vec<(Instant, Key)> = map
             .iter()
-            .filter(|(_, e)| e.users.load(Ordering::SeqCst) == 0)
+            .filter(|(_, e)| e.users.load(Ordering::SeqCst) == 0 && !e.shell.runs_jobs())
             .map(|(k, e)| (*lock(&e.last_used), k.clone()))
             .collect();
         idle.sort_by_key(|(t, _)| *t);

@@ -736,6 +736,14 @@ impl Shell {
         self.jobs.wait_any(jobs, timeout)
     }
 
+    /// Whether some job of the session still runs.
+    pub fn runs_jobs(&self) -> bool {
+        self.jobs
+            .list()
+            .iter()
+            .any(|j| j.status == JobStatus::Running)
+    }
+
     /// Cancels the running command (if any), from any thread.
     pub fn abort(&self) {
         if let Some(token) = lock(&self.current).as_ref() {

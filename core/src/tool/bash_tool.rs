@@ -36,6 +36,7 @@ use super::updates::{ToolUpdate, with_live_updates};
 use crate::artifact::{Artifact, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
+use crate::jobs::JobOptions;
 use crate::output::{OutputSink, Sanitizer};
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
@@ -90,6 +91,11 @@ pub struct BashToolConfig {
     /// Size of the PTY.
     pub pty_cols: u16,
     pub pty_rows: u16,
+    /// A command still running this long after it started goes on as a
+    /// job of the session and the call returns with its output so far
+    /// (see [`crate::RunOptions::yield_after`]); `None`: the call waits
+    /// for the command or its timeout.
+    pub auto_background_after: Option<Duration>,
 }
 
 impl BashToolConfig {
@@ -110,6 +116,7 @@ impl BashToolConfig {
             session_env: Vec::new(),
             pty_cols: crate::pty::DEFAULT_COLS,
             pty_rows: crate::pty::DEFAULT_ROWS,
+            auto_background_after: None,
         }
     }
 }
@@ -136,6 +143,11 @@ pub struct BashToolArgs {
     /// Keep the last N lines (of the head, when both are given).
     #[serde(default)]
     pub tail: Option<usize>,
+    /// Start the command as a background job of the session and return at
+    /// once with its id (the model reads it with the `job` tool); its
+    /// timeout applies only when given. JSON: `async`.
+    #[serde(default, rename = "async")]
+    pub run_async: bool,
 }
 
 impl BashToolArgs {
@@ -303,6 +315,12 @@ impl BashTool {
             Ok(cwd) => cwd,
             Err(e) => return ToolRun::refused(ToolError::failed(e.to_string())),
         };
+        if args.run_async {
+            return ToolRun {
+                outcome: self.start_job(&args, cwd),
+                bash: None,
+            };
+        }
         let timeout = clamp_timeout(args.timeout);
         let artifact = self
             .artifacts
@@ -368,25 +386,55 @@ impl BashTool {
         crate::shell::cwd::resolve_dir(&self.config.cwd, &dir)
     }
 
+    /// The options that pick this tool's persistent session in the
+    /// registry (the same for the [`super::JobTool`] of this tool).
+    pub(crate) fn session_options(&self) -> ExecuteBashOptions {
+        ExecuteBashOptions {
+            session_key: self.config.session_key.clone(),
+            shell: self.config.shell.clone(),
+            prefix: self.config.prefix.clone(),
+            snapshot: self.config.snapshot.clone(),
+            session_env: self.config.session_env.clone(),
+            ..ExecuteBashOptions::default()
+        }
+    }
+
     fn run_shell(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
         registry::execute_bash(
             &call.command,
             ExecuteBashOptions {
-                session_key: self.config.session_key.clone(),
-                shell: self.config.shell.clone(),
-                prefix: self.config.prefix.clone(),
-                snapshot: self.config.snapshot.clone(),
-                session_env: self.config.session_env.clone(),
                 cwd: Some(call.cwd),
                 timeout: Some(call.timeout),
                 cancel: Some(call.cancel),
                 artifact: call.artifact,
                 // The tail is taken by the tool (see `selection`).
                 head_lines: call.limits.head,
-                ..ExecuteBashOptions::default()
+                yield_after: self.config.auto_background_after,
+                ..self.session_options()
             },
             on_chunk,
         )
+    }
+
+    /// `async`: the command, as written, starts as a job of the session.
+    fn start_job(
+        &self,
+        args: &BashToolArgs,
+        cwd: PathBuf,
+    ) -> std::result::Result<ToolResult, ToolError> {
+        let opts = JobOptions {
+            cwd: Some(cwd),
+            timeout: args.timeout.is_some().then(|| clamp_timeout(args.timeout)),
+            ..JobOptions::new(args.command.clone())
+        };
+        let started = registry::with_session(&self.session_options(), |shell| shell.start(opts));
+        match started.and_then(|r| r) {
+            Ok(job) => Ok(ToolResult {
+                text: started_text(job, &args.command),
+                details: None,
+            }),
+            Err(e) => Err(ToolError::failed(e.to_string())),
+        }
     }
 
     /// Runs the call on the tool's PTY. Live updates get the sanitized
@@ -422,6 +470,14 @@ impl BashTool {
             .unwrap_or_else(|e| PtyResult::start_failure(OutputSink::new(sink), &e.to_string()));
         Ok(result.into_bash_result(&call.cwd))
     }
+}
+
+/// What the model reads when its command started as job `job`.
+pub fn started_text(job: crate::jobs::JobId, command: &str) -> String {
+    format!(
+        "Started job {job}: {command}\nIt runs in the background: read its output with the job tool \
+         (op \"poll\", job {job}), send it input (op \"write\"), stop it (op \"kill\")."
+    )
 }
 
 /// One call's settled inputs.

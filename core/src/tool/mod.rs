@@ -6,14 +6,18 @@ pub mod bang;
 pub mod bash_tool;
 pub mod config;
 pub mod expand;
+pub mod job_tool;
 pub mod render;
 pub mod result;
 mod selection;
 mod updates;
 
 pub use bang::{BangOptions, BashExecution, BashSession, BashSessionConfig, model_text};
-pub use bash_tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolRun, clamp_timeout};
+pub use bash_tool::{
+    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolRun, clamp_timeout, started_text,
+};
 pub use config::{InterceptorConfig, load_interceptor_config, parse_interceptor_config};
 pub use expand::expand_output;
+pub use job_tool::{JobTool, JobToolArgs};
 pub use result::{Details, Meta, ToolError, ToolResult};
 pub use updates::ToolUpdate;

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | cancelled, and the caller's token was cancelled | [`ToolError::Aborted`], text = output or `Command aborted` |
 //! | timed out, or cancelled by someone else | [`ToolError::Failed`], text starts `[Command timed out after N seconds]` / `[Command cancelled]` |
+//! | moved to the background (`backgrounded`) | [`ToolResult`], text starts `[Command still running after N seconds: …]` |
 //! | no exit status | [`ToolError::Failed`], `…\n\nCommand failed: missing exit status` |
 //! | exit status N ≠ 0 | [`ToolError::Failed`], `…\n\nCommand exited with code N` |
 //! | exit status 0 | [`ToolResult`] |
@@ -181,6 +182,14 @@ pub(crate) fn shape(result: &BashResult, how: &Shaping<'_>) -> Result<ToolResult
     }
 
     let out = if body.is_empty() { "(no output)" } else { body };
+    if result.backgrounded.is_some() {
+        // Not an end: the output so far, after the notice saying where the
+        // command goes on.
+        return Ok(ToolResult {
+            text: format!("{out}{trunc_notice}"),
+            details,
+        });
+    }
     match result.exit_code {
         Some(0) => Ok(ToolResult {
             text: format!("{out}{trunc_notice}"),
