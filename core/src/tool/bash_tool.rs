@@ -425,6 +425,8 @@ impl BashTool {
         let opts = JobOptions {
             cwd: Some(cwd),
             timeout: args.timeout.is_some().then(|| clamp_timeout(args.timeout)),
+            // The model may answer it with the job tool's `write`.
+            stdin: true,
             ..JobOptions::new(args.command.clone())
         };
         let started = registry::with_session(&self.session_options(), |shell| shell.start(opts));

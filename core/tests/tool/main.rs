@@ -56,5 +56,6 @@ impl Drop for Fixture {
 
 mod bang;
 mod bash;
+mod job_tool;
 mod pty;
 mod vectors;
