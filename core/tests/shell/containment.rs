@@ -353,6 +353,25 @@ fn host_worker() {
         let _other = shell();
         assert_ne!(conch_core::process::lifeline::guard_pid(), Some(guard));
     }
+    if std::env::var("CONCH_TEST_HOST_ENGINE").as_deref() == Ok("jobs") {
+        // Escapes in a job started beside the session, and a run moved to
+        // the background: neither is below the session's bash.
+        let job = conch_core::JobOptions::new(format!("{escapes}; /bin/sleep {marker}4"));
+        sh.start(job).unwrap();
+        let r = sh
+            .run(
+                RunOptions {
+                    yield_after: Some(Duration::from_millis(200)),
+                    ..RunOptions::new(format!("/bin/sleep {marker}5"))
+                },
+                |_| {},
+            )
+            .unwrap();
+        assert!(r.backgrounded.is_some());
+        println!("ready");
+        sh.run(RunOptions::new("/bin/sleep 1000"), |_| {}).unwrap();
+        return;
+    }
     sh.run(RunOptions::new(escapes), |_| {}).unwrap();
     println!("ready");
     sh.run(RunOptions::new(format!("/bin/sleep {marker}4")), |_| {})
@@ -379,7 +398,14 @@ fn a_guard_killed_by_hand_is_started_again_with_every_root() {
     host_killed_outright("guard-killed");
 }
 
+#[test]
+fn nothing_of_a_job_outlives_a_host_killed_outright() {
+    host_killed_outright("jobs");
+}
+
 fn host_killed_outright(engine: &str) {
+    // The sleeps the worker leaves, numbered from 1.
+    let count = if engine == "jobs" { 5 } else { 4 };
     use std::io::BufRead;
     let marker = unique_sleep(1000);
     let mut host = std::process::Command::new(std::env::current_exe().unwrap())
@@ -397,12 +423,12 @@ fn host_killed_outright(engine: &str) {
     let mut lines = std::io::BufReader::new(host.stdout.take().unwrap()).lines();
     assert!(lines.any(|l| l.unwrap().trim() == "ready"));
     let sleeps = |n: u32| procs_with(&format!("{marker}{n}"));
-    assert!(wait_until(HANG, || (1..=4).all(|n| sleeps(n).len() == 1)));
+    assert!(wait_until(HANG, || (1..=count).all(|n| sleeps(n).len() == 1)));
     host.kill().unwrap();
     host.wait().unwrap();
     let killed = Instant::now();
     assert!(
-        wait_until(HANG, || (1..=4).all(|n| sleeps(n).is_empty())),
+        wait_until(HANG, || (1..=count).all(|n| sleeps(n).is_empty())),
         "escapes outlived the host"
     );
     // The host's death is seen at once; a second is the promise.
