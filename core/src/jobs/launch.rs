@@ -13,22 +13,27 @@ use portable_pty::{PtySize, native_pty_system};
 use super::{Control, Role};
 use crate::process::io::{output_pipe, pipe, set_nonblocking, socketpair};
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
-use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
+use crate::shell::protocol::{FUNCTION_NAMES, PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
-/// The root's `-c` script; `$1` is the state file. The subshell sources
-/// it (the session's state, then the job's cwd, variables and command in
-/// `$__conch_c`) and runs the command in `eval`, with the status and hold
-/// descriptors closed; `$1` holds the command while `shift` gives the
-/// command no positional parameters, as in the session. Then the root
-/// reports `1 NUL status NUL NUL` (a status record of run 1), lets go of
-/// the output (plain `exec`: the redirections of `builtin exec` are undone
-/// when it returns) and waits for the host to close descriptor 63, staying the
-/// subreaper of what the command left. SIGINT is caught, so a ctrl+c on
-/// the job's terminal ends the command, not the root.
+/// The root's `-c` script; `$1` is the state file, `$2` the protocol's
+/// function names. The subshell takes both, clears the positional
+/// parameters (before `source`, which would otherwise leave `BASH_ARGV`
+/// holding them), sources the file (the session's state, then the job's
+/// variables and its command in `$__conch_c`), drops the protocol's
+/// functions (a job runs no protocol), shows the command as
+/// `BASH_EXECUTION_STRING` as `bash -c` does, and `eval`s it, its own
+/// first step unsetting the variables that carried it. The status and hold
+/// descriptors are closed for it. Then the root reports `1 NUL status NUL
+/// NUL` (a status record of run 1), lets go of the output (plain `exec`:
+/// the redirections of `builtin exec` are undone when it returns) and
+/// waits for the host to close descriptor 63, staying the subreaper of
+/// what the command left. SIGINT is caught, so a ctrl+c on the job's
+/// terminal ends the command, not the root.
 const ROOT: &str = "builtin trap : INT; \
-( builtin source \"$1\" </dev/null >/dev/null 2>&1; builtin set -- \"$__conch_on$__conch_c\"; \
-builtin unset -v __conch_on __conch_c; builtin eval \"builtin shift; $1\" ) 62>&- 63<&-; \
+( __conch_f=$1 __conch_u=($2); builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; \
+builtin unset -f \"${__conch_u[@]}\"; BASH_EXECUTION_STRING=$__conch_c; \
+builtin eval \"builtin unset -v __conch_f __conch_u __conch_c __conch_on; $__conch_on$__conch_c\" ) 62>&- 63<&-; \
 builtin printf '1\\0%s\\0\\0' \"$?\" >&62; exec 62>&- >/dev/null 2>&1 </dev/null; \
 builtin read -r -u 63 _";
 
@@ -70,9 +75,17 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     let mut launch = Launch {
         program: spec.shell.to_path_buf(),
         arg0: Some(spec.name.into()),
-        args: ["--noprofile", "--norc", "-c", ROOT, spec.name, state]
-            .map(OsString::from)
-            .into(),
+        args: [
+            "--noprofile",
+            "--norc",
+            "-c",
+            ROOT,
+            spec.name,
+            state,
+            FUNCTION_NAMES,
+        ]
+        .map(OsString::from)
+        .into(),
         cwd: Some(spec.cwd.to_path_buf()),
         subreaper: true,
         on_host_death: HostDeath::Freeze,

@@ -247,6 +247,11 @@ const UNWIND_FUNCTIONS: &str = "__conch_ret() { return $1; }; \
 __conch_restore() { __conch_int=; builtin trap - DEBUG; \
 [[ -n $__conch_ext ]] || builtin shopt -u extdebug; }";
 
+/// The functions the protocol defines ([`UNWIND_FUNCTIONS`],
+/// [`END_FUNCTION`]), for a bash given the session's state without the
+/// protocol (a job) to drop.
+pub const FUNCTION_NAMES: &str = "__conch_ret __conch_restore __conch_end";
+
 /// Ends a [`Script`] that changed directory or read a file: back to the
 /// session's directory, the command's text dropped, the command's status
 /// kept (it is the loop's `$?`).

@@ -148,7 +148,8 @@ fn a_job_starts_from_the_session_state_and_changes_none_of_it() {
     let job = start(
         &sh,
         "echo $PWD $v $E ${arr[1]} $(printenv E); f x; hi; [[ -o pipefail ]] && echo pipefail; \
-         cd /; v=changed; unset -f f; echo \"$# $BASH_SUBSHELL\"",
+         cd /; v=changed; unset -f f; echo \"$# $BASH_SUBSHELL\"; declare -F | grep ' __conch'; \
+         declare -p | grep '^declare -[-a-zA-Z]* __conch'; true",
     );
     let p = poll(&sh, job, HANG);
     assert_eq!(
