@@ -16,9 +16,9 @@ use conch_core::shell::Snapshot;
 use conch_core::shell::options::{
     TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
 };
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
 
 use crate::artifact::PyArtifactStore;
 use crate::errors::{guard, invalid, to_py};
@@ -205,9 +205,57 @@ pub fn callback<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     match value {
         Some(f) if f.is_none() => Ok(None),
-        Some(f) if !f.is_callable() => Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "{name} must be callable"
-        ))),
+        Some(f) if !f.is_callable() => {
+            Err(PyTypeError::new_err(format!("{name} must be callable")))
+        }
         other => Ok(other),
+    }
+}
+
+/// Input for a process (`write(data)`): a `str` (sent as UTF-8), `bytes`,
+/// or anything else that converts to bytes (`bytearray`, a list of ints).
+pub fn input_bytes(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(text) = data.cast::<PyString>() {
+        Ok(text.to_str()?.as_bytes().to_vec())
+    } else if let Ok(bytes) = data.cast::<PyBytes>() {
+        Ok(bytes.as_bytes().to_vec())
+    } else {
+        data.extract()
+    }
+}
+
+/// `signal=`: a name (`"TERM"`, `"SIGINT"`) as it is, or an int as its
+/// decimal text (`15` is `"15"`); the core's `signal_option` reads either.
+/// A `bool` is no signal number (`True` is not `1` here).
+pub fn signal_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(text.to_str()?.to_owned());
+    }
+    if value.cast::<PyInt>().is_ok() && value.cast::<PyBool>().is_err() {
+        return Ok(value.str()?.to_str()?.to_owned());
+    }
+    Err(PyTypeError::new_err(format!(
+        "signal must be a str or an int, not {}",
+        value.get_type().name()?
+    )))
+}
+
+/// `pty=`: a `(cols, rows)` pair (a tuple or a list), each a count that
+/// the terminal clamps as at `PtySession.start` (a zero size is the
+/// core's error); `None`: no terminal.
+pub fn pty_size(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<(u16, u16)>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let pair: Vec<Whole> = if value.cast::<PyString>().is_ok() {
+        Vec::new()
+    } else {
+        value.extract().unwrap_or_default()
+    };
+    match pair[..] {
+        [cols, rows] => Ok(Some((cells("cols", cols)?, cells("rows", rows)?))),
+        _ => Err(PyTypeError::new_err(
+            "pty must be a (cols, rows) pair of ints, or None",
+        )),
     }
 }

@@ -17,6 +17,8 @@ pyo3::import_exception!(conch._errors, IoError);
 pyo3::import_exception!(conch._errors, SpawnError);
 pyo3::import_exception!(conch._errors, ClosedError);
 pyo3::import_exception!(conch._errors, NotFoundError);
+pyo3::import_exception!(conch._errors, TooManyJobsError);
+pyo3::import_exception!(conch._errors, NoInputError);
 pyo3::import_exception!(conch._errors, ToolError);
 pyo3::import_exception!(conch._errors, BlockedError);
 pyo3::import_exception!(conch._errors, ToolAbortError);
@@ -30,6 +32,10 @@ pub fn to_py(err: Error) -> PyErr {
         Error::Spawn(message) => SpawnError::new_err(message),
         closed @ Error::Closed(_) => ClosedError::new_err(closed.to_string()),
         Error::NotFound(message) => NotFoundError::new_err(message),
+        too_many @ Error::TooManyJobs(running) => {
+            TooManyJobsError::new_err((too_many.to_string(), running))
+        }
+        Error::NoInput(message) => NoInputError::new_err(message),
     }
 }
 

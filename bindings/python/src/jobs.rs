@@ -10,20 +10,24 @@ use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyString};
 
 use crate::errors::guard;
-use crate::repr::{py_code, py_text};
+use crate::repr::{py_bool, py_code, py_text};
 
 /// What one ``Shell.poll`` of a job read.
 ///
 /// ``status``: ``"running"``, ``"exited"``, ``"killed"`` or
-/// ``"timed_out"``. ``exit_code`` is ``None`` for work a command left
-/// behind (bash alone could tell, and it does not wait for it). ``output``
+/// ``"timed_out"``. ``exit_code`` is the command's exit status once it
+/// ended by itself (128 + N for a signal N); ``None`` while it runs, when it
+/// was killed or timed out, and for work a command left behind (bash alone
+/// could tell, and it does not wait for it). ``output``
 /// is the sanitized output from ``cursor`` to the end of what arrived (at
 /// most ``max_bytes``: the newest); ``cursor`` is the offset it starts at
 /// (later than the requested one when what lay between is no longer kept:
 /// ``omitted_bytes``), ``next_cursor`` where the next poll reads from.
 /// ``total_bytes`` counts the job's whole output so far; ``artifact_id``
-/// names the artifact holding it once it outgrew memory. ``elapsed``:
-/// seconds since the job started (until it ended).
+/// names the artifact holding it once it outgrew memory;
+/// ``artifact_truncated`` tells that the artifact reached the session's
+/// ``job_artifact_cap`` and holds only the first bytes of the output.
+/// ``elapsed``: seconds since the job started (until it ended).
 #[pyclass(frozen, eq, get_all, module = "conch", name = "JobPoll")]
 #[derive(Clone, PartialEq)]
 pub struct PyJobPoll {
@@ -36,6 +40,7 @@ pub struct PyJobPoll {
     pub total_bytes: u64,
     pub omitted_bytes: u64,
     pub artifact_id: Option<String>,
+    pub artifact_truncated: bool,
     pub elapsed: f64,
 }
 
@@ -51,6 +56,7 @@ impl From<JobPoll> for PyJobPoll {
             total_bytes: p.total_bytes,
             omitted_bytes: p.omitted_bytes,
             artifact_id: p.artifact_id,
+            artifact_truncated: p.artifact_truncated,
             elapsed: p.elapsed.as_secs_f64(),
         }
     }
@@ -62,7 +68,8 @@ impl PyJobPoll {
         guard(|| {
             Ok(format!(
                 "JobPoll(job={}, status={}, exit_code={}, cursor={}, next_cursor={}, \
-                 total_bytes={}, omitted_bytes={}, artifact_id={}, elapsed={}, output={})",
+                 total_bytes={}, omitted_bytes={}, artifact_id={}, artifact_truncated={}, \
+                 elapsed={}, output={})",
                 self.job,
                 PyString::new(py, self.status).repr()?,
                 py_code(self.exit_code),
@@ -71,6 +78,7 @@ impl PyJobPoll {
                 self.total_bytes,
                 self.omitted_bytes,
                 py_text(py, self.artifact_id.as_deref())?,
+                py_bool(self.artifact_truncated),
                 PyFloat::new(py, self.elapsed).repr()?,
                 PyString::new(py, &self.output).repr()?,
             ))
@@ -81,7 +89,8 @@ impl PyJobPoll {
 /// One job of a session, as ``Shell.jobs()`` lists it.
 ///
 /// ``command`` is the command that started it; ``status``, ``exit_code``,
-/// ``total_bytes`` and ``artifact_id`` as in ``JobPoll``. ``started``: when
+/// ``total_bytes``, ``artifact_id`` and ``artifact_truncated`` as in
+/// ``JobPoll``. ``started``: when
 /// that command started, in seconds since the epoch (as ``time.time()``);
 /// ``elapsed``: seconds since then, until the job ended.
 #[pyclass(frozen, eq, get_all, module = "conch", name = "JobInfo")]
@@ -95,6 +104,7 @@ pub struct PyJobInfo {
     pub elapsed: f64,
     pub total_bytes: u64,
     pub artifact_id: Option<String>,
+    pub artifact_truncated: bool,
 }
 
 impl From<JobInfo> for PyJobInfo {
@@ -108,6 +118,7 @@ impl From<JobInfo> for PyJobInfo {
             elapsed: j.elapsed.as_secs_f64(),
             total_bytes: j.total_bytes,
             artifact_id: j.artifact_id,
+            artifact_truncated: j.artifact_truncated,
         }
     }
 }
@@ -118,7 +129,7 @@ impl PyJobInfo {
         guard(|| {
             Ok(format!(
                 "JobInfo(job={}, status={}, exit_code={}, started={}, elapsed={}, \
-                 total_bytes={}, artifact_id={}, command={})",
+                 total_bytes={}, artifact_id={}, artifact_truncated={}, command={})",
                 self.job,
                 PyString::new(py, self.status).repr()?,
                 py_code(self.exit_code),
@@ -126,6 +137,7 @@ impl PyJobInfo {
                 PyFloat::new(py, self.elapsed).repr()?,
                 self.total_bytes,
                 py_text(py, self.artifact_id.as_deref())?,
+                py_bool(self.artifact_truncated),
                 PyString::new(py, &self.command).repr()?,
             ))
         })

@@ -13,6 +13,7 @@ mod cancel;
 mod command;
 mod convert;
 mod errors;
+mod exit_hook;
 mod jobs;
 mod json;
 mod offload;

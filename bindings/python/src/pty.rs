@@ -8,7 +8,7 @@ use conch_core::defaults;
 use conch_core::output::SinkOptions;
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
@@ -124,13 +124,7 @@ impl PyPtySession {
     /// terminal's mode. Blocks while the terminal's input buffer is full.
     fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         guard(|| {
-            let bytes: Vec<u8> = if let Ok(text) = data.cast::<PyString>() {
-                text.to_str()?.as_bytes().to_vec()
-            } else if let Ok(bytes) = data.cast::<PyBytes>() {
-                bytes.as_bytes().to_vec()
-            } else {
-                data.extract()?
-            };
+            let bytes = convert::input_bytes(data)?;
             let session = self.inner.clone();
             py.detach(move || session.write(&bytes)).map_err(to_py)
         })

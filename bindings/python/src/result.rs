@@ -21,7 +21,9 @@ use crate::repr::{py_bool, py_code, py_text};
 /// tells that the persistent shell had to be started afresh for this run;
 /// ``session_ended`` that this command ended the shell (``exit``, ``exec``,
 /// a bash that could not be brought back from an interrupt): what earlier
-/// commands set is gone.
+/// commands set is gone. ``backgrounded`` is the job the command goes on
+/// as when it still ran at the run's ``yield_after`` (``output`` is what it
+/// wrote until then, after a notice saying so), else ``None``.
 #[pyclass(frozen, eq, get_all, module = "conch", name = "BashResult")]
 #[derive(Clone, PartialEq, Eq)]
 pub struct PyBashResult {
@@ -38,6 +40,7 @@ pub struct PyBashResult {
     pub working_dir: Option<String>,
     pub session_reset: bool,
     pub session_ended: bool,
+    pub backgrounded: Option<u32>,
 }
 
 impl From<conch_core::shell::BashResult> for PyBashResult {
@@ -57,6 +60,7 @@ impl From<conch_core::shell::BashResult> for PyBashResult {
             working_dir: r.working_dir,
             session_reset: r.session_reset,
             session_ended: r.session_ended,
+            backgrounded: r.backgrounded,
         }
     }
 }
@@ -73,7 +77,8 @@ impl PyBashResult {
         Ok(format!(
             "BashResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, \
              total_lines={}, total_bytes={}, output_lines={}, output_bytes={}, \
-             artifact_id={}, working_dir={}, session_reset={}, session_ended={}, output={})",
+             artifact_id={}, working_dir={}, session_reset={}, session_ended={}, backgrounded={}, \
+             output={})",
             py_code(self.exit_code),
             py_bool(self.cancelled),
             py_bool(self.timed_out),
@@ -86,6 +91,7 @@ impl PyBashResult {
             py_text(py, self.working_dir.as_deref())?,
             py_bool(self.session_reset),
             py_bool(self.session_ended),
+            self.backgrounded.map_or("None".into(), |j| j.to_string()),
             py_text(py, Some(&self.output))?,
         ))
     }

@@ -2,13 +2,15 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use conch_core::jobs::until_option;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions};
-use conch_core::{Error, PollOptions, defaults};
+use conch_core::{CancelToken, Error, JobId, JobOptions, JobStatus, PollOptions, defaults};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
@@ -16,6 +18,7 @@ use crate::convert::{
     self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
 };
 use crate::errors::{guard, to_py};
+use crate::exit_hook;
 use crate::jobs::{PyJobInfo, PyJobPoll};
 use crate::offload::offload;
 use crate::open_shells;
@@ -26,7 +29,8 @@ use crate::signature::{py_default, text_signature};
     "Shell(*, shell=None, cwd=None, env=None, snapshot=", py_default!(snapshot),
     ", prefix=None, non_interactive_env=", py_default!(non_interactive_env),
     ", max_bytes=", py_default!(max_bytes),
-    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=())",
+    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), max_jobs=",
+    py_default!(max_jobs), ", job_artifact_cap=", py_default!(job_artifact_cap), ", on_job_exit=None)",
 )]
 /// A persistent bash session: one long-lived real bash that runs command
 /// after command, keeping cwd, variables, functions, aliases and options.
@@ -43,13 +47,22 @@ use crate::signature::{py_default, text_signature};
 /// ``conch.ArtifactStore``); ``None``: no artifacts. ``inherit_env``: which
 /// host variables the shell sees (``"all"``, ``"core"``: PATH, HOME, LANG...,
 /// ``"none"``); ``exclude_env``: glob patterns of names never passed on
-/// (e.g. ``["*_KEY", "*TOKEN*"]``).
+/// (e.g. ``["*_KEY", "*TOKEN*"]``). ``max_jobs``: jobs the session runs at
+/// once (``start`` beyond it raises ``TooManyJobsError``; a run at the
+/// limit stays in the foreground past its ``yield_after``).
+/// ``job_artifact_cap``: bytes one job's artifact takes at most (past it the
+/// file stops growing and the job's ``artifact_truncated`` is true).
+/// ``on_job_exit(info: conch.JobInfo)``: called once per job end, on a
+/// thread of conch's (with the GIL); an exception it raises goes to
+/// ``sys.unraisablehook``.
 ///
 /// Use it as a context manager, or call ``close()``: closing kills
 /// everything the session still runs, background jobs included.
 #[pyclass(frozen, module = "conch", name = "Shell")]
 pub struct PyShell {
     state: Mutex<State>,
+    /// The `on_job_exit` callable, for the garbage collector.
+    on_job_exit: Option<Arc<exit_hook::Slot>>,
 }
 
 /// The core shell while open. `close()` drops this object's share of it at
@@ -82,7 +95,9 @@ impl PyShell {
     #[pyo3(
         signature = (*, shell=None, cwd=None, env=None, snapshot=SnapshotArg::default(), prefix=None,
                      non_interactive_env=defaults::NON_INTERACTIVE_ENV, max_bytes=Whole::Int(defaults::MAX_BYTES as i64),
-                     artifacts_dir=None, inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
+                     artifacts_dir=None, inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(),
+                     max_jobs=Whole::Int(defaults::MAX_JOBS as i64),
+                     job_artifact_cap=Whole::Int(defaults::JOB_ARTIFACT_CAP as i64), on_job_exit=None),
         text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
@@ -98,8 +113,18 @@ impl PyShell {
         artifacts_dir: Option<&Bound<'_, PyAny>>,
         inherit_env: &str,
         exclude_env: Vec<String>,
+        max_jobs: Whole,
+        job_artifact_cap: Whole,
+        on_job_exit: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         guard(|| {
+            let (hook, slot) = match callback("on_job_exit", on_job_exit)? {
+                Some(callable) => {
+                    let (hook, slot) = exit_hook::hook(callable);
+                    (Some(hook), Some(slot))
+                }
+                None => (None, None),
+            };
             let opts = ShellOptions {
                 shell,
                 cwd,
@@ -110,6 +135,9 @@ impl PyShell {
                 env_policy: env_policy(inherit_env, exclude_env)?,
                 max_bytes: convert::max_bytes(max_bytes)?,
                 artifacts: artifacts(artifacts_dir)?,
+                max_jobs: convert::count_of("max_jobs", max_jobs)?,
+                job_artifact_cap: convert::count_of("job_artifact_cap", job_artifact_cap)? as u64,
+                on_job_exit: hook,
                 ..ShellOptions::default()
             };
             let inner = py
@@ -119,6 +147,7 @@ impl PyShell {
             open_shells::track(&inner);
             Ok(PyShell {
                 state: Mutex::new(State::Open(inner)),
+                on_job_exit: slot,
             })
         })
     }
@@ -136,14 +165,20 @@ impl PyShell {
     /// ``conch.CancelToken`` that stops the command when cancelled from any
     /// thread. ``head``/``tail``: keep only the first/last N lines of the
     /// whole output (head first, then tail); a satisfied ``head`` ends the
-    /// command early, as ``| head -n N`` would.
+    /// command early, as ``| head -n N`` would. ``yield_after``: seconds;
+    /// a command still running then goes on as a job and the call returns
+    /// with its output so far, after a notice, and ``backgrounded`` set to
+    /// the job's id (poll it, kill it); the session stays as it was before
+    /// the command (its cd and variables do not apply). At the session's
+    /// ``max_jobs`` the command stays in the foreground.
     ///
     /// Timeout and cancellation are results, not exceptions. An exception
     /// raised by ``on_chunk`` (or Ctrl-C) cancels the command and is raised
     /// here once it has stopped. Runs on one Shell queue in order; a
     /// ``run`` of the same Shell from inside ``on_chunk`` raises
     /// ``InvalidArgumentError`` at once (it would wait for itself).
-    #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None, head=None, tail=None))]
+    #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None, head=None, tail=None,
+                        yield_after=None))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -156,6 +191,7 @@ impl PyShell {
         cancel: Option<PyRef<'_, PyCancelToken>>,
         head: Option<Whole>,
         tail: Option<Whole>,
+        yield_after: Option<Seconds>,
     ) -> PyResult<PyBashResult> {
         guard(|| {
             let on_chunk = callback("on_chunk", on_chunk)?;
@@ -169,6 +205,7 @@ impl PyShell {
                 head_lines: count("head", head)?,
                 tail_lines: count("tail", tail)?,
                 artifact: None,
+                yield_after: seconds("yield_after", yield_after)?,
             };
             let shell = self.open()?;
             let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
@@ -240,8 +277,8 @@ impl PyShell {
     /// the wait too, and is raised.
     ///
     /// Never waits for a run, and a run never waits for it. Raises
-    /// ``InvalidArgumentError`` for an unknown job or a bad option,
-    /// ``ClosedError`` once the shell is closed.
+    /// ``NotFoundError`` for an unknown job, ``InvalidArgumentError`` for a
+    /// bad option, ``ClosedError`` once the shell is closed.
     #[pyo3(
         signature = (job, *, wait=Seconds(0.0), until=None, max_bytes=None, cursor=None, cancel=None),
         text_signature = "($self, job, *, wait=0, until=None, max_bytes=None, cursor=None, cancel=None)"
@@ -290,6 +327,244 @@ impl PyShell {
         guard(|| aio::coroutine(slf.getattr("poll")?, job, cancel, options))
     }
 
+    /// Starts ``command`` as a job beside the session and returns its id
+    /// (an ``int``, as ``jobs()`` lists it) at once. It runs in a bash of its
+    /// own, given the session's state as it is now (cwd, variables,
+    /// functions, aliases, options; the call waits for a run of the session
+    /// in progress to end first), and nothing it changes reaches the
+    /// session. Read it with ``poll``, stop it with ``kill``.
+    ///
+    /// ``cwd``: its directory (relative to the session cwd). ``env``:
+    /// variables for the job only. ``timeout``: seconds after which its whole
+    /// tree is killed (status ``"timed_out"``). ``stdin``: give it an input
+    /// pipe for ``write`` and ``close_stdin`` (otherwise its stdin is
+    /// ``/dev/null``). ``pty``: ``(cols, rows)``: run it on a terminal of
+    /// that size (``write`` types into it, ``write_key`` sends keys).
+    ///
+    /// The GIL is released while it waits; Ctrl-C raises
+    /// ``KeyboardInterrupt`` (and a job it had started is killed). Raises
+    /// ``TooManyJobsError`` when the session runs ``max_jobs`` jobs already
+    /// (nothing is started), ``InvalidArgumentError`` (missing ``cwd``, NUL in
+    /// the command, bad option), ``ClosedError``, ``SpawnError``.
+    #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, stdin=false, pty=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        py: Python<'_>,
+        command: String,
+        cwd: Option<PathBuf>,
+        env: Option<&Bound<'_, PyAny>>,
+        timeout: Option<Seconds>,
+        stdin: bool,
+        pty: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<JobId> {
+        guard(|| {
+            let opts = JobOptions {
+                command,
+                cwd,
+                env: env_pairs(env)?,
+                timeout: seconds("timeout", timeout)?,
+                stdin,
+                pty: convert::pty_size(pty)?,
+            };
+            let shell = self.open()?;
+            // The id, once started: a start interrupted by Ctrl-C is
+            // undone, since its caller never gets the id.
+            let started = Arc::new(Mutex::new(None));
+            let outcome = offload(py, None, &CancelToken::new(), {
+                let (shell, started) = (shell.clone(), started.clone());
+                move |_| {
+                    let id = shell.start(opts)?;
+                    *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
+                    Ok(id)
+                }
+            });
+            match outcome {
+                Ok(result) => result.map_err(to_py),
+                Err(err) => {
+                    if let Some(id) = started.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                        py.detach(|| shell.kill(id).map(drop).unwrap_or_default());
+                    }
+                    Err(err)
+                }
+            }
+        })
+    }
+
+    /// ``start`` as a coroutine (same arguments), on a thread of its own.
+    /// A start cannot be stopped halfway: cancelling the awaiting task
+    /// waits for it, then kills the job it started, before
+    /// ``CancelledError`` propagates.
+    #[pyo3(signature = (command, **options))]
+    fn start_async<'py>(
+        slf: &Bound<'py, Self>,
+        command: Bound<'py, PyAny>,
+        options: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let args = PyTuple::new(slf.py(), [command])?;
+            aio::in_thread(
+                slf.getattr("start")?,
+                args,
+                options,
+                Some(slf.getattr("kill")?),
+            )
+        })
+    }
+
+    /// Writes ``data`` (``bytes``, or a ``str`` sent as UTF-8) to job
+    /// ``job``'s input: its stdin pipe (started with ``stdin=True``) or its
+    /// terminal (``pty=``; typed as on a keyboard: ``"\r"`` or ``"\n"`` ends
+    /// a line). Waits, GIL released, while the job does not read, up to a
+    /// bound (10 s), then raises ``IoError``. Raises ``NoInputError`` for a
+    /// job that takes no input (ended, input closed, started without one),
+    /// ``NotFoundError`` for an unknown job, ``ClosedError``.
+    fn write(&self, py: Python<'_>, job: Whole, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let job = convert::job(job)?;
+            let data = convert::input_bytes(data)?;
+            let shell = self.open()?;
+            offload(py, None, &CancelToken::new(), move |_| {
+                shell.write(job, &data)
+            })?
+            .map_err(to_py)
+        })
+    }
+
+    /// ``write`` as a coroutine, on a thread of its own; cancelling the
+    /// awaiting task waits for the write to end.
+    fn write_async<'py>(
+        slf: &Bound<'py, Self>,
+        job: Bound<'py, PyAny>,
+        data: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let args = PyTuple::new(slf.py(), [job, data])?;
+            aio::in_thread(slf.getattr("write")?, args, None, None)
+        })
+    }
+
+    /// Ends job ``job``'s input: its stdin pipe closes (the job reads
+    /// end-of-file); on a terminal, ctrl+d. Raises ``NoInputError``,
+    /// ``NotFoundError``, ``ClosedError`` as ``write`` does.
+    fn close_stdin(&self, py: Python<'_>, job: Whole) -> PyResult<()> {
+        guard(|| {
+            let job = convert::job(job)?;
+            let shell = self.open()?;
+            py.detach(move || shell.close_stdin(job)).map_err(to_py)
+        })
+    }
+
+    /// Sends a key, by name as ``PtySession.write_key`` takes them
+    /// (``"enter"``, ``"ctrl+c"``, ``"up"``, ``"backspace"``...), to a job
+    /// started with ``pty=``. Raises ``InvalidArgumentError`` for an unknown
+    /// key name, ``NoInputError`` for a job without a terminal (or ended),
+    /// ``NotFoundError``, ``ClosedError``.
+    fn write_key(&self, py: Python<'_>, job: Whole, key: String) -> PyResult<()> {
+        guard(|| {
+            let job = convert::job(job)?;
+            let shell = self.open()?;
+            offload(py, None, &CancelToken::new(), move |_| {
+                shell.write_key(job, &key)
+            })?
+            .map_err(to_py)
+        })
+    }
+
+    /// Sends a signal to every process of job ``job`` while it runs (a job
+    /// that ended is left alone): a name with or without ``SIG`` in any case
+    /// (``"TERM"``, ``"sigint"``) or its number (``15``). Raises
+    /// ``InvalidArgumentError`` for a signal the core does not take,
+    /// ``NotFoundError``, ``ClosedError``.
+    fn signal(&self, py: Python<'_>, job: Whole, signal: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let job = convert::job(job)?;
+            let signal = convert::signal_text(signal)?;
+            let shell = self.open()?;
+            py.detach(move || shell.signal(job, &signal)).map_err(to_py)
+        })
+    }
+
+    /// Kills job ``job``'s whole process tree (SIGINT, SIGTERM, SIGKILL, a
+    /// grace between each) and returns its final ``conch.JobPoll``: what it
+    /// wrote since the last poll, status ``"killed"`` (or how it had ended
+    /// already). Blocks up to a few seconds, GIL released. Raises
+    /// ``NotFoundError``, ``ClosedError``.
+    fn kill(&self, py: Python<'_>, job: Whole) -> PyResult<PyJobPoll> {
+        guard(|| {
+            let job = convert::job(job)?;
+            let shell = self.open()?;
+            offload(py, None, &CancelToken::new(), move |_| shell.kill(job))?
+                .map(PyJobPoll::from)
+                .map_err(to_py)
+        })
+    }
+
+    /// ``kill`` as a coroutine, on a thread of its own; a kill is not
+    /// stopped halfway: cancelling the awaiting task waits for it.
+    fn kill_async<'py>(
+        slf: &Bound<'py, Self>,
+        job: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let args = PyTuple::new(slf.py(), [job])?;
+            aio::in_thread(slf.getattr("kill")?, args, None, None)
+        })
+    }
+
+    #[doc = text_signature!("wait_any($self, jobs, timeout=None, *, cancel=None)")]
+    /// The first of ``jobs`` (ids) that has ended, waiting, GIL released,
+    /// up to ``timeout`` seconds for one to; ``None`` when none did.
+    /// ``timeout``: a number >= 0 (``0``: look without waiting); ``None``:
+    /// up to the longest timeout conch takes (2147483.647 s, about 24.8
+    /// days). ``cancel``: a ``conch.CancelToken`` that ends the wait early
+    /// (``None``); Ctrl-C ends it too, and is raised. Closing the shell ends
+    /// the wait: its jobs are killed, and the first of ``jobs`` is returned.
+    /// Raises ``NotFoundError`` when one of ``jobs`` is not the session's,
+    /// ``ClosedError``.
+    #[pyo3(signature = (jobs, timeout=None, *, cancel=None), text_signature = None)]
+    fn wait_any(
+        &self,
+        py: Python<'_>,
+        jobs: Vec<Whole>,
+        timeout: Option<Seconds>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+    ) -> PyResult<Option<JobId>> {
+        guard(|| {
+            let jobs = jobs
+                .into_iter()
+                .map(convert::job)
+                .collect::<PyResult<Vec<_>>>()?;
+            let timeout = match timeout {
+                Some(secs) => convert::interval("timeout", secs)?,
+                None => Duration::from_secs_f64(defaults::MAX_TIMEOUT_SECS),
+            };
+            let (token, _link) = run_token(cancel.as_deref());
+            let shell = self.open()?;
+            offload(py, None, &token, {
+                let token = token.clone();
+                move |_| wait_any(&shell, &jobs, timeout, &token)
+            })?
+            .map_err(to_py)
+        })
+    }
+
+    /// ``wait_any`` as a coroutine (same arguments). Cancelling the
+    /// awaiting task ends the wait (never a job).
+    #[pyo3(signature = (jobs, timeout=None, *, cancel=None))]
+    fn wait_any_async<'py>(
+        slf: &Bound<'py, Self>,
+        jobs: Bound<'py, PyAny>,
+        timeout: Option<Bound<'py, PyAny>>,
+        cancel: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let options = PyDict::new(slf.py());
+            options.set_item("timeout", timeout)?;
+            aio::coroutine(slf.getattr("wait_any")?, jobs, cancel, Some(options))
+        })
+    }
+
     /// The session's current working directory.
     #[getter]
     fn cwd(&self) -> PyResult<PathBuf> {
@@ -326,6 +601,19 @@ impl PyShell {
         guard(|| Ok(format!("<conch.Shell cwd={:?}>", self.cwd()?)))
     }
 
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match &self.on_job_exit {
+            Some(slot) => slot.visit(&visit),
+            None => Ok(()),
+        }
+    }
+
+    fn __clear__(&self) {
+        if let Some(slot) = &self.on_job_exit {
+            slot.clear();
+        }
+    }
+
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -349,6 +637,51 @@ impl PyShell {
         exc: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard(|| aio::exit(slf.getattr("__exit__")?, exc))
+    }
+}
+
+/// How long one wait of the core's `wait_any` lasts at most, so that a
+/// cancel (the caller's token, Ctrl-C, a cancelled task) ends the wait
+/// soon: the core's wait takes no token.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// `Shell::wait_any` in slices of [`WAIT_SLICE`], ending at `cancel` (with
+/// `None`). Once the shell is closed (its jobs killed), the first of `jobs`
+/// that has ended, as the core's own wait returns it.
+fn wait_any(
+    shell: &shell::Shell,
+    jobs: &[JobId],
+    timeout: Duration,
+    cancel: &CancelToken,
+) -> conch_core::Result<Option<JobId>> {
+    let deadline = Instant::now() + timeout;
+    let mut first = true;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let slice = if cancel.is_cancelled() {
+            Duration::ZERO
+        } else {
+            left.min(WAIT_SLICE)
+        };
+        match shell.wait_any(jobs, slice) {
+            Ok(Some(id)) => return Ok(Some(id)),
+            Ok(None) if slice >= left || cancel.is_cancelled() => return Ok(None),
+            Ok(None) => {}
+            Err(Error::Closed(_)) if !first => {
+                let listed = shell.jobs();
+                let ended = jobs.iter().copied().find(|id| {
+                    listed
+                        .iter()
+                        .any(|j| j.job == *id && j.status != JobStatus::Running)
+                });
+                if ended.is_some() || slice >= left || cancel.is_cancelled() {
+                    return Ok(ended);
+                }
+                std::thread::sleep(slice);
+            }
+            Err(e) => return Err(e),
+        }
+        first = false;
     }
 }
 
@@ -465,6 +798,7 @@ pub fn execute_bash(
             artifact: None,
             head_lines: count("head", head)?,
             tail_lines: count("tail", tail)?,
+            yield_after: None,
         };
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
             registry::execute_bash(&command, opts, sink)
@@ -497,7 +831,10 @@ pub fn close_all_sessions(py: Python<'_>) -> PyResult<()> {
 #[pyfunction]
 pub fn _shutdown(py: Python<'_>) -> PyResult<()> {
     guard(|| {
-        py.detach(open_shells::close_all);
+        py.detach(|| {
+            exit_hook::shut_down();
+            open_shells::close_all();
+        });
         Ok(())
     })
 }

@@ -49,10 +49,12 @@ from ._errors import (
     InternalError,
     InvalidArgumentError,
     IoError,
+    NoInputError,
     NotFoundError,
     SpawnError,
     ToolAbortError,
     ToolError,
+    TooManyJobsError,
 )
 
 
@@ -89,6 +91,7 @@ __all__ = [
     "IoError",
     "JobInfo",
     "JobPoll",
+    "NoInputError",
     "NormalizedCommand",
     "NotFoundError",
     "PtyResult",
@@ -99,6 +102,7 @@ __all__ = [
     "ToolAbortError",
     "ToolError",
     "ToolResult",
+    "TooManyJobsError",
     "__version__",
     "apply_head_tail",
     "check_bash_interception",

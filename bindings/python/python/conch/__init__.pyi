@@ -15,10 +15,12 @@ from ._errors import (
     InternalError as InternalError,
     InvalidArgumentError as InvalidArgumentError,
     IoError as IoError,
+    NoInputError as NoInputError,
     NotFoundError as NotFoundError,
     SpawnError as SpawnError,
     ToolAbortError as ToolAbortError,
     ToolError as ToolError,
+    TooManyJobsError as TooManyJobsError,
 )
 
 __version__: str
@@ -76,6 +78,8 @@ class BashResult:
     def session_reset(self) -> bool: ...
     @property
     def session_ended(self) -> bool: ...
+    @property
+    def backgrounded(self) -> int | None: ...
 
 _JobStatus = Literal["running", "exited", "killed", "timed_out"]
 
@@ -102,6 +106,8 @@ class JobPoll:
     @property
     def artifact_id(self) -> str | None: ...
     @property
+    def artifact_truncated(self) -> bool: ...
+    @property
     def elapsed(self) -> float: ...
 
 @final
@@ -124,6 +130,10 @@ class JobInfo:
     def total_bytes(self) -> int: ...
     @property
     def artifact_id(self) -> str | None: ...
+    @property
+    def artifact_truncated(self) -> bool: ...
+
+_Signal = str | int
 
 @final
 class Shell:
@@ -143,6 +153,9 @@ class Shell:
         artifacts_dir: _Path | ArtifactStore | None = None,
         inherit_env: _Inherit = "all",
         exclude_env: Sequence[str] = (),
+        max_jobs: int = 16,
+        job_artifact_cap: int = 1073741824,
+        on_job_exit: Callable[[JobInfo], object] | None = None,
     ) -> Self: ...
     def run(
         self,
@@ -155,6 +168,7 @@ class Shell:
         cancel: CancelToken | None = None,
         head: int | None = None,
         tail: int | None = None,
+        yield_after: float | None = None,
     ) -> BashResult: ...
     async def run_async(
         self,
@@ -167,6 +181,7 @@ class Shell:
         cancel: CancelToken | None = None,
         head: int | None = None,
         tail: int | None = None,
+        yield_after: float | None = None,
     ) -> BashResult: ...
     def abort(self) -> None: ...
     def background_jobs(self) -> list[int]: ...
@@ -191,6 +206,39 @@ class Shell:
         cursor: int | None = None,
         cancel: CancelToken | None = None,
     ) -> JobPoll: ...
+    def start(
+        self,
+        command: str,
+        *,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        timeout: float | None = None,
+        stdin: bool = False,
+        pty: tuple[int, int] | None = None,
+    ) -> int: ...
+    async def start_async(
+        self,
+        command: str,
+        *,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        timeout: float | None = None,
+        stdin: bool = False,
+        pty: tuple[int, int] | None = None,
+    ) -> int: ...
+    def write(self, job: int, data: str | bytes) -> None: ...
+    async def write_async(self, job: int, data: str | bytes) -> None: ...
+    def close_stdin(self, job: int) -> None: ...
+    def write_key(self, job: int, key: str) -> None: ...
+    def signal(self, job: int, signal: _Signal) -> None: ...
+    def kill(self, job: int) -> JobPoll: ...
+    async def kill_async(self, job: int) -> JobPoll: ...
+    def wait_any(
+        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
+    ) -> int | None: ...
+    async def wait_any_async(
+        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
+    ) -> int | None: ...
     @property
     def cwd(self) -> Path: ...
     def close(self) -> None: ...

@@ -30,11 +30,29 @@ async def call_async(
     return await run_in_thread(lambda: call(first, cancel=token, **kwargs), token)
 
 
-async def run_in_thread(call: Callable[[], T], token: CancelToken) -> T:
+async def call_in_thread(
+    call: Callable[..., T],
+    args: tuple[Any, ...],
+    options: Mapping[str, Any] | None,
+    undo: Callable[[T], object] | None,
+) -> T:
+    """Awaits ``call(*args, **options)`` run on a new thread, for a call that
+    takes no cancel token (``Shell.kill``, ``Shell.start``): a cancelled task
+    waits for it to return, and then, if it succeeded and ``undo`` is given,
+    for ``undo(result)`` (the job a start made is killed)."""
+    kwargs = dict(options or {})
+    return await run_in_thread(lambda: call(*args, **kwargs), CancelToken(), undo)
+
+
+async def run_in_thread(
+    call: Callable[[], T], token: CancelToken, undo: Callable[[T], object] | None = None
+) -> T:
     """Runs ``call()`` on a new thread and awaits its result. If the awaiting
     task is cancelled, ``token.cancel()`` stops the call; the task waits for
     the call to return (so nothing it started is left running) before
-    ``CancelledError`` propagates.
+    ``CancelledError`` propagates. With ``undo``, what a call that succeeded
+    all the same returned is undone (``undo(result)`` on a thread of its
+    own, awaited too), however often the task is cancelled meanwhile.
 
     A thread per call, not the loop's default executor: agent commands run
     for minutes and would starve the small default pool.
@@ -66,11 +84,48 @@ async def run_in_thread(call: Callable[[], T], token: CancelToken) -> T:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
         token.cancel()
-        try:
-            await asyncio.shield(done)
-        except BaseException:  # noqa: BLE001 - the cancellation wins
-            pass
+        undone = None if undo is None else _undo_when_done(loop, done, undo)
+        for waited in (done, undone):
+            if waited is None:
+                continue
+            try:
+                await asyncio.shield(waited)
+            except BaseException:  # noqa: BLE001 - the cancellation wins
+                pass
         raise
+
+
+def _undo_when_done(
+    loop: asyncio.AbstractEventLoop, done: asyncio.Future[T], undo: Callable[[T], object]
+) -> asyncio.Future[None]:
+    """Once ``done`` has a result, ``undo(result)`` on a new thread; the
+    future returned is settled when that is over (at once when ``done``
+    failed). A callback of ``done``, so no second cancellation of the
+    awaiting task can skip it."""
+    undone: asyncio.Future[None] = loop.create_future()
+
+    def settle() -> None:
+        if not undone.done():
+            undone.set_result(None)
+
+    def work(value: T) -> None:
+        try:
+            undo(value)
+        except BaseException:  # noqa: BLE001 - nobody awaits its outcome
+            pass
+        try:
+            loop.call_soon_threadsafe(settle)
+        except RuntimeError:
+            pass  # the loop is closed
+
+    def on_done(future: asyncio.Future[T]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            settle()
+            return
+        threading.Thread(target=work, args=(future.result(),), name="conch-async-undo", daemon=True).start()
+
+    done.add_done_callback(on_done)
+    return undone
 
 
 async def aenter(obj: T) -> T:

@@ -28,7 +28,25 @@ class ClosedError(ConchError):
 
 
 class NotFoundError(ConchError, LookupError):
-    """A lookup failed, e.g. ``artifact://7`` does not exist. Also a ``LookupError``."""
+    """A lookup failed, e.g. ``artifact://7`` does not exist, or a job id the
+    session does not have (``no job 7 in this session``). Also a ``LookupError``."""
+
+
+class TooManyJobsError(ConchError):
+    """``Shell.start`` was refused: the session already runs as many jobs as
+    its ``max_jobs`` allows. Nothing was started. ``running`` is the number
+    of jobs running then."""
+
+    def __init__(self, message: str, running: int = 0) -> None:
+        super().__init__(message)
+        self.running = running
+
+
+class NoInputError(ConchError):
+    """Input (``Shell.write``, ``close_stdin``, ``write_key``) for a job that
+    takes none: it has ended, its input was closed, it was started without
+    ``stdin=True`` (or, for a key, without a terminal), or a command left it
+    running."""
 
 
 class InternalError(ConchError, RuntimeError):
@@ -72,8 +90,10 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "IoError",
+    "NoInputError",
     "NotFoundError",
     "SpawnError",
     "ToolAbortError",
     "ToolError",
+    "TooManyJobsError",
 ]
