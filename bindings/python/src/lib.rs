@@ -14,6 +14,7 @@ mod command;
 mod convert;
 mod errors;
 mod exit_hook;
+mod job_tool;
 mod jobs;
 mod json;
 mod offload;
@@ -43,6 +44,8 @@ mod _conch {
     };
     #[pymodule_export]
     use crate::errors::_panic;
+    #[pymodule_export]
+    use crate::job_tool::PyJobTool;
     #[pymodule_export]
     use crate::jobs::{PyJobInfo, PyJobPoll};
     #[pymodule_export]

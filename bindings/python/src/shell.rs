@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use conch_core::jobs::until_option;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions};
-use conch_core::{CancelToken, Error, JobId, JobOptions, JobStatus, PollOptions, defaults};
+use conch_core::{CancelToken, Error, JobId, JobOptions, PollOptions, defaults};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -543,7 +543,7 @@ impl PyShell {
             let shell = self.open()?;
             offload(py, None, &token, {
                 let token = token.clone();
-                move |_| wait_any(&shell, &jobs, timeout, &token)
+                move |_| shell.wait_any(&jobs, timeout, Some(&token))
             })?
             .map_err(to_py)
         })
@@ -637,51 +637,6 @@ impl PyShell {
         exc: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard(|| aio::exit(slf.getattr("__exit__")?, exc))
-    }
-}
-
-/// How long one wait of the core's `wait_any` lasts at most, so that a
-/// cancel (the caller's token, Ctrl-C, a cancelled task) ends the wait
-/// soon: the core's wait takes no token.
-const WAIT_SLICE: Duration = Duration::from_millis(50);
-
-/// `Shell::wait_any` in slices of [`WAIT_SLICE`], ending at `cancel` (with
-/// `None`). Once the shell is closed (its jobs killed), the first of `jobs`
-/// that has ended, as the core's own wait returns it.
-fn wait_any(
-    shell: &shell::Shell,
-    jobs: &[JobId],
-    timeout: Duration,
-    cancel: &CancelToken,
-) -> conch_core::Result<Option<JobId>> {
-    let deadline = Instant::now() + timeout;
-    let mut first = true;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let slice = if cancel.is_cancelled() {
-            Duration::ZERO
-        } else {
-            left.min(WAIT_SLICE)
-        };
-        match shell.wait_any(jobs, slice) {
-            Ok(Some(id)) => return Ok(Some(id)),
-            Ok(None) if slice >= left || cancel.is_cancelled() => return Ok(None),
-            Ok(None) => {}
-            Err(Error::Closed(_)) if !first => {
-                let listed = shell.jobs();
-                let ended = jobs.iter().copied().find(|id| {
-                    listed
-                        .iter()
-                        .any(|j| j.job == *id && j.status != JobStatus::Running)
-                });
-                if ended.is_some() || slice >= left || cancel.is_cancelled() {
-                    return Ok(ended);
-                }
-                std::thread::sleep(slice);
-            }
-            Err(e) => return Err(e),
-        }
-        first = false;
     }
 }
 

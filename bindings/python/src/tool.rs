@@ -26,7 +26,8 @@ use crate::signature::{py_default, text_signature};
     ", virtual_terminal=", py_default!(virtual_terminal),
     ", has_ui=", py_default!(has_ui),
     ", session_key=None, rules=None, shell=None, prefix=None, snapshot=", py_default!(snapshot),
-    ", env=None, update_interval=", py_default!(update_interval_secs), ")",
+    ", env=None, update_interval=", py_default!(update_interval_secs),
+    ", auto_background_after=None)",
 )]
 /// The model's ``bash`` tool: normalizes the command (``| head -n N``
 /// becomes a limit of the whole output), checks the interceptor, resolves
@@ -44,9 +45,12 @@ use crate::signature::{py_default, text_signature};
 /// ``pty``). ``session_key``: a persistent shell of this tool's own.
 /// ``shell``, ``prefix``, ``snapshot``, ``env``: as for ``Shell``.
 /// ``update_interval``: least seconds between two ``on_update`` calls.
+/// ``auto_background_after``: seconds after which a command still running
+/// goes on as a background job (read with ``conch.JobTool``) and the call
+/// returns its output so far.
 #[pyclass(frozen, module = "conch", name = "BashTool")]
 pub struct PyBashTool {
-    inner: Arc<tool::BashTool>,
+    pub(crate) inner: Arc<tool::BashTool>,
     has_ui: bool,
 }
 
@@ -58,7 +62,8 @@ impl PyBashTool {
                      interceptor=defaults::INTERCEPTOR, virtual_terminal=defaults::VIRTUAL_TERMINAL,
                      has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
                      snapshot=SnapshotArg::default(), env=None,
-                     update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64())),
+                     update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64()),
+                     auto_background_after=None),
         text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
@@ -76,12 +81,15 @@ impl PyBashTool {
         snapshot: SnapshotArg,
         env: Option<&Bound<'_, PyAny>>,
         update_interval: Seconds,
+        auto_background_after: Option<Seconds>,
     ) -> PyResult<Self> {
         guard(|| {
             let rules = rules
                 .map(|rules| rules.iter().map(rule_from_py).collect::<PyResult<Vec<_>>>())
                 .transpose()?;
             let update_interval = convert::interval("update_interval", update_interval)?;
+            let auto_background_after =
+                convert::seconds("auto_background_after", auto_background_after)?;
             let config = BashToolConfig {
                 artifacts_dir,
                 tool_names,
@@ -94,6 +102,7 @@ impl PyBashTool {
                 prefix,
                 snapshot: snapshot.0,
                 session_env: env_pairs(env)?,
+                auto_background_after,
                 ..BashToolConfig::new(cwd)
             };
             let inner = tool::BashTool::new(config).map_err(to_py)?;
@@ -105,8 +114,10 @@ impl PyBashTool {
     }
 
     /// Runs one call with the model's arguments ``{"command": str, "cwd"?:
-    /// str, "timeout"?: seconds, "head"?: int, "tail"?: int}`` (other keys
-    /// are ignored) and returns a ``conch.ToolResult``.
+    /// str, "timeout"?: seconds, "head"?: int, "tail"?: int, "async"?:
+    /// bool}`` (other keys are ignored) and returns a ``conch.ToolResult``.
+    /// With ``async`` the command starts as a background job and the call
+    /// returns at once (``Started job N: …``).
     ///
     /// Raises ``conch.BlockedError`` (the interceptor refused; nothing
     /// ran), ``conch.ToolError`` (bad cwd, non-zero exit, timeout...: its
@@ -237,7 +248,7 @@ pub struct PyToolResult {
 }
 
 impl PyToolResult {
-    fn new(py: Python<'_>, result: tool::ToolResult) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, result: tool::ToolResult) -> PyResult<Self> {
         Ok(PyToolResult {
             text: result.text,
             details: details_to_py(py, result.details.as_ref())?,
@@ -261,7 +272,10 @@ impl PyToolResult {
     }
 }
 
-fn details_to_py(py: Python<'_>, details: Option<&tool::Details>) -> PyResult<Option<Py<PyAny>>> {
+pub(crate) fn details_to_py(
+    py: Python<'_>,
+    details: Option<&tool::Details>,
+) -> PyResult<Option<Py<PyAny>>> {
     details
         .map(|d| json::to_py(py, d).map(Bound::unbind))
         .transpose()
@@ -269,7 +283,7 @@ fn details_to_py(py: Python<'_>, details: Option<&tool::Details>) -> PyResult<Op
 
 /// The core's tool error as `conch.BlockedError`, `conch.ToolError` or
 /// `conch.ToolAbortError` (with `suggested_tool` / `details`).
-fn tool_error(py: Python<'_>, error: tool::ToolError) -> PyErr {
+pub(crate) fn tool_error(py: Python<'_>, error: tool::ToolError) -> PyErr {
     let details = match details_to_py(py, error.details()) {
         Ok(d) => d,
         Err(e) => return e,
@@ -311,12 +325,16 @@ fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
             .map_err(|_| invalid(format!("{name} must be an int >= 0")))?;
         convert::count(&name, n)
     };
+    let run_async: Option<bool> = get("async")
+        .map(|v| v.extract())
+        .transpose()
+        .map_err(|_| invalid("args[\"async\"] must be a bool"))?;
     Ok(BashToolArgs {
         command,
         cwd,
         timeout: timeout.map(|t| t.0),
         head: count("head")?,
         tail: count("tail")?,
-        ..BashToolArgs::default()
+        run_async: run_async.unwrap_or(false),
     })
 }

@@ -19,12 +19,10 @@ from conftest import GUARD, VECTORS, Output, in_background, is_alive, pids_with,
 
 REPLAYED = {"sanitize", "artifact", "normalize", "intercept", "tool", "keys", "sink"}
 # Replayed by a suite of their own: jobs (test_jobs.py), job_steps
-# (test_job_steps.py).
-REPLAYED_ELSEWHERE = {"jobs", "job_steps"}
-# notice, render: no Python function. job_tool: the model's job tool
-# (core JobTool, the bash tool's async argument and auto_background_after)
-# is not in the Python face yet.
-NO_PYTHON_API = {"notice", "render", "job_tool"}
+# (test_job_steps.py), job_tool (test_job_tool.py).
+REPLAYED_ELSEWHERE = {"jobs", "job_steps", "job_tool"}
+# notice, render: no Python function.
+NO_PYTHON_API = {"notice", "render"}
 
 ERROR_CLASSES = {
     "invalid_argument": conch.InvalidArgumentError,

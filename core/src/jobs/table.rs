@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::job::JobSpec;
 use super::{Job, JobExitHook, JobId, JobInfo, reader};
 use crate::sync::lock;
-use crate::{Error, Result};
+use crate::{CancelToken, Error, Result};
 
 pub(crate) struct JobTable {
     inner: Mutex<Inner>,
@@ -145,11 +145,25 @@ impl JobTable {
 
     /// The first of `ids` that has ended, waiting up to `timeout` for one
     /// to; `None` when none did in time. Every id must be the session's.
-    pub(crate) fn wait_any(&self, ids: &[JobId], timeout: Duration) -> Result<Option<JobId>> {
+    /// `cancel` ends the wait early (`None`).
+    pub(crate) fn wait_any(
+        &self,
+        ids: &[JobId],
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Option<JobId>> {
         let jobs = ids
             .iter()
             .map(|&id| self.get(id))
             .collect::<Result<Vec<_>>>()?;
+        let _wake = cancel.on_cancel({
+            // Notified under the lock, where the waiter rechecks the token.
+            let board = self.board.clone();
+            move || {
+                let _ends = lock(&board.ends);
+                board.changed.notify_all();
+            }
+        });
         let deadline = Instant::now() + timeout;
         let mut ends = lock(&self.board.ends);
         loop {
@@ -157,7 +171,7 @@ impl JobTable {
                 return Ok(Some(job.id));
             }
             let now = Instant::now();
-            if now >= deadline {
+            if now >= deadline || cancel.is_cancelled() {
                 return Ok(None);
             }
             ends = self

@@ -729,11 +729,18 @@ impl Shell {
     }
 
     /// The first of `jobs` that has ended, waiting up to `timeout` for one
-    /// to; `None` when none did. Fails for an id the session does not
-    /// have.
-    pub fn wait_any(&self, jobs: &[JobId], timeout: Duration) -> Result<Option<JobId>> {
+    /// to; `None` when none did, or when `cancel` ended the wait. Fails for
+    /// an id the session does not have. Closing the shell meanwhile kills
+    /// the jobs, which ends the wait.
+    pub fn wait_any(
+        &self,
+        jobs: &[JobId],
+        timeout: Duration,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Option<JobId>> {
         self.check_open()?;
-        self.jobs.wait_any(jobs, timeout)
+        let none = CancelToken::new();
+        self.jobs.wait_any(jobs, timeout, cancel.unwrap_or(&none))
     }
 
     /// Whether some job of the session still runs.

@@ -122,7 +122,7 @@ fn play(sh: &Shell, step: &Value, job: JobId, last: &mut JobId) -> conch_core::R
                 || vec![*last],
                 |ids| ids.iter().map(|j| j.as_u64().unwrap() as JobId).collect(),
             );
-            serde_json::to_value(sh.wait_any(&jobs, ms(&step["timeout_ms"]))?).unwrap()
+            serde_json::to_value(sh.wait_any(&jobs, ms(&step["timeout_ms"]), None)?).unwrap()
         }
         op => panic!("unknown op {op}"),
     })

@@ -485,10 +485,14 @@ fn wait_any_and_the_exit_hook_report_ends() {
     let slow = start(&sh, "/bin/sleep 30");
     let quick = start(&sh, "/bin/sleep 0.2; exit 4");
     assert_eq!(
-        sh.wait_any(&[slow], Duration::from_millis(100)).unwrap(),
+        sh.wait_any(&[slow], Duration::from_millis(100), None)
+            .unwrap(),
         None
     );
-    assert_eq!(sh.wait_any(&[slow, quick], HANG).unwrap(), Some(quick));
+    assert_eq!(
+        sh.wait_any(&[slow, quick], HANG, None).unwrap(),
+        Some(quick)
+    );
     assert!(wait_until(CUT, || ended.lock().unwrap().len() == 1));
     assert_eq!(
         ended.lock().unwrap()[0],
@@ -497,5 +501,21 @@ fn wait_any_and_the_exit_hook_report_ends() {
     sh.kill(slow).unwrap();
     assert!(wait_until(CUT, || ended.lock().unwrap().len() == 2));
     assert_eq!(ended.lock().unwrap()[1], (slow, JobStatus::Killed, None));
-    assert!(matches!(sh.wait_any(&[77], HANG), Err(Error::NotFound(_))));
+    assert!(matches!(
+        sh.wait_any(&[77], HANG, None),
+        Err(Error::NotFound(_))
+    ));
+    // A cancel ends the wait, not the job.
+    let other = start(&sh, "/bin/sleep 30");
+    let cancel = conch_core::CancelToken::new();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            cancel.cancel();
+        });
+        assert_eq!(sh.wait_any(&[other], HANG, Some(&cancel)).unwrap(), None);
+    });
+    assert!(t.elapsed() < CUT, "{:?}", t.elapsed());
+    assert_eq!(poll(&sh, other, Duration::ZERO).status, JobStatus::Running);
 }

@@ -495,12 +495,19 @@ class _Meta(TypedDict, total=False):
 class _Details(TypedDict):
     meta: _Meta
 
-class _ToolArgs(TypedDict, total=False):
-    command: str
-    cwd: str
-    timeout: float
-    head: int
-    tail: int
+# Functional form: `async` is a keyword.
+_ToolArgs = TypedDict(
+    "_ToolArgs",
+    {"command": str, "cwd": str, "timeout": float, "head": int, "tail": int, "async": bool},
+    total=False,
+)
+
+class _JobToolArgs(TypedDict, total=False):
+    op: Literal["poll", "write", "kill", "list"]
+    job: int
+    input: str
+    wait: float
+    until: str
 
 @final
 class ToolResult:
@@ -531,6 +538,7 @@ class BashTool:
         snapshot: _Snapshot = "auto",
         env: _Env | None = None,
         update_interval: float = 0.05,
+        auto_background_after: float | None = None,
     ) -> Self: ...
     def execute(
         self,
@@ -563,3 +571,19 @@ class BashTool:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool: ...
+
+@final
+class JobTool:
+    """The model's ``job`` tool on the session of a ``BashTool``."""
+
+    def __new__(cls, bash_tool: BashTool) -> Self: ...
+    def execute(
+        self,
+        args: _JobToolArgs | Mapping[str, Any],
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    async def execute_async(
+        self,
+        args: _JobToolArgs | Mapping[str, Any],
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
