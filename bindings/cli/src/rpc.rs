@@ -14,7 +14,19 @@
 //! - `{"id": …, "type": "job_poll", "job": N, "wait"?: secs, "until"?: "re",
 //!   "maxBytes"?: n, "cursor"?: n}` reads a job's output on a thread of its
 //!   own (a waiting poll holds up no other request) and is answered when
-//!   the poll returns, `data` the `JobPoll` (camelCase).
+//!   the poll returns, `data` the `JobPoll` (camelCase);
+//! - `{"id": …, "type": "job_start", "command": "…", "cwd"?, "env"?: {…},
+//!   "timeout"?: secs, "stdin"?: bool, "pty"?: {"cols", "rows"}}` starts a
+//!   job beside the session, in its turn after the `bash` requests before
+//!   it (it takes the session's state as they leave it), `data` `{"job": N}`;
+//! - `job_write` {`job`, `data`: text}, `job_close_stdin` {`job`},
+//!   `job_key` {`job`, `key`}, `job_signal` {`job`, `signal`}, each `data`
+//!   `{"job": N}`, and `job_kill` {`job`}, `data` the final `JobPoll`, run
+//!   on threads of their own as polls do;
+//! - a `bash` request may carry `yieldAfter` (seconds): a command still
+//!   running then goes on as a job, its `data.backgrounded` the job's id;
+//! - when a job ends the server writes the event `{"type": "job_exit",
+//!   …JobInfo (camelCase)}`.
 //!
 //! stdin is read on its own thread and commands run on another, so an abort
 //! is handled while a command runs, not after it. Every other reply (bash,
@@ -54,7 +66,7 @@ use conch_core::shell::options::{
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};
 use conch_core::sync::lock;
 use conch_core::tool::{BashSessionConfig, clamp_timeout};
-use conch_core::{CancelToken, Error, JobId, PollOptions};
+use conch_core::{CancelToken, Error, JobExitHook, JobId, JobOptions, PollOptions};
 use serde_json::{Value, json};
 
 use crate::args::HELP;
@@ -91,11 +103,11 @@ pub struct Args {
 enum Job {
     Bash {
         id: Value,
-        command: String,
-        cwd: Option<PathBuf>,
-        timeout: Option<Duration>,
+        run: RunOptions,
         cancel: CancelToken,
     },
+    /// `job_start`: in its turn, after the commands before it.
+    Start { id: Value, opts: JobOptions },
     /// A reply that must keep its place in the order.
     Reply(Value),
 }
@@ -106,6 +118,8 @@ enum Job {
 /// requests for jobs need it).
 struct Session {
     config: BashSessionConfig,
+    /// Where the `job_exit` events go.
+    out: Out,
     shell: Mutex<Slot>,
 }
 
@@ -117,8 +131,9 @@ enum Slot {
 }
 
 impl Session {
-    fn new(cwd: Option<PathBuf>, artifacts_dir: PathBuf) -> Session {
+    fn new(cwd: Option<PathBuf>, artifacts_dir: PathBuf, out: Out) -> Session {
         Session {
+            out,
             config: BashSessionConfig {
                 cwd,
                 artifacts_dir: Some(artifacts_dir),
@@ -145,6 +160,14 @@ impl Session {
             snapshot: c.snapshot.clone(),
             prefix: c.prefix.clone(),
             artifacts: Some(ArtifactStore::for_option(c.artifacts_dir.clone())?),
+            on_job_exit: Some(JobExitHook::new({
+                let out = self.out;
+                move |info| {
+                    let mut event = json!(info);
+                    event["type"] = "job_exit".into();
+                    out.send(&event);
+                }
+            })),
             ..ShellOptions::default()
         })?);
         *slot = Slot::Open(shell.clone());
@@ -162,22 +185,13 @@ impl Session {
 
     fn run(
         &self,
-        command: &str,
-        cwd: Option<PathBuf>,
-        timeout: Option<Duration>,
+        mut run: RunOptions,
         cancel: CancelToken,
         on_chunk: impl FnMut(&str),
     ) -> conch_core::Result<BashResult> {
-        self.shell()?.run(
-            RunOptions {
-                command: command.to_string(),
-                cwd,
-                timeout: timeout.or(self.config.timeout),
-                cancel: Some(cancel),
-                ..RunOptions::default()
-            },
-            on_chunk,
-        )
+        run.timeout = run.timeout.or(self.config.timeout);
+        run.cancel = Some(cancel);
+        self.shell()?.run(run, on_chunk)
     }
 
     /// Kills what the session still runs (its jobs included).
@@ -189,36 +203,67 @@ impl Session {
     }
 }
 
-/// The `job_poll` requests being answered, each on its own thread.
+/// A request on a job that may block (a poll's wait, a write to a job
+/// that does not read, a kill's ladder).
+enum JobCall {
+    Poll(PollOptions),
+    Write(String),
+    CloseStdin,
+    Key(String),
+    Signal(String),
+    Kill,
+}
+
+impl JobCall {
+    fn name(&self) -> &'static str {
+        match self {
+            JobCall::Poll(_) => "job_poll",
+            JobCall::Write(_) => "job_write",
+            JobCall::CloseStdin => "job_close_stdin",
+            JobCall::Key(_) => "job_key",
+            JobCall::Signal(_) => "job_signal",
+            JobCall::Kill => "job_kill",
+        }
+    }
+
+    /// Runs the call; its reply's `data`.
+    fn run(self, shell: &Shell, job: JobId, cancel: &CancelToken) -> conch_core::Result<Value> {
+        let done = json!({ "job": job });
+        Ok(match self {
+            JobCall::Poll(opts) => json!(shell.poll(job, &opts, Some(cancel))?),
+            JobCall::Write(data) => shell.write(job, data.as_bytes()).map(|()| done)?,
+            JobCall::CloseStdin => shell.close_stdin(job).map(|()| done)?,
+            JobCall::Key(key) => shell.write_key(job, &key).map(|()| done)?,
+            JobCall::Signal(signal) => shell.signal(job, &signal).map(|()| done)?,
+            JobCall::Kill => json!(shell.kill(job)?),
+        })
+    }
+}
+
+/// The job requests being answered, each on its own thread.
 #[derive(Default)]
 struct Polls {
     running: Vec<(CancelToken, JoinHandle<()>)>,
 }
 
 impl Polls {
-    /// Answers a poll on a thread of its own: its wait holds up no other
-    /// request.
-    fn start(
-        &mut self,
-        session: &Arc<Session>,
-        out: Out,
-        id: Value,
-        job: JobId,
-        opts: PollOptions,
-    ) {
+    /// Answers a job request on a thread of its own: its wait holds up no
+    /// other request.
+    fn start(&mut self, session: &Arc<Session>, out: Out, id: Value, job: JobId, call: JobCall) {
         self.running.retain(|(_, thread)| !thread.is_finished());
         let cancel = CancelToken::new();
+        let name = call.name();
         let started = std::thread::Builder::new()
-            .name("conch-rpc-poll".into())
+            .name("conch-rpc-job".into())
             .spawn({
                 let (session, cancel, id) = (session.clone(), cancel.clone(), id.clone());
                 move || {
-                    let poll = session
+                    let data = session
                         .shell()
-                        .and_then(|shell| shell.poll(job, &opts, Some(&cancel)));
-                    out.send(&match poll {
-                        Ok(data) => success("job_poll", &id, json!(data)),
-                        Err(e) => error_reply(&id, Some("job_poll"), &e.to_string()),
+                        .and_then(|shell| call.run(&shell, job, &cancel));
+                    out.send(&match data {
+                        Ok(data) => success(name, &id, data),
+                        Err(e) => error_reply(&id, Some(name), &e.to_string()),
                     });
                 }
             });
@@ -226,8 +271,8 @@ impl Polls {
             Ok(thread) => self.running.push((cancel, thread)),
             Err(e) => out.send(&error_reply(
                 &id,
-                Some("job_poll"),
-                &format!("cannot start a thread for the poll: {e}"),
+                Some(name),
+                &format!("cannot start a thread for the request: {e}"),
             )),
         }
     }
@@ -261,7 +306,19 @@ fn job_list(session: &Session, id: &Value) -> Value {
 /// Whether replies to requests of this type are sent as soon as they are
 /// ready rather than in the order of the requests.
 fn answered_at_once(command: Option<&str>) -> bool {
-    matches!(command, Some("abort_bash" | "job_list" | "job_poll"))
+    matches!(
+        command,
+        Some(
+            "abort_bash"
+                | "job_list"
+                | "job_poll"
+                | "job_write"
+                | "job_close_stdin"
+                | "job_key"
+                | "job_signal"
+                | "job_kill"
+        )
+    )
 }
 
 /// Where replies and events go: whole lines, written under stdout's lock
@@ -282,11 +339,12 @@ impl Out {
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
+    let out = Out;
     let session = Arc::new(Session::new(
         p.cwd,
         p.artifacts.unwrap_or_else(default_artifacts_dir),
+        out,
     ));
-    let out = Out;
     let mut polls = Polls::default();
     // Cancel tokens of the bash requests not answered yet, oldest first.
     let pending: Arc<Mutex<VecDeque<CancelToken>>> = Arc::default();
@@ -319,22 +377,12 @@ pub fn main(p: Args) -> Result<i32, String> {
             continue;
         }
         let job = match read_request(&line) {
-            Ok(Request::Bash {
-                id,
-                command,
-                cwd,
-                timeout,
-            }) => {
+            Ok(Request::Bash { id, run }) => {
                 let cancel = CancelToken::new();
                 lock(&pending).push_back(cancel.clone());
-                Job::Bash {
-                    id,
-                    command,
-                    cwd,
-                    timeout,
-                    cancel,
-                }
+                Job::Bash { id, run, cancel }
             }
+            Ok(Request::Start { id, opts }) => Job::Start { id, opts },
             Ok(Request::Abort { id }) => {
                 if let Some(oldest) = lock(&pending).front() {
                     oldest.cancel();
@@ -346,8 +394,8 @@ pub fn main(p: Args) -> Result<i32, String> {
                 out.send(&job_list(&session, &id));
                 continue;
             }
-            Ok(Request::JobPoll { id, job, opts }) => {
-                polls.start(&session, out, id, job, opts);
+            Ok(Request::JobCall { id, job, call }) => {
+                polls.start(&session, out, id, job, call);
                 continue;
             }
             Err(reply) if answered_at_once(reply["command"].as_str()) => {
@@ -401,14 +449,14 @@ fn run_jobs(
     for job in queue {
         match job {
             Job::Reply(reply) => out.send(&reply),
-            Job::Bash {
-                id,
-                command,
-                cwd,
-                timeout,
-                cancel,
-            } => {
-                let result = session.run(&command, cwd, timeout, cancel, |chunk| {
+            Job::Start { id, opts } => {
+                out.send(&match session.shell().and_then(|shell| shell.start(opts)) {
+                    Ok(job) => success("job_start", &id, json!({ "job": job })),
+                    Err(e) => error_reply(&id, Some("job_start"), &e.to_string()),
+                });
+            }
+            Job::Bash { id, run, cancel } => {
+                let result = session.run(run, cancel, |chunk| {
                     out.send(&json!({"type": "bash_chunk", "id": id, "chunk": chunk}));
                 });
                 lock(pending).pop_front();
@@ -424,9 +472,11 @@ fn run_jobs(
 enum Request {
     Bash {
         id: Value,
-        command: String,
-        cwd: Option<PathBuf>,
-        timeout: Option<std::time::Duration>,
+        run: RunOptions,
+    },
+    Start {
+        id: Value,
+        opts: JobOptions,
     },
     Abort {
         id: Value,
@@ -434,10 +484,10 @@ enum Request {
     JobList {
         id: Value,
     },
-    JobPoll {
+    JobCall {
         id: Value,
         job: JobId,
-        opts: PollOptions,
+        call: JobCall,
     },
 }
 
@@ -456,66 +506,84 @@ fn read_request(line: &[u8]) -> Result<Request, Value> {
     let kind = request.get("type").and_then(Value::as_str);
     match kind {
         Some("bash") => {
-            let command = match request.get("command") {
+            let fail = |e: String| error_reply(&id, kind, &e);
+            let field = |name: &str| request.get(name).filter(|v| !v.is_null());
+            let command = match field("command") {
                 Some(Value::String(c)) => c.clone(),
-                _ => return Err(error_reply(&id, kind, "bash needs a string \"command\"")),
+                _ => return Err(fail("bash needs a string \"command\"".into())),
             };
-            let cwd = match request.get("cwd") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(c)) => Some(PathBuf::from(c)),
-                Some(_) => return Err(error_reply(&id, kind, "\"cwd\" must be a string")),
-            };
-            let timeout = match request.get("timeout") {
-                None | Some(Value::Null) => None,
-                Some(Value::Number(n)) => {
-                    let seconds = n.as_f64();
-                    if let Some(s) = seconds {
-                        timeout_option("timeout", s, TimeUnit::Seconds)
-                            .map_err(|e| error_reply(&id, kind, &e.to_string()))?;
-                    }
-                    Some(clamp_timeout(seconds))
-                }
-                Some(_) => {
-                    return Err(error_reply(
-                        &id,
-                        kind,
-                        "\"timeout\" must be a number of seconds",
-                    ));
-                }
-            };
+            let yield_after = seconds(field("yieldAfter"), "yieldAfter").map_err(fail)?;
             Ok(Request::Bash {
-                id,
-                command,
-                cwd,
-                timeout,
+                id: id.clone(),
+                run: RunOptions {
+                    command,
+                    cwd: text(field("cwd"), "cwd").map_err(fail)?.map(PathBuf::from),
+                    timeout: tool_timeout(field("timeout")).map_err(fail)?,
+                    yield_after,
+                    ..RunOptions::default()
+                },
             })
+        }
+        Some("job_start") => {
+            let opts = start_request(&request).map_err(|e| error_reply(&id, kind, &e))?;
+            Ok(Request::Start { id, opts })
         }
         Some("abort_bash") => Ok(Request::Abort { id }),
         Some("job_list") => Ok(Request::JobList { id }),
-        Some("job_poll") => {
-            let (job, opts) =
-                poll_request(&request).map_err(|error| error_reply(&id, kind, &error))?;
-            Ok(Request::JobPoll { id, job, opts })
+        Some(
+            name @ ("job_poll" | "job_write" | "job_close_stdin" | "job_key" | "job_signal"
+            | "job_kill"),
+        ) => {
+            let (job, call) =
+                job_request(name, &request).map_err(|error| error_reply(&id, kind, &error))?;
+            Ok(Request::JobCall { id, job, call })
         }
         Some(other) => Err(error_reply(&id, kind, &format!("Unknown command: {other}"))),
         None => Err(error_reply(&id, None, "A request needs a string \"type\"")),
     }
 }
 
-/// The job and the options of a `job_poll`, each value checked by the
+/// The job and the call of a job request, each value checked by the
 /// core's parser of its option; `null` is an absent field.
-fn poll_request(request: &serde_json::Map<String, Value>) -> Result<(JobId, PollOptions), String> {
+fn job_request(
+    name: &str,
+    request: &serde_json::Map<String, Value>,
+) -> Result<(JobId, JobCall), String> {
     let field = |name: &str| request.get(name).filter(|v| !v.is_null());
     let number = |name: &str, what: &str| match field(name) {
         None => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64()),
         Some(_) => Err(format!("\"{name}\" must be {what}")),
     };
-    let job = number("job", "a job number")?.ok_or("job_poll needs a number \"job\"")?;
+    let job = number("job", "a job number")?.ok_or(format!("{name} needs a number \"job\""))?;
     // One past the ids a session gives (`u32`) is the largest id, which no
     // session reaches: the core refuses it as any unknown job.
     let job =
         JobId::try_from(count_option("job", job).map_err(|e| e.to_string())?).unwrap_or(JobId::MAX);
+    let needed =
+        |key: &str| text(field(key), key)?.ok_or(format!("{name} needs a string \"{key}\""));
+    let call = match name {
+        "job_write" => JobCall::Write(needed("data")?),
+        "job_close_stdin" => JobCall::CloseStdin,
+        "job_key" => JobCall::Key(needed("key")?),
+        "job_signal" => JobCall::Signal(match field("signal") {
+            Some(Value::Number(n)) => n.to_string(),
+            _ => needed("signal")?,
+        }),
+        "job_kill" => JobCall::Kill,
+        _ => JobCall::Poll(poll_options(request)?),
+    };
+    Ok((job, call))
+}
+
+/// The options of a `job_poll`.
+fn poll_options(request: &serde_json::Map<String, Value>) -> Result<PollOptions, String> {
+    let field = |name: &str| request.get(name).filter(|v| !v.is_null());
+    let number = |name: &str, what: &str| match field(name) {
+        None => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(_) => Err(format!("\"{name}\" must be {what}")),
+    };
     let wait = number("wait", "a number of seconds")?
         .map(|s| interval_option("wait", s, TimeUnit::Seconds))
         .transpose()
@@ -537,15 +605,85 @@ fn poll_request(request: &serde_json::Map<String, Value>) -> Result<(JobId, Poll
         .transpose()
         .map_err(|e| e.to_string())?
         .map(|n| n as u64);
-    Ok((
-        job,
-        PollOptions {
-            wait,
-            until,
-            max_bytes,
-            cursor,
-        },
-    ))
+    Ok(PollOptions {
+        wait,
+        until,
+        max_bytes,
+        cursor,
+    })
+}
+
+/// The options of a `job_start`.
+fn start_request(request: &serde_json::Map<String, Value>) -> Result<JobOptions, String> {
+    let field = |name: &str| request.get(name).filter(|v| !v.is_null());
+    let command =
+        text(field("command"), "command")?.ok_or("job_start needs a string \"command\"")?;
+    let env = match field("env") {
+        None => Vec::new(),
+        Some(Value::Object(vars)) => vars
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(v) => Ok((k.clone(), v.clone())),
+                _ => Err(format!("\"env\" values must be strings (\"{k}\" is not)")),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("\"env\" must be an object of strings".into()),
+    };
+    let stdin = match field("stdin") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("\"stdin\" must be a boolean".into()),
+    };
+    let pty = match field("pty") {
+        None => None,
+        Some(Value::Object(size)) => {
+            let side = |key: &str| {
+                size.get(key)
+                    .and_then(Value::as_f64)
+                    .ok_or(format!("\"pty\" needs a number \"{key}\""))
+                    .and_then(|n| count_option(&format!("pty.{key}"), n).map_err(|e| e.to_string()))
+                    .map(|n| u16::try_from(n).unwrap_or(u16::MAX))
+            };
+            Some((side("cols")?, side("rows")?))
+        }
+        Some(_) => return Err("\"pty\" must be an object {\"cols\", \"rows\"}".into()),
+    };
+    Ok(JobOptions {
+        cwd: text(field("cwd"), "cwd")?.map(PathBuf::from),
+        env,
+        timeout: seconds(field("timeout"), "timeout")?,
+        stdin,
+        pty,
+        ..JobOptions::new(command)
+    })
+}
+
+/// A string field (`None` when absent).
+fn text(value: Option<&Value>, name: &str) -> Result<Option<String>, String> {
+    match value {
+        None => Ok(None),
+        Some(Value::String(t)) => Ok(Some(t.clone())),
+        Some(_) => Err(format!("\"{name}\" must be a string")),
+    }
+}
+
+/// A number of seconds (`None` when absent), checked as a timeout.
+fn seconds(value: Option<&Value>, name: &str) -> Result<Option<Duration>, String> {
+    match value {
+        None => Ok(None),
+        Some(Value::Number(n)) => {
+            timeout_option(name, n.as_f64().unwrap_or(f64::NAN), TimeUnit::Seconds)
+                .map(Some)
+                .map_err(|e| e.to_string())
+        }
+        Some(_) => Err(format!("\"{name}\" must be a number of seconds")),
+    }
+}
+
+/// A `bash` request's timeout: checked by the core, then clamped as the
+/// bash tool clamps it.
+fn tool_timeout(value: Option<&Value>) -> Result<Option<Duration>, String> {
+    Ok(seconds(value, "timeout")?.map(|t| clamp_timeout(Some(t.as_secs_f64()))))
 }
 
 fn error_reply(id: &Value, command: Option<&str>, error: &str) -> Value {

@@ -21,6 +21,8 @@ struct Server {
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
     dir: PathBuf,
+    /// `job_exit` events read while waiting for a reply.
+    exits: std::cell::RefCell<Vec<Value>>,
 }
 
 impl Server {
@@ -57,6 +59,7 @@ impl Server {
             child,
             lines,
             dir,
+            exits: Default::default(),
         }
     }
 
@@ -81,6 +84,23 @@ impl Server {
         loop {
             let value = self.next(deadline.saturating_duration_since(Instant::now()));
             if value["type"] == "response" {
+                return value;
+            }
+            if value["type"] == "job_exit" {
+                self.exits.borrow_mut().push(value);
+            }
+        }
+    }
+
+    /// The next `job_exit` event (one read earlier first).
+    fn job_exit(&self) -> Value {
+        if let Some(event) = self.exits.borrow_mut().pop() {
+            return event;
+        }
+        let deadline = Instant::now() + HANG_GUARD;
+        loop {
+            let value = self.next(deadline.saturating_duration_since(Instant::now()));
+            if value["type"] == "job_exit" {
                 return value;
             }
         }
@@ -675,4 +695,85 @@ fn the_end_of_stdin_ends_a_waiting_poll() {
         assert_eq!(reply["error"], "session is closed", "{reply}");
     }
     assert_eq!(wait_exit(&mut server.child).code(), Some(0));
+}
+
+#[test]
+fn a_started_job_is_fed_polled_killed_and_its_end_announced() {
+    let mut server = Server::start("start");
+    let started = server.ask(json!({"id": "s", "type": "job_start",
+        "command": "read -r n; echo hi $n; exit 4", "stdin": true}));
+    assert_eq!(started["success"], true, "{started}");
+    let job = started["data"]["job"].clone();
+    let wrote = server.ask(json!({"id": "w", "type": "job_write", "job": job, "data": "ann\n"}));
+    assert_eq!(
+        (&wrote["command"], &wrote["success"]),
+        (&json!("job_write"), &json!(true)),
+        "{wrote}"
+    );
+    let poll = server.poll(json!({"job": job, "wait": 10}));
+    assert_eq!(
+        (&poll["output"], &poll["status"], &poll["exitCode"]),
+        (&json!("hi ann\n"), &json!("exited"), &json!(4)),
+        "{poll}"
+    );
+    // The end is announced as an event too.
+    let event = server.job_exit();
+    assert_eq!(
+        (&event["job"], &event["exitCode"]),
+        (&job, &json!(4)),
+        "{event}"
+    );
+
+    let server_job = server.ask(json!({"id": "s2", "type": "job_start",
+        "command": "echo up; /bin/sleep 30"}))["data"]["job"]
+        .clone();
+    server.poll(json!({"job": server_job, "wait": 10, "until": "up"}));
+    let killed = server.ask(json!({"id": "k", "type": "job_kill", "job": server_job}));
+    assert_eq!(killed["data"]["status"], "killed", "{killed}");
+
+    let bad = server.ask(json!({"id": "b", "type": "job_write", "job": job, "data": "x"}));
+    assert_eq!(bad["success"], false, "{bad}");
+    assert!(
+        bad["error"].as_str().unwrap().contains("has ended"),
+        "{bad}"
+    );
+    let unknown = server.ask(json!({"id": "u", "type": "job_kill", "job": 99}));
+    assert_eq!(unknown["error"], "no job 99 in this session", "{unknown}");
+    let missing = server.ask(json!({"id": "m", "type": "job_write", "job": job}));
+    assert_eq!(
+        missing["error"], "job_write needs a string \"data\"",
+        "{missing}"
+    );
+    let no_command = server.ask(json!({"id": "n", "type": "job_start"}));
+    assert_eq!(
+        no_command["error"], "job_start needs a string \"command\"",
+        "{no_command}"
+    );
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
+fn a_bash_request_past_yield_after_goes_on_as_a_job() {
+    let mut server = Server::start("yield");
+    let reply = server.ask(json!({"id": "y", "type": "bash",
+        "command": "echo first; /bin/sleep 1; echo done", "yieldAfter": 0.3}));
+    let job = reply["data"]["backgrounded"].clone();
+    assert!(job.is_u64(), "{reply}");
+    assert!(
+        reply["data"]["output"]
+            .as_str()
+            .unwrap()
+            .ends_with("\nfirst\n"),
+        "{reply}"
+    );
+    let poll = server.poll(json!({"job": job, "wait": 10}));
+    assert_eq!(
+        (&poll["output"], &poll["exitCode"]),
+        (&json!("done\n"), &json!(0)),
+        "{poll}"
+    );
+    let plain =
+        server.ask(json!({"id": "p", "type": "bash", "command": "echo quick", "yieldAfter": 5}));
+    assert_eq!(plain["data"]["backgrounded"], Value::Null, "{plain}");
+    assert_eq!(server.finish(), 0);
 }
