@@ -80,6 +80,16 @@ enum conch_status
    * The bash tool's call was aborted by its cancel token.
    */
   CONCH_ERR_ABORTED = -9,
+  /**
+   * A job could not be started: the shell runs `max_jobs` jobs already
+   * (nothing was started).
+   */
+  CONCH_ERR_TOO_MANY_JOBS = -10,
+  /**
+   * Input for a job that takes none (it ended, its input was closed, it
+   * was started without one, or a key for a job without a terminal).
+   */
+  CONCH_ERR_NO_INPUT = -11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -309,6 +319,12 @@ typedef struct conch_bash_result {
    * The shell's cwd after the command; NULL when unknown.
    */
   const char *working_dir;
+  /**
+   * The command was still running at the run's `yield_after_ms` and goes
+   * on as this job; meaningful only when `has_backgrounded`.
+   */
+  uint32_t backgrounded;
+  bool has_backgrounded;
 } conch_bash_result;
 
 /**
@@ -404,6 +420,11 @@ typedef struct conch_job_poll {
    */
   const char *artifact_id;
   /**
+   * The artifact stopped at the shell's `job_artifact_cap`: it holds the
+   * first bytes of the output, not all of it.
+   */
+  bool artifact_truncated;
+  /**
    * Milliseconds since the job started, until it ended.
    */
   uint64_t elapsed_ms;
@@ -452,6 +473,11 @@ typedef struct conch_job_info {
    * The artifact holding the whole output; NULL when none.
    */
   const char *artifact_id;
+  /**
+   * The artifact stopped at the shell's `job_artifact_cap`: it holds the
+   * first bytes of the output, not all of it.
+   */
+  bool artifact_truncated;
 } conch_job_info;
 
 /**
@@ -670,6 +696,13 @@ typedef struct conch_run_options {
    * Cancels this run when cancelled, from any thread; NULL: none.
    */
   const struct conch_cancel_token *cancel;
+  /**
+   * When the command still runs this many milliseconds after it
+   * started, the run returns with its output so far and the command
+   * goes on as a job (`backgrounded` in the result); the session goes on
+   * with the state it had before the command. 0: never.
+   */
+  uint64_t yield_after_ms;
 } conch_run_options;
 
 /**

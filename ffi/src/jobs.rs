@@ -73,6 +73,9 @@ pub struct conch_job_poll {
     /// The artifact holding the whole output (`artifact://<id>`), once it
     /// outgrew memory; NULL when none.
     pub artifact_id: *const c_char,
+    /// The artifact stopped at the shell's `job_artifact_cap`: it holds the
+    /// first bytes of the output, not all of it.
+    pub artifact_truncated: bool,
     /// Milliseconds since the job started, until it ended.
     pub elapsed_ms: u64,
 }
@@ -106,6 +109,9 @@ pub struct conch_job_info {
     pub total_bytes: u64,
     /// The artifact holding the whole output; NULL when none.
     pub artifact_id: *const c_char,
+    /// The artifact stopped at the shell's `job_artifact_cap`: it holds the
+    /// first bytes of the output, not all of it.
+    pub artifact_truncated: bool,
 }
 
 /// A job status as a string owned by the struct it goes into.
@@ -151,6 +157,7 @@ fn poll_into_c(poll: JobPoll) -> FfiResult<*mut conch_job_poll> {
         total_bytes,
         omitted_bytes,
         artifact_id,
+        artifact_truncated,
         elapsed,
     } = poll;
     let status = status_text(status)?;
@@ -167,6 +174,7 @@ fn poll_into_c(poll: JobPoll) -> FfiResult<*mut conch_job_poll> {
         total_bytes,
         omitted_bytes,
         artifact_id: into_raw_or_null(artifact_id),
+        artifact_truncated,
         elapsed_ms: millis(elapsed),
     }))
 }
@@ -207,6 +215,7 @@ impl OwnedInfo {
             elapsed_ms: millis(info.elapsed),
             total_bytes: info.total_bytes,
             artifact_id: into_raw_or_null(artifact_id),
+            artifact_truncated: info.artifact_truncated,
         }
     }
 }

@@ -46,6 +46,10 @@ pub struct conch_bash_result {
     pub artifact_id: *const c_char,
     /// The shell's cwd after the command; NULL when unknown.
     pub working_dir: *const c_char,
+    /// The command was still running at the run's `yield_after_ms` and goes
+    /// on as this job; meaningful only when `has_backgrounded`.
+    pub backgrounded: u32,
+    pub has_backgrounded: bool,
 }
 
 impl Castable for conch_bash_result {
@@ -63,6 +67,7 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         working_dir,
         session_reset,
         session_ended,
+        backgrounded,
     } = result;
     let output = c_owned(s.output)?;
     let artifact_id = opt_c_owned(s.artifact_id)?;
@@ -82,6 +87,8 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         output_bytes: s.output_bytes,
         artifact_id: into_raw_or_null(artifact_id),
         working_dir: into_raw_or_null(working_dir),
+        backgrounded: backgrounded.unwrap_or(0),
+        has_backgrounded: backgrounded.is_some(),
     }))
 }
 

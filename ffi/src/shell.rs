@@ -95,6 +95,11 @@ pub struct conch_run_options {
     pub tail_lines: usize,
     /// Cancels this run when cancelled, from any thread; NULL: none.
     pub cancel: *const conch_cancel_token,
+    /// When the command still runs this many milliseconds after it
+    /// started, the run returns with its output so far and the command
+    /// goes on as a job (`backgrounded` in the result); the session goes on
+    /// with the state it had before the command. 0: never.
+    pub yield_after_ms: u64,
 }
 
 /// # Safety
@@ -131,6 +136,7 @@ unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
             head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,
             tail_lines: options::line_limit(opts.tail_lines, "opts->tail_lines")?,
             artifact: None,
+            yield_after: options::timeout(opts.yield_after_ms, "opts->yield_after_ms")?,
         })
     }
 }

@@ -36,6 +36,12 @@ pub enum conch_status {
     CONCH_ERR_TOOL = -8,
     /// The bash tool's call was aborted by its cancel token.
     CONCH_ERR_ABORTED = -9,
+    /// A job could not be started: the shell runs `max_jobs` jobs already
+    /// (nothing was started).
+    CONCH_ERR_TOO_MANY_JOBS = -10,
+    /// Input for a job that takes none (it ended, its input was closed, it
+    /// was started without one, or a key for a job without a terminal).
+    CONCH_ERR_NO_INPUT = -11,
 }
 
 /// Why an entry point failed: the code it returns and the text
@@ -78,6 +84,8 @@ impl From<Error> for FfiError {
             Error::Spawn(_) => conch_status::CONCH_ERR_SPAWN,
             Error::Closed(_) => conch_status::CONCH_ERR_CLOSED,
             Error::NotFound(_) => conch_status::CONCH_ERR_NOT_FOUND,
+            Error::TooManyJobs(_) => conch_status::CONCH_ERR_TOO_MANY_JOBS,
+            Error::NoInput(_) => conch_status::CONCH_ERR_NO_INPUT,
         };
         FfiError {
             status,

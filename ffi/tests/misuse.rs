@@ -644,6 +644,7 @@ proptest! {
                     head_lines: r.head,
                     tail_lines: r.tail,
                     cancel,
+                    yield_after_ms: 0,
                 };
                 let bad = AtomicUsize::new(0);
                 let mut out: *mut conch_bash_result = ptr::null_mut();

@@ -270,6 +270,8 @@ NOT_IN_C_API = {
     "sink": "the output sink (head_bytes, chunked pushes) has no C function",
     "notice": "format_size and the truncation notice have no C function",
     "render": "the previews and truncation warnings have no C function",
+    "job_tool": "the model's job tool has no C function",
+    "job_steps": "starting, writing to and killing jobs (conch_shell_start…) is not in the C face yet",
 }
 
 

@@ -152,7 +152,7 @@ static void shell(void) {
   expect_misuse(conch_shell_poll(sh, 1, &po, &p), "conch_shell_poll", "opts->until");
   CHECK(p == NULL, "out untouched on error");
   /* opts may be NULL: the defaults (here, a job the session does not have). */
-  CHECK_RC(conch_shell_poll(sh, 1, NULL, &p), CONCH_ERR_INVALID_ARG, "poll of no job");
+  CHECK_RC(conch_shell_poll(sh, 1, NULL, &p), CONCH_ERR_NOT_FOUND, "poll of no job");
   CHECK_STR(conch_last_error(), "no job 1 in this session", "the core's words, unprefixed");
   conch_job_poll_free(NULL);
   conch_job_info *jobs = NULL;
