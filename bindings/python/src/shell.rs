@@ -416,9 +416,10 @@ impl PyShell {
     /// ``job``'s input: its stdin pipe (started with ``stdin=True``) or its
     /// terminal (``pty=``; typed as on a keyboard: ``"\r"`` or ``"\n"`` ends
     /// a line). Waits, GIL released, while the job does not read, up to a
-    /// bound (10 s), then raises ``IoError``. Raises ``NoInputError`` for a
-    /// job that takes no input (ended, input closed, started without one),
-    /// ``NotFoundError`` for an unknown job, ``ClosedError``.
+    /// bound (10 s). Raises ``NoInputError`` for a job that takes no input
+    /// (ended, input closed, started without one) or that did not read it
+    /// within the bound, ``NotFoundError`` for an unknown job,
+    /// ``ClosedError``.
     fn write(&self, py: Python<'_>, job: Whole, data: &Bound<'_, PyAny>) -> PyResult<()> {
         guard(|| {
             let job = convert::job(job)?;
@@ -519,7 +520,8 @@ impl PyShell {
     /// up to the longest timeout conch takes (2147483.647 s, about 24.8
     /// days). ``cancel``: a ``conch.CancelToken`` that ends the wait early
     /// (``None``); Ctrl-C ends it too, and is raised. Closing the shell ends
-    /// the wait: its jobs are killed, and the first of ``jobs`` is returned.
+    /// the wait: its jobs are killed, and the first of ``jobs`` that has
+    /// ended is returned.
     /// Raises ``NotFoundError`` when one of ``jobs`` is not the session's,
     /// ``ClosedError``.
     #[pyo3(signature = (jobs, timeout=None, *, cancel=None), text_signature = None)]
