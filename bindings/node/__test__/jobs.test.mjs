@@ -220,10 +220,10 @@ describe('Shell.poll misuse', () => {
     }
   })
 
-  test('an unknown job rejects with InvalidArgument', async () => {
+  test('an unknown job rejects with NotFound', async () => {
     for (const job of [0, 99, 2 ** 40]) {
       const err = await failure(() => sh.poll(job, { waitMs: HANG_GUARD_MS }))
-      assert.equal(err.code, 'InvalidArgument')
+      assert.equal(err.code, 'NotFound')
       assert.equal(err.message, `no job ${job} in this session`)
     }
   })

@@ -19,6 +19,10 @@ pub enum Code {
     Spawn,
     Closed,
     NotFound,
+    /// `start` refused: the session runs its `max_jobs` jobs already.
+    TooManyJobs,
+    /// Input for a job that takes none.
+    NoInput,
     /// A failure of napi itself (e.g. the environment is shutting down).
     Internal,
 }
@@ -31,6 +35,8 @@ impl AsRef<str> for Code {
             Code::Spawn => "Spawn",
             Code::Closed => "Closed",
             Code::NotFound => "NotFound",
+            Code::TooManyJobs => "TooManyJobs",
+            Code::NoInput => "NoInput",
             Code::Internal => "Internal",
         }
     }
@@ -59,6 +65,8 @@ pub fn core_error(err: conch_core::Error) -> Error<Code> {
         E::Spawn(_) => Code::Spawn,
         E::Closed(_) => Code::Closed,
         E::NotFound(_) => Code::NotFound,
+        E::TooManyJobs(_) => Code::TooManyJobs,
+        E::NoInput(_) => Code::NoInput,
     };
     Error::new(code, err.to_string())
 }

@@ -144,6 +144,7 @@ impl Shell {
             head_lines: options::lines("head", options.head)?,
             tail_lines: options::lines("tail", options.tail)?,
             artifact: None,
+            yield_after: None,
         };
         let Some(shell) = self.open() else {
             // Refused the way the core refuses a run of a closed session.
@@ -213,9 +214,8 @@ impl Shell {
         let waits = !opts.wait.is_zero();
         let work = move || {
             let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
-            let job = job.map_err(|n| {
-                conch_core::Error::InvalidArgument(format!("no job {n} in this session"))
-            })?;
+            let job = job
+                .map_err(|n| conch_core::Error::NotFound(format!("no job {n} in this session")))?;
             shell.poll(job, &opts, Some(&token)).map(JobPoll::from)
         };
         if waits {
