@@ -108,6 +108,10 @@ function optional(check) {
   }
 }
 
+function boolean(name, value) {
+  if (typeof value !== 'boolean') throw wrongType(name, 'a boolean', value)
+}
+
 function string(name, value) {
   if (typeof value !== 'string') throw wrongType(name, 'a string', value)
 }
@@ -125,11 +129,103 @@ const POLL = [
   ['cursor', optional(number)], ['signal', signal],
 ]
 
+const JOB_EVENTS = ['jobExit']
+
+function eventName(event) {
+  if (!JOB_EVENTS.includes(event)) {
+    const err = new TypeError(`event must be 'jobExit', got ${typeof event === 'string' ? JSON.stringify(event) : kind(event)}`)
+    err.code = 'InvalidArg'
+    throw err
+  }
+}
+
 class Shell extends native.Shell {
+  #listeners
   constructor(options) {
     object('options', options, true)
     fields('options', options, ENV)
-    super(options)
+    // The native hook (a weak threadsafe function: it never keeps the
+    // process alive) calls every `jobExit` listener, in order. A listener
+    // that throws does not stop the others: its error is rethrown on its
+    // own, as an uncaught exception, the way a timer's would be.
+    const listeners = []
+    const onJobExit = (info) => {
+      for (const listener of [...listeners]) {
+        try {
+          listener(info)
+        } catch (err) {
+          process.nextTick(() => {
+            throw err
+          })
+        }
+      }
+    }
+    super({ ...options, onJobExit })
+    this.#listeners = listeners
+  }
+
+  /** `shell.on('jobExit', (info: JobInfo) => …)`: called once per job end. */
+  on(event, listener) {
+    eventName(event)
+    if (typeof listener !== 'function') throw wrongType('listener', 'a function', listener)
+    this.#listeners.push(listener)
+    return this
+  }
+
+  /** Removes a listener `on` added (the last one added, when it was added twice). */
+  off(event, listener) {
+    eventName(event)
+    const i = this.#listeners.lastIndexOf(listener)
+    if (i >= 0) this.#listeners.splice(i, 1)
+    return this
+  }
+
+  start(options) {
+    object('options', options)
+    fields('options', options, [
+      ['env', objectField], ['timeoutMs', optional(number)], ['stdin', optional(boolean)],
+      ['pty', objectField],
+    ])
+    return super.start(options)
+  }
+
+  write(job, data) {
+    number('job', job)
+    if (typeof data !== 'string' && !Buffer.isBuffer(data)) {
+      throw wrongType('data', 'a string or a Buffer', data)
+    }
+    return super.write(job, data)
+  }
+
+  closeStdin(job) {
+    number('job', job)
+    return super.closeStdin(job)
+  }
+
+  writeKey(job, key) {
+    number('job', job)
+    string('key', key)
+    return super.writeKey(job, key)
+  }
+
+  signal(job, sig) {
+    number('job', job)
+    if (typeof sig !== 'string' && typeof sig !== 'number') {
+      throw wrongType('signal', 'a string or a number', sig)
+    }
+    return super.signal(job, sig)
+  }
+
+  kill(job) {
+    number('job', job)
+    return super.kill(job)
+  }
+
+  waitAny(jobs, timeoutMs) {
+    if (!Array.isArray(jobs)) throw wrongType('jobs', 'an array of numbers', jobs)
+    jobs.forEach((job, i) => number(`jobs[${i}]`, job))
+    number('timeoutMs', timeoutMs)
+    return super.waitAny(jobs, timeoutMs)
   }
 
   run(options, onChunk) {
@@ -180,6 +276,22 @@ class BashTool extends native.BashTool {
   }
 }
 
+class JobTool extends native.JobTool {
+  constructor(bashTool) {
+    if (!(bashTool instanceof native.BashTool)) throw wrongType('bashTool', 'a BashTool', bashTool)
+    super(bashTool)
+  }
+
+  execute(args, options) {
+    object('args', args)
+    object('options', options, true)
+    fields('options', options, [['signal', signal]])
+    return super.execute(args, options).catch((err) => {
+      throw asToolError(err)
+    })
+  }
+}
+
 class PtySession extends native.PtySession {
   start(options, onChunk) {
     object('options', options)
@@ -222,6 +334,7 @@ function executeBash(command, options) {
 
 exports.ArtifactStore = ArtifactStore
 exports.BashTool = BashTool
+exports.JobTool = JobTool
 exports.PtySession = PtySession
 exports.Shell = Shell
 exports.applyHeadTail = native.applyHeadTail

@@ -4,6 +4,7 @@ import conch from './conch.js'
 export const {
   ArtifactStore,
   BashTool,
+  JobTool,
   PtySession,
   Shell,
   applyHeadTail,

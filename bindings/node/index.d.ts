@@ -45,6 +45,23 @@ export declare class BashTool {
 }
 
 /**
+ * The model's `job` tool: polls, writes to, kills and lists the jobs of a
+ * `BashTool`'s session (started with `async: true` or moved to the
+ * background at `autoBackgroundAfterMs`).
+ */
+export declare class JobTool {
+  /** The job tool of `bashTool`'s session. */
+  constructor(bashTool: BashTool)
+  /**
+   * Runs the model's call (off the JS thread: it may wait up to `wait`
+   * seconds). Resolves with the text the model reads; rejects with
+   * `ToolError` for the model's mistakes (the message says what to do
+   * instead) and `ToolAbortError` when the signal fired.
+   */
+  execute(args: JobToolArgs, options?: JobToolExecuteOptions): Promise<ToolResult>
+}
+
+/**
  * A pseudo-terminal that runs one command at a time. `write`, `resize` and
  * `kill` reach the running command; the screen stays readable after it ends.
  */
@@ -115,10 +132,47 @@ export declare class Shell {
    * `cursor`), waiting up to `waitMs` for the job to end or `until` to
    * match. The wait runs off the JS thread; `signal` ends it early and
    * never stops the job. Throws `InvalidArgument` for a bad option;
-   * rejects with `InvalidArgument` for an unknown job and `Closed` for a
+   * rejects with `NotFound` for an unknown job and `Closed` for a
    * closed shell.
    */
   poll(job: number, options?: PollOptions): Promise<JobPoll>
+  /**
+   * Starts `command` as a job beside the session: it sees the session's
+   * cwd, variables and functions and changes none of them. Resolves with
+   * the job's number; rejects with `TooManyJobs` at `maxJobs` (nothing
+   * started) and `Closed`. Throws `InvalidArgument` for a bad option.
+   */
+  start(options: StartOptions): Promise<number>
+  /**
+   * Writes to a job's input (its pipe, or its terminal as typed). Rejects
+   * with `NoInput` when the job takes none (ended, input closed, started
+   * without `stdin` or `pty`) and `NotFound` for an unknown job.
+   */
+  write(job: number, data: string | Buffer): Promise<void>
+  /** Closes a job's input pipe (the job reads end of file). */
+  closeStdin(job: number): Promise<void>
+  /**
+   * Types a named key (`'enter'`, `'ctrl+c'`, `'backspace'`, `'up'`…)
+   * on a job's terminal.
+   */
+  writeKey(job: number, key: string): Promise<void>
+  /**
+   * Sends a signal to every process of a job: a name (`'TERM'`,
+   * `'SIGINT'`) or a number (`9`). Throws `InvalidArgument` for an
+   * unknown signal.
+   */
+  signal(job: number, signal: string | number): Promise<void>
+  /**
+   * Kills a job's whole process tree (TERM, then KILL) and resolves with
+   * its last output.
+   */
+  kill(job: number): Promise<JobPoll>
+  /**
+   * Waits up to `timeoutMs` for the first of `jobs` to end: resolves
+   * with its number (at once for one already ended), or `null` when
+   * none ended in time.
+   */
+  waitAny(jobs: number[], timeoutMs: number): Promise<number | null>
   /**
    * Kills everything the session runs (the current command, background
    * jobs, bash) and refuses further runs. Idempotent.
@@ -176,6 +230,11 @@ export interface BashResult {
    * be brought back from an interrupt): what earlier commands set is gone.
    */
   sessionEnded: boolean
+  /**
+   * The run was still going at `yieldAfterMs` and goes on as this job
+   * (`Shell.poll` it); `output` is what it printed until then.
+   */
+  backgrounded: number | null
 }
 
 /** The model's arguments to `bash`. */
@@ -189,6 +248,11 @@ export interface BashToolArgs {
   head?: number
   /** Keep the last N lines (of the head, when both are given). */
   tail?: number
+  /**
+   * Start the command as a background job and return at once with its
+   * number (`Started job N: …`); the job tool reads it. Default false.
+   */
+  async?: boolean
 }
 
 /** How a `BashTool` is set up by its host. */
@@ -225,6 +289,12 @@ export interface BashToolOptions {
   sessionEnv?: Record<string, string>
   /** Least time between two `onUpdate` calls; default 50 ms. */
   updateIntervalMs?: number
+  /**
+   * A command still running after this many milliseconds goes on as a
+   * background job: the call resolves with the notice and the output so
+   * far (the model reads the rest with the job tool). Default: never.
+   */
+  autoBackgroundAfterMs?: number
 }
 
 /**
@@ -357,6 +427,11 @@ export interface JobInfo {
   /** The command that started it. */
   command: string
   status: 'running' | 'exited' | 'killed' | 'timed_out'
+  /**
+   * The exit status of a job conch started (`Shell.start`, a run moved
+   * to the background) that exited; absent while it runs, when it was
+   * killed or timed out, and for work a command left behind.
+   */
   exitCode?: number
   /**
    * When the command that started it started, in milliseconds since the
@@ -369,6 +444,7 @@ export interface JobInfo {
   totalBytes: number
   /** The artifact holding the whole output, once it outgrew memory. */
   artifactId?: string
+  artifactTruncated: boolean
 }
 
 /** What one poll of a job read. */
@@ -377,8 +453,8 @@ export interface JobPoll {
   job: number
   status: 'running' | 'exited' | 'killed' | 'timed_out'
   /**
-   * Known only for a job conch started itself; absent for work a command
-   * left behind.
+   * Set once a job conch started exited by itself; absent while it
+   * runs, when killed or timed out, and for work a command left behind.
    */
   exitCode?: number
   /**
@@ -402,8 +478,36 @@ export interface JobPoll {
   omittedBytes: number
   /** The artifact holding the whole output, once it outgrew memory. */
   artifactId?: string
+  /**
+   * The artifact stopped at the shell's `jobArtifactCap`: it holds the
+   * first bytes of the output only.
+   */
+  artifactTruncated: boolean
   /** Milliseconds since the job started, until it ended. */
   elapsedMs: number
+}
+
+/** The model's arguments to `job`. */
+export interface JobToolArgs {
+  /** `'poll'`, `'write'`, `'kill'` or `'list'`. */
+  op: string
+  /** The job (every op but `list`): the number `bash` gave. */
+  job?: number
+  /** Text to write to the job's input (`write`). */
+  input?: string
+  /**
+   * Seconds to wait for the job to end or `until` to match (`poll`,
+   * `write`): clamped to [0, 600], default 5.
+   */
+  wait?: number
+  /** Return as soon as the new output matches this regular expression. */
+  until?: string
+}
+
+/** What a host provides to one `JobTool.execute` call. */
+export interface JobToolExecuteOptions {
+  /** Aborting it ends the wait early (never the job). */
+  signal?: AbortSignal
 }
 
 /** Lines `start..=end` (1-based) of the whole output. */
@@ -480,6 +584,12 @@ export interface PtyResult {
   outputBytes: number
 }
 
+/** The size of a job's terminal. */
+export interface PtySize {
+  cols: number
+  rows: number
+}
+
 /** What to run on the terminal. */
 export interface PtyStartOptions {
   command: string
@@ -522,6 +632,13 @@ export interface RunOptions {
   head?: number
   /** Then keep only the last N lines. */
   tail?: number
+  /**
+   * When the command still runs this many milliseconds after it
+   * started, the run resolves with its output so far and the command
+   * goes on as a job (`backgrounded`); the session keeps the state it
+   * had before the command.
+   */
+  yieldAfterMs?: number
 }
 
 /**
@@ -558,6 +675,40 @@ export interface ShellOptions {
   artifactsDir?: string
   /** Which host variables reach the shell. */
   envPolicy?: EnvPolicy
+  /** Jobs the session runs at once, at most; default 16. */
+  maxJobs?: number
+  /** Bytes one job's artifact takes, at most; default 1 GiB. */
+  jobArtifactCap?: number
+  /**
+   * Called on the JS thread once per job end with its `JobInfo`. Held
+   * weakly: it never keeps the process alive. `conch.js` passes it for
+   * `shell.on('jobExit', …)`.
+   */
+  onJobExit?: (info: JobInfo) => void
+}
+
+/** A command for `Shell.start`: it runs as a job beside the session. */
+export interface StartOptions {
+  command: string
+  /** Directory to start in, resolved against the session's cwd. */
+  cwd?: string
+  /** Variables exported for the job only. */
+  env?: Record<string, string>
+  /**
+   * Kills the job's whole process tree this many milliseconds after it
+   * started (status `'timed_out'`); default: no deadline.
+   */
+  timeoutMs?: number
+  /**
+   * Give the job an input pipe for `write` / `closeStdin`; default false
+   * (its stdin is `/dev/null`).
+   */
+  stdin?: boolean
+  /**
+   * Run the job on a terminal of this size (`write` / `writeKey` type on
+   * it); default: no terminal.
+   */
+  pty?: PtySize
 }
 
 /** One block of a tool result. */

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.ArtifactStore = nativeBinding.ArtifactStore
 module.exports.BashTool = nativeBinding.BashTool
+module.exports.JobTool = nativeBinding.JobTool
 module.exports.PtySession = nativeBinding.PtySession
 module.exports.Shell = nativeBinding.Shell
 module.exports.applyHeadTail = nativeBinding.applyHeadTail

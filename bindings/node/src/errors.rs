@@ -2,8 +2,8 @@
 //!
 //! Every error conch throws or rejects with is a plain `Error` whose `code`
 //! names the core's category (`InvalidArgument`, `Io`, `Spawn`, `Closed`,
-//! `NotFound`), the way Node's own errors carry `ENOENT`: hosts branch on
-//! `err.code`, humans read `err.message`.
+//! `NotFound`, `TooManyJobs`, `NoInput`), the way Node's own errors carry
+//! `ENOENT`: hosts branch on `err.code`, humans read `err.message`.
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -19,9 +19,10 @@ pub enum Code {
     Spawn,
     Closed,
     NotFound,
-    /// `start` refused: the session runs its `max_jobs` jobs already.
+    /// `Shell.start` refused: the session already runs its `maxJobs` jobs.
     TooManyJobs,
-    /// Input for a job that takes none.
+    /// Input (`write`, `closeStdin`, `writeKey`) for a job that takes none:
+    /// it ended, its input was closed, or it has no stdin pipe / terminal.
     NoInput,
     /// A failure of napi itself (e.g. the environment is shutting down).
     Internal,

@@ -3,6 +3,8 @@
 //! (`conch_core::jobs`) in camelCase, durations and times in milliseconds;
 //! every option value is checked by the core's parser for it.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use conch_core::jobs::{self as core, until_option};
@@ -10,6 +12,8 @@ use conch_core::shell::options::{TimeUnit, count_option, interval_option, max_by
 use napi_derive::napi;
 
 use crate::errors::{JsResult, core_error};
+use crate::options;
+use crate::pty::cells;
 use crate::result::count;
 use crate::signal::Signal;
 
@@ -41,8 +45,8 @@ pub struct JobPoll {
     pub job: u32,
     #[napi(ts_type = "'running' | 'exited' | 'killed' | 'timed_out'")]
     pub status: String,
-    /// Known only for a job conch started itself; absent for work a command
-    /// left behind.
+    /// Set once a job conch started exited by itself; absent while it
+    /// runs, when killed or timed out, and for work a command left behind.
     pub exit_code: Option<i32>,
     /// Sanitized output from `cursor` to the end of what arrived (at most
     /// `maxBytes`: the newest).
@@ -59,6 +63,9 @@ pub struct JobPoll {
     pub omitted_bytes: i64,
     /// The artifact holding the whole output, once it outgrew memory.
     pub artifact_id: Option<String>,
+    /// The artifact stopped at the shell's `jobArtifactCap`: it holds the
+    /// first bytes of the output only.
+    pub artifact_truncated: bool,
     /// Milliseconds since the job started, until it ended.
     pub elapsed_ms: i64,
 }
@@ -72,6 +79,9 @@ pub struct JobInfo {
     pub command: String,
     #[napi(ts_type = "'running' | 'exited' | 'killed' | 'timed_out'")]
     pub status: String,
+    /// The exit status of a job conch started (`Shell.start`, a run moved
+    /// to the background) that exited; absent while it runs, when it was
+    /// killed or timed out, and for work a command left behind.
     pub exit_code: Option<i32>,
     /// When the command that started it started, in milliseconds since the
     /// Unix epoch (like `Date.now()`).
@@ -82,6 +92,7 @@ pub struct JobInfo {
     pub total_bytes: i64,
     /// The artifact holding the whole output, once it outgrew memory.
     pub artifact_id: Option<String>,
+    pub artifact_truncated: bool,
 }
 
 fn millis(d: Duration) -> i64 {
@@ -100,6 +111,7 @@ impl From<core::JobPoll> for JobPoll {
             total_bytes: count(p.total_bytes),
             omitted_bytes: count(p.omitted_bytes),
             artifact_id: p.artifact_id,
+            artifact_truncated: p.artifact_truncated,
             elapsed_ms: millis(p.elapsed),
         }
     }
@@ -116,6 +128,7 @@ impl From<core::JobInfo> for JobInfo {
             elapsed_ms: millis(j.elapsed),
             total_bytes: count(j.total_bytes),
             artifact_id: j.artifact_id,
+            artifact_truncated: j.artifact_truncated,
         }
     }
 }
@@ -125,6 +138,56 @@ impl From<core::JobInfo> for JobInfo {
 pub fn job_id(value: f64) -> JsResult<Result<core::JobId, u64>> {
     let n = count_option("job", value).map_err(core_error)? as u64;
     Ok(core::JobId::try_from(n).map_err(|_| n))
+}
+
+/// The error for a job number no session can have.
+pub fn unknown_job(n: u64) -> conch_core::Error {
+    conch_core::Error::NotFound(format!("no job {n} in this session"))
+}
+
+/// The size of a job's terminal.
+#[napi(object, object_to_js = false)]
+pub struct PtySize {
+    pub cols: f64,
+    pub rows: f64,
+}
+
+/// A command for `Shell.start`: it runs as a job beside the session.
+#[napi(object, object_to_js = false)]
+pub struct StartOptions {
+    pub command: String,
+    /// Directory to start in, resolved against the session's cwd.
+    pub cwd: Option<String>,
+    /// Variables exported for the job only.
+    pub env: Option<HashMap<String, String>>,
+    /// Kills the job's whole process tree this many milliseconds after it
+    /// started (status `'timed_out'`); default: no deadline.
+    pub timeout_ms: Option<f64>,
+    /// Give the job an input pipe for `write` / `closeStdin`; default false
+    /// (its stdin is `/dev/null`).
+    pub stdin: Option<bool>,
+    /// Run the job on a terminal of this size (`write` / `writeKey` type on
+    /// it); default: no terminal.
+    pub pty: Option<PtySize>,
+}
+
+/// `StartOptions` as the core's, every value checked by the core's parsers.
+pub fn start_options(o: StartOptions) -> JsResult<core::JobOptions> {
+    let pty = match o.pty {
+        Some(size) => Some((
+            cells("pty.cols", Some(size.cols), 0)?,
+            cells("pty.rows", Some(size.rows), 0)?,
+        )),
+        None => None,
+    };
+    Ok(core::JobOptions {
+        command: o.command,
+        cwd: o.cwd.map(PathBuf::from),
+        env: options::env(o.env),
+        timeout: options::timeout(o.timeout_ms)?,
+        stdin: o.stdin.unwrap_or(false),
+        pty,
+    })
 }
 
 /// `PollOptions` checked by the core's parsers, and the signal apart.

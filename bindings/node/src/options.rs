@@ -68,9 +68,19 @@ pub fn env(vars: Option<HashMap<String, String>>) -> Vec<(String, String)> {
 
 /// `timeoutMs` as a duration: a positive number of milliseconds.
 pub fn timeout(ms: Option<f64>) -> JsResult<Option<Duration>> {
-    ms.map(|ms| timeout_option("timeoutMs", ms, TimeUnit::Milliseconds))
+    deadline("timeoutMs", ms)
+}
+
+/// A deadline option named `name` in milliseconds, checked as a timeout.
+pub fn deadline(name: &str, ms: Option<f64>) -> JsResult<Option<Duration>> {
+    ms.map(|ms| timeout_option(name, ms, TimeUnit::Milliseconds))
         .transpose()
         .map_err(core_error)
+}
+
+/// A wait in milliseconds (>= 0).
+pub fn duration_ms(name: &str, ms: f64) -> JsResult<Duration> {
+    interval_option(name, ms, TimeUnit::Milliseconds).map_err(core_error)
 }
 
 /// `updateIntervalMs` as a duration: a number of milliseconds >= 0.

@@ -87,7 +87,7 @@ pub struct CursorPosition {
 }
 
 /// A terminal size in cells, clamped to what the terminal accepts.
-fn cells(name: &str, value: Option<f64>, default: u16) -> napi::Result<u16, Code> {
+pub fn cells(name: &str, value: Option<f64>, default: u16) -> napi::Result<u16, Code> {
     let n = options::lines(name, value)?;
     Ok(n.map_or(default, |n| n.min(u16::MAX as usize) as u16))
 }

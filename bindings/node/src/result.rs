@@ -1,6 +1,7 @@
 //! `BashResult` in camelCase, the same fields as every face
 //! (docs/api/node.md), filled from the core's result.
 
+use napi::bindgen_prelude::{Either, Null};
 use napi_derive::napi;
 
 /// What a command produced.
@@ -34,6 +35,10 @@ pub struct BashResult {
     /// This command ended the shell (`exit`, `exec`, a bash that could not
     /// be brought back from an interrupt): what earlier commands set is gone.
     pub session_ended: bool,
+    /// The run was still going at `yieldAfterMs` and goes on as this job
+    /// (`Shell.poll` it); `output` is what it printed until then.
+    #[napi(ts_type = "number | null")]
+    pub backgrounded: Either<u32, Null>,
 }
 
 /// A core count as a JS number.
@@ -58,6 +63,7 @@ impl From<conch_core::shell::BashResult> for BashResult {
             working_dir: r.working_dir,
             session_reset: r.session_reset,
             session_ended: r.session_ended,
+            backgrounded: r.backgrounded.map_or(Either::B(Null), Either::A),
         }
     }
 }

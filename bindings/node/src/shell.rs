@@ -4,13 +4,18 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use conch_core::CancelToken;
+use conch_core::jobs::{JobExitHook, JobId, signal_option};
 use conch_core::shell as core;
-use napi::bindgen_prelude::{Env, Object};
+use conch_core::{CancelToken, defaults};
+use napi::Status;
+use napi::bindgen_prelude::{Buffer, Either, Env, Object, ToNapiValue};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error};
-use crate::jobs::{self, JobInfo, JobPoll, PollOptions};
+use crate::jobs::{self, JobInfo, JobPoll, PollOptions, StartOptions};
 use crate::options::{self, EnvPolicy};
 use crate::quick::{self, ChunkFunction};
 use crate::result::BashResult;
@@ -41,7 +46,20 @@ pub struct ShellOptions {
     pub artifacts_dir: Option<String>,
     /// Which host variables reach the shell.
     pub env_policy: Option<EnvPolicy>,
+    /// Jobs the session runs at once, at most; default 16.
+    pub max_jobs: Option<f64>,
+    /// Bytes one job's artifact takes, at most; default 1 GiB.
+    pub job_artifact_cap: Option<f64>,
+    /// Called on the JS thread once per job end with its `JobInfo`. Held
+    /// weakly: it never keeps the process alive. `conch.js` passes it for
+    /// `shell.on('jobExit', …)`.
+    #[napi(ts_type = "(info: JobInfo) => void")]
+    pub on_job_exit: Option<ExitFn>,
 }
+
+/// The `onJobExit` callback: callable from the conch thread a job ends on,
+/// unref'd (weak) so that it never keeps the event loop alive.
+pub type ExitFn = ThreadsafeFunction<JobInfo, UnknownReturnValue, JobInfo, Status, false, true>;
 
 /// One command for `Shell.run`.
 #[napi(object, object_to_js = false)]
@@ -61,6 +79,11 @@ pub struct RunOptions {
     pub head: Option<f64>,
     /// Then keep only the last N lines.
     pub tail: Option<f64>,
+    /// When the command still runs this many milliseconds after it
+    /// started, the run resolves with its output so far and the command
+    /// goes on as a job (`backgrounded`); the session keeps the state it
+    /// had before the command.
+    pub yield_after_ms: Option<f64>,
 }
 
 /// A persistent real bash: cwd, variables, functions and aliases carry over
@@ -79,6 +102,38 @@ impl Shell {
     fn open(&self) -> Option<Arc<core::Shell>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+
+    /// A call on one job, off the JS thread (it may block: a write to a job
+    /// that does not read, the kill ladder).
+    fn on_job<'env, T, F>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        call: F,
+    ) -> napi::Result<Object<'env>, Code>
+    where
+        T: ToNapiValue + Send + 'static,
+        F: FnOnce(&core::Shell, JobId) -> conch_core::Result<T> + Send + 'static,
+    {
+        let job = jobs::job_id(job)?;
+        let shell = self.open();
+        offload(env, move || {
+            let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
+            call(&shell, job.map_err(jobs::unknown_job)?)
+        })
+    }
+}
+
+/// Runs a blocking core call on a pooled thread; the promise settles with
+/// its value or its error.
+fn offload<'env, T, F>(env: &'env Env, call: F) -> napi::Result<Object<'env>, Code>
+where
+    T: ToNapiValue + Send + 'static,
+    F: FnOnce() -> conch_core::Result<T> + Send + 'static,
+{
+    worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+        call().map_err(core_error)
+    })
 }
 
 #[napi]
@@ -96,6 +151,14 @@ impl Shell {
             max_bytes: None,
             artifacts_dir: None,
             env_policy: None,
+            max_jobs: None,
+            job_artifact_cap: None,
+            on_job_exit: None,
+        });
+        let on_job_exit = o.on_job_exit.map(|hook| {
+            JobExitHook::new(move |info| {
+                hook.call(JobInfo::from(info), ThreadsafeFunctionCallMode::NonBlocking);
+            })
         });
         let opts = core::ShellOptions {
             shell: o.shell.map(PathBuf::from),
@@ -107,6 +170,10 @@ impl Shell {
             env_policy: options::env_policy(o.env_policy)?,
             max_bytes: options::max_bytes(o.max_bytes)?,
             artifacts: options::artifacts(o.artifacts_dir)?,
+            max_jobs: options::lines("maxJobs", o.max_jobs)?.unwrap_or(defaults::MAX_JOBS),
+            job_artifact_cap: options::lines("jobArtifactCap", o.job_artifact_cap)?
+                .map_or(defaults::JOB_ARTIFACT_CAP, |n| n as u64),
+            on_job_exit,
             ..core::ShellOptions::default()
         };
         let inner = core::Shell::new(opts).map_err(core_error)?;
@@ -144,7 +211,7 @@ impl Shell {
             head_lines: options::lines("head", options.head)?,
             tail_lines: options::lines("tail", options.tail)?,
             artifact: None,
-            yield_after: None,
+            yield_after: options::deadline("yieldAfterMs", options.yield_after_ms)?,
         };
         let Some(shell) = self.open() else {
             // Refused the way the core refuses a run of a closed session.
@@ -193,7 +260,7 @@ impl Shell {
     /// `cursor`), waiting up to `waitMs` for the job to end or `until` to
     /// match. The wait runs off the JS thread; `signal` ends it early and
     /// never stops the job. Throws `InvalidArgument` for a bad option;
-    /// rejects with `InvalidArgument` for an unknown job and `Closed` for a
+    /// rejects with `NotFound` for an unknown job and `Closed` for a
     /// closed shell.
     #[napi(
         catch_unwind,
@@ -228,6 +295,137 @@ impl Shell {
                 work().map_err(core_error)
             })
         }
+    }
+
+    /// Starts `command` as a job beside the session: it sees the session's
+    /// cwd, variables and functions and changes none of them. Resolves with
+    /// the job's number; rejects with `TooManyJobs` at `maxJobs` (nothing
+    /// started) and `Closed`. Throws `InvalidArgument` for a bad option.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: StartOptions",
+        ts_return_type = "Promise<number>"
+    )]
+    pub fn start<'env>(
+        &self,
+        env: &'env Env,
+        options: StartOptions,
+    ) -> napi::Result<Object<'env>, Code> {
+        let opts = jobs::start_options(options)?;
+        let shell = self.open();
+        offload(env, move || {
+            shell.ok_or(conch_core::Error::Closed("shell"))?.start(opts)
+        })
+    }
+
+    /// Writes to a job's input (its pipe, or its terminal as typed). Rejects
+    /// with `NoInput` when the job takes none (ended, input closed, started
+    /// without `stdin` or `pty`) and `NotFound` for an unknown job.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, data: string | Buffer",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn write<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        data: Either<String, Buffer>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let bytes: Vec<u8> = match data {
+            Either::A(text) => text.into_bytes(),
+            Either::B(buffer) => buffer.to_vec(),
+        };
+        self.on_job(env, job, move |shell, job| shell.write(job, &bytes))
+    }
+
+    /// Closes a job's input pipe (the job reads end of file).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn close_stdin<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
+        self.on_job(env, job, |shell, job| shell.close_stdin(job))
+    }
+
+    /// Types a named key (`'enter'`, `'ctrl+c'`, `'backspace'`, `'up'`…)
+    /// on a job's terminal.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, key: string",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn write_key<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        key: String,
+    ) -> napi::Result<Object<'env>, Code> {
+        self.on_job(env, job, move |shell, job| shell.write_key(job, &key))
+    }
+
+    /// Sends a signal to every process of a job: a name (`'TERM'`,
+    /// `'SIGINT'`) or a number (`9`). Throws `InvalidArgument` for an
+    /// unknown signal.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, signal: string | number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn signal<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        signal: Either<String, f64>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let text = match signal {
+            Either::A(name) => name,
+            Either::B(number) => format!("{number}"),
+        };
+        signal_option("signal", &text).map_err(core_error)?;
+        self.on_job(env, job, move |shell, job| shell.signal(job, &text))
+    }
+
+    /// Kills a job's whole process tree (TERM, then KILL) and resolves with
+    /// its last output.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number",
+        ts_return_type = "Promise<JobPoll>"
+    )]
+    pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
+        self.on_job(env, job, |shell, job| shell.kill(job).map(JobPoll::from))
+    }
+
+    /// Waits up to `timeoutMs` for the first of `jobs` to end: resolves
+    /// with its number (at once for one already ended), or `null` when
+    /// none ended in time.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "jobs: number[], timeoutMs: number",
+        ts_return_type = "Promise<number | null>"
+    )]
+    pub fn wait_any<'env>(
+        &self,
+        env: &'env Env,
+        jobs: Vec<f64>,
+        timeout_ms: f64,
+    ) -> napi::Result<Object<'env>, Code> {
+        let ids = jobs
+            .into_iter()
+            .map(jobs::job_id)
+            .collect::<Result<Vec<_>, _>>()?;
+        let timeout = options::duration_ms("timeoutMs", timeout_ms)?;
+        let shell = self.open();
+        offload(env, move || {
+            let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
+            let ids = ids
+                .into_iter()
+                .map(|id| id.map_err(jobs::unknown_job))
+                .collect::<Result<Vec<_>, _>>()?;
+            shell.wait_any(&ids, timeout, None)
+        })
     }
 
     /// Kills everything the session runs (the current command, background

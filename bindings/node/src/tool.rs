@@ -11,9 +11,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::output::notice::{Direction, TruncatedBy, Truncation as CoreTruncation};
+use conch_core::shell::options::count_option;
 use conch_core::tool::{
-    BashTool as CoreTool, BashToolArgs as CoreArgs, BashToolConfig, Details, ToolContext,
-    ToolError, ToolResult as CoreResult, ToolUpdate,
+    BashTool as CoreTool, BashToolArgs as CoreArgs, BashToolConfig, Details,
+    JobTool as CoreJobTool, JobToolArgs as CoreJobArgs, ToolContext, ToolError,
+    ToolResult as CoreResult, ToolUpdate,
 };
 use conch_core::{CancelToken, defaults};
 use napi::bindgen_prelude::{Env, JsError, JsObjectValue, JsValue, Object};
@@ -21,10 +23,11 @@ use napi_derive::napi;
 
 use crate::command::InterceptionRule;
 use crate::errors::{Code, core_error};
+use crate::jobs;
 use crate::options;
 use crate::result::count;
 use crate::signal::Signal;
-use crate::stream::{Callback, JsBlocked};
+use crate::stream::{Callback, JsBlocked, Text};
 use crate::worker::{self, Reject};
 
 /// How a `BashTool` is set up by its host.
@@ -59,6 +62,10 @@ pub struct BashToolOptions {
     pub session_env: Option<HashMap<String, String>>,
     /// Least time between two `onUpdate` calls; default 50 ms.
     pub update_interval_ms: Option<f64>,
+    /// A command still running after this many milliseconds goes on as a
+    /// background job: the call resolves with the notice and the output so
+    /// far (the model reads the rest with the job tool). Default: never.
+    pub auto_background_after_ms: Option<f64>,
 }
 
 /// The model's arguments to `bash`.
@@ -73,6 +80,10 @@ pub struct BashToolArgs {
     pub head: Option<f64>,
     /// Keep the last N lines (of the head, when both are given).
     pub tail: Option<f64>,
+    /// Start the command as a background job and return at once with its
+    /// number (`Started job N: …`); the job tool reads it. Default false.
+    #[napi(js_name = "async")]
+    pub run_async: Option<bool>,
 }
 
 /// What a host provides to one call.
@@ -259,6 +270,8 @@ impl BashTool {
         if let Some(interval) = options::interval("updateIntervalMs", options.update_interval_ms)? {
             config.update_interval = interval;
         }
+        config.auto_background_after =
+            options::deadline("autoBackgroundAfterMs", options.auto_background_after_ms)?;
         let inner = CoreTool::new(config).map_err(core_error)?;
         Ok(BashTool {
             inner: Arc::new(inner),
@@ -293,7 +306,7 @@ impl BashTool {
             timeout: args.timeout,
             head: head?,
             tail: tail?,
-            ..CoreArgs::default()
+            run_async: args.run_async.unwrap_or(false),
         };
         let cancel = CancelToken::new();
         let tool = self.inner.clone();
@@ -322,4 +335,96 @@ impl BashTool {
         let _blocked = JsBlocked::enter();
         self.inner.close();
     }
+}
+
+/// The model's arguments to `job`.
+#[napi(object, object_to_js = false)]
+pub struct JobToolArgs {
+    /// `'poll'`, `'write'`, `'kill'` or `'list'`.
+    pub op: String,
+    /// The job (every op but `list`): the number `bash` gave.
+    pub job: Option<f64>,
+    /// Text to write to the job's input (`write`).
+    pub input: Option<String>,
+    /// Seconds to wait for the job to end or `until` to match (`poll`,
+    /// `write`): clamped to [0, 600], default 5.
+    pub wait: Option<f64>,
+    /// Return as soon as the new output matches this regular expression.
+    pub until: Option<String>,
+}
+
+/// What a host provides to one `JobTool.execute` call.
+#[napi(object, object_to_js = false)]
+pub struct JobToolExecuteOptions {
+    /// Aborting it ends the wait early (never the job).
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<Signal>,
+}
+
+/// The model's `job` tool: polls, writes to, kills and lists the jobs of a
+/// `BashTool`'s session (started with `async: true` or moved to the
+/// background at `autoBackgroundAfterMs`).
+#[napi]
+pub struct JobTool {
+    inner: Arc<CoreJobTool>,
+}
+
+#[napi]
+impl JobTool {
+    /// The job tool of `bashTool`'s session.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(bash_tool: &BashTool) -> Self {
+        JobTool {
+            inner: Arc::new(CoreJobTool::new(&bash_tool.inner)),
+        }
+    }
+
+    /// Runs the model's call (off the JS thread: it may wait up to `wait`
+    /// seconds). Resolves with the text the model reads; rejects with
+    /// `ToolError` for the model's mistakes (the message says what to do
+    /// instead) and `ToolAbortError` when the signal fired.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "args: JobToolArgs, options?: JobToolExecuteOptions",
+        ts_return_type = "Promise<ToolResult>"
+    )]
+    pub fn execute<'env>(
+        &self,
+        env: &'env Env,
+        args: JobToolArgs,
+        options: Option<JobToolExecuteOptions>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let signal = options.and_then(|o| o.signal);
+        // A bad job number is the model's mistake: a `ToolError` it reads.
+        let job = args.job.map(model_job);
+        let cancel = CancelToken::new();
+        let token = cancel.clone();
+        let tool = self.inner.clone();
+        let (op, input, wait, until) = (args.op, args.input, args.wait, args.until);
+        worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
+            let job = match job.transpose() {
+                Ok(job) => job,
+                Err(message) => {
+                    return Err(ToolError::Failed {
+                        message,
+                        details: None,
+                    });
+                }
+            };
+            let core_args = CoreJobArgs {
+                op,
+                job,
+                input,
+                wait,
+                until,
+            };
+            tool.execute(core_args, Some(token)).map(ToolResult::from)
+        })
+    }
+}
+
+/// The model's job number, or the text of what is wrong with it.
+fn model_job(value: f64) -> Result<conch_core::jobs::JobId, String> {
+    let n = count_option("job", value).map_err(|e| e.to_string())? as u64;
+    conch_core::jobs::JobId::try_from(n).map_err(|_| jobs::unknown_job(n).to_string())
 }
