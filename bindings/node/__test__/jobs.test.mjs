@@ -9,7 +9,15 @@ import { createRequire } from 'node:module'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Shell } from 'conch'
-import { HANG_GUARD_MS, settlesInTime, tempDir } from './helpers.mjs'
+import { connect } from 'node:net'
+import {
+  HANG_GUARD_MS,
+  expectGone,
+  expectProcesses,
+  settlesInTime,
+  tempDir,
+  uniqueWord,
+} from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -261,6 +269,136 @@ describe('Shell.poll misuse', () => {
       assert.equal((await raw.run({ command: 'echo still here' })).output, 'still here\n')
     } finally {
       raw.close()
+    }
+  })
+})
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function listening(port) {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port })
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+describe('Shell.start: jobs started beside the session', () => {
+  test('a dev server: polled until it serves, curled from a run, killed with its port', async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      const job = await sh.start({
+        command: 'exec python3 -m http.server 0 --bind 127.0.0.1',
+        env: { PYTHONUNBUFFERED: '1' },
+      })
+      const started = Date.now()
+      const ready = await sh.poll(job, { waitMs: 5000, until: 'Serving HTTP on \\S+ port \\d+' })
+      assert.ok(Date.now() - started < 5000, `ready after ${Date.now() - started} ms`)
+      assert.equal(ready.status, 'running', ready.output)
+      const port = Number(/port (\d+)/.exec(ready.output)?.[1])
+      assert.ok(port > 0, ready.output)
+      // The session's own runs go on while the job serves.
+      const r = await sh.run({
+        command: `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/`,
+        timeoutMs: 10_000,
+      })
+      assert.equal(r.exitCode, 0, r.output)
+      assert.equal(r.output, '200')
+      assert.equal(r.backgrounded, null)
+      const log = await sh.poll(job, { waitMs: 2000, until: 'GET / ' })
+      assert.match(log.output, /"GET \/ HTTP\/1\.1" 200/)
+      const killed = await settlesInTime(sh.kill(job), 'kill')
+      assert.equal(killed.status, 'killed')
+      assert.equal(killed.exitCode, undefined)
+      assert.equal(await listening(port), false, `port ${port} still open after kill`)
+    } finally {
+      sh.close()
+    }
+  })
+
+  test("'jobExit' fires once per job end with its exit code; off removes a listener", async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      const seen = []
+      const removed = []
+      const other = (info) => removed.push(info)
+      sh.on('jobExit', (info) => seen.push(info))
+      sh.on('jobExit', other)
+      sh.off('jobExit', other)
+      const job = await sh.start({ command: 'echo bye; exit 4' })
+      const ended = await sh.waitAny([job], HANG_GUARD_MS)
+      assert.equal(ended, job)
+      const deadline = Date.now() + HANG_GUARD_MS
+      while (seen.length === 0 && Date.now() < deadline) await sleep(10)
+      assert.equal(seen.length, 1)
+      assert.equal(seen[0].job, job)
+      assert.equal(seen[0].status, 'exited')
+      assert.equal(seen[0].exitCode, 4)
+      assert.equal(seen[0].command, 'echo bye; exit 4')
+      assert.equal(seen[0].artifactTruncated, false)
+      await sleep(50)
+      assert.equal(seen.length, 1)
+      assert.deepEqual(removed, [])
+      assert.throws(() => sh.on('exit', () => {}), { name: 'TypeError', code: 'InvalidArg' })
+      assert.throws(() => sh.on('jobExit', 1), { name: 'TypeError', code: 'InvalidArg' })
+    } finally {
+      sh.close()
+    }
+  })
+
+  test('close() with running jobs leaves no process behind', async () => {
+    const word = uniqueWord('9')
+    const sh = new Shell({ snapshot: 'none' })
+    const piped = await sh.start({ command: `/bin/sleep 100.${word}`, stdin: true })
+    const onPty = await sh.start({ command: `/bin/sleep 100.${word}`, pty: { cols: 80, rows: 24 } })
+    const moved = await sh.run({ command: `/bin/sleep 100.${word}`, yieldAfterMs: 100 })
+    assert.equal(typeof moved.backgrounded, 'number')
+    assert.deepEqual(sh.jobs().map((j) => j.status), ['running', 'running', 'running'])
+    assert.ok(piped < onPty)
+    await expectProcesses(word, 3)
+    sh.close()
+    await expectGone(word)
+    const err = await failure(() => sh.start({ command: 'true' }))
+    assert.equal(err.code, 'Closed')
+  })
+
+  test('input, keys, signals and waitAny; misuse is refused with its code', async () => {
+    const sh = new Shell({ snapshot: 'none', maxJobs: 2 })
+    try {
+      const job = await sh.start({ command: 'read -r a; read -r b; echo "$a/$b"', stdin: true })
+      await sh.write(job, 'text\n')
+      await sh.write(job, Buffer.from('bytes\n'))
+      assert.equal(await sh.waitAny([job], HANG_GUARD_MS), job)
+      const p = await sh.poll(job)
+      assert.equal(p.output, 'text/bytes\n')
+      assert.equal(p.exitCode, 0)
+      assert.equal((await failure(() => sh.closeStdin(job))).code, 'NoInput')
+      assert.equal((await failure(() => sh.writeKey(job, 'enter'))).code, 'NoInput')
+      const a = await sh.start({ command: 'trap "exit 9" USR1; while :; do /bin/sleep 0.05; done' })
+      const b = await sh.start({ command: '/bin/sleep 30' })
+      const err = await failure(() => sh.start({ command: 'true' }))
+      assert.equal(err.code, 'TooManyJobs')
+      assert.equal(await sh.waitAny([a, b], 50), null)
+      await sh.poll(a, { waitMs: 200 })
+      await sh.signal(a, 'USR1')
+      assert.equal(await sh.waitAny([a, b], HANG_GUARD_MS), a)
+      assert.equal((await sh.poll(a)).exitCode, 9)
+      await sh.signal(b, 9)
+      assert.equal(await sh.waitAny([b], HANG_GUARD_MS), b)
+      assert.equal((await sh.kill(b)).status, 'exited')
+      assert.equal((await failure(() => sh.kill(99))).code, 'NotFound')
+      assert.equal((await failure(() => sh.signal(a, 'NOPE'))).code, 'InvalidArgument')
+      assert.equal((await failure(() => sh.signal(a, 1.5))).code, 'InvalidArgument')
+      assert.equal((await failure(() => sh.start({ command: 'true', timeoutMs: 0 }))).code, 'InvalidArgument')
+      assert.equal((await failure(() => sh.waitAny([a], -1))).code, 'InvalidArgument')
+      assert.equal((await failure(() => sh.write('1', 'x'))).code, 'InvalidArg')
+      assert.equal((await failure(() => sh.write(a, 5))).code, 'InvalidArg')
+      assert.equal((await failure(() => sh.waitAny(1, 10))).code, 'InvalidArg')
+      assert.equal((await failure(() => sh.run({ command: 'true', yieldAfterMs: 0 }))).code, 'InvalidArgument')
+    } finally {
+      sh.close()
     }
   })
 })
