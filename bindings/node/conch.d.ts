@@ -1,5 +1,6 @@
 // Types of the `conch` package: the addon's generated types (index.d.ts),
-// plus the error classes conch.js adds.
+// plus the error classes and the `jobExit` event conch.js adds.
+import type { JobInfo } from './index'
 export * from './index'
 
 /** A tool call failed; `message` is what the model should read. */
@@ -28,10 +29,20 @@ export declare class ToolAbortError extends Error {
   details?: unknown
 }
 
-// conch.js makes the classes JS classes (a call without `new` throws) and
-// adds the dispose symbols, for `using` / `await using` (TypeScript 5.2+).
+// conch.js makes the classes JS classes (a call without `new` throws),
+// adds Shell's `on` / `off` for the `jobExit` event (over the native
+// `onJobExit` hook, which it sets itself) and the dispose symbols, for
+// `using` / `await using` (TypeScript 5.2+).
 declare module './index' {
   interface Shell {
+    /**
+     * `'jobExit'`: `listener(info)` runs on the JS thread once per job end
+     * (exited, killed, timed out), `info.exitCode` set for a job that
+     * exited. Never keeps the process alive. Returns the shell.
+     */
+    on(event: 'jobExit', listener: (info: JobInfo) => void): this
+    /** Removes a listener `on` added. Returns the shell. */
+    off(event: 'jobExit', listener: (info: JobInfo) => void): this
     /** `close()`. */
     [Symbol.dispose](): void
     /** `close()`. */
