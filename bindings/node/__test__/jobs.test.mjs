@@ -402,3 +402,105 @@ describe('Shell.start: jobs started beside the session', () => {
     }
   })
 })
+
+describe('Shell.start: output read piece by piece, prompts, yieldAfterMs, the default limit', () => {
+  test('a job printing 1..50 polled every 300 ms: each line read exactly once, exit 0 last', async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      const job = await sh.start({ command: 'for i in $(seq 1 50); do echo $i; /bin/sleep 0.1; done' })
+      let output = ''
+      const statuses = []
+      const deadline = Date.now() + 6 * HANG_GUARD_MS
+      for (;;) {
+        await sleep(300)
+        const p = await sh.poll(job)
+        output += p.output
+        statuses.push([p.status, p.exitCode])
+        if (p.status !== 'running' || Date.now() > deadline) break
+      }
+      const lines = Array.from({ length: 50 }, (_, i) => `${i + 1}\n`).join('')
+      assert.equal(output, lines)
+      assert.ok(statuses.length > 2, JSON.stringify(statuses))
+      assert.deepEqual(statuses.at(-1), ['exited', 0])
+      for (const [status, code] of statuses.slice(0, -1)) {
+        assert.deepEqual([status, code], ['running', undefined])
+      }
+      // Nothing is read twice: a poll after the end has nothing new.
+      const after = await sh.poll(job)
+      assert.deepEqual([after.output, after.status, after.exitCode], ['', 'exited', 0])
+    } finally {
+      sh.close()
+    }
+  })
+
+  test('a prompt answered on a pipe and on a terminal', async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      const piped = await sh.start({ command: 'read -r n; echo hi $n', stdin: true })
+      await sh.write(piped, 'ann\n')
+      const p = await sh.poll(piped, { waitMs: HANG_GUARD_MS })
+      assert.deepEqual([p.output, p.status, p.exitCode], ['hi ann\n', 'exited', 0])
+
+      const onPty = await sh.start({
+        command: `python3 -c 'print(input("name? "))'`,
+        pty: { cols: 80, rows: 24 },
+      })
+      const prompt = await sh.poll(onPty, { waitMs: HANG_GUARD_MS, until: 'name\\? ' })
+      assert.deepEqual([prompt.output, prompt.status], ['name? ', 'running'])
+      await sh.write(onPty, 'ann\n')
+      const answered = await sh.poll(onPty, { waitMs: HANG_GUARD_MS })
+      // The terminal echoes what was typed, then the program prints it.
+      assert.deepEqual([answered.output, answered.status, answered.exitCode], ['ann\nann\n', 'exited', 0])
+    } finally {
+      sh.close()
+    }
+  })
+
+  test('yieldAfterMs: the run resolves at the mark with backgrounded, the session as it was', async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      await sh.run({ command: 'cd /tmp; unset X' })
+      const command = 'cd /; export X=1; /bin/sleep 3; echo done'
+      const before = Date.now()
+      const r = await sh.run({ command, yieldAfterMs: 1000 })
+      const took = Date.now() - before
+      // At the mark, before the command could have ended.
+      assert.ok(took >= 990 && took < 3000, `returned after ${took} ms`)
+      assert.equal(typeof r.backgrounded, 'number')
+      assert.equal(r.exitCode, undefined)
+      assert.match(r.output, new RegExp(`^\\[Command still running after 1 seconds?: it goes on as background job ${r.backgrounded} `))
+      const job = sh.jobs().find((j) => j.job === r.backgrounded)
+      assert.deepEqual([job?.command, job?.status], [command, 'running'])
+
+      const state = await sh.run({ command: 'echo "$PWD ${X-unset}"' })
+      assert.deepEqual([state.output, state.backgrounded], ['/tmp unset\n', null])
+
+      const p = await sh.poll(r.backgrounded, { waitMs: HANG_GUARD_MS })
+      assert.deepEqual([p.output, p.status, p.exitCode], ['done\n', 'exited', 0])
+    } finally {
+      sh.close()
+    }
+  })
+
+  test('the 17th start with 16 running is refused with TooManyJobs, nothing started', async () => {
+    const word = uniqueWord('7')
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      const jobs = []
+      for (let i = 0; i < 16; i++) jobs.push(await sh.start({ command: `/bin/sleep 100.${word}` }))
+      await expectProcesses(word, 16)
+      const err = await failure(() => sh.start({ command: `/bin/sleep 100.${word}` }))
+      assert.equal(err.code, 'TooManyJobs')
+      assert.match(err.message, /^16 jobs are running in this session/)
+      assert.equal(sh.jobs().length, 16)
+      await expectProcesses(word, 16)
+      // One ended, one more may start.
+      assert.equal((await sh.kill(jobs[0])).status, 'killed')
+      const next = await sh.start({ command: 'true' })
+      assert.ok(next > jobs.at(-1))
+    } finally {
+      sh.close()
+    }
+    await expectGone(word)
+  })
+})
