@@ -145,23 +145,36 @@ class Shell extends native.Shell {
     object('options', options, true)
     fields('options', options, ENV)
     // The native hook (a weak threadsafe function: it never keeps the
-    // process alive) calls every `jobExit` listener, in order. A listener
-    // that throws does not stop the others: its error is rethrown on its
-    // own, as an uncaught exception, the way a timer's would be.
-    const listeners = []
+    // process alive) calls every `jobExit` listener, in order (`#emit`).
+    // It holds its function strongly (a GC root) for the shell's life, so
+    // the function reaches the shell only through a WeakRef: a listener
+    // that uses the shell does not keep an unclosed shell (and its bash)
+    // from being collected.
+    const self = {}
     const onJobExit = (info) => {
-      for (const listener of [...listeners]) {
-        try {
-          listener(info)
-        } catch (err) {
-          process.nextTick(() => {
-            throw err
-          })
-        }
-      }
+      const shell = self.ref?.deref()
+      if (shell) shell.#emit(info)
     }
     super({ ...options, onJobExit })
-    this.#listeners = listeners
+    self.ref = new WeakRef(this)
+    this.#listeners = []
+  }
+
+  /**
+   * Calls every `jobExit` listener. One that throws does not stop the
+   * others: its error is rethrown on its own, as an uncaught exception, the
+   * way a timer's would be.
+   */
+  #emit(info) {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(info)
+      } catch (err) {
+        process.nextTick(() => {
+          throw err
+        })
+      }
+    }
   }
 
   /** `shell.on('jobExit', (info: JobInfo) => …)`: called once per job end. */

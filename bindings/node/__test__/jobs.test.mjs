@@ -5,6 +5,7 @@
 // (tests/vectors/jobs.json) are replayed in vectors.test.mjs.
 import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -501,6 +502,36 @@ describe('Shell.start: output read piece by piece, prompts, yieldAfterMs, the de
     } finally {
       sh.close()
     }
+    await expectGone(word)
+  })
+
+  test("a 'jobExit' listener that uses its shell does not keep the shell from being collected", async () => {
+    // In a child with --expose-gc: a shell dropped unclosed is collected
+    // (its jobs killed) even when its listener refers to it.
+    const word = uniqueWord('5')
+    const script = `
+      const { Shell } = require(${JSON.stringify(require.resolve('conch'))})
+      const alive = () => require('node:fs').readdirSync('/proc').some((p) => {
+        try { return require('node:fs').readFileSync('/proc/' + p + '/cmdline', 'latin1').startsWith('/bin/sleep') &&
+          require('node:fs').readFileSync('/proc/' + p + '/cmdline', 'latin1').includes('${word}') } catch { return false }
+      })
+      ;(async () => {
+        await (async () => {
+          const sh = new Shell({ snapshot: 'none' })
+          sh.on('jobExit', () => sh.jobs())
+          await sh.start({ command: '/bin/sleep 100.${word}' })
+        })()
+        const end = Date.now() + ${HANG_GUARD_MS}
+        while (!alive() && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+        if (!alive()) process.exit(2)
+        while (alive() && Date.now() < end) {
+          globalThis.gc()
+          await new Promise((r) => setTimeout(r, 50))
+        }
+        process.exit(alive() ? 1 : 0)
+      })()
+    `
+    execFileSync(process.execPath, ['--expose-gc', '-e', script], { stdio: 'inherit', timeout: 3 * HANG_GUARD_MS })
     await expectGone(word)
   })
 })
