@@ -135,7 +135,8 @@ typedef struct conch_pty conch_pty;
  *
  * Thread-safe: `conch_shell_run` may be called from several threads (runs
  * queue in order), `conch_shell_abort`, `conch_shell_background_jobs`,
- * `conch_shell_jobs` and `conch_shell_poll` from any thread at any moment.
+ * and the job functions (`conch_shell_start`, `conch_shell_jobs`,
+ * `conch_shell_poll`, `conch_shell_write`…) from any thread at any moment.
  * `conch_shell_free` may be called from another thread while a run blocks
  * (it stops the run, waits for it to return, then kills the session) or a
  * poll waits (the job is killed, so the poll returns), but never
@@ -387,8 +388,11 @@ typedef struct conch_job_poll {
    */
   int32_t exit_code;
   /**
-   * False for work a command left behind: bash alone could tell its
-   * status, and it does not wait for it.
+   * True once the job's command ended by itself (`128 + N` for a signal
+   * N): a job started with `conch_shell_start` or moved to the
+   * background by `yield_after_ms`. False while it runs, when it was
+   * killed or timed out, and for work a command left behind (bash alone
+   * could tell its status, and it does not wait for it).
    */
   bool has_exit_code;
   /**
@@ -453,7 +457,7 @@ typedef struct conch_job_info {
    */
   int32_t exit_code;
   /**
-   * False for work a command left behind (see `conch_job_poll`).
+   * As in `conch_job_poll`.
    */
   bool has_exit_code;
   /**
@@ -479,6 +483,51 @@ typedef struct conch_job_info {
    */
   bool artifact_truncated;
 } conch_job_info;
+
+/**
+ * A command to start as a job beside the session (`conch_shell_start`).
+ * Zero-initialize it (`= {0}`), then set `command`: zero / NULL fields are
+ * the defaults.
+ */
+typedef struct conch_job_options {
+  /**
+   * The command line (bash syntax). Required.
+   */
+  const char *command;
+  /**
+   * Directory to start in, resolved against the session cwd; NULL: the
+   * session cwd. One that does not exist is `CONCH_ERR_INVALID_ARG`.
+   */
+  const char *cwd;
+  /**
+   * Variables exported for the job only, `"KEY=VALUE"` strings ended by
+   * a NULL pointer; NULL: none.
+   */
+  const char *const *env;
+  /**
+   * Kills the job's whole tree this many milliseconds after it started
+   * (its status then reads `"timed_out"`); 0: no deadline. At most
+   * 2147483647.
+   */
+  uint64_t timeout_ms;
+  /**
+   * true: the job reads an input pipe (`conch_shell_write`,
+   * `conch_shell_close_stdin`); false: its stdin is `/dev/null`. (Not
+   * named `stdin`: a C library may define `stdin` as a macro.)
+   */
+  bool stdin_pipe;
+  /**
+   * Run the job on a terminal of this many columns and rows: its input
+   * and output are the terminal, keys can be sent
+   * (`conch_shell_write_key`). Both 0: no terminal; only one 0 is
+   * `CONCH_ERR_INVALID_ARG`.
+   */
+  uint16_t pty_cols;
+  /**
+   * See `pty_cols`.
+   */
+  uint16_t pty_rows;
+} conch_job_options;
 
 /**
  * What to run on the terminal. Zero-initialize it, then set `command`.
@@ -602,6 +651,25 @@ typedef struct conch_pty_result {
 } conch_pty_result;
 
 /**
+ * Called once for each job of a shell that ends (by itself, killed, timed
+ * out, or killed as the shell is freed), with the job as
+ * `conch_shell_jobs` would list it then. `job` and its strings are
+ * borrowed: valid only during the call (copy what you keep; never free
+ * them). `user` is the shell options' `user_data`, passed through
+ * untouched.
+ *
+ * It runs on a thread of conch's, not the host's: never concurrently with
+ * itself for one shell, but concurrently with the host's threads, so what
+ * it touches needs the host's own locking. It must return normally (no
+ * C++ exception, no `longjmp`). From inside it any function of the shell
+ * may be called (`conch_shell_poll` of the job to read the rest of its
+ * output, `conch_shell_start` of another), `conch_shell_free` included.
+ * `conch_shell_free` waits for the calls of the jobs it ends, and none
+ * comes after it returned.
+ */
+typedef void (*conch_job_exit_cb)(void *user, const struct conch_job_info *job);
+
+/**
  * How a shell is created. Zero-initialize it (`= {0}`), then set what you
  * need: zero / NULL fields are the defaults.
  */
@@ -658,6 +726,27 @@ typedef struct conch_shell_options {
    * own reference). NULL: use `artifacts_dir`. Set at most one of the two.
    */
   const struct conch_artifact_store *artifact_store;
+  /**
+   * Jobs the shell runs at once, at most (`conch_shell_start` then fails
+   * with `CONCH_ERR_TOO_MANY_JOBS`, and a run past `yield_after_ms` stays
+   * in the foreground); 0: 16.
+   */
+  size_t max_jobs;
+  /**
+   * Bytes one job's artifact takes, at most (past it the file stops
+   * growing and the job's polls say `artifact_truncated`); 0: 1 GiB.
+   */
+  uint64_t job_artifact_cap;
+  /**
+   * Called once for each job that ends, on a thread of conch's (see
+   * `conch_job_exit_cb`); NULL: none.
+   */
+  conch_job_exit_cb on_job_exit;
+  /**
+   * Passed to `on_job_exit` untouched; conch never reads it. It may be
+   * freed once `conch_shell_free` returned.
+   */
+  void *user_data;
 } conch_shell_options;
 
 /**
@@ -1009,10 +1098,11 @@ int conch_execute_shell(const struct conch_execute_options *opts,
  * (status `"killed"`).
  *
  * On `CONCH_OK`, `*out` is the poll (free it with `conch_job_poll_free`).
- * Errors (`CONCH_ERR_INVALID_ARG`): NULL or invalid arguments, a bad
- * `until`, a `wait_ms` past the bound, a job the shell does not have (`no
- * job <N> in this session`: never started, or finished long ago and
- * forgotten); `CONCH_ERR_CLOSED` for a closed shell.
+ * Errors: NULL or invalid arguments, a bad `until`, a `wait_ms` past the
+ * bound (`CONCH_ERR_INVALID_ARG`); a job the shell does not have (`no job
+ * <N> in this session`: never started, or finished long ago and
+ * forgotten: `CONCH_ERR_NOT_FOUND`); `CONCH_ERR_CLOSED` for a closed
+ * shell.
  *
  * # Safety
  * `shell` is a live handle; `opts` is NULL or points to valid options;
@@ -1052,6 +1142,118 @@ int conch_shell_jobs(struct conch_shell *shell, struct conch_job_info **out, siz
  * jobs, not freed before.
  */
 void conch_job_info_free(struct conch_job_info *jobs, size_t count);
+
+/**
+ * Starts `opts->command` as a job beside the session and writes its id to
+ * `*job_out`. The job runs in a bash of its own, given the session's state
+ * as it is now (variables, functions, aliases, options, the cwd): this
+ * waits for the runs called before it, then returns at once; nothing the
+ * job changes reaches the session. Read it with `conch_shell_poll`, feed
+ * it with `conch_shell_write`, end it with `conch_shell_kill_job`.
+ *
+ * Errors: NULL or invalid arguments, a NUL in the command, a bad variable,
+ * a missing cwd, a `timeout_ms` past the bound, a terminal of 0 columns or
+ * rows, a call from a chunk callback of a run of this shell
+ * (`CONCH_ERR_INVALID_ARG`); `CONCH_ERR_TOO_MANY_JOBS` when the shell runs
+ * `max_jobs` jobs already (nothing is started); `CONCH_ERR_CLOSED`;
+ * `CONCH_ERR_SPAWN` when its bash cannot start.
+ *
+ * # Safety
+ * `shell` is a live handle; `opts` points to valid options; `job_out` is
+ * writable.
+ */
+int conch_shell_start(struct conch_shell *shell,
+                      const struct conch_job_options *opts,
+                      uint32_t *job_out);
+
+/**
+ * Writes `len` bytes to job `job`'s input: its stdin pipe (a job started
+ * with `stdin_pipe`) or its terminal (`pty_cols`/`pty_rows`), as typed
+ * (`"ann\n"`). `data` may be NULL only when `len` is 0. Blocks while the
+ * job does not read, up to a bound (then `CONCH_ERR_IO`).
+ *
+ * Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`), a job the shell does
+ * not have (`CONCH_ERR_NOT_FOUND`), a job that takes no input: it ended,
+ * its input was closed, it has none (`CONCH_ERR_NO_INPUT`);
+ * `CONCH_ERR_CLOSED`.
+ *
+ * # Safety
+ * `shell` is a live handle; `data` is readable for `len` bytes.
+ */
+int conch_shell_write(struct conch_shell *shell, uint32_t job, const uint8_t *data, size_t len);
+
+/**
+ * Ends job `job`'s input: its stdin pipe closes (the job reads the end of
+ * its input); on a terminal, the end-of-file key (ctrl+d). Errors as for
+ * `conch_shell_write`.
+ *
+ * # Safety
+ * `shell` is a live handle.
+ */
+int conch_shell_close_stdin(struct conch_shell *shell, uint32_t job);
+
+/**
+ * Sends a key to job `job`, on its terminal, by name as `conch_pty_write_key`
+ * takes them (`"enter"`, `"ctrl+c"`, `"backspace"`, `"up"`…). Errors: NULL
+ * arguments or an unknown key name (`CONCH_ERR_INVALID_ARG`), a job the
+ * shell does not have (`CONCH_ERR_NOT_FOUND`), a job without a terminal or
+ * that ended (`CONCH_ERR_NO_INPUT`); `CONCH_ERR_CLOSED`.
+ *
+ * # Safety
+ * `shell` is a live handle; `key` is a NUL-terminated string.
+ */
+int conch_shell_write_key(struct conch_shell *shell, uint32_t job, const char *key);
+
+/**
+ * Sends a signal to every process of job `job` while it runs (nothing
+ * once it ended): by name with or without `SIG`, in any case (`"TERM"`,
+ * `"sigint"`), or by number (`"9"`). Errors: NULL arguments or an unknown
+ * signal (`CONCH_ERR_INVALID_ARG`, naming the accepted ones), a job the
+ * shell does not have (`CONCH_ERR_NOT_FOUND`); `CONCH_ERR_CLOSED`.
+ *
+ * # Safety
+ * `shell` is a live handle; `signal` is a NUL-terminated string.
+ */
+int conch_shell_signal(struct conch_shell *shell, uint32_t job, const char *signal);
+
+/**
+ * Kills job `job`'s whole tree with the kill ladder (SIGINT, SIGTERM,
+ * SIGKILL, a grace between) and waits for it, up to about 1.5 s. On
+ * `CONCH_OK`, `*out` (when `out` is not NULL) is the job's final poll:
+ * what it wrote since the previous poll, status `"killed"` (or how it had
+ * ended); free it with `conch_job_poll_free`. Killing a job that ended is
+ * no error. Errors: a job the shell does not have (`CONCH_ERR_NOT_FOUND`);
+ * `CONCH_ERR_CLOSED`.
+ *
+ * # Safety
+ * `shell` is a live handle; `out` is NULL or writable.
+ */
+int conch_shell_kill_job(struct conch_shell *shell, uint32_t job, struct conch_job_poll **out);
+
+/**
+ * Waits up to `timeout_ms` for one of the `count` jobs of `jobs` to end.
+ * On `CONCH_OK`, `*found_out` says whether one did and `*job_out` is the
+ * first of them that ended (in the order of `jobs`; 0 when none did): a
+ * job that had ended already returns at once. `timeout_ms` 0 does not
+ * wait; at most 2147483647. `cancel` (may be NULL) ends the wait early,
+ * from any thread (none found). `jobs` may be NULL only when `count` is 0.
+ * Blocks the calling thread; never waits for a run.
+ *
+ * Errors: NULL or invalid arguments, a `timeout_ms` past the bound
+ * (`CONCH_ERR_INVALID_ARG`); an id the shell does not have
+ * (`CONCH_ERR_NOT_FOUND`); `CONCH_ERR_CLOSED`.
+ *
+ * # Safety
+ * `shell` is a live handle; `jobs` is readable for `count` ids; `cancel`
+ * is NULL or a live token; `job_out` and `found_out` are writable.
+ */
+int conch_shell_wait_any(struct conch_shell *shell,
+                         const uint32_t *jobs,
+                         size_t count,
+                         uint64_t timeout_ms,
+                         const struct conch_cancel_token *cancel,
+                         uint32_t *job_out,
+                         bool *found_out);
 
 /**
  * An idle PTY session with a blank 80x24 screen. Free it with
@@ -1251,9 +1453,14 @@ int conch_shell_background_jobs(struct conch_shell *shell,
 
 /**
  * Closes the session and frees the handle: kills what it still runs (the
- * current command, background jobs, bash itself). If a run is in progress on
- * another thread, it is stopped and this waits for it to return. NULL is a
- * no-op.
+ * current command, its jobs, bash itself). If a run is in progress on
+ * another thread, it is stopped and this waits for it to return. With an
+ * `on_job_exit` callback, it then waits (a bounded time) for the callback
+ * to be told of every job's end, the ones it killed included, and for a
+ * call in progress on another thread; the callback is never called after
+ * this returns. Called from inside that callback or a chunk callback of a
+ * run of the shell, it does not wait for the other calls, which are
+ * dropped. NULL is a no-op.
  *
  * # Safety
  * `shell` is NULL or a live handle, not used again after this call.

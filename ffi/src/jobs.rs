@@ -1,12 +1,15 @@
 //! The jobs of a `conch_shell`: what a command leaves writing in the
 //! background (`server &`, `(sleep 1; echo late) &`) keeps its output apart
 //! from later runs, as a job of the session, listed by `conch_shell_jobs`
-//! and read by `conch_shell_poll`.
+//! and read by `conch_shell_poll`; so do commands started beside the
+//! session (`conch_shell_start`), fed (`conch_shell_write`, `_close_stdin`,
+//! `_write_key`), signalled, killed and waited for (`conch_shell_wait_any`),
+//! and runs moved to the background at their `yield_after_ms`.
 
 use std::ffi::{CString, c_char, c_int};
 
 use conch_core::jobs::{epoch_ms, until_option};
-use conch_core::{JobInfo, JobPoll, JobStatus, PollOptions};
+use conch_core::{JobInfo, JobOptions, JobPoll, JobStatus, PollOptions};
 
 use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owned, out_arg};
 use crate::cancel::conch_cancel_token;
@@ -54,8 +57,11 @@ pub struct conch_job_poll {
     pub status: *const c_char,
     /// The job's exit status; meaningful only when `has_exit_code`.
     pub exit_code: i32,
-    /// False for work a command left behind: bash alone could tell its
-    /// status, and it does not wait for it.
+    /// True once the job's command ended by itself (`128 + N` for a signal
+    /// N): a job started with `conch_shell_start` or moved to the
+    /// background by `yield_after_ms`. False while it runs, when it was
+    /// killed or timed out, and for work a command left behind (bash alone
+    /// could tell its status, and it does not wait for it).
     pub has_exit_code: bool,
     /// Sanitized output from `cursor` on (at most `max_bytes`: the newest).
     /// Never NULL.
@@ -98,7 +104,7 @@ pub struct conch_job_info {
     pub status: *const c_char,
     /// The job's exit status; meaningful only when `has_exit_code`.
     pub exit_code: i32,
-    /// False for work a command left behind (see `conch_job_poll`).
+    /// As in `conch_job_poll`.
     pub has_exit_code: bool,
     /// When the command that started it started, in milliseconds since the
     /// Unix epoch.
@@ -181,7 +187,7 @@ fn poll_into_c(poll: JobPoll) -> FfiResult<*mut conch_job_poll> {
 
 /// A listed job with its strings still owned by Rust: nothing leaks if a
 /// later job's strings fail.
-struct OwnedInfo {
+pub(crate) struct OwnedInfo {
     info: JobInfo,
     command: CString,
     status: CString,
@@ -189,13 +195,34 @@ struct OwnedInfo {
 }
 
 impl OwnedInfo {
-    fn new(info: JobInfo) -> FfiResult<OwnedInfo> {
+    pub(crate) fn new(info: JobInfo) -> FfiResult<OwnedInfo> {
         Ok(OwnedInfo {
             command: c_owned(info.command.clone())?,
             status: status_text(info.status)?,
             artifact_id: opt_c_owned(info.artifact_id.clone())?,
             info,
         })
+    }
+
+    /// The job as C reads it, its strings borrowed from `self` (the exit
+    /// callback's argument).
+    pub(crate) fn view(&self) -> conch_job_info {
+        let info = &self.info;
+        conch_job_info {
+            job: info.job,
+            command: self.command.as_ptr(),
+            status: self.status.as_ptr(),
+            exit_code: info.exit_code.unwrap_or(0),
+            has_exit_code: info.exit_code.is_some(),
+            started_ms: epoch_ms(info.started),
+            elapsed_ms: millis(info.elapsed),
+            total_bytes: info.total_bytes,
+            artifact_id: self
+                .artifact_id
+                .as_ref()
+                .map_or(std::ptr::null(), |id| id.as_ptr()),
+            artifact_truncated: info.artifact_truncated,
+        }
     }
 
     fn into_c(self) -> conch_job_info {
@@ -232,10 +259,11 @@ impl OwnedInfo {
 /// (status `"killed"`).
 ///
 /// On `CONCH_OK`, `*out` is the poll (free it with `conch_job_poll_free`).
-/// Errors (`CONCH_ERR_INVALID_ARG`): NULL or invalid arguments, a bad
-/// `until`, a `wait_ms` past the bound, a job the shell does not have (`no
-/// job <N> in this session`: never started, or finished long ago and
-/// forgotten); `CONCH_ERR_CLOSED` for a closed shell.
+/// Errors: NULL or invalid arguments, a bad `until`, a `wait_ms` past the
+/// bound (`CONCH_ERR_INVALID_ARG`); a job the shell does not have (`no job
+/// <N> in this session`: never started, or finished long ago and
+/// forgotten: `CONCH_ERR_NOT_FOUND`); `CONCH_ERR_CLOSED` for a closed
+/// shell.
 ///
 /// # Safety
 /// `shell` is a live handle; `opts` is NULL or points to valid options;
@@ -342,5 +370,261 @@ pub unsafe extern "C" fn conch_job_info_free(jobs: *mut conch_job_info, count: u
                 free_c_string(j.artifact_id);
             }
         }
+    })
+}
+
+/// A command to start as a job beside the session (`conch_shell_start`).
+/// Zero-initialize it (`= {0}`), then set `command`: zero / NULL fields are
+/// the defaults.
+#[repr(C)]
+pub struct conch_job_options {
+    /// The command line (bash syntax). Required.
+    pub command: *const c_char,
+    /// Directory to start in, resolved against the session cwd; NULL: the
+    /// session cwd. One that does not exist is `CONCH_ERR_INVALID_ARG`.
+    pub cwd: *const c_char,
+    /// Variables exported for the job only, `"KEY=VALUE"` strings ended by
+    /// a NULL pointer; NULL: none.
+    pub env: *const *const c_char,
+    /// Kills the job's whole tree this many milliseconds after it started
+    /// (its status then reads `"timed_out"`); 0: no deadline. At most
+    /// 2147483647.
+    pub timeout_ms: u64,
+    /// true: the job reads an input pipe (`conch_shell_write`,
+    /// `conch_shell_close_stdin`); false: its stdin is `/dev/null`. (Not
+    /// named `stdin`: a C library may define `stdin` as a macro.)
+    pub stdin_pipe: bool,
+    /// Run the job on a terminal of this many columns and rows: its input
+    /// and output are the terminal, keys can be sent
+    /// (`conch_shell_write_key`). Both 0: no terminal; only one 0 is
+    /// `CONCH_ERR_INVALID_ARG`.
+    pub pty_cols: u16,
+    /// See `pty_cols`.
+    pub pty_rows: u16,
+}
+
+/// # Safety
+/// `opts` fields are NULL or valid, as documented on `conch_job_options`.
+unsafe fn job_options(opts: &conch_job_options) -> FfiResult<JobOptions> {
+    // SAFETY (whole block): every pointer field is NULL or valid (caller).
+    unsafe {
+        Ok(JobOptions {
+            command: boundary::str_arg(opts.command, "opts->command")?.to_string(),
+            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
+            env: boundary::env_list(opts.env, "opts->env")?,
+            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
+            stdin: opts.stdin_pipe,
+            pty: (opts.pty_cols != 0 || opts.pty_rows != 0)
+                .then_some((opts.pty_cols, opts.pty_rows)),
+        })
+    }
+}
+
+/// Starts `opts->command` as a job beside the session and writes its id to
+/// `*job_out`. The job runs in a bash of its own, given the session's state
+/// as it is now (variables, functions, aliases, options, the cwd): this
+/// waits for the runs called before it, then returns at once; nothing the
+/// job changes reaches the session. Read it with `conch_shell_poll`, feed
+/// it with `conch_shell_write`, end it with `conch_shell_kill_job`.
+///
+/// Errors: NULL or invalid arguments, a NUL in the command, a bad variable,
+/// a missing cwd, a `timeout_ms` past the bound, a terminal of 0 columns or
+/// rows, a call from a chunk callback of a run of this shell
+/// (`CONCH_ERR_INVALID_ARG`); `CONCH_ERR_TOO_MANY_JOBS` when the shell runs
+/// `max_jobs` jobs already (nothing is started); `CONCH_ERR_CLOSED`;
+/// `CONCH_ERR_SPAWN` when its bash cannot start.
+///
+/// # Safety
+/// `shell` is a live handle; `opts` points to valid options; `job_out` is
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_start(
+    shell: *mut conch_shell,
+    opts: *const conch_job_options,
+    job_out: *mut u32,
+) -> c_int {
+    boundary::status("conch_shell_start", || {
+        // SAFETY (whole block): the caller's guarantees.
+        let (shell, opts, job_out) = unsafe {
+            let shell = handle::to_arc(shell, "shell")?;
+            let opts = job_options(boundary::ref_arg(opts, "opts")?)?;
+            (shell, opts, out_arg(job_out, "job_out")?)
+        };
+        *job_out = shell.start(opts)?;
+        Ok(())
+    })
+}
+
+/// Writes `len` bytes to job `job`'s input: its stdin pipe (a job started
+/// with `stdin_pipe`) or its terminal (`pty_cols`/`pty_rows`), as typed
+/// (`"ann\n"`). `data` may be NULL only when `len` is 0. Blocks while the
+/// job does not read, up to a bound (then `CONCH_ERR_IO`).
+///
+/// Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`), a job the shell does
+/// not have (`CONCH_ERR_NOT_FOUND`), a job that takes no input: it ended,
+/// its input was closed, it has none (`CONCH_ERR_NO_INPUT`);
+/// `CONCH_ERR_CLOSED`.
+///
+/// # Safety
+/// `shell` is a live handle; `data` is readable for `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_write(
+    shell: *mut conch_shell,
+    job: u32,
+    data: *const u8,
+    len: usize,
+) -> c_int {
+    boundary::status("conch_shell_write", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, data) = unsafe {
+            (
+                handle::to_arc(shell, "shell")?,
+                boundary::bytes_arg(data, len, "data")?,
+            )
+        };
+        Ok(shell.write(job, data)?)
+    })
+}
+
+/// Ends job `job`'s input: its stdin pipe closes (the job reads the end of
+/// its input); on a terminal, the end-of-file key (ctrl+d). Errors as for
+/// `conch_shell_write`.
+///
+/// # Safety
+/// `shell` is a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_close_stdin(shell: *mut conch_shell, job: u32) -> c_int {
+    boundary::status("conch_shell_close_stdin", || {
+        // SAFETY: the caller's guarantee.
+        let shell = unsafe { handle::to_arc(shell, "shell") }?;
+        Ok(shell.close_stdin(job)?)
+    })
+}
+
+/// Sends a key to job `job`, on its terminal, by name as `conch_pty_write_key`
+/// takes them (`"enter"`, `"ctrl+c"`, `"backspace"`, `"up"`…). Errors: NULL
+/// arguments or an unknown key name (`CONCH_ERR_INVALID_ARG`), a job the
+/// shell does not have (`CONCH_ERR_NOT_FOUND`), a job without a terminal or
+/// that ended (`CONCH_ERR_NO_INPUT`); `CONCH_ERR_CLOSED`.
+///
+/// # Safety
+/// `shell` is a live handle; `key` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_write_key(
+    shell: *mut conch_shell,
+    job: u32,
+    key: *const c_char,
+) -> c_int {
+    boundary::status("conch_shell_write_key", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, key) = unsafe {
+            (
+                handle::to_arc(shell, "shell")?,
+                boundary::str_arg(key, "key")?,
+            )
+        };
+        Ok(shell.write_key(job, key)?)
+    })
+}
+
+/// Sends a signal to every process of job `job` while it runs (nothing
+/// once it ended): by name with or without `SIG`, in any case (`"TERM"`,
+/// `"sigint"`), or by number (`"9"`). Errors: NULL arguments or an unknown
+/// signal (`CONCH_ERR_INVALID_ARG`, naming the accepted ones), a job the
+/// shell does not have (`CONCH_ERR_NOT_FOUND`); `CONCH_ERR_CLOSED`.
+///
+/// # Safety
+/// `shell` is a live handle; `signal` is a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_signal(
+    shell: *mut conch_shell,
+    job: u32,
+    signal: *const c_char,
+) -> c_int {
+    boundary::status("conch_shell_signal", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, signal) = unsafe {
+            (
+                handle::to_arc(shell, "shell")?,
+                boundary::str_arg(signal, "signal")?,
+            )
+        };
+        Ok(shell.signal(job, signal)?)
+    })
+}
+
+/// Kills job `job`'s whole tree with the kill ladder (SIGINT, SIGTERM,
+/// SIGKILL, a grace between) and waits for it, up to about 1.5 s. On
+/// `CONCH_OK`, `*out` (when `out` is not NULL) is the job's final poll:
+/// what it wrote since the previous poll, status `"killed"` (or how it had
+/// ended); free it with `conch_job_poll_free`. Killing a job that ended is
+/// no error. Errors: a job the shell does not have (`CONCH_ERR_NOT_FOUND`);
+/// `CONCH_ERR_CLOSED`.
+///
+/// # Safety
+/// `shell` is a live handle; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_kill_job(
+    shell: *mut conch_shell,
+    job: u32,
+    out: *mut *mut conch_job_poll,
+) -> c_int {
+    boundary::status("conch_shell_kill_job", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, out) = unsafe { (handle::to_arc(shell, "shell")?, out.as_mut()) };
+        let poll = shell.kill(job)?;
+        if let Some(out) = out {
+            *out = poll_into_c(poll)?;
+        }
+        Ok(())
+    })
+}
+
+/// Waits up to `timeout_ms` for one of the `count` jobs of `jobs` to end.
+/// On `CONCH_OK`, `*found_out` says whether one did and `*job_out` is the
+/// first of them that ended (in the order of `jobs`; 0 when none did): a
+/// job that had ended already returns at once. `timeout_ms` 0 does not
+/// wait; at most 2147483647. `cancel` (may be NULL) ends the wait early,
+/// from any thread (none found). `jobs` may be NULL only when `count` is 0.
+/// Blocks the calling thread; never waits for a run.
+///
+/// Errors: NULL or invalid arguments, a `timeout_ms` past the bound
+/// (`CONCH_ERR_INVALID_ARG`); an id the shell does not have
+/// (`CONCH_ERR_NOT_FOUND`); `CONCH_ERR_CLOSED`.
+///
+/// # Safety
+/// `shell` is a live handle; `jobs` is readable for `count` ids; `cancel`
+/// is NULL or a live token; `job_out` and `found_out` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_wait_any(
+    shell: *mut conch_shell,
+    jobs: *const u32,
+    count: usize,
+    timeout_ms: u64,
+    cancel: *const conch_cancel_token,
+    job_out: *mut u32,
+    found_out: *mut bool,
+) -> c_int {
+    boundary::status("conch_shell_wait_any", || {
+        // SAFETY (whole block): the caller's guarantees.
+        let (shell, jobs, cancel, job_out, found_out) = unsafe {
+            let jobs = match (jobs.is_null(), count) {
+                (true, 0) => &[][..],
+                (true, _) => return Err(FfiError::arg("jobs is NULL but count is not 0")),
+                (false, _) => std::slice::from_raw_parts(jobs, count),
+            };
+            (
+                handle::to_arc(shell, "shell")?,
+                jobs,
+                options::cancel(cancel),
+                out_arg(job_out, "job_out")?,
+                out_arg(found_out, "found_out")?,
+            )
+        };
+        let timeout = options::interval(timeout_ms, "timeout_ms")?.unwrap_or_default();
+        let found = shell.wait_any(jobs, timeout, cancel.as_ref())?;
+        *job_out = found.unwrap_or(0);
+        *found_out = found.is_some();
+        Ok(())
     })
 }

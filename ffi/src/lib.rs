@@ -30,6 +30,7 @@ pub mod cancel;
 pub mod command;
 pub mod execute;
 mod handle;
+pub mod job_exit;
 pub mod jobs;
 mod options;
 pub mod pty;

@@ -7,7 +7,10 @@
 //! while it waits).
 
 use std::ffi::{c_char, c_int, c_void};
+use std::ops::Deref;
+use std::sync::Arc;
 
+use conch_core::defaults;
 use conch_core::shell::{RunOptions, Shell, ShellOptions};
 
 use crate::artifact::conch_artifact_store;
@@ -15,6 +18,7 @@ use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc};
+use crate::job_exit::{ExitGate, conch_job_exit_cb};
 use crate::options;
 use crate::result::{conch_bash_result, into_c};
 use crate::status::{FfiError, FfiResult};
@@ -24,7 +28,8 @@ use crate::status::{FfiError, FfiResult};
 ///
 /// Thread-safe: `conch_shell_run` may be called from several threads (runs
 /// queue in order), `conch_shell_abort`, `conch_shell_background_jobs`,
-/// `conch_shell_jobs` and `conch_shell_poll` from any thread at any moment.
+/// and the job functions (`conch_shell_start`, `conch_shell_jobs`,
+/// `conch_shell_poll`, `conch_shell_write`…) from any thread at any moment.
 /// `conch_shell_free` may be called from another thread while a run blocks
 /// (it stops the run, waits for it to return, then kills the session) or a
 /// poll waits (the job is killed, so the poll returns), but never
@@ -35,7 +40,22 @@ pub struct conch_shell {
 
 impl Castable for conch_shell {
     type Ownership = OwnershipArc;
-    type RustType = Shell;
+    type RustType = ShellHandle;
+}
+
+/// What a `conch_shell` points to: the core shell, and the gate of its
+/// `on_job_exit` callback (closed by `conch_shell_free`).
+pub(crate) struct ShellHandle {
+    shell: Shell,
+    exits: Option<Arc<ExitGate>>,
+}
+
+impl Deref for ShellHandle {
+    type Target = Shell;
+
+    fn deref(&self) -> &Shell {
+        &self.shell
+    }
 }
 
 /// How a shell is created. Zero-initialize it (`= {0}`), then set what you
@@ -72,6 +92,19 @@ pub struct conch_shell_options {
     /// calls, so artifact ids never collide (borrowed: the shell keeps its
     /// own reference). NULL: use `artifacts_dir`. Set at most one of the two.
     pub artifact_store: *const conch_artifact_store,
+    /// Jobs the shell runs at once, at most (`conch_shell_start` then fails
+    /// with `CONCH_ERR_TOO_MANY_JOBS`, and a run past `yield_after_ms` stays
+    /// in the foreground); 0: 16.
+    pub max_jobs: usize,
+    /// Bytes one job's artifact takes, at most (past it the file stops
+    /// growing and the job's polls say `artifact_truncated`); 0: 1 GiB.
+    pub job_artifact_cap: u64,
+    /// Called once for each job that ends, on a thread of conch's (see
+    /// `conch_job_exit_cb`); NULL: none.
+    pub on_job_exit: conch_job_exit_cb,
+    /// Passed to `on_job_exit` untouched; conch never reads it. It may be
+    /// freed once `conch_shell_free` returned.
+    pub user_data: *mut c_void,
 }
 
 /// One command to run. Zero-initialize it, then set `command`.
@@ -117,8 +150,19 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
             env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
             max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
             artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
+            max_jobs: or_default(opts.max_jobs, defaults::MAX_JOBS),
+            job_artifact_cap: or_default(opts.job_artifact_cap, defaults::JOB_ARTIFACT_CAP),
             ..ShellOptions::default()
         })
+    }
+}
+
+/// A count whose 0 is the core's default.
+fn or_default<T: PartialEq + Default>(value: T, default: T) -> T {
+    if value == T::default() {
+        default
+    } else {
+        value
     }
 }
 
@@ -153,12 +197,22 @@ unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
 pub unsafe extern "C" fn conch_shell_new(opts: *const conch_shell_options) -> *mut conch_shell {
     boundary::pointer("conch_shell_new", || {
         // SAFETY: the caller's guarantee.
-        let opts = match unsafe { opts.as_ref() } {
+        let (mut opts, exits) = match unsafe { opts.as_ref() } {
             // SAFETY: the caller's guarantee on the fields.
-            Some(o) => unsafe { shell_options(o) }?,
-            None => ShellOptions::default(),
+            Some(o) => (
+                unsafe { shell_options(o) }?,
+                ExitGate::new(o.on_job_exit, o.user_data),
+            ),
+            None => (ShellOptions::default(), None),
         };
-        Ok(handle::into_raw(Shell::new(opts)?))
+        let exits = exits.map(|(gate, hook)| {
+            opts.on_job_exit = Some(hook);
+            gate
+        });
+        Ok(handle::into_raw(ShellHandle {
+            shell: Shell::new(opts)?,
+            exits,
+        }))
     })
 }
 
@@ -254,9 +308,14 @@ pub unsafe extern "C" fn conch_shell_background_jobs(
 }
 
 /// Closes the session and frees the handle: kills what it still runs (the
-/// current command, background jobs, bash itself). If a run is in progress on
-/// another thread, it is stopped and this waits for it to return. NULL is a
-/// no-op.
+/// current command, its jobs, bash itself). If a run is in progress on
+/// another thread, it is stopped and this waits for it to return. With an
+/// `on_job_exit` callback, it then waits (a bounded time) for the callback
+/// to be told of every job's end, the ones it killed included, and for a
+/// call in progress on another thread; the callback is never called after
+/// this returns. Called from inside that callback or a chunk callback of a
+/// run of the shell, it does not wait for the other calls, which are
+/// dropped. NULL is a no-op.
 ///
 /// # Safety
 /// `shell` is NULL or a live handle, not used again after this call.
@@ -269,6 +328,11 @@ pub unsafe extern "C" fn conch_shell_free(shell: *mut conch_shell) {
             // Close now, not when the last reference drops: a run on another
             // thread holds one until it returns.
             shell.close();
+            // The ends of the jobs the close killed are reported, then no
+            // more: the host may free `user_data` once this returns.
+            if let Some(gate) = &shell.exits {
+                gate.close(&shell.shell);
+            }
         }
     })
 }
