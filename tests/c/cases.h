@@ -113,4 +113,65 @@ struct jobs_case {
   const struct job_listed *jobs;      /* ends with command NULL */
 };
 
+/* job_steps.json: jobs step by step on one shell per case. In the tables,
+ * each array of steps ends with a zeroed entry (`what` NULL). */
+struct step_expect {
+  const char *output, *status, *command; /* NULL: not compared */
+  int exit;                              /* EXIT_UNCHECKED, EXIT_NONE, EXIT_IS */
+  int32_t exit_code;
+  int64_t cursor, next_cursor, total_bytes, omitted_bytes; /* -1: not compared */
+  int64_t backgrounded;                  /* -2: not compared, -1: none */
+};
+
+struct job_step {
+  const char *what; /* "<case>: step <i> (<op>)"; NULL ends the array */
+  enum {
+    STEP_RUN,
+    STEP_START,
+    STEP_POLL,
+    STEP_WRITE,
+    STEP_CLOSE_STDIN,
+    STEP_KEY,
+    STEP_SIGNAL,
+    STEP_KILL,
+    STEP_JOBS,
+    STEP_WAIT_ANY
+  } op;
+  int64_t job; /* -1: the job the last start, or the last backgrounded run, made */
+  /* run and start */
+  const char *command;
+  uint64_t yield_after_ms; /* run; 0: none */
+  const char *cwd;         /* start; NULL: none */
+  const char *const *env;  /* start; "KEY=VALUE", NULL-terminated; NULL: none */
+  uint64_t timeout_ms;     /* start; wait_any */
+  bool stdin_pipe;
+  uint16_t pty_cols, pty_rows; /* 0, 0: no terminal */
+  /* poll */
+  uint64_t wait_ms;
+  const char *until;
+  size_t max_bytes;
+  int64_t cursor; /* -1: none */
+  /* write, key, signal */
+  const char *data;
+  size_t data_len;
+  const char *key, *signal;
+  /* wait_any: the jobs, or (NULL) the current one */
+  const uint32_t *wait_jobs;
+  size_t wait_count;
+  /* The outcome: a status (CONCH_OK, or the code of the error's kind). */
+  int status;
+  const char *error_kind; /* the vector's name of the kind; NULL: none */
+  bool has_expect;
+  struct step_expect expect; /* run, poll, kill */
+  int64_t expect_waited;     /* wait_any: -1 none (null), else the id */
+  const struct step_expect *expect_jobs; /* jobs */
+  size_t expect_jobs_count;
+};
+
+struct job_steps_case {
+  const char *name;
+  size_t max_jobs; /* 0: the default */
+  const struct job_step *steps;
+};
+
 #endif

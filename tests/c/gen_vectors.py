@@ -196,12 +196,14 @@ def tool(cases, out):
     out.append("};")
 
 
-def strict(where, obj, allowed):
+def strict(where, obj, allowed, file="jobs.json"):
     """Fails on a key the C replay would not compare: a field added to a
     vector must be replayed here too, never skipped silently."""
+    if not isinstance(obj, dict):
+        sys.exit(f"{file}: {where}: expected an object, got {obj!r}")
     unknown = sorted(set(obj) - set(allowed))
     if unknown:
-        sys.exit(f"jobs.json: {where}: keys the C suite does not replay: {', '.join(unknown)}")
+        sys.exit(f"{file}: {where}: keys the C suite does not replay: {', '.join(unknown)}")
 
 
 def jobs(cases, out):
@@ -252,6 +254,147 @@ def jobs(cases, out):
     out.append("};")
 
 
+# job_steps.json: what each op takes (besides op, job, expect, error), and
+# the fields of its expectation the C replay compares.
+STEP_KEYS = {
+    "run": ["command", "options"],
+    "start": ["command", "options"],
+    "poll": ["options"],
+    "write": ["data"],
+    "close_stdin": [],
+    "key": ["key"],
+    "signal": ["signal"],
+    "kill": [],
+    "jobs": [],
+    "wait_any": ["jobs", "timeout_ms"],
+}
+STEP_OPTIONS = {
+    "run": ["yield_after_ms"],
+    "start": ["cwd", "env", "timeout_ms", "stdin", "pty"],
+    "poll": ["wait_ms", "until", "max_bytes", "cursor"],
+}
+RESULT_FIELDS = ["output", "exit_code", "backgrounded"]
+POLL_FIELDS = ["output", "status", "exit_code", "cursor", "next_cursor", "total_bytes",
+               "omitted_bytes"]
+INFO_FIELDS = ["command", "status", "exit_code", "total_bytes"]
+ERROR_STATUS = {
+    "invalid_argument": "CONCH_ERR_INVALID_ARG",
+    "not_found": "CONCH_ERR_NOT_FOUND",
+    "no_input": "CONCH_ERR_NO_INPUT",
+    "too_many_jobs": "CONCH_ERR_TOO_MANY_JOBS",
+    "closed": "CONCH_ERR_CLOSED",
+}
+
+
+def c_text_arg(text):
+    """A string argument as C can pass it. A C string cannot hold a NUL: a
+    vector string with one (a command C could never send) becomes the same
+    bytes with the NUL as 0xFF, a string the C API refuses as it refuses the
+    NUL elsewhere (CONCH_ERR_INVALID_ARG); the expectation is unchanged. It
+    is the one change the C replay makes to a vector."""
+    if text is None:
+        return "NULL"
+    data = text.encode("utf-8").replace(b"\0", b"\xff")
+    return c_bytes(data)
+
+
+def step_expect(where, e, fields):
+    strict(where, e, fields, "job_steps.json")
+    if "exit_code" not in e:
+        exit_kind, exit_code = "EXIT_UNCHECKED", 0
+    elif e["exit_code"] is None:
+        exit_kind, exit_code = "EXIT_NONE", 0
+    else:
+        exit_kind, exit_code = "EXIT_IS", int(e["exit_code"])
+    if "backgrounded" not in e:
+        bg = "-2"
+    elif e["backgrounded"] is None:
+        bg = "-1"
+    else:
+        bg = str(int(e["backgrounded"]))
+    return "{%s, %s, %s, %s, %d, %s, %s, %s, %s, %s}" % (
+        c_str(e.get("output")), c_str(e.get("status")), c_str(e.get("command")), exit_kind,
+        exit_code, c_int(e.get("cursor")), c_int(e.get("next_cursor")),
+        c_int(e.get("total_bytes")), c_int(e.get("omitted_bytes")), bg)
+
+
+def job_steps(cases, out):
+    tables = []
+    for i, c in enumerate(cases):
+        strict(c["name"], c, ["name", "shell", "steps"], "job_steps.json")
+        strict(f"{c['name']}: shell", c.get("shell", {}), ["max_jobs"], "job_steps.json")
+        steps = []
+        for k, st in enumerate(c["steps"]):
+            op = st["op"]
+            where = f"{c['name']}: step {k} ({op})"
+            if op not in STEP_KEYS:
+                sys.exit(f"job_steps.json: {where}: an op the C suite does not replay")
+            strict(where, st, ["op", "job", "expect", "error"] + STEP_KEYS[op], "job_steps.json")
+            o = st.get("options") or {}
+            strict(f"{where} options", o, STEP_OPTIONS.get(op, []), "job_steps.json")
+            env = "NULL"
+            if "env" in o:
+                items = "".join(c_str(f"{name}={value}") + ", " for name, value in o["env"].items())
+                out.append(f"static const char *const JOB_STEP_ENV_{i}_{k}[] = {{{items}NULL}};")
+                env = f"JOB_STEP_ENV_{i}_{k}"
+            wait_jobs, wait_count = "NULL", 0
+            if "jobs" in st:
+                ids = ", ".join(str(int(j)) for j in st["jobs"])
+                out.append(f"static const uint32_t JOB_STEP_WAIT_{i}_{k}[] = {{{ids}}};")
+                wait_jobs, wait_count = f"JOB_STEP_WAIT_{i}_{k}", len(st["jobs"])
+            pty = o.get("pty", [0, 0])
+            if "pty" in o and (len(pty) != 2 or 0 in pty):
+                sys.exit(f"job_steps.json: {where}: pty must be [cols, rows], both > 0")
+            error = st.get("error")
+            if error is not None and error not in ERROR_STATUS:
+                sys.exit(f"job_steps.json: {where}: an error kind the C suite does not map: {error}")
+            expect = st.get("expect")
+            has_expect = "expect" in st
+            result = "{NULL, NULL, NULL, EXIT_UNCHECKED, 0, -1, -1, -1, -1, -2}"
+            waited, jobs, jobs_count = "-1", "NULL", 0
+            if has_expect:
+                if op == "run":
+                    result = step_expect(where, expect, RESULT_FIELDS)
+                elif op in ("poll", "kill"):
+                    result = step_expect(where, expect, POLL_FIELDS)
+                elif op == "jobs":
+                    if not isinstance(expect, list):
+                        sys.exit(f"job_steps.json: {where}: expected a list of jobs")
+                    items = ", ".join(
+                        step_expect(f"{where} job {n}", j, INFO_FIELDS) for n, j in enumerate(expect)
+                    )
+                    if expect:  # C has no empty arrays: none is NULL, 0
+                        out.append(f"static const struct step_expect JOB_STEP_JOBS_{i}_{k}[] = {{{items}}};")
+                        jobs, jobs_count = f"JOB_STEP_JOBS_{i}_{k}", len(expect)
+                elif op == "wait_any":
+                    waited = "-1" if expect is None else str(int(expect))
+                else:
+                    sys.exit(f"job_steps.json: {where}: an expectation the C suite does not compare")
+            data = st.get("data")
+            steps.append(
+                "  {%s, STEP_%s, %s, %s, %d, %s, %s, %d, %s, %d, %d, %d, %s, %d, %s, %s, %s, %s, %s,"
+                " %s, %d, %s, %s, %s, %s, %s, %s, %d},"
+                % (c_str(where), op.upper(), c_int(st.get("job")), c_text_arg(st.get("command")),
+                   o.get("yield_after_ms", 0), c_str(o.get("cwd")), env,
+                   st.get("timeout_ms", o.get("timeout_ms", 0)),
+                   "true" if o.get("stdin") else "false", pty[0], pty[1], o.get("wait_ms", 0),
+                   c_str(o.get("until")), o.get("max_bytes", 0), c_int(o.get("cursor")),
+                   c_str(data), c_len(data), c_str(st.get("key")), c_str(st.get("signal")),
+                   wait_jobs, wait_count, ERROR_STATUS[error] if error else "CONCH_OK",
+                   c_str(error), "true" if has_expect else "false", result, waited, jobs,
+                   jobs_count)
+            )
+        out.append(f"static const struct job_step JOB_STEPS_{i}[] = {{")
+        out.extend(steps)
+        out.append("  {0}};")
+        tables.append(
+            "  {%s, %d, JOB_STEPS_%d}," % (c_str(c["name"]), (c.get("shell") or {}).get("max_jobs", 0), i)
+        )
+    out.append("static const struct job_steps_case JOB_STEPS_CASES[] = {")
+    out.extend(tables)
+    out.append("};")
+
+
 # The vector files the C face replays, and the writer of each one's table.
 TABLES = {
     "normalize": normalize,
@@ -261,6 +404,7 @@ TABLES = {
     "keys": keys,
     "tool": tool,
     "jobs": jobs,
+    "job_steps": job_steps,
 }
 
 # The vector files whose functions include/conch.h does not declare, so the
@@ -271,7 +415,6 @@ NOT_IN_C_API = {
     "notice": "format_size and the truncation notice have no C function",
     "render": "the previews and truncation warnings have no C function",
     "job_tool": "the model's job tool has no C function",
-    "job_steps": "starting, writing to and killing jobs (conch_shell_start…) is not in the C face yet",
 }
 
 

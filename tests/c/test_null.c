@@ -164,6 +164,51 @@ static void shell(void) {
   CHECK(jobs == NULL && count == 0, "no jobs: a NULL array of 0");
   conch_job_info_free(jobs, count);
   conch_job_info_free(NULL, 3);
+
+  /* Jobs started beside the session. */
+  conch_job_options jo = {0};
+  uint32_t job = 7;
+  bool found = true;
+  expect_misuse(conch_shell_start(NULL, &jo, &job), "conch_shell_start", "shell");
+  expect_misuse(conch_shell_start(sh, NULL, &job), "conch_shell_start", "opts");
+  expect_misuse(conch_shell_start(sh, &jo, &job), "conch_shell_start", "opts->command");
+  jo.command = "true";
+  expect_misuse(conch_shell_start(sh, &jo, NULL), "conch_shell_start", "job_out");
+  jo.cwd = BAD_UTF8;
+  expect_misuse(conch_shell_start(sh, &jo, &job), "conch_shell_start", "opts->cwd");
+  jo.cwd = NULL;
+  const char *bad_env[] = {BAD_UTF8, NULL};
+  jo.env = bad_env;
+  expect_misuse(conch_shell_start(sh, &jo, &job), "conch_shell_start", "opts->env[0]");
+  jo.env = NULL;
+  jo.timeout_ms = UINT64_MAX;
+  expect_misuse(conch_shell_start(sh, &jo, &job), "conch_shell_start", "opts->timeout_ms");
+  jo.timeout_ms = 0;
+  CHECK(job == 7, "job_out untouched on error");
+  expect_misuse(conch_shell_write(NULL, 1, (const uint8_t *)"x", 1), "conch_shell_write", "shell");
+  expect_misuse(conch_shell_write(sh, 1, NULL, 1), "conch_shell_write", "data");
+  expect_misuse(conch_shell_close_stdin(NULL, 1), "conch_shell_close_stdin", "shell");
+  expect_misuse(conch_shell_write_key(NULL, 1, "enter"), "conch_shell_write_key", "shell");
+  expect_misuse(conch_shell_write_key(sh, 1, NULL), "conch_shell_write_key", "key");
+  expect_misuse(conch_shell_write_key(sh, 1, BAD_UTF8), "conch_shell_write_key", "key");
+  expect_misuse(conch_shell_signal(NULL, 1, "TERM"), "conch_shell_signal", "shell");
+  expect_misuse(conch_shell_signal(sh, 1, NULL), "conch_shell_signal", "signal");
+  expect_misuse(conch_shell_kill_job(NULL, 1, &p), "conch_shell_kill_job", "shell");
+  uint32_t ids[] = {1};
+  expect_misuse(conch_shell_wait_any(NULL, ids, 1, 0, NULL, &job, &found), "conch_shell_wait_any", "shell");
+  expect_misuse(conch_shell_wait_any(sh, NULL, 1, 0, NULL, &job, &found), "conch_shell_wait_any", "jobs");
+  expect_misuse(conch_shell_wait_any(sh, ids, 1, 0, NULL, NULL, &found), "conch_shell_wait_any", "job_out");
+  expect_misuse(conch_shell_wait_any(sh, ids, 1, 0, NULL, &job, NULL), "conch_shell_wait_any", "found_out");
+  CHECK(job == 7 && found, "outputs untouched on error");
+  /* With good pointers, a job the shell does not have is a failed lookup,
+   * in the core's words; data may be NULL when len is 0, the kill's out may
+   * be NULL, an empty list of jobs is waited for (0 ms) and none ends. */
+  CHECK_RC(conch_shell_write(sh, 1, NULL, 0), CONCH_ERR_NOT_FOUND, "write to no job");
+  CHECK_STR(conch_last_error(), "no job 1 in this session", "the core's words, unprefixed");
+  CHECK_RC(conch_shell_close_stdin(sh, 1), CONCH_ERR_NOT_FOUND, "close_stdin of no job");
+  CHECK_RC(conch_shell_kill_job(sh, 1, NULL), CONCH_ERR_NOT_FOUND, "kill of no job");
+  CHECK_RC(conch_shell_wait_any(sh, NULL, 0, 0, NULL, &job, &found), CONCH_OK, "wait for no jobs");
+  CHECK(job == 0 && !found, "none found");
   conch_shell_free(sh);
   conch_shell_free(NULL);
 }
