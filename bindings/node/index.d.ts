@@ -163,8 +163,8 @@ export declare class Shell {
    */
   signal(job: number, signal: string | number): Promise<void>
   /**
-   * Kills a job's whole process tree (TERM, then KILL) and resolves with
-   * its last output.
+   * Kills a job's whole process tree (INT, TERM, then KILL) and resolves
+   * with its last output.
    */
   kill(job: number): Promise<JobPoll>
   /**

@@ -387,8 +387,8 @@ impl Shell {
         self.on_job(env, job, move |shell, job| shell.signal(job, &text))
     }
 
-    /// Kills a job's whole process tree (TERM, then KILL) and resolves with
-    /// its last output.
+    /// Kills a job's whole process tree (INT, TERM, then KILL) and resolves
+    /// with its last output.
     #[napi(
         catch_unwind,
         ts_args_type = "job: number",
