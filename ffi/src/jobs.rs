@@ -458,12 +458,12 @@ pub unsafe extern "C" fn conch_shell_start(
 /// Writes `len` bytes to job `job`'s input: its stdin pipe (a job started
 /// with `stdin_pipe`) or its terminal (`pty_cols`/`pty_rows`), as typed
 /// (`"ann\n"`). `data` may be NULL only when `len` is 0. Blocks while the
-/// job does not read, up to a bound (then `CONCH_ERR_IO`).
+/// job does not read, up to a bound (10 s).
 ///
 /// Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`), a job the shell does
 /// not have (`CONCH_ERR_NOT_FOUND`), a job that takes no input: it ended,
-/// its input was closed, it has none (`CONCH_ERR_NO_INPUT`);
-/// `CONCH_ERR_CLOSED`.
+/// its input was closed, it has none, it did not read its input within
+/// the bound (`CONCH_ERR_NO_INPUT`); `CONCH_ERR_CLOSED`.
 ///
 /// # Safety
 /// `shell` is a live handle; `data` is readable for `len` bytes.
