@@ -26,13 +26,14 @@
 //! - a `bash` request may carry `yieldAfter` (seconds): a command still
 //!   running then goes on as a job, its `data.backgrounded` the job's id;
 //! - when a job ends the server writes the event `{"type": "job_exit",
-//!   …JobInfo (camelCase)}`.
+//!   …JobInfo (camelCase)}`; at the end of the server, after the ends of
+//!   the jobs it killed, and never after its last line.
 //!
 //! stdin is read on its own thread and commands run on another, so an abort
-//! is handled while a command runs, not after it. Every other reply (bash,
-//! and the error replies of bad lines) keeps the order of the requests;
-//! those of `abort_bash`, `job_list` and `job_poll`, good or bad, are sent
-//! as soon as they are ready. A line that is not a valid request gets
+//! is handled while a command runs, not after it. The replies of `bash`,
+//! `job_start` and the error replies of bad lines keep the order of the
+//! requests; those of `abort_bash`, `job_list` and the other job requests,
+//! good or bad, are sent as soon as they are ready. A line that is not a valid request gets
 //! `{"type": "response", "success": false, "error": "…"}` (with the `id`
 //! and `command` when they could be read) and the server goes on. At the
 //! end of stdin, the queued commands finish, then conch exits, unless
@@ -50,13 +51,13 @@
 //!
 //! [`BashSession`]: conch_core::tool::BashSession
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use conch_core::artifact::ArtifactStore;
 use conch_core::jobs::until_option;
@@ -66,7 +67,7 @@ use conch_core::shell::options::{
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};
 use conch_core::sync::lock;
 use conch_core::tool::{BashSessionConfig, clamp_timeout};
-use conch_core::{CancelToken, Error, JobExitHook, JobId, JobOptions, PollOptions};
+use conch_core::{CancelToken, Error, JobExitHook, JobId, JobInfo, JobOptions, PollOptions};
 use serde_json::{Value, json};
 
 use crate::args::HELP;
@@ -83,7 +84,9 @@ Requests, one per line:
   {\"id\":2,\"type\":\"abort_bash\"}
   {\"id\":3,\"type\":\"job_list\"}
   {\"id\":4,\"type\":\"job_poll\",\"job\":1,\"wait\":10,\"until\":\"ready\",\"maxBytes\":4096,\"cursor\":0}
-Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}; replies
+  {\"id\":5,\"type\":\"job_start\",\"command\":\"npm run dev\",\"pty\":{\"cols\":80,\"rows\":24}}
+  {\"id\":6,\"type\":\"job_write\",\"job\":2,\"data\":\"y\\n\"}  (also job_close_stdin, job_key, job_signal, job_kill)
+Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}, {\"type\":\"job_exit\",\"job\":2,…}; replies
 {\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}."
 )]
 pub struct Args {
@@ -120,7 +123,60 @@ struct Session {
     config: BashSessionConfig,
     /// Where the `job_exit` events go.
     out: Out,
+    exits: Arc<Exits>,
     shell: Mutex<Slot>,
+}
+
+/// The `job_exit` events: each written under a lock that the end of the
+/// server takes to stop them, once the ends of the jobs it killed were
+/// told, so that no event is cut short by the exit.
+#[derive(Default)]
+struct Exits {
+    state: Mutex<ExitState>,
+    told: Condvar,
+}
+
+#[derive(Default)]
+struct ExitState {
+    closed: bool,
+    told: HashSet<JobId>,
+}
+
+impl Exits {
+    /// Writes the `job_exit` event of `info` (the core's exit hook).
+    fn tell(&self, out: Out, info: JobInfo) {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return;
+        }
+        let job = info.job;
+        let mut event = json!(info);
+        event["type"] = "job_exit".into();
+        out.send(&event);
+        state.told.insert(job);
+        self.told.notify_all();
+    }
+
+    /// After `shell` was closed: waits (a bounded time: what a kill
+    /// ladder and a job's collection take, many times over) until the end
+    /// of each of its jobs was told, then stops the events.
+    fn finish(&self, shell: &Shell) {
+        let jobs: Vec<JobId> = shell.jobs().iter().map(|j| j.job).collect();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut state = lock(&self.state);
+        while !jobs.iter().all(|j| state.told.contains(j)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            state = self
+                .told
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        state.closed = true;
+    }
 }
 
 enum Slot {
@@ -134,6 +190,7 @@ impl Session {
     fn new(cwd: Option<PathBuf>, artifacts_dir: PathBuf, out: Out) -> Session {
         Session {
             out,
+            exits: Arc::default(),
             config: BashSessionConfig {
                 cwd,
                 artifacts_dir: Some(artifacts_dir),
@@ -161,12 +218,8 @@ impl Session {
             prefix: c.prefix.clone(),
             artifacts: Some(ArtifactStore::for_option(c.artifacts_dir.clone())?),
             on_job_exit: Some(JobExitHook::new({
-                let out = self.out;
-                move |info| {
-                    let mut event = json!(info);
-                    event["type"] = "job_exit".into();
-                    out.send(&event);
-                }
+                let (out, exits) = (self.out, self.exits.clone());
+                move |info| exits.tell(out, info)
             })),
             ..ShellOptions::default()
         })?);
@@ -194,11 +247,13 @@ impl Session {
         self.shell()?.run(run, on_chunk)
     }
 
-    /// Kills what the session still runs (its jobs included).
+    /// Kills what the session still runs (its jobs included), and tells
+    /// the end of each job before it returns.
     fn close(&self) {
         let slot = std::mem::replace(&mut *lock(&self.shell), Slot::Closed);
         if let Slot::Open(shell) = slot {
             shell.close();
+            self.exits.finish(&shell);
         }
     }
 }

@@ -440,11 +440,64 @@ fn poll_fields() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
         .prop_map(|(a, b, c, d, e)| [a, b, c, d, e].into_iter().flatten().collect())
 }
 
+/// The fields of the other job requests (`job_start`'s and the input's),
+/// each absent, of its type, or any JSON value. What they start is a
+/// harmless command (the `command` of the line), killed at the end.
+fn job_fields() -> impl Strategy<Value = Vec<(&'static str, Value)>> {
+    let field = |name: &'static str, valid: BoxedStrategy<Value>| {
+        proptest::option::of(prop_oneof![2 => valid, 1 => json_value()])
+            .prop_map(move |v| v.map(|v| (name, v)))
+    };
+    (
+        field(
+            "data",
+            proptest::sample::select(vec!["", "x\n", "\u{4}"])
+                .prop_map(Value::from)
+                .boxed(),
+        ),
+        field(
+            "key",
+            proptest::sample::select(vec!["enter", "ctrl+c", "nope"])
+                .prop_map(Value::from)
+                .boxed(),
+        ),
+        field(
+            "signal",
+            prop_oneof![
+                proptest::sample::select(vec!["TERM", "sigint", "NOPE"]).prop_map(Value::from),
+                (0u64..20).prop_map(Value::from),
+            ]
+            .boxed(),
+        ),
+        field("stdin", any::<bool>().prop_map(Value::from).boxed()),
+        field(
+            "pty",
+            (0u64..100, 0u64..40)
+                .prop_map(|(c, r)| json!({"cols": c, "rows": r}))
+                .boxed(),
+        ),
+        field("env", Just(json!({"ONLY": "job"})).boxed()),
+    )
+        .prop_map(|(a, b, c, d, e, f)| [a, b, c, d, e, f].into_iter().flatten().collect())
+}
+
 /// One line for `conch rpc`: a request with fields of any type, or bytes.
 fn rpc_line() -> impl Strategy<Value = Vec<u8>> {
     let kind = prop_oneof![
-        proptest::sample::select(vec!["bash", "bash", "abort_bash", "job_list", "job_poll"])
-            .prop_map(Value::from),
+        proptest::sample::select(vec![
+            "bash",
+            "bash",
+            "abort_bash",
+            "job_list",
+            "job_poll",
+            "job_start",
+            "job_write",
+            "job_close_stdin",
+            "job_key",
+            "job_signal",
+            "job_kill",
+        ])
+        .prop_map(Value::from),
         json_value(),
     ];
     // A random command: a comment, with its text kept on one line.
@@ -460,10 +513,11 @@ fn rpc_line() -> impl Strategy<Value = Vec<u8>> {
         proptest::option::of(json_value()),
         proptest::option::of(json_value()),
         poll_fields(),
+        job_fields(),
     )
-        .prop_map(|(id, kind, command, cwd, timeout, poll)| {
+        .prop_map(|(id, kind, command, cwd, timeout, poll, job)| {
             let mut r = json!({"id": id, "type": kind});
-            for (name, value) in poll {
+            for (name, value) in poll.into_iter().chain(job) {
                 r[name] = value;
             }
             if let Some(c) = command {
@@ -481,10 +535,33 @@ fn rpc_line() -> impl Strategy<Value = Vec<u8>> {
             }
             r.to_string().into_bytes()
         });
+    // A well-formed job_start (the fields above rarely all are), so that
+    // the other job requests find jobs to act on.
+    let start = (
+        shell_command(),
+        proptest::option::of(any::<bool>()),
+        proptest::option::of(Just(json!({"cols": 80, "rows": 24}))),
+        proptest::option::of(proptest::sample::select(vec![0.05, 1.0, 60.0])),
+    )
+        .prop_map(|(command, stdin, pty, timeout)| {
+            let mut r = json!({"id": "s", "type": "job_start",
+                "command": String::from_utf8_lossy(&command).into_owned()});
+            if let Some(stdin) = stdin {
+                r["stdin"] = stdin.into();
+            }
+            if let Some(pty) = pty {
+                r["pty"] = pty;
+            }
+            if let Some(timeout) = timeout {
+                r["timeout"] = timeout.into();
+            }
+            r.to_string().into_bytes()
+        });
     let bytes =
         proptest::collection::vec(any::<u8>().prop_filter("one line", |b| *b != b'\n'), 0..40);
     prop_oneof![
         4 => request,
+        2 => start,
         1 => bytes,
         1 => (1usize..256 * 1024).prop_map(|n| [b"\"".as_slice(), &vec![b'x'; n], b"\""].concat()),
     ]
@@ -516,6 +593,12 @@ proptest! {
         let expected = lines.iter().filter(|l| !l.trim_ascii().is_empty()).count();
         let got = responses(&ran.stdout).len();
         prop_assert_eq!(got, expected, "one response per line: {}", String::from_utf8_lossy(&ran.stdout));
+        // Every job started is killed at the end, and its end told before
+        // the server exits.
+        let all = replies(&ran.stdout);
+        let started = all.iter().filter(|v| v["command"] == "job_start" && v["success"] == true).count();
+        let told = all.iter().filter(|v| v["type"] == "job_exit" && v["job"].is_u64()).count();
+        prop_assert!(told >= started, "{} started, {} job_exit events: {}", started, told, String::from_utf8_lossy(&ran.stdout));
     }
 }
 

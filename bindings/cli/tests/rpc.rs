@@ -777,3 +777,218 @@ fn a_bash_request_past_yield_after_goes_on_as_a_job() {
     assert_eq!(plain["data"]["backgrounded"], Value::Null, "{plain}");
     assert_eq!(server.finish(), 0);
 }
+
+impl Server {
+    /// Closes stdin, waits for the server to finish, and returns its exit
+    /// status with the lines it wrote that were not read yet (`job_exit`
+    /// events read while waiting for replies included).
+    fn finish_lines(mut self) -> (i32, Vec<Value>) {
+        drop(self.stdin.take());
+        let code = wait_exit(&mut self.child).code().unwrap();
+        let mut lines = std::mem::take(&mut *self.exits.borrow_mut());
+        loop {
+            match self.lines.recv_timeout(HANG_GUARD) {
+                Ok(value) => lines.push(value),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => panic!("stdout stayed open after the exit"),
+            }
+        }
+        (code, lines)
+    }
+
+    /// The `data` of a successful reply to `request` (with `id` "r").
+    fn ok(&mut self, mut request: Value) -> Value {
+        request["id"] = "r".into();
+        let reply = self.ask(request.clone());
+        assert_eq!(reply["success"], true, "{request}: {reply}");
+        assert_eq!(reply["command"], request["type"], "{reply}");
+        reply["data"].clone()
+    }
+
+    /// The error of a failed reply to `request`.
+    fn refused(&mut self, mut request: Value) -> String {
+        request["id"] = "e".into();
+        let reply = self.ask(request.clone());
+        assert_eq!(reply["success"], false, "{request}: {reply}");
+        assert_eq!(reply["command"], request["type"], "{reply}");
+        reply["error"].as_str().unwrap().to_string()
+    }
+}
+
+#[test]
+fn jobs_on_a_terminal_with_keys_signals_input_cwd_and_env() {
+    let mut server = Server::start("pty-job");
+    let job = server.ok(json!({"type": "job_start", "pty": {"cols": 80, "rows": 24},
+        "command": "read -r -p 'name? ' n; echo \"hi $n\"; trap 'echo got TERM; exit 7' TERM; echo ready; while :; do :; done"}))["job"]
+        .clone();
+    assert!(job.is_u64(), "{job}");
+    let poll = server.poll(json!({"job": job, "wait": 10, "until": "name\\? "}));
+    assert_eq!(poll["output"], "name? ", "{poll}");
+    assert_eq!(
+        server.ok(json!({"type": "job_write", "job": job, "data": "ann"})),
+        json!({ "job": job })
+    );
+    server.ok(json!({"type": "job_key", "job": job, "key": "enter"}));
+    let poll = server.poll(json!({"job": job, "wait": 10, "until": "ready"}));
+    assert_eq!(poll["output"], "ann\nhi ann\nready\n", "{poll}");
+    // A signal by number (or by name).
+    server.ok(json!({"type": "job_signal", "job": job, "signal": 15}));
+    let poll = server.poll(json!({"job": job, "wait": 10}));
+    assert_eq!(
+        (&poll["output"], &poll["status"], &poll["exitCode"]),
+        (&json!("got TERM\n"), &json!("exited"), &json!(7)),
+        "{poll}"
+    );
+    let event = server.job_exit();
+    assert_eq!(
+        (&event["job"], &event["status"], &event["exitCode"]),
+        (&job, &json!("exited"), &json!(7)),
+        "{event}"
+    );
+    assert!(
+        event["command"].as_str().unwrap().starts_with("read -r -p"),
+        "{event}"
+    );
+
+    // A pipe, closed; a job's own cwd and variables.
+    let cat =
+        server.ok(json!({"type": "job_start", "command": "cat; echo eof", "stdin": true}))["job"]
+            .clone();
+    server.ok(json!({"type": "job_write", "job": cat, "data": "line\n"}));
+    server.ok(json!({"type": "job_close_stdin", "job": cat}));
+    let poll = server.poll(json!({"job": cat, "wait": 10}));
+    assert_eq!(
+        (&poll["output"], &poll["exitCode"]),
+        (&json!("line\neof\n"), &json!(0)),
+        "{poll}"
+    );
+    let here = server.ok(json!({"type": "job_start", "command": "echo $PWD $ONLY",
+        "cwd": "/usr", "env": {"ONLY": "job"}, "timeout": 60}))["job"]
+        .clone();
+    let poll = server.poll(json!({"job": here, "wait": 10}));
+    assert_eq!(poll["output"], "/usr job\n", "{poll}");
+    server.bash("b", "echo ${ONLY-unset}", "unset\n");
+    // A job's own timeout.
+    let slow = server.ok(json!({"type": "job_start", "command": "/bin/sleep 100", "timeout": 0.3}))
+        ["job"]
+        .clone();
+    let poll = server.poll(json!({"job": slow, "wait": 10}));
+    assert_eq!(poll["status"], "timed_out", "{poll}");
+
+    // What still runs at the end is killed, and its end told before the
+    // server's last line.
+    let left = server.ok(json!({"type": "job_start", "command": "/bin/sleep 100"}))["job"].clone();
+    let (code, lines) = server.finish_lines();
+    assert_eq!(code, 0);
+    let told = lines
+        .iter()
+        .find(|l| l["type"] == "job_exit" && l["job"] == left)
+        .unwrap_or_else(|| panic!("no job_exit for job {left}: {lines:?}"));
+    assert_eq!(told["status"], "killed", "{told}");
+    assert_eq!(told["exitCode"], Value::Null, "{told}");
+}
+
+#[test]
+fn bad_job_start_and_input_requests_get_error_replies() {
+    let mut server = Server::start("start-bad");
+    for (request, error) in [
+        (
+            json!({"type": "job_start", "command": 5}),
+            "\"command\" must be a string",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "env": ["A=1"]}),
+            "\"env\" must be an object of strings",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "env": {"A": 1}}),
+            "\"env\" values must be strings (\"A\" is not)",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "stdin": "yes"}),
+            "\"stdin\" must be a boolean",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "pty": "80x24"}),
+            "\"pty\" must be an object {\"cols\", \"rows\"}",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "pty": {"cols": 80}}),
+            "\"pty\" needs a number \"rows\"",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "pty": {"cols": -1, "rows": 24}}),
+            "pty.cols must be >= 0 (a whole number), got -1",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "pty": {"cols": 0, "rows": 24}}),
+            "a job's terminal needs at least 1 column and 1 row, got 0x24",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "timeout": -1}),
+            "timeout must be a positive number of seconds up to 2147483.647, got -1",
+        ),
+        (
+            json!({"type": "job_start", "command": "true", "env": {"1X": "y"}}),
+            "",
+        ),
+        (
+            json!({"type": "job_start", "command": "a\u{0}b"}),
+            "command contains a NUL byte",
+        ),
+        (
+            json!({"type": "job_write", "job": 1}),
+            "job_write needs a string \"data\"",
+        ),
+        (
+            json!({"type": "job_key", "job": 1}),
+            "job_key needs a string \"key\"",
+        ),
+        (
+            json!({"type": "job_signal", "job": 1}),
+            "job_signal needs a string \"signal\"",
+        ),
+        (
+            json!({"type": "job_close_stdin"}),
+            "job_close_stdin needs a number \"job\"",
+        ),
+        (
+            json!({"type": "job_kill", "job": -1}),
+            "job must be >= 0 (a whole number), got -1",
+        ),
+        (
+            json!({"type": "job_signal", "job": 99, "signal": "TERM"}),
+            "no job 99 in this session",
+        ),
+        (
+            json!({"type": "job_close_stdin", "job": 99}),
+            "no job 99 in this session",
+        ),
+    ] {
+        let got = server.refused(request.clone());
+        if error.is_empty() {
+            assert!(!got.is_empty(), "{request}");
+        } else {
+            assert_eq!(got, error, "{request}");
+        }
+    }
+    let missing = server.refused(json!({"type": "job_start", "command": "true", "cwd": "nowhere"}));
+    assert!(
+        missing.starts_with("Working directory does not exist: "),
+        "{missing}"
+    );
+    let job = server.ok(json!({"type": "job_start", "command": "/bin/sleep 100"}))["job"].clone();
+    assert_eq!(
+        server.refused(json!({"type": "job_key", "job": job, "key": "enter"})),
+        format!("job {job} has no terminal: keys need a job started with a PTY")
+    );
+    assert_eq!(
+        server.refused(json!({"type": "job_write", "job": job, "data": "x"})),
+        format!("job {job} takes no input")
+    );
+    let nope = server.refused(json!({"type": "job_signal", "job": job, "signal": "NOPE"}));
+    assert!(nope.starts_with("signal must be a signal name"), "{nope}");
+    let killed = server.ok(json!({"type": "job_kill", "job": job}));
+    assert_eq!(killed["status"], "killed", "{killed}");
+    assert_eq!(server.finish(), 0);
+}
