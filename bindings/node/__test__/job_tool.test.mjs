@@ -66,3 +66,28 @@ test('job_tool vectors, every case and step', async (t) => {
   assert.deepEqual(failures, [], `${failures.length} of ${cases.length} cases failed`)
   t.diagnostic(`${cases.length} cases`)
 })
+
+test('JobTool: a signal ends the wait and spares the job; a bad job number is the model\'s ToolError', async () => {
+  assert.throws(() => new JobTool({}), { name: 'TypeError', code: 'InvalidArg' })
+  const bash = new BashTool({ cwd: tmpdir(), snapshot: 'none', sessionKey: `job-tool-signal-${process.pid}` })
+  const jobs = new JobTool(bash)
+  try {
+    const started = await bash.execute({ command: '/bin/sleep 30', async: true })
+    assert.match(started.content[0].text, /^Started job 1: \/bin\/sleep 30\n/)
+    const ac = new AbortController()
+    setTimeout(() => ac.abort(), 100)
+    const t0 = Date.now()
+    const r = await settlesInTime(jobs.execute({ op: 'poll', job: 1, wait: 30 }, { signal: ac.signal }), 'poll')
+    assert.ok(Date.now() - t0 < 5000)
+    assert.match(r.content[0].text, /running for \d+s\n\(no new output\)\n\[Still running/)
+    for (const job of [-1, 1.5]) {
+      const err = await jobs.execute({ op: 'poll', job }).then(() => null, (e) => e)
+      assert.ok(err instanceof ToolError, String(err))
+      assert.match(err.message, /^job must be/)
+    }
+    const killed = await jobs.execute({ op: 'kill', job: 1 })
+    assert.match(killed.content[0].text, /killed after \d+s/)
+  } finally {
+    bash.close()
+  }
+})
