@@ -169,14 +169,7 @@ impl Control {
         if self.session.is_some() {
             tree::signal_all(&[self.pid], crate::shell::protocol::unwind_signal());
         }
-        for signal in [Signal::INT, Signal::TERM, Signal::KILL] {
-            let pids = self.below();
-            if pids.is_empty() {
-                break;
-            }
-            tree::signal_all(&pids, signal);
-            tree::wait_gone(&pids, self.grace);
-        }
+        tree::climb_blocking(|| self.below(), self.grace);
         match self.session {
             Some(_) => tree::signal_all(&[self.pid], Signal::CONT),
             None => self.reap(),

@@ -209,7 +209,7 @@ impl Job {
                     control.reap();
                 }
             }
-            Processes::Left { pids, grace } => kill_left(pids, *grace),
+            Processes::Left { pids, grace } => tree::climb_blocking(|| tree_of(pids), *grace),
         }
         self.wait_end(END_WAIT);
     }
@@ -352,16 +352,4 @@ fn tree_of(pids: &[Pid]) -> Vec<Pid> {
         all.extend(tree::descendants(pid));
     }
     all
-}
-
-/// The kill ladder on what a command left running.
-fn kill_left(pids: &[Pid], grace: Duration) {
-    for signal in [Signal::INT, Signal::TERM, Signal::KILL] {
-        let all = tree_of(pids);
-        if all.is_empty() {
-            return;
-        }
-        tree::signal_all(&all, signal);
-        tree::wait_gone(&all, grace);
-    }
 }

@@ -160,6 +160,21 @@ pub fn terminate(pids: &[Pid], grace: Duration) {
     }
 }
 
+/// The kill ladder climbed on this thread, for a caller with no output to
+/// drain meanwhile (a job, whose output its reader thread takes): each
+/// rung's signal to what `targets` gives at that moment, then up to
+/// `grace` for it to go; done as soon as nothing is left.
+pub fn climb_blocking(targets: impl Fn() -> Vec<Pid>, grace: Duration) {
+    for signal in RUNGS {
+        let pids = targets();
+        if pids.is_empty() {
+            return;
+        }
+        signal_all(&pids, signal);
+        wait_gone(&pids, grace);
+    }
+}
+
 /// The escalation applied on timeout and abort: SIGINT, grace, SIGTERM,
 /// grace, SIGKILL, grace. Driven by the caller's event loop (which must keep
 /// draining output meanwhile, or a dying process may block on a full pipe).

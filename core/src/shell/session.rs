@@ -268,12 +268,7 @@ impl Shell {
             ));
         }
         self.check_open()?;
-        if opts.command.contains('\0') {
-            return Err(Error::InvalidArgument("command contains a NUL byte".into()));
-        }
-        for (k, v) in &opts.env {
-            validate_var(k, v)?;
-        }
+        check_command(&opts.command, &opts.env)?;
         let cancel = opts.cancel.clone().unwrap_or_default();
         let turn = place.wait(&cancel);
         let started = (SystemTime::now(), Instant::now());
@@ -333,10 +328,7 @@ impl Shell {
             move || w.wake()
         });
 
-        let command = match &self.config.prefix {
-            Some(prefix) => format!("{prefix} {}", opts.command),
-            None => opts.command.clone(),
-        };
+        let command = self.prefixed(&opts.command);
         let cwd_text = run_cwd.as_deref().map(utf8_path).transpose()?;
         let mut pump = Pump::new(sink, &mut on_chunk);
         let bash = state.bash.as_mut().expect("bash started above");
@@ -510,10 +502,11 @@ impl Shell {
         // Read after the command: bash lets go of the output (so the job
         // ends when what the command left closes it) and of the status
         // pipe, then waits until the job is over.
+        // The command's record carries its exit status.
+        let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
         let release = "exec >/dev/null 2>&1 62>&-; builtin read -r -N 1 -u 63 _";
         let _ = send_all(&old.input, &protocol::run(old.seq, Kind::Script, release));
-        let seq = (old.seq + SEQ_MODULUS - 1) % SEQ_MODULUS;
         let Bash {
             child,
             input,
@@ -581,12 +574,7 @@ impl Shell {
     /// `max_jobs` jobs already; nothing is started then.
     pub fn start(&self, opts: JobOptions) -> Result<JobId> {
         self.check_open()?;
-        if opts.command.contains('\0') {
-            return Err(Error::InvalidArgument("command contains a NUL byte".into()));
-        }
-        for (k, v) in &opts.env {
-            validate_var(k, v)?;
-        }
+        check_command(&opts.command, &opts.env)?;
         if let Some((cols, rows)) = opts.pty
             && (cols == 0 || rows == 0)
         {
@@ -608,10 +596,7 @@ impl Shell {
         let bash = state.bash.as_mut().expect("bash started above");
         let dump = self.dump_state(bash)?;
         drop(state);
-        let command = match &self.config.prefix {
-            Some(prefix) => format!("{prefix} {}", opts.command),
-            None => opts.command.clone(),
-        };
+        let command = self.prefixed(&opts.command);
         let mut env = opts.env.clone();
         if opts.pty.is_some() && !env.iter().any(|(k, _)| k == "TERM") {
             env.push(("TERM".into(), "xterm-256color".into()));
@@ -870,6 +855,14 @@ impl Shell {
         Ok(bash)
     }
 
+    /// `command` as bash gets it: after the configured prefix, if any.
+    fn prefixed(&self, command: &str) -> String {
+        match &self.config.prefix {
+            Some(prefix) => format!("{prefix} {command}"),
+            None => command.to_string(),
+        }
+    }
+
     /// The shell's file name (`bash`): its `$0` in the session.
     fn shell_name(&self) -> String {
         self.config.shell.file_name().map_or_else(
@@ -972,6 +965,15 @@ impl Bash {
         let mut fds = [pollin(self.pidfd.as_raw_fd())];
         poll(&mut fds, Some(Instant::now())).is_ok_and(|n| n > 0)
     }
+}
+
+/// Refuses a command bash cannot be given (a NUL byte) and variables it
+/// cannot hold, before anything waits or runs.
+fn check_command(command: &str, env: &[(String, String)]) -> Result<()> {
+    if command.contains('\0') {
+        return Err(Error::InvalidArgument("command contains a NUL byte".into()));
+    }
+    env.iter().try_for_each(|(k, v)| validate_var(k, v))
 }
 
 /// Gives bash a new output pipe, for a run that left something running
