@@ -6,7 +6,7 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
@@ -44,8 +44,13 @@ pub(crate) struct Control {
     /// `None` once reaped.
     root: Mutex<Option<Process>>,
     /// The job's input: the write end of its stdin pipe, or its terminal's
-    /// master; `None` when it has none (or it was closed).
-    input: Mutex<Option<OwnedFd>>,
+    /// master; `None` when it has none (or it was closed). Shared with a
+    /// write in progress, which holds no lock while it waits for the job
+    /// to read: a kill or a close is never kept waiting behind it.
+    input: Mutex<Option<Arc<OwnedFd>>>,
+    /// One write at a time, so that two writes never interleave their
+    /// bytes.
+    writing: Mutex<()>,
     /// The input is a terminal (closing it sends end-of-file, ctrl+d).
     terminal: bool,
     /// The root waits until this closes (after the command, so that what
@@ -72,7 +77,8 @@ impl Control {
         Control {
             pid: root.pid(),
             root: Mutex::new(Some(root)),
-            input: Mutex::new(input),
+            input: Mutex::new(input.map(Arc::new)),
+            writing: Mutex::new(()),
             terminal,
             hold: Mutex::new(Some(hold)),
             session,
@@ -105,17 +111,25 @@ impl Control {
     }
 
     /// Writes all of `data` to the job's input, waiting (a bounded time)
-    /// while the job does not read it. `what` names the job in errors.
+    /// while the job does not read it. `what` names the job in errors,
+    /// which say how much of `data` went in when some did.
     pub(crate) fn write(&self, data: &[u8], what: &str) -> Result<()> {
-        let input = lock(&self.input);
-        let Some(fd) = input.as_ref() else {
+        let _turn = lock(&self.writing);
+        let Some(fd) = lock(&self.input).clone() else {
             return Err(Error::NoInput(format!("{what} takes no input")));
         };
         let deadline = Instant::now() + WRITE_WAIT;
-        let mut data = data;
-        while !data.is_empty() {
-            match rustix::io::write(fd, data) {
-                Ok(n) => data = &data[n..],
+        let mut written = 0;
+        let stopped = |why: String, written: usize| {
+            let part = match written {
+                0 => String::new(),
+                n => format!(" ({n} of {} bytes were written)", data.len()),
+            };
+            Err(Error::NoInput(format!("{what} {why}{part}")))
+        };
+        while written < data.len() {
+            match rustix::io::write(&*fd, &data[written..]) {
+                Ok(n) => written += n,
                 Err(Errno::INTR) => {}
                 Err(Errno::AGAIN) => {
                     let mut fds = [libc::pollfd {
@@ -124,17 +138,16 @@ impl Control {
                         revents: 0,
                     }];
                     if poll(&mut fds, Some(deadline))? == 0 {
-                        return Err(Error::NoInput(format!(
-                            "{what} did not read its input for {WRITE_WAIT:?}"
-                        )));
+                        let why = format!("did not read its input for {WRITE_WAIT:?}");
+                        return stopped(why, written);
                     }
                     if fds[0].revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-                        return Err(Error::NoInput(format!("{what} takes no more input")));
+                        return stopped("takes no more input".into(), written);
                     }
                 }
                 // EPIPE: nothing reads the pipe; EIO: nothing holds the terminal.
                 Err(Errno::PIPE | Errno::IO) => {
-                    return Err(Error::NoInput(format!("{what} takes no more input")));
+                    return stopped("takes no more input".into(), written);
                 }
                 Err(e) => return Err(Error::io("cannot write to the job", e.into())),
             }

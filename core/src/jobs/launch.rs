@@ -6,36 +6,53 @@ use std::fs::OpenOptions;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use portable_pty::{PtySize, native_pty_system};
 
 use super::{Control, Role};
-use crate::process::io::{output_pipe, pipe, set_nonblocking, socketpair};
+use crate::process::io::{
+    Read, output_pipe, pipe, poll, pollin, read, set_nonblocking, socketpair,
+};
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
 use crate::shell::protocol::{FUNCTION_NAMES, PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
 /// The root's `-c` script; `$1` is the state file, `$2` the protocol's
-/// function names. The subshell takes both, clears the positional
-/// parameters (before `source`, which would otherwise leave `BASH_ARGV`
-/// holding them), sources the file (the session's state, then the job's
-/// variables and its command in `$__conch_c`), drops the protocol's
-/// functions (a job runs no protocol), shows the command as
+/// function names. The root first moves the job's output from its own
+/// stderr to descriptor 61 and sends its stderr to `/dev/null`: what bash
+/// says of the subshell's end (`Killed ( … )`, with the protocol's text)
+/// is the root's and must not reach the job's output. The subshell tells
+/// the host it exists (`r` on the status pipe: from then on a signal to
+/// the job reaches the command), closes the status and hold descriptors,
+/// takes the output back as its stderr, takes both arguments, clears the
+/// positional parameters (before `source`, which would otherwise leave
+/// `BASH_ARGV` holding them), sources the file (the session's state, then
+/// the job's variables and its command in `$__conch_c`), drops the
+/// protocol's functions (a job runs no protocol), shows the command as
 /// `BASH_EXECUTION_STRING` as `bash -c` does, and `eval`s it, its own
-/// first step unsetting the variables that carried it. The status and hold
-/// descriptors are closed for it. Then the root reports `1 NUL status NUL
-/// NUL` (a status record of run 1), lets go of the output (plain `exec`:
-/// the redirections of `builtin exec` are undone when it returns) and
-/// waits for the host to close descriptor 63, staying the subreaper of
-/// what the command left. SIGINT is caught, so a ctrl+c on the job's
-/// terminal ends the command, not the root.
-const ROOT: &str = "builtin trap : INT; \
-( __conch_f=$1 __conch_u=($2); builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; \
+/// first step unsetting the variables that carried it. Then the root
+/// reports `1 NUL status NUL NUL` (a status record of run 1), lets go of
+/// the output, and waits for the host to close descriptor 63, staying the
+/// subreaper of what the command left. Plain `exec` throughout: nothing
+/// of the user's is defined yet where it runs, and the redirections of
+/// `builtin exec` are undone when it returns. SIGINT is caught, so a
+/// ctrl+c on the job's terminal ends the command, not the root.
+const ROOT: &str = "builtin trap : INT; exec 61>&2 2>/dev/null; \
+( builtin printf r >&62; exec 62>&- 63<&- 2>&61 61>&-; \
+__conch_f=$1 __conch_u=($2); builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; \
 builtin unset -f \"${__conch_u[@]}\"; BASH_EXECUTION_STRING=$__conch_c; \
-builtin eval \"builtin unset -v __conch_f __conch_u __conch_c __conch_on; $__conch_on$__conch_c\" ) 62>&- 63<&-; \
-builtin printf '1\\0%s\\0\\0' \"$?\" >&62; exec 62>&- >/dev/null 2>&1 </dev/null; \
+builtin eval \"builtin unset -v __conch_f __conch_u __conch_c __conch_on; $__conch_on$__conch_c\" ); \
+builtin printf '1\\0%s\\0\\0' \"$?\" >&62; exec 61>&- 62>&- >/dev/null </dev/null; \
 builtin read -r -u 63 _";
+
+/// The byte the job's subshell writes on the status pipe once it exists.
+const READY: u8 = b'r';
+
+/// How long [`launch`] waits for the subshell to exist: far beyond a
+/// bash's start. Past it the job goes on unconfirmed (a signal sent
+/// before its command exists reaches nothing).
+const READY_WAIT: Duration = Duration::from_secs(10);
 
 /// The run number of the root's status record.
 pub(crate) const ROOT_SEQ: u64 = 1;
@@ -59,11 +76,15 @@ pub(crate) struct Launched {
     /// The output: a pipe, or the terminal's master.
     pub output: OwnedFd,
     pub status: OwnedFd,
+    /// What the status pipe carried after the ready byte (a status
+    /// record, when the command ended that fast).
+    pub initial_status: Vec<u8>,
 }
 
 /// Starts the root of a job, with an empty environment (the state file
 /// sets the session's), in its own session, a child subreaper held by the
-/// host's guard.
+/// host's guard, and returns once the subshell that runs the command
+/// exists, so that a signal sent right after reaches it.
 pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     let (status, status_w) = pipe()?;
     set_nonblocking(&status)?;
@@ -128,6 +149,7 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     let program = launch.program.display().to_string();
     let root = spawn(launch).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
     drop((keep, status_w, hold_theirs));
+    let initial_status = wait_ready(&status)?;
     let terminal = spec.pty.is_some();
     Ok(Launched {
         control: Control::new(
@@ -142,7 +164,33 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
         ),
         output,
         status,
+        initial_status,
     })
+}
+
+/// Waits for the ready byte on the (non-blocking) status pipe, for at
+/// most [`READY_WAIT`], and returns what came after it. The root's end
+/// (end of file: it died before its subshell existed) ends the wait too;
+/// its end is then the job's.
+fn wait_ready(status: &OwnedFd) -> Result<Vec<u8>> {
+    let deadline = Instant::now() + READY_WAIT;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    while got.is_empty() {
+        if poll(&mut [pollin(status.as_raw_fd())], Some(deadline))? == 0 {
+            break;
+        }
+        match read(status.as_raw_fd(), &mut buf) {
+            Ok(Read::Data(n)) => got.extend_from_slice(&buf[..n]),
+            Ok(Read::WouldBlock) => {}
+            Ok(Read::Eof) => break,
+            Err(e) => return Err(Error::io("cannot read a job's status", e)),
+        }
+    }
+    if got.first() == Some(&READY) {
+        got.remove(0);
+    }
+    Ok(got)
 }
 
 /// A terminal of `cols` × `rows`: the master (non-blocking) and the slave.

@@ -623,6 +623,7 @@ impl Shell {
             control,
             output,
             status,
+            initial_status,
         } = match launched {
             Ok(launched) => launched,
             Err(e) => {
@@ -639,7 +640,7 @@ impl Shell {
                 spec: self.job_spec(&opts.command, started, processes, opts.timeout),
                 output,
                 status: Some(status),
-                initial_status: Vec::new(),
+                initial_status,
             })
             .ok_or_else(|| Error::Spawn("cannot read the output of a job".into()))
     }

@@ -417,6 +417,68 @@ fn misuse_of_jobs_gets_typed_errors() {
 }
 
 #[test]
+fn a_signal_right_after_start_reaches_the_command() {
+    let sh = crate::clean_shell();
+    for _ in 0..5 {
+        let marker = unique_sleep(30);
+        let job = start(&sh, &format!("/bin/sleep {marker}"));
+        sh.signal(job, "TERM").unwrap();
+        let p = poll(&sh, job, HANG);
+        assert_eq!((p.status, p.exit_code), (JobStatus::Exited, Some(143)));
+        assert!(wait_until(CUT, || procs_with(&marker).is_empty()));
+    }
+}
+
+#[test]
+fn a_job_killed_by_a_signal_shows_nothing_of_its_root() {
+    let sh = crate::clean_shell();
+    for sig in ["KILL", "TERM", "INT"] {
+        let marker = unique_sleep(30);
+        let job = start(&sh, &format!("echo before; /bin/sleep {marker}"));
+        until(&sh, job, "before");
+        sh.signal(job, sig).unwrap();
+        let p = poll(&sh, job, HANG);
+        assert_eq!(p.status, JobStatus::Exited, "{sig}");
+        assert!(p.exit_code.is_some_and(|c| c > 128), "{sig}: {p:?}");
+        // bash -c prints nothing of the command that died either.
+        assert_eq!(p.output, "", "{sig}");
+    }
+}
+
+#[test]
+fn a_kill_is_not_kept_waiting_by_a_write_the_job_does_not_read() {
+    let sh = Arc::new(crate::clean_shell());
+    let marker = unique_sleep(30);
+    let job = sh
+        .start(JobOptions {
+            stdin: true,
+            ..JobOptions::new(format!("/bin/sleep {marker}"))
+        })
+        .unwrap();
+    assert!(wait_until(CUT, || procs_with(&marker).len() == 1));
+    // Far more than a pipe holds: the write waits for a reader.
+    let writer = std::thread::spawn({
+        let sh = sh.clone();
+        move || sh.write(job, &vec![b'x'; 4 << 20])
+    });
+    assert!(wait_until(CUT, || {
+        let p = sh.jobs();
+        p.iter().any(|j| j.job == job) && !writer.is_finished()
+    }));
+    std::thread::sleep(Duration::from_millis(200));
+    let asked = Instant::now();
+    let fin = sh.kill(job).unwrap();
+    // The write gives up after 10 s; the kill must not wait for it.
+    assert!(asked.elapsed() < LADDER + CUT, "{:?}", asked.elapsed());
+    assert_eq!(fin.status, JobStatus::Killed);
+    match writer.join().unwrap() {
+        Err(Error::NoInput(why)) => assert!(why.contains("bytes were written"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(procs_with(&marker).is_empty());
+}
+
+#[test]
 fn races_between_polls_writes_kills_and_exits_lose_nothing() {
     let sh = Arc::new(crate::clean_shell());
     for _ in 0..5 {
