@@ -319,6 +319,23 @@ describe('Shell.start: jobs started beside the session', () => {
     }
   })
 
+  test('start takes its turn when called: runs before it are seen, runs after it are not', async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      for (let i = 0; i < 5; i++) {
+        const before = sh.run({ command: `X=before${i}` })
+        const started = sh.start({ command: 'echo "$X"' })
+        const after = sh.run({ command: `X=after${i}` })
+        const job = await started
+        await Promise.all([before, after])
+        const p = await sh.poll(job, { waitMs: HANG_GUARD_MS })
+        assert.equal(p.output, `before${i}\n`)
+      }
+    } finally {
+      sh.close()
+    }
+  })
+
   test("'jobExit' fires once per job end with its exit code; off removes a listener", async () => {
     const sh = new Shell({ snapshot: 'none' })
     try {

@@ -312,9 +312,16 @@ impl Shell {
         options: StartOptions,
     ) -> napi::Result<Object<'env>, Code> {
         let opts = jobs::start_options(options)?;
-        let shell = self.open();
+        // The place is taken here, on the JS thread, as a run's: the job
+        // sees what the runs called before it left, and a run called after
+        // it waits for it to be given that state.
+        let taken = match self.open() {
+            Some(shell) => Some((shell.reserve().map_err(core_error)?, shell)),
+            None => None,
+        };
         offload(env, move || {
-            shell.ok_or(conch_core::Error::Closed("shell"))?.start(opts)
+            let (place, shell) = taken.ok_or(conch_core::Error::Closed("shell"))?;
+            shell.start_in_place(place, opts)
         })
     }
 

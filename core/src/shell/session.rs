@@ -262,11 +262,7 @@ impl Shell {
         opts: RunOptions,
         mut on_chunk: impl FnMut(&str),
     ) -> Result<BashResult> {
-        if !place.belongs_to(&self.queue) {
-            return Err(Error::InvalidArgument(
-                "the queue place was taken on another shell".into(),
-            ));
-        }
+        self.check_place(&place)?;
         self.check_open()?;
         check_command(&opts.command, &opts.env)?;
         let cancel = opts.cancel.clone().unwrap_or_default();
@@ -573,6 +569,15 @@ impl Shell {
     /// Fails with [`Error::TooManyJobs`] when the session runs
     /// `max_jobs` jobs already; nothing is started then.
     pub fn start(&self, opts: JobOptions) -> Result<JobId> {
+        self.busy.check("Shell.start")?;
+        self.start_in_place(self.queue.place(), opts)
+    }
+
+    /// [`Shell::start`] at a place taken earlier with [`Shell::reserve`]:
+    /// the job is given the session's state as the runs called before the
+    /// place was taken left it, whichever thread gets here first.
+    pub fn start_in_place(&self, place: Place, opts: JobOptions) -> Result<JobId> {
+        self.check_place(&place)?;
         self.check_open()?;
         check_command(&opts.command, &opts.env)?;
         if let Some((cols, rows)) = opts.pty
@@ -583,7 +588,6 @@ impl Shell {
             )));
         }
         self.jobs.check_room()?;
-        let place = self.reserve()?;
         let _turn = place.wait(&CancelToken::new());
         self.check_open()?;
         let started = (SystemTime::now(), Instant::now());
@@ -790,6 +794,17 @@ impl Shell {
             reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
+    }
+
+    /// Refuses a place taken on another shell (it would never be served).
+    fn check_place(&self, place: &Place) -> Result<()> {
+        if place.belongs_to(&self.queue) {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(
+                "the queue place was taken on another shell".into(),
+            ))
+        }
     }
 
     fn check_open(&self) -> Result<()> {

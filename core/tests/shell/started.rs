@@ -436,6 +436,9 @@ fn a_job_killed_by_a_signal_shows_nothing_of_its_root() {
         let marker = unique_sleep(30);
         let job = start(&sh, &format!("echo before; /bin/sleep {marker}"));
         until(&sh, job, "before");
+        // A signal that meets the subshell between `echo` and the fork of
+        // `sleep` leaves `sleep` running, as it would in bash -c.
+        assert!(wait_until(CUT, || procs_with(&marker).len() == 1));
         sh.signal(job, sig).unwrap();
         let p = poll(&sh, job, HANG);
         assert_eq!(p.status, JobStatus::Exited, "{sig}");
