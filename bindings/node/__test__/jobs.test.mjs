@@ -7,7 +7,7 @@ import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { writeFileSync } from 'node:fs'
+import { readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Shell } from 'conch'
 import { connect } from 'node:net'
@@ -415,6 +415,66 @@ describe('Shell.start: jobs started beside the session', () => {
       assert.equal((await failure(() => sh.write(a, 5))).code, 'InvalidArg')
       assert.equal((await failure(() => sh.waitAny(1, 10))).code, 'InvalidArg')
       assert.equal((await failure(() => sh.run({ command: 'true', yieldAfterMs: 0 }))).code, 'InvalidArgument')
+    } finally {
+      sh.close()
+    }
+  })
+})
+
+describe('Shell.start: floods and races', () => {
+  test('yes for 20 s with a 10 MiB artifact cap: bounded memory, the artifact stops at the cap', async () => {
+    const dir = tempDir()
+    const cap = 10 * 1024 * 1024
+    const sh = new Shell({ snapshot: 'none', maxBytes: 4096, jobArtifactCap: cap, artifactsDir: dir })
+    try {
+      const before = process.memoryUsage().rss
+      const job = await sh.start({ command: 'yes' })
+      const deadline = Date.now() + 20_000
+      let skipped = false
+      while (Date.now() < deadline) {
+        const p = await sh.poll(job, { waitMs: 1000 })
+        assert.equal(p.status, 'running')
+        assert.ok(Buffer.byteLength(p.output) <= 4096, `${Buffer.byteLength(p.output)} bytes`)
+        skipped ||= p.omittedBytes > 0
+      }
+      assert.ok(skipped, 'a poll of a flood says what it skipped')
+      const grown = process.memoryUsage().rss - before
+      assert.ok(grown < 32 * 1024 * 1024, `rss grew ${grown} bytes`)
+      const last = await settlesInTime(sh.kill(job), 'kill')
+      assert.equal(last.status, 'killed')
+      assert.equal(last.artifactTruncated, true)
+      const file = readdirSync(dir).find((f) => f.startsWith(`${last.artifactId}.`))
+      assert.equal(statSync(join(dir, file)).size, cap)
+    } finally {
+      sh.close()
+    }
+  })
+
+  test('polls, writes and a kill racing: every byte read once, exit codes exact, nothing hangs', async () => {
+    const sh = new Shell({ snapshot: 'none' })
+    try {
+      for (let i = 0; i < 5; i++) {
+        const job = await sh.start({ command: 'echo a; echo b' })
+        const p = await sh.poll(job, { waitMs: HANG_GUARD_MS })
+        assert.deepEqual([p.output, p.exitCode], ['a\nb\n', 0])
+      }
+      const job = await sh.start({ command: 'while read -r l; do echo got $l; done', stdin: true })
+      let seen = ''
+      const poller = async () => {
+        for (;;) {
+          const p = await sh.poll(job, { waitMs: 200 })
+          seen += p.output
+          if (p.status !== 'running') return p.status
+        }
+      }
+      const pollers = [poller(), poller()]
+      for (let i = 0; i < 20; i++) await sh.write(job, `${i}\n`)
+      const deadline = Date.now() + HANG_GUARD_MS
+      while ((seen.match(/got/g) ?? []).length < 20 && Date.now() < deadline) await sleep(20)
+      const last = await settlesInTime(sh.kill(job), 'kill')
+      assert.deepEqual(await Promise.all(pollers), ['killed', 'killed'])
+      const expected = Array.from({ length: 20 }, (_, i) => `got ${i}\n`).join('')
+      assert.equal(seen + last.output, expected)
     } finally {
       sh.close()
     }

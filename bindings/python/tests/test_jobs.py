@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import conch
-from conftest import GUARD, VECTORS, in_background, pids_with, sleeper, wait_until
+from conftest import GUARD, VECTORS, in_background, pids_with, rss_bytes, sleeper, wait_until
 
 
 def vector_cases() -> list:
@@ -652,6 +652,65 @@ def test_the_artifact_cap_truncates_a_jobs_artifact(tmp_path):
         job = sh.start("seq 1 5000")
         got = sh.poll(job, wait=GUARD)
         assert got.artifact_id is not None and got.artifact_truncated is False
+
+
+def test_a_yes_job_for_20_s_stays_bounded_at_its_artifact_cap(tmp_path):
+    cap = 10 << 20
+    artifacts = tmp_path / "artifacts"
+    with conch.Shell(
+        cwd=tmp_path, snapshot=None, max_bytes=4096, job_artifact_cap=cap, artifacts_dir=artifacts
+    ) as sh:
+        before = rss_bytes()
+        job = sh.start("yes")
+        deadline = time.monotonic() + 20
+        skipped = False
+        while time.monotonic() < deadline:
+            got = sh.poll(job, wait=1.0)
+            assert got.status == "running"
+            assert len(got.output.encode()) <= 4096
+            skipped = skipped or got.omitted_bytes > 0
+        assert skipped, "a poll of a flood says what it skipped"
+        assert rss_bytes() - before < 32 << 20
+        asked = time.monotonic()
+        last = sh.kill(job)
+        assert time.monotonic() - asked < GUARD
+        assert last.status == "killed" and last.artifact_truncated is True
+        [file] = artifacts.glob(f"{last.artifact_id}.*")
+        assert file.stat().st_size == cap
+        [info] = sh.jobs()
+        assert info.artifact_truncated is True and info.total_bytes > cap
+
+
+def test_polls_writes_and_a_kill_racing_lose_nothing(shell):
+    for _ in range(5):
+        job = shell.start("echo a; echo b")
+        got = shell.poll(job, wait=GUARD)
+        assert (got.output, got.exit_code) == ("a\nb\n", 0)
+    job = shell.start("while read -r l; do echo got $l; done", stdin=True)
+    seen: list[str] = []
+    ends: list[str] = []
+    lock = threading.Lock()
+
+    def poller() -> None:
+        while True:
+            got = shell.poll(job, wait=0.2)
+            with lock:
+                seen.append(got.output)
+            if got.status != "running":
+                ends.append(got.status)
+                return
+
+    threads = [threading.Thread(target=poller) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for i in range(20):
+        shell.write(job, f"{i}\n")
+    assert wait_until(lambda: "".join(seen).count("got") == 20)
+    last = shell.kill(job)
+    for t in threads:
+        t.join(GUARD)
+    assert ends == ["killed", "killed"]
+    assert "".join(seen) + last.output == "".join(f"got {i}\n" for i in range(20))
 
 
 def test_wait_any_returns_the_first_to_end_or_none(shell):
