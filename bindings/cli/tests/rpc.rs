@@ -753,6 +753,52 @@ fn a_started_job_is_fed_polled_killed_and_its_end_announced() {
 }
 
 #[test]
+fn a_server_job_serves_a_bash_request_and_a_counting_job_is_read_once() {
+    let mut server = Server::start("serve");
+    let started = server.ask(json!({"id": "s", "type": "job_start",
+        "command": "exec python3 -u -m http.server 0 --bind 127.0.0.1"}));
+    let job = started["data"]["job"].clone();
+    let ready =
+        server.poll(json!({"job": job, "wait": 10, "until": "Serving HTTP on \\S+ port \\d+"}));
+    assert_eq!(ready["status"], "running", "{ready}");
+    let text = ready["output"].as_str().unwrap();
+    let port: u16 = text
+        .split("port ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {text:?}"));
+    let fetch = format!(
+        "python3 -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:{port}/\").status)'"
+    );
+    server.bash("f", &fetch, "200\n");
+    let killed = server.ask(json!({"id": "k", "type": "job_kill", "job": job}));
+    assert_eq!(killed["data"]["status"], "killed", "{killed}");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+
+    let counting = server.ask(json!({"id": "c", "type": "job_start",
+        "command": "for i in $(seq 1 50); do echo $i; /bin/sleep 0.1; done"}))["data"]["job"]
+        .clone();
+    let mut output = String::new();
+    let deadline = Instant::now() + 6 * HANG_GUARD;
+    let last = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let poll = server.poll(json!({"job": counting}));
+        output.push_str(poll["output"].as_str().unwrap());
+        if poll["status"] != "running" || Instant::now() > deadline {
+            break poll;
+        }
+    };
+    let expected: String = (1..=50).map(|i| format!("{i}\n")).collect();
+    assert_eq!(output, expected);
+    assert_eq!(
+        (&last["status"], &last["exitCode"]),
+        (&json!("exited"), &json!(0))
+    );
+    assert_eq!(server.finish(), 0);
+}
+
+#[test]
 fn a_bash_request_past_yield_after_goes_on_as_a_job() {
     let mut server = Server::start("yield");
     let reply = server.ask(json!({"id": "y", "type": "bash",
