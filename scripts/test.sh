@@ -27,3 +27,6 @@ echo "== c: libconch, include/conch.h, C tests under valgrind, example"
 
 echo "== node: addon, generated index.js/index.d.ts, node:test suite, example"
 ./scripts/test-node.sh
+
+echo "== packages: wheel, npm tarballs, C tarball; installed and run without a Rust toolchain"
+./scripts/package.sh
