@@ -129,6 +129,8 @@ fn death_returns_status_and_respawns_in_the_last_cwd() {
         ("set -e; false", 1),
         ("exec /bin/true", 0),
         ("kill -9 $$", 137),
+        // Nothing runs after `set -n`, the session's own steps included.
+        ("set -n; exit 3", 0),
     ] {
         let r = run(&sh, cmd);
         assert_eq!(r.exit_code, Some(code), "{cmd}");
@@ -195,6 +197,36 @@ fn nounset_and_xtrace_leave_per_run_scope_working() {
         r.output
     );
     assert!(!r.output.contains("__conch"), "{:?}", r.output);
+}
+
+#[test]
+fn functions_named_like_builtins_change_only_the_users_calls() {
+    let sh = shell();
+    let dir = tempdir();
+    let names = [
+        "read", "printf", "eval", "trap", "set", "unset", "command", "cd",
+    ];
+    let mut define = String::new();
+    for name in names {
+        define.push_str(&format!("{name}() {{ echo \"my {name}\"; }}; "));
+    }
+    run(&sh, &format!("{define}X=kept"));
+    let r = run(&sh, "echo $X; read; set -x");
+    assert_eq!(
+        (r.output.as_str(), r.exit_code),
+        ("kept\nmy read\nmy set\n", Some(0))
+    );
+    // A run with its own cwd goes through a script of the session's.
+    let mut opts = RunOptions::new("pwd; false");
+    opts.cwd = Some(dir.clone().into());
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(
+        (r.output.clone(), r.exit_code),
+        (format!("{dir}\n"), Some(1))
+    );
+    let r = run(&sh, "builtin unset -f read; eval; echo $?");
+    assert_eq!(r.output, "my eval\n0\n");
+    assert!(!r.session_reset);
 }
 
 #[test]
