@@ -70,6 +70,9 @@ pub struct Script<'a> {
     pub cwd: Option<&'a str>,
     /// Variables set for this run only (names already validated).
     pub env: &'a [(String, String)],
+    /// Whether to run, at the end of the command, an `EXIT` trap it set
+    /// (`exit_check`): for a command that says `trap`.
+    pub exit_trap: bool,
 }
 
 impl Script<'_> {
@@ -111,8 +114,12 @@ impl Script<'_> {
             s.push_str("builtin ");
         }
         s.push_str("eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done");
+        if self.exit_trap {
+            let _ = write!(s, "; {}", exit_check());
+        }
         if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
-            s.push_str("; { __conch_end $?; } 2>/dev/null");
+            // Silent, `DEBUG` trap included (see `LOOP`).
+            s.push_str("; { __conch_end $?; } >/dev/null 2>&1");
         }
         s
     }
@@ -123,6 +130,29 @@ impl Script<'_> {
             CommandText::File(path) => path.len(),
         }
     }
+}
+
+/// The `EXIT` trap of a command, run when the command ends, as `bash -c`
+/// runs a script's: after a command that may have set one, this reads the
+/// `EXIT` trap (`trap -p` in a command substitution shows the shell's
+/// traps). When it is not the session's own ([`EXIT_TRAP`], which holds
+/// `__conch_h`), it puts the session's back and, if there was one, runs the
+/// command's with the command's status in `$?` and its output in the
+/// command's (through descriptors 60 and 61; the rest of the check writes
+/// to `/dev/null`, so `set -x` traces only the trap's own commands and a
+/// `DEBUG` trap adds nothing); an `exit` in
+/// it ends the session as an `exit` in the command would. The status stays
+/// the command's. It costs a fork, so the host adds it only to commands
+/// whose text says `trap`.
+fn exit_check() -> String {
+    format!(
+        "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == *__conch_h* ]] || \
+         {{ builtin trap -- {} EXIT; [[ -z $__conch_t ]] || {{ __conch_t=${{__conch_t#trap -- }}; \
+         builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; __conch_ret $__conch_s; \
+         builtin eval \"$__conch_t\" >&60 2>&61; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s; }} \
+         60>&1 61>&2 >/dev/null 2>&1",
+        single_quote(EXIT_TRAP)
+    )
 }
 
 /// What a payload holds.
@@ -293,8 +323,10 @@ pub fn exit_record_seq(seq: u64) -> u64 {
 /// command, so the trap opens them again through the host's descriptors
 /// (`$__conch_o/$__conch_so`, `$__conch_o/$__conch_oo`). It does nothing
 /// in a subshell, nor when the loop itself ends (no run: the host is
-/// gone), nor once a command set an `EXIT` trap of its own (that one
-/// replaces this: the session then ends for good).
+/// gone). A command's own `EXIT` trap replaces this one; after a command
+/// that says `trap`, the loop runs it and puts this one back (`exit_check`);
+/// one left set replaces this for good (the session's process then ends
+/// on `exit`).
 const EXIT_TRAP: &str = "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then \
 builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
 >\"$__conch_o/$__conch_so\"; \

@@ -230,6 +230,36 @@ fn functions_named_like_builtins_change_only_the_users_calls() {
 }
 
 #[test]
+fn an_exit_trap_runs_when_its_command_ends() {
+    let sh = shell();
+    let dir = tempdir();
+    let file = format!("{dir}/tmp");
+    let r = run(
+        &sh,
+        &format!(
+            "X=kept; t={file}; touch $t; trap 'rm -f \"$t\"; echo \"removed $?\"' EXIT; echo hi; false"
+        ),
+    );
+    assert_eq!(
+        (r.output.as_str(), r.exit_code),
+        ("hi\nremoved 0\n", Some(1))
+    );
+    assert!(!std::path::Path::new(&file).exists());
+    // It ran once: the next command has none, and the session lives on.
+    let r = run(&sh, "echo $X");
+    assert_eq!((r.output.as_str(), r.session_reset), ("kept\n", false));
+    // In a run with a cwd of its own, in that directory; `exit` in the
+    // trap gives the status and ends the session, as `exit` would.
+    let mut opts = RunOptions::new("trap 'echo \"in $PWD\"; exit 7' EXIT; echo body");
+    opts.cwd = Some(dir.clone().into());
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(r.output, format!("body\nin {dir}\n"));
+    assert_eq!((r.exit_code, r.session_ended), (Some(7), true));
+    let r = run(&sh, "echo next");
+    assert_eq!((r.output.as_str(), r.session_reset), ("next\n", true));
+}
+
+#[test]
 fn loop_control_in_a_command_leaves_the_session_working() {
     let sh = shell();
     let r = run(&sh, "for i in 1 2 3; do echo $i; break; done; echo after");
