@@ -1,5 +1,5 @@
-# `set -n` stops the script: nothing after it runs, and the status is the
-# last one before it.
+# `set -n` stops the script: nothing after it runs, and the status is that
+# of `set -n` (0).
 echo before
 set -n
 echo after

@@ -119,7 +119,8 @@ impl Script<'_> {
         }
         if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
             // Silent, `DEBUG` trap included (see `LOOP`).
-            s.push_str("; { __conch_end $?; } >/dev/null 2>&1");
+            // `&& [[ 1 ]]`: see `exit_check`.
+            s.push_str("; { __conch_end $? && [[ 1 ]]; } >/dev/null 2>&1");
         }
         s
     }
@@ -143,13 +144,16 @@ impl Script<'_> {
 /// `DEBUG` trap adds nothing); an `exit` in
 /// it ends the session as an `exit` in the command would. The status stays
 /// the command's. It costs a fork, so the host adds it only to commands
-/// whose text says `trap`.
+/// whose text says `trap`. The status is set with `__conch_ret … && [[ 1 ]]`:
+/// a failing command that is not the last of an `&&` list does not end a
+/// `set -e` shell (a command may end with a failing status that `set -e`
+/// let through, `[ -e x ] && …`).
 fn exit_check() -> String {
     format!(
         "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == *__conch_h* ]] || \
          {{ builtin trap -- {} EXIT; [[ -z $__conch_t ]] || {{ __conch_t=${{__conch_t#trap -- }}; \
-         builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; __conch_ret $__conch_s; \
-         builtin eval \"$__conch_t\" >&60 2>&61; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s; }} \
+         builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; __conch_ret $__conch_s && [[ 1 ]]; \
+         builtin eval \"$__conch_t\" >&60 2>&61; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s && [[ 1 ]]; }} \
          60>&1 61>&2 >/dev/null 2>&1",
         single_quote(EXIT_TRAP)
     )
