@@ -141,13 +141,12 @@ impl Script<'_> {
 /// command's with the command's status in `$?` and its output in the
 /// command's (through descriptors 60 and 61; the rest of the check writes
 /// to `/dev/null`, so `set -x` traces only the trap's own commands and a
-/// `DEBUG` trap adds nothing); an `exit` in
-/// it ends the session as an `exit` in the command would. The status stays
-/// the command's. It costs a fork, so the host adds it only to commands
-/// whose text says `trap`. The status is set with `__conch_ret … && [[ 1 ]]`:
-/// a failing command that is not the last of an `&&` list does not end a
-/// `set -e` shell (a command may end with a failing status that `set -e`
-/// let through, `[ -e x ] && …`).
+/// `DEBUG` trap adds nothing); an `exit` in it ends the session as an
+/// `exit` in the command would. The status stays the command's. It costs a
+/// fork, so the host adds it only to commands whose text says `trap`. The
+/// status is set with `__conch_ret … && [[ 1 ]]`, so that the check itself
+/// never ends a `set -e` shell: a failing command that is not the last of
+/// an `&&` list does not.
 fn exit_check() -> String {
     format!(
         "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == *__conch_h* ]] || \
