@@ -42,7 +42,8 @@
 //! The `__conch_*` names live in the user's shell; redefining them breaks
 //! the session the way redefining `PROMPT_COMMAND` would break a terminal.
 //! Builtins are called as `builtin …`, so a user's function named `printf`,
-//! `read`, `cd` or `eval` changes nothing here.
+//! `read`, `cd` or `eval` changes nothing here; one named `builtin` breaks
+//! the session (outside POSIX mode bash reaches no builtin past it).
 
 use std::fmt::Write as _;
 
@@ -69,18 +70,29 @@ pub struct Script<'a> {
     pub cwd: Option<&'a str>,
     /// Variables set for this run only (names already validated).
     pub env: &'a [(String, String)],
+    /// Whether to run, at the end of the command, an `EXIT` trap it set
+    /// (`exit_check`): for a command that says `trap`.
+    pub exit_trap: bool,
 }
 
 impl Script<'_> {
     /// The script text (a payload of kind `s`).
     pub fn render(&self) -> String {
         let mut s = String::with_capacity(96 + self.command_len());
-        if let CommandText::File(path) = self.command {
-            let _ = write!(
-                s,
-                "{{ __conch_c=$(< {}); }} 2>/dev/null && ",
-                single_quote(path)
-            );
+        // The command is `$BASH_EXECUTION_STRING`, as in `bash -c`.
+        match self.command {
+            CommandText::Inline(cmd) => {
+                s.push_str("BASH_EXECUTION_STRING=");
+                s.push_str(&ansi_c_quote(cmd));
+                s.push_str("; ");
+            }
+            CommandText::File(path) => {
+                let _ = write!(
+                    s,
+                    "{{ BASH_EXECUTION_STRING=$(< {}); }} 2>/dev/null && ",
+                    single_quote(path)
+                );
+            }
         }
         if let Some(dir) = self.cwd {
             let _ = write!(
@@ -89,21 +101,26 @@ impl Script<'_> {
                 single_quote(dir)
             );
         }
-        s.push_str("for __conch_l in 1; do { __conch_run=1; [[ -n $__conch_ab ]] || ");
+        s.push_str("for __conch_l in 1; do { __conch_run=1; [[ -z $__conch_ab ]] && ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
-        // Plain `eval`, not `builtin eval`: the run's variables are a
-        // temporary environment of this command, and `builtin eval` drops
-        // them after the first builtin the command runs.
-        s.push_str("eval \"$__conch_on\"");
-        match self.command {
-            CommandText::Inline(cmd) => s.push_str(&ansi_c_quote(cmd)),
-            CommandText::File(_) => s.push_str("\"$__conch_c\""),
+        // With variables, plain `eval`, not `builtin eval`: the run's
+        // variables are a temporary environment of this command, and
+        // `builtin eval` drops them after the first builtin the command
+        // runs. Without, `builtin eval`: a user's function named `eval`
+        // must not take the command.
+        if self.env.is_empty() {
+            s.push_str("builtin ");
         }
-        s.push_str("; } 62>&-; done");
+        s.push_str("eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done");
+        if self.exit_trap {
+            let _ = write!(s, "; {}", exit_check());
+        }
         if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
-            s.push_str("; { __conch_end $?; } 2>/dev/null");
+            // Silent, `DEBUG` trap included (see `LOOP`).
+            // `&& [[ 1 ]]`: see `exit_check`.
+            s.push_str("; { __conch_end $? && [[ 1 ]]; } >/dev/null 2>&1");
         }
         s
     }
@@ -114,6 +131,31 @@ impl Script<'_> {
             CommandText::File(path) => path.len(),
         }
     }
+}
+
+/// The `EXIT` trap of a command, run when the command ends, as `bash -c`
+/// runs a script's: after a command that may have set one, this reads the
+/// `EXIT` trap (`trap -p` in a command substitution shows the shell's
+/// traps). When it is not the session's own ([`EXIT_TRAP`], which holds
+/// `__conch_h`), it puts the session's back and, if there was one, runs the
+/// command's with the command's status in `$?` and its output in the
+/// command's (through descriptors 60 and 61; the rest of the check writes
+/// to `/dev/null`, so `set -x` traces only the trap's own commands and a
+/// `DEBUG` trap adds nothing); an `exit` in it ends the session as an
+/// `exit` in the command would. The status stays the command's. It costs a
+/// fork, so the host adds it only to commands whose text says `trap`. The
+/// status is set with `__conch_ret … && [[ 1 ]]`, so that the check itself
+/// never ends a `set -e` shell: a failing command that is not the last of
+/// an `&&` list does not.
+fn exit_check() -> String {
+    format!(
+        "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == *__conch_h* ]] || \
+         {{ builtin trap -- {} EXIT; [[ -z $__conch_t ]] || {{ __conch_t=${{__conch_t#trap -- }}; \
+         builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; __conch_ret $__conch_s && [[ 1 ]]; \
+         builtin eval \"$__conch_t\" >&60 2>&61; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s && [[ 1 ]]; }} \
+         60>&1 61>&2 >/dev/null 2>&1",
+        single_quote(EXIT_TRAP)
+    )
 }
 
 /// What a payload holds.
@@ -169,27 +211,35 @@ const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
 /// reports the run before it (at startup: run 0), reading `$?` before
 /// anything else can change it: `seq NUL status NUL $PWD NUL` goes to
 /// descriptor 62 (so the host has its answer while bash tidies up), then
-/// `xtrace`/`verbose` are switched off and remembered in `$__conch_on`, all
-/// with stderr to `/dev/null` so that none of it is traced. Then it reads
-/// the next header and payload and runs it. A `continue 2` in the command
-/// comes back to the report; a `break 2` leaves the loop, which `eval`s
-/// itself again (and so reports), unless the header read found the end of
-/// input: then bash exits. Every line of it runs on every command, so it is
-/// as short as bash allows.
-const LOOP: &str = "while { __conch_s=$?; __conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
+/// `xtrace`/`verbose` are switched off and remembered in `$__conch_on`, and
+/// the next header is read, all with stdout and stderr to `/dev/null`: none
+/// of it is traced, and a `DEBUG` trap the command set, which bash runs
+/// before each of these steps too, writes nothing into the command's
+/// output. Then it reads the payload and runs it. A command is read into
+/// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed after
+/// `[[ -z $__conch_ab ]] &&`, which leaves `$?` 0 at its start, as in
+/// `bash -c`; a script is read into `$__conch_c`, which its `eval` unsets
+/// first. A `continue 2` in the command comes back to the report; a
+/// `break 2` leaves the loop, which `eval`s itself again (and so reports),
+/// unless the header read found the end of input: then bash exits. The loop
+/// is an `until`, not a `while`: after `set -n` bash runs nothing and every
+/// command "returns" the last status (0, from `set`), so an `until` ends and
+/// bash reaches the end of its script and exits (the session ends, as after
+/// `exit`), where a `while` would spin for ever. Every line of it runs on
+/// every command, so it is as short as bash allows.
+const LOOP: &str = "until { __conch_s=$?; __conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
 builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
 case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
 case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
-*) __conch_on=;; esac; } 2>/dev/null; \
-builtin read -r -N 18 -u 63 __conch_h; do \
+*) __conch_on=;; esac; ! builtin read -r -N 18 -u 63 __conch_h; } >/dev/null 2>&1; do \
 case ${__conch_h:16} in \
-ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { __conch_run=1; [[ -n $__conch_ab ]] || builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
-bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; \
-for __conch_l in 1; do { __conch_run=1; [[ -n $__conch_ab ]] || builtin eval \"$__conch_on$__conch_c\"; } 62>&-; done;; \
-as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
-*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"$__conch_c\";; \
+ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
+for __conch_l in 1; do { __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done;; \
+bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
+for __conch_l in 1; do { __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done;; \
+as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
+*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 esac; \
 done; \
 { [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\"";
@@ -256,7 +306,7 @@ pub const FUNCTION_NAMES: &str = "__conch_ret __conch_restore __conch_end";
 /// session's directory, the command's text dropped, the command's status
 /// kept (it is the loop's `$?`).
 const END_FUNCTION: &str = "__conch_end() { local s=$1; \
-[[ -z ${__conch_d-} ]] || builtin cd -- \"$__conch_d\"; builtin unset __conch_c __conch_d; return \"$s\"; }";
+[[ -z ${__conch_d-} ]] || builtin cd -- \"$__conch_d\"; builtin unset -v __conch_d; return \"$s\"; }";
 
 /// The run number of a record sent by [`EXIT_TRAP`] for run N: N +
 /// `SEQ_MODULUS` (a record no loop turn writes).
@@ -276,8 +326,10 @@ pub fn exit_record_seq(seq: u64) -> u64 {
 /// command, so the trap opens them again through the host's descriptors
 /// (`$__conch_o/$__conch_so`, `$__conch_o/$__conch_oo`). It does nothing
 /// in a subshell, nor when the loop itself ends (no run: the host is
-/// gone), nor once a command set an `EXIT` trap of its own (that one
-/// replaces this: the session then ends for good).
+/// gone). A command's own `EXIT` trap replaces this one; after a command
+/// that says `trap`, the loop runs it and puts this one back (`exit_check`);
+/// one left set replaces this for good (the session's process then ends
+/// on `exit`).
 const EXIT_TRAP: &str = "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then \
 builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
 >\"$__conch_o/$__conch_so\"; \
@@ -342,7 +394,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
          builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
-         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; }} 2>/dev/null; \
+         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
         single_quote(UNWIND_TRAP),
         single_quote(EXIT_TRAP),

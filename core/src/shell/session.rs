@@ -1050,13 +1050,19 @@ fn run_line(
         Some(path) => CommandText::File(utf8_path(path)?),
         None => CommandText::Inline(command),
     };
-    let message = match (&text, cwd, env.is_empty()) {
-        (CommandText::Inline(cmd), None, true) => protocol::run(bash.seq, Kind::Command, cmd),
+    // Only a command that says `trap` can set an `EXIT` trap of its own
+    // (or call what does); checking costs a fork (protocol::Script).
+    let exit_trap = command.contains("trap");
+    let message = match (&text, cwd, env.is_empty(), exit_trap) {
+        (CommandText::Inline(cmd), None, true, false) => {
+            protocol::run(bash.seq, Kind::Command, cmd)
+        }
         _ => {
             let script = Script {
                 command: text,
                 cwd,
                 env,
+                exit_trap,
             }
             .render();
             protocol::run(bash.seq, Kind::Script, &script)

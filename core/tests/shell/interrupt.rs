@@ -211,6 +211,11 @@ fn earlier_background_jobs_survive_timeouts_aborts_and_exit() {
     all_kept("a timeout");
     aborted(&sh, "echo started; /bin/sleep 30");
     all_kept("an abort");
+    // A command's own EXIT trap runs as the command ends and gives the
+    // session's back: the `exit` below still keeps the jobs.
+    let r = run(&sh, "trap 'echo \"bye $?\"' EXIT; echo hi; (exit 4)");
+    assert_eq!((r.output.as_str(), r.exit_code), ("hi\nbye 4\n", Some(4)));
+    all_kept("a command's EXIT trap");
     let r = run(&sh, "export GONE=1; exit 3");
     assert_eq!(r.exit_code, Some(3));
     assert!(r.session_ended && !r.session_reset, "{r:?}");

@@ -129,6 +129,8 @@ fn death_returns_status_and_respawns_in_the_last_cwd() {
         ("set -e; false", 1),
         ("exec /bin/true", 0),
         ("kill -9 $$", 137),
+        // Nothing runs after `set -n`, the session's own steps included.
+        ("set -n; exit 3", 0),
     ] {
         let r = run(&sh, cmd);
         assert_eq!(r.exit_code, Some(code), "{cmd}");
@@ -195,6 +197,66 @@ fn nounset_and_xtrace_leave_per_run_scope_working() {
         r.output
     );
     assert!(!r.output.contains("__conch"), "{:?}", r.output);
+}
+
+#[test]
+fn functions_named_like_builtins_change_only_the_users_calls() {
+    let sh = shell();
+    let dir = tempdir();
+    let names = [
+        "read", "printf", "eval", "trap", "set", "unset", "command", "cd",
+    ];
+    let mut define = String::new();
+    for name in names {
+        define.push_str(&format!("{name}() {{ echo \"my {name}\"; }}; "));
+    }
+    run(&sh, &format!("{define}X=kept"));
+    let r = run(&sh, "echo $X; read; set -x");
+    assert_eq!(
+        (r.output.as_str(), r.exit_code),
+        ("kept\nmy read\nmy set\n", Some(0))
+    );
+    // A run with its own cwd goes through a script of the session's.
+    let mut opts = RunOptions::new("pwd; false");
+    opts.cwd = Some(dir.clone().into());
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(
+        (r.output.clone(), r.exit_code),
+        (format!("{dir}\n"), Some(1))
+    );
+    let r = run(&sh, "builtin unset -f read; eval; echo $?");
+    assert_eq!(r.output, "my eval\n0\n");
+    assert!(!r.session_reset);
+}
+
+#[test]
+fn an_exit_trap_runs_when_its_command_ends() {
+    let sh = shell();
+    let dir = tempdir();
+    let file = format!("{dir}/tmp");
+    let r = run(
+        &sh,
+        &format!(
+            "X=kept; t={file}; touch $t; trap 'rm -f \"$t\"; echo \"removed $?\"' EXIT; echo hi; false"
+        ),
+    );
+    assert_eq!(
+        (r.output.as_str(), r.exit_code),
+        ("hi\nremoved 0\n", Some(1))
+    );
+    assert!(!std::path::Path::new(&file).exists());
+    // It ran once: the next command has none, and the session lives on.
+    let r = run(&sh, "echo $X");
+    assert_eq!((r.output.as_str(), r.session_reset), ("kept\n", false));
+    // In a run with a cwd of its own, in that directory; `exit` in the
+    // trap gives the status and ends the session, as `exit` would.
+    let mut opts = RunOptions::new("trap 'echo \"in $PWD\"; exit 7' EXIT; echo body");
+    opts.cwd = Some(dir.clone().into());
+    let r = sh.run(opts, |_| {}).unwrap();
+    assert_eq!(r.output, format!("body\nin {dir}\n"));
+    assert_eq!((r.exit_code, r.session_ended), (Some(7), true));
+    let r = run(&sh, "echo next");
+    assert_eq!((r.output.as_str(), r.session_reset), ("next\n", true));
 }
 
 #[test]
