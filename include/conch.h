@@ -860,6 +860,16 @@ typedef struct conch_tool_options {
    */
   uint16_t pty_cols;
   uint16_t pty_rows;
+  /**
+   * What the model calls this tool (its definition's `name`); NULL:
+   * `"bash"`.
+   */
+  const char *name;
+  /**
+   * What the model calls the job tool of this tool's session, as this
+   * tool's texts name it; NULL: `"job"`.
+   */
+  const char *job_tool_name;
 } conch_tool_options;
 
 /**
@@ -1529,11 +1539,27 @@ char *conch_sanitize_bytes(const uint8_t *data, size_t len);
 struct conch_tool *conch_tool_new(const struct conch_tool_options *opts);
 
 /**
+ * The tool's definition for the model, to register with an LLM API as it
+ * is: a JSON object `{"description": …, "input_schema": {…}, "name": …}`
+ * (compact, every object's keys sorted), where `input_schema` is the JSON
+ * Schema of exactly the arguments `conch_tool_execute` accepts.
+ *
+ * Returns a new string (free with `conch_string_free`), or NULL on error
+ * (`tool` NULL).
+ *
+ * # Safety
+ * `tool` is NULL or a live handle.
+ */
+char *conch_tool_definition(struct conch_tool *tool);
+
+/**
  * Runs one call of the `bash` tool and blocks until it ends.
  *
  * `args_json` is the model's arguments as it sent them: `{"command": …,
  * "cwd"?: …, "timeout"?: seconds (clamped to 1–3600, default 300),
- * "head"?: N, "tail"?: N}`. `cancel` (may be NULL) aborts the call from
+ * "head"?: N, "tail"?: N, "async"?: bool}`, as `conch_tool_definition`'s
+ * schema describes them (unknown keys are ignored, `null` is a key left
+ * out). `cancel` (may be NULL) aborts the call from
  * any thread. `has_ui`: the host shows a UI (with `virtual_terminal`, the
  * command then runs on a PTY). `on_update` (may be NULL) gets live updates
  * on this thread, with `user`.

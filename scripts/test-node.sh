@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Node face: installs the pinned napi CLI (npm ci), builds the addon, checks
 # that the generated loader and types are the committed ones, runs the
-# node:test suite and the example. Needs only Node 20 + npm and Rust.
+# node:test suite and the examples. Needs only Node 20 + npm and Rust.
 set -euo pipefail
 cd "$(dirname "$0")/../bindings/node"
 
@@ -18,5 +18,8 @@ test -z "$(git status --porcelain -- index.js index.d.ts)"
 echo "== node: node --test"
 node --test __test__/*.test.mjs
 
-echo "== node: example"
-node ../../examples/node/agent.mjs
+echo "== node: examples"
+for example in ../../examples/node/*.mjs; do
+  echo "-- $example"
+  node "$example"
+done

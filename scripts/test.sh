@@ -21,6 +21,7 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 ./scripts/test-python.sh
+./scripts/test-mcp.sh
 
 echo "== c: libconch, include/conch.h, C tests under valgrind, example"
 ./scripts/test-c.sh

@@ -40,6 +40,11 @@ export declare class BashTool {
    * (`.suggestedTool`) or `ToolAbortError` (the signal fired).
    */
   execute(args: BashToolArgs, options?: ToolExecuteOptions): Promise<ToolResult>
+  /**
+   * The tool's definition for the model: `{ name, description,
+   * inputSchema }`.
+   */
+  definition(): ToolDefinition
   /** Closes the tool's persistent shell when it has its own `sessionKey`. */
   close(): void
 }
@@ -52,6 +57,11 @@ export declare class BashTool {
 export declare class JobTool {
   /** The job tool of `bashTool`'s session. */
   constructor(bashTool: BashTool)
+  /**
+   * The tool's definition for the model: `{ name, description,
+   * inputSchema }`.
+   */
+  definition(): ToolDefinition
   /**
    * Runs the model's call (off the JS thread: it may wait up to `wait`
    * seconds). Resolves with the text the model reads; rejects with
@@ -295,6 +305,16 @@ export interface BashToolOptions {
    * far (the model reads the rest with the job tool). Default: never.
    */
   autoBackgroundAfterMs?: number
+  /**
+   * What the model calls this tool (its definition's `name`); default
+   * `'bash'`.
+   */
+  name?: string
+  /**
+   * What the model calls the job tool of this tool's session, as this
+   * tool's texts name it; default `'job'`.
+   */
+  jobToolName?: string
 }
 
 /**
@@ -716,6 +736,19 @@ export interface TextContent {
   /** Always `'text'`. */
   type: 'text'
   text: string
+}
+
+/** A tool's definition for the model, to register with an LLM API as it is. */
+export interface ToolDefinition {
+  /** The name the model calls the tool by. */
+  name: string
+  /** What the tool does and its limits. */
+  description: string
+  /**
+   * The JSON Schema of exactly the arguments `execute` accepts (keys as
+   * written, `input_schema` in the other faces).
+   */
+  inputSchema: Record<string, unknown>
 }
 
 /** The structured part of a tool result. */

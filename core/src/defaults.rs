@@ -73,6 +73,10 @@ pub const SNAPSHOT: &str = option_default!(snapshot);
 pub const ENV_INHERIT: &str = option_default!(env_inherit);
 /// Whether the non-interactive environment is applied.
 pub const NON_INTERACTIVE_ENV: bool = option_default!(non_interactive_env);
+/// The name the model calls the bash tool by.
+pub const TOOL_NAME: &str = "bash";
+/// The name the model calls the job tool by.
+pub const JOB_TOOL_NAME: &str = "job";
 /// The bash tool's project directory.
 pub const TOOL_CWD: &str = option_default!(tool_cwd);
 /// The bash tool's timeout when the model gives none, in seconds.

@@ -85,6 +85,12 @@ pub struct conch_tool_options {
     /// Size of the PTY; 0: 80 columns, 24 rows.
     pub pty_cols: u16,
     pub pty_rows: u16,
+    /// What the model calls this tool (its definition's `name`); NULL:
+    /// `"bash"`.
+    pub name: *const c_char,
+    /// What the model calls the job tool of this tool's session, as this
+    /// tool's texts name it; NULL: `"job"`.
+    pub job_tool_name: *const c_char,
 }
 
 /// What one tool call produced. Owned by the caller: free it with
@@ -155,6 +161,12 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
         }
         if opts.pty_rows > 0 {
             config.pty_rows = opts.pty_rows;
+        }
+        if let Some(name) = opt_str_arg(opts.name, "opts->name")? {
+            config.name = name.to_string();
+        }
+        if let Some(name) = opt_str_arg(opts.job_tool_name, "opts->job_tool_name")? {
+            config.job_tool_name = name.to_string();
         }
         Ok(config)
     }
@@ -239,11 +251,32 @@ pub unsafe extern "C" fn conch_tool_new(opts: *const conch_tool_options) -> *mut
     })
 }
 
+/// The tool's definition for the model, to register with an LLM API as it
+/// is: a JSON object `{"description": …, "input_schema": {…}, "name": …}`
+/// (compact, every object's keys sorted), where `input_schema` is the JSON
+/// Schema of exactly the arguments `conch_tool_execute` accepts.
+///
+/// Returns a new string (free with `conch_string_free`), or NULL on error
+/// (`tool` NULL).
+///
+/// # Safety
+/// `tool` is NULL or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_tool_definition(tool: *mut conch_tool) -> *mut c_char {
+    boundary::pointer("conch_tool_definition", || {
+        // SAFETY: the caller's guarantee.
+        let tool = unsafe { handle::to_arc(tool, "tool") }?;
+        boundary::c_string(tool.definition().to_json())
+    })
+}
+
 /// Runs one call of the `bash` tool and blocks until it ends.
 ///
 /// `args_json` is the model's arguments as it sent them: `{"command": …,
 /// "cwd"?: …, "timeout"?: seconds (clamped to 1–3600, default 300),
-/// "head"?: N, "tail"?: N}`. `cancel` (may be NULL) aborts the call from
+/// "head"?: N, "tail"?: N, "async"?: bool}`, as `conch_tool_definition`'s
+/// schema describes them (unknown keys are ignored, `null` is a key left
+/// out). `cancel` (may be NULL) aborts the call from
 /// any thread. `has_ui`: the host shows a UI (with `virtual_terminal`, the
 /// command then runs on a PTY). `on_update` (may be NULL) gets live updates
 /// on this thread, with `user`.
@@ -278,12 +311,15 @@ pub unsafe extern "C" fn conch_tool_execute(
                 out_arg(out, "out")?,
             )
         };
-        let args: BashToolArgs = serde_json::from_str(args_json).map_err(|e| {
-            FfiError::arg(format!(
-                "args_json is not the bash tool's arguments \
-                 ({{\"command\", \"cwd\"?, \"timeout\"?, \"head\"?, \"tail\"?}}): {e}"
-            ))
-        })?;
+        let args = serde_json::from_str(args_json)
+            .map_err(|e| e.to_string())
+            .and_then(|json| BashToolArgs::from_json(&json).map_err(|e| e.to_string()))
+            .map_err(|e| {
+                FfiError::arg(format!(
+                    "args_json is not the bash tool's arguments \
+                     ({{\"command\", \"cwd\"?, \"timeout\"?, \"head\"?, \"tail\"?, \"async\"?}}): {e}"
+                ))
+            })?;
         let mut forwarder = ChunkForwarder::new(on_update, user);
         let mut forward = |update: ToolUpdate| forwarder.forward(&update.text);
         let ctx = ToolContext {

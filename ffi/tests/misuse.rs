@@ -755,6 +755,10 @@ proptest! {
         session_env in mostly(Just(None), list()),
         cols in any::<u16>(),
         rows in any::<u16>(),
+        names in (
+            mostly(Just(None), proptest::option::of(bytes())),
+            mostly(Just(None), proptest::option::of(bytes())),
+        ),
         calls in proptest::collection::vec((
             command(),
             proptest::option::of(prop_oneof![
@@ -794,9 +798,20 @@ proptest! {
                 session_env: arena.list(&session_env),
                 pty_cols: cols,
                 pty_rows: rows,
+                name: arena.text(&names.0),
+                job_tool_name: arena.text(&names.1),
             };
             let tool = conch_tool_new(&o);
             check_pointer(tool, "conch_tool_new")?;
+            if !tool.is_null() {
+                // The definition is always JSON naming the tool.
+                let definition = conch_tool_definition(tool);
+                check_text(definition, false, "definition")?;
+                let text = CStr::from_ptr(definition).to_str().unwrap().to_owned();
+                conch_string_free(definition);
+                let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+                prop_assert!(json["name"].is_string() && json["input_schema"].is_object(), "{}", text);
+            }
             for (command, timeout, head, junk, cancel_kind, has_ui, callback, null_out) in &calls {
                 let mut args = serde_json::json!({});
                 if let Some(c) = command {

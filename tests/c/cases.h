@@ -77,6 +77,18 @@ struct tool_case {
   const char *suggested_tool;
 };
 
+/* tool_definition.json: the bash tool's definition for a configuration,
+ * as conch_tool_definition's JSON text (compact, keys sorted). */
+struct tool_definition_case {
+  const char *name;
+  bool interceptor;
+  const char *const *tool_names; /* NULL: none */
+  const char *rules_json;        /* NULL: the default rules */
+  const char *tool_name, *job_tool_name; /* NULL: the defaults */
+  bool virtual_terminal;
+  const char *expect_json;
+};
+
 /* jobs.json: runs, then polls of the job they left (or of `job`), then the
  * listing. In the tables, each array ends with a zeroed entry. */
 struct job_run {

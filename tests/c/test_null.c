@@ -291,6 +291,13 @@ static void tool(void) {
                 "conch_tool_execute", "out");
   CHECK(r == NULL, "out untouched on error");
   conch_tool_result_free(NULL);
+  expect_null(conch_tool_definition(NULL), "conch_tool_definition", "tool");
+  o.name = BAD_UTF8;
+  expect_null(conch_tool_new(&o), "conch_tool_new", "opts->name");
+  o.name = NULL;
+  o.job_tool_name = BAD_UTF8;
+  expect_null(conch_tool_new(&o), "conch_tool_new", "opts->job_tool_name");
+  o.job_tool_name = NULL;
   conch_tool_free(t);
   conch_tool_free(NULL);
   expect_misuse(conch_close_sessions(BAD_UTF8), "conch_close_sessions", "session_key");

@@ -2,7 +2,8 @@
  * exit, timeout, blocked, aborted, bad cwd), the text the model reads and
  * its details JSON, head/tail extraction, truncation with an artifact the
  * store reads back, live updates, option errors; and the shared vectors
- * tests/vectors/tool.json. */
+ * tests/vectors/tool.json and tool_definition.json (the definition for the
+ * model, conch_tool_definition). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "chunks.h"
 #include "scratch.h"
 #include "vectors_tool.h"
+#include "vectors_tool_definition.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -240,6 +242,28 @@ static void tool_vectors(void) {
   printf("tool vectors: %zu cases\n", COUNT(TOOL_CASES));
 }
 
+static void tool_definition_vectors(void) {
+  for (size_t i = 0; i < COUNT(TOOL_DEFINITION_CASES); i++) {
+    const struct tool_definition_case *c = &TOOL_DEFINITION_CASES[i];
+    conch_tool_options o = {0};
+    o.tool_names = c->tool_names;
+    o.interceptor = c->interceptor;
+    o.rules_json = c->rules_json;
+    o.name = c->tool_name;
+    o.job_tool_name = c->job_tool_name;
+    o.virtual_terminal = c->virtual_terminal;
+    o.snapshot = "none";
+    conch_tool *tool = conch_tool_new(&o);
+    if (!CHECK(tool != NULL, "%s: conch_tool_new: %s", c->name, conch_last_error())) continue;
+    char *json = conch_tool_definition(tool);
+    if (CHECK(json != NULL, "%s: conch_tool_definition: %s", c->name, conch_last_error()))
+      CHECK_STR(json, c->expect_json, c->name);
+    conch_string_free(json);
+    conch_tool_free(tool);
+  }
+  printf("tool definition vectors: %zu cases\n", COUNT(TOOL_DEFINITION_CASES));
+}
+
 int main(void) {
   if (mkdtemp(artifacts) == NULL) return 2;
   conch_tool *tool = new_tool(false);
@@ -252,6 +276,7 @@ int main(void) {
   }
   test_blocked();
   tool_vectors();
+  tool_definition_vectors();
   CHECK_RC(conch_close_sessions(NULL), CONCH_OK, "conch_close_sessions");
   remove_tree(artifacts);
   return check_finish();

@@ -4,6 +4,7 @@
 mod args;
 mod artifact;
 mod interrupt;
+mod mcp;
 mod paths;
 mod pty;
 mod rpc;
@@ -31,6 +32,7 @@ enum Command {
     Rpc(rpc::Args),
     Artifact(artifact::Args),
     Pty(pty::Args),
+    Mcp(mcp::Args),
     /// Print the version (as `conch --version`)
     #[command(hide = true)]
     Version,
@@ -46,6 +48,7 @@ fn main() {
         Command::Rpc(a) => rpc::main(a),
         Command::Artifact(a) => artifact::main(a),
         Command::Pty(a) => pty::main(a),
+        Command::Mcp(a) => mcp::main(a),
         Command::Version => {
             print_line(&format!("conch {}", env!("CARGO_PKG_VERSION")));
             Ok(0)

@@ -69,12 +69,7 @@ pub fn main(p: Args) -> Result<i32, String> {
     let mut config = BashToolConfig::new(host_cwd);
     config.artifacts_dir = Some(p.artifacts.unwrap_or_else(default_artifacts_dir));
     if let Some(tools) = &p.tools {
-        config.tool_names = tools
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(String::from)
-            .collect();
+        config.tool_names = tool_names(tools);
         config.interceptor = true;
     }
     if let Some(file) = &p.interceptor {
@@ -126,6 +121,16 @@ pub fn main(p: Args) -> Result<i32, String> {
     }
     registry::close_all();
     Ok(run.exit_status())
+}
+
+/// The host's tools from `--tools a,b` (spaces around names and empty
+/// names dropped).
+pub fn tool_names(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 #[cfg(test)]

@@ -66,6 +66,35 @@ pub struct BashToolOptions {
     /// background job: the call resolves with the notice and the output so
     /// far (the model reads the rest with the job tool). Default: never.
     pub auto_background_after_ms: Option<f64>,
+    /// What the model calls this tool (its definition's `name`); default
+    /// `'bash'`.
+    pub name: Option<String>,
+    /// What the model calls the job tool of this tool's session, as this
+    /// tool's texts name it; default `'job'`.
+    pub job_tool_name: Option<String>,
+}
+
+/// A tool's definition for the model, to register with an LLM API as it is.
+#[napi(object, object_from_js = false)]
+pub struct ToolDefinition {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does and its limits.
+    pub description: String,
+    /// The JSON Schema of exactly the arguments `execute` accepts (keys as
+    /// written, `input_schema` in the other faces).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub input_schema: serde_json::Value,
+}
+
+impl From<conch_core::tool::ToolDefinition> for ToolDefinition {
+    fn from(d: conch_core::tool::ToolDefinition) -> Self {
+        ToolDefinition {
+            name: d.name,
+            description: d.description,
+            input_schema: d.input_schema,
+        }
+    }
 }
 
 /// The model's arguments to `bash`.
@@ -253,6 +282,12 @@ impl BashTool {
     #[napi(constructor, catch_unwind)]
     pub fn new(options: BashToolOptions) -> napi::Result<Self, Code> {
         let mut config = BashToolConfig::new(options.cwd);
+        if let Some(name) = options.name {
+            config.name = name;
+        }
+        if let Some(name) = options.job_tool_name {
+            config.job_tool_name = name;
+        }
         config.artifacts_dir = options.artifacts_dir.map(PathBuf::from);
         config.tool_names = options.tool_names.unwrap_or_default();
         config.interceptor = options.interceptor.unwrap_or(defaults::INTERCEPTOR);
@@ -329,6 +364,13 @@ impl BashTool {
         })
     }
 
+    /// The tool's definition for the model: `{ name, description,
+    /// inputSchema }`.
+    #[napi(catch_unwind)]
+    pub fn definition(&self) -> ToolDefinition {
+        self.inner.definition().into()
+    }
+
     /// Closes the tool's persistent shell when it has its own `sessionKey`.
     #[napi(catch_unwind)]
     pub fn close(&self) {
@@ -377,6 +419,13 @@ impl JobTool {
         JobTool {
             inner: Arc::new(CoreJobTool::new(&bash_tool.inner)),
         }
+    }
+
+    /// The tool's definition for the model: `{ name, description,
+    /// inputSchema }`.
+    #[napi(catch_unwind)]
+    pub fn definition(&self) -> ToolDefinition {
+        self.inner.definition().into()
     }
 
     /// Runs the model's call (off the JS thread: it may wait up to `wait`

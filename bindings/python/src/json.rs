@@ -13,10 +13,26 @@ use serde_json::Value;
 pub fn to_py<'py>(py: Python<'py>, value: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
     let json = serde_json::to_value(value)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    value_to_py(py, &json)
+    value_to_py(py, &json, snake_case)
 }
 
-fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+/// `value` serialized, as Python objects, every key as the core wrote it:
+/// for texts made for a model or an API (a tool's JSON Schema), which a
+/// host passes on unchanged.
+pub fn to_py_verbatim<'py>(
+    py: Python<'py>,
+    value: &impl serde::Serialize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let json = serde_json::to_value(value)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    value_to_py(py, &json, str::to_string)
+}
+
+fn value_to_py<'py>(
+    py: Python<'py>,
+    value: &Value,
+    key: fn(&str) -> String,
+) -> PyResult<Bound<'py, PyAny>> {
     match value {
         Value::Null => Ok(py.None().into_bound(py)),
         Value::Bool(b) => b.into_bound_py_any(py),
@@ -29,14 +45,14 @@ fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny
         Value::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
-                list.append(value_to_py(py, item)?)?;
+                list.append(value_to_py(py, item, key)?)?;
             }
             Ok(list.into_any())
         }
         Value::Object(map) => {
             let dict = PyDict::new(py);
-            for (key, item) in map {
-                dict.set_item(snake_case(key), value_to_py(py, item)?)?;
+            for (k, item) in map {
+                dict.set_item(key(k), value_to_py(py, item, key)?)?;
             }
             Ok(dict.into_any())
         }

@@ -27,7 +27,7 @@ use crate::signature::{py_default, text_signature};
     ", has_ui=", py_default!(has_ui),
     ", session_key=None, rules=None, shell=None, prefix=None, snapshot=", py_default!(snapshot),
     ", env=None, update_interval=", py_default!(update_interval_secs),
-    ", auto_background_after=None)",
+    ", auto_background_after=None, name=None, job_tool_name=None)",
 )]
 /// The model's ``bash`` tool: normalizes the command (``| head -n N``
 /// becomes a limit of the whole output), checks the interceptor, resolves
@@ -47,7 +47,9 @@ use crate::signature::{py_default, text_signature};
 /// ``update_interval``: least seconds between two ``on_update`` calls.
 /// ``auto_background_after``: seconds after which a command still running
 /// goes on as a background job (read with ``conch.JobTool``) and the call
-/// returns its output so far.
+/// returns its output so far. ``name``, ``job_tool_name``: what the model
+/// calls this tool and its job tool (default ``bash``, ``job``), as the
+/// definitions and texts name them.
 #[pyclass(frozen, module = "conch", name = "BashTool")]
 pub struct PyBashTool {
     pub(crate) inner: Arc<tool::BashTool>,
@@ -63,7 +65,7 @@ impl PyBashTool {
                      has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
                      snapshot=SnapshotArg::default(), env=None,
                      update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64()),
-                     auto_background_after=None),
+                     auto_background_after=None, name=None, job_tool_name=None),
         text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
@@ -82,6 +84,8 @@ impl PyBashTool {
         env: Option<&Bound<'_, PyAny>>,
         update_interval: Seconds,
         auto_background_after: Option<Seconds>,
+        name: Option<String>,
+        job_tool_name: Option<String>,
     ) -> PyResult<Self> {
         guard(|| {
             let rules = rules
@@ -90,7 +94,10 @@ impl PyBashTool {
             let update_interval = convert::interval("update_interval", update_interval)?;
             let auto_background_after =
                 convert::seconds("auto_background_after", auto_background_after)?;
+            let base = BashToolConfig::new(cwd);
             let config = BashToolConfig {
+                name: name.unwrap_or(base.name.clone()),
+                job_tool_name: job_tool_name.unwrap_or(base.job_tool_name.clone()),
                 artifacts_dir,
                 tool_names,
                 interceptor,
@@ -103,7 +110,7 @@ impl PyBashTool {
                 snapshot: snapshot.0,
                 session_env: env_pairs(env)?,
                 auto_background_after,
-                ..BashToolConfig::new(cwd)
+                ..base
             };
             let inner = tool::BashTool::new(config).map_err(to_py)?;
             Ok(PyBashTool {
@@ -178,6 +185,13 @@ impl PyBashTool {
             options.set_item("on_update", on_update)?;
             aio::coroutine(slf.getattr("execute")?, args, cancel, Some(options))
         })
+    }
+
+    /// The tool's definition for the model, ``{"name", "description",
+    /// "input_schema"}`` (a JSON Schema of exactly what ``execute``
+    /// accepts), to register with an LLM API as it is.
+    fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| json::to_py_verbatim(py, &self.inner.definition()))
     }
 
     /// The store outputs are spilled to (``None`` without

@@ -19,8 +19,9 @@ from conftest import GUARD, VECTORS, Output, in_background, is_alive, pids_with,
 
 REPLAYED = {"sanitize", "artifact", "normalize", "intercept", "tool", "keys", "sink"}
 # Replayed by a suite of their own: jobs (test_jobs.py), job_steps
-# (test_job_steps.py), job_tool (test_job_tool.py).
-REPLAYED_ELSEWHERE = {"jobs", "job_steps", "job_tool"}
+# (test_job_steps.py), job_tool (test_job_tool.py), tool_definition
+# (test_tool_definition.py).
+REPLAYED_ELSEWHERE = {"jobs", "job_steps", "job_tool", "tool_definition"}
 # notice, render: no Python function.
 NO_PYTHON_API = {"notice", "render"}
 

@@ -210,6 +210,18 @@ impl Interceptor {
         (Interceptor { rules: compiled }, errors)
     }
 
+    /// The rules that apply for a host with `tool_names` (those whose tool
+    /// it has), in order: what a tool definition lists as refused.
+    pub fn active_rules<'a, S: AsRef<str>>(
+        &'a self,
+        tool_names: &'a [S],
+    ) -> impl Iterator<Item = &'a Rule> + 'a {
+        self.rules
+            .iter()
+            .map(|r| &r.rule)
+            .filter(|r| tool_names.iter().any(|t| t.as_ref() == r.tool))
+    }
+
     /// The [`default_rules`], compiled once per process.
     pub fn defaults() -> &'static Interceptor {
         &DEFAULT_INTERCEPTOR

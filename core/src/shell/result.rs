@@ -104,7 +104,7 @@ pub(crate) fn add_stop_notice(
 /// A duration in seconds as a person writes it: whole seconds without a
 /// fraction (`5`), otherwise to the millisecond without trailing zeros
 /// (`0.5`, `1.25`), so a sub-second timeout never reads "0 seconds".
-fn seconds(t: Duration) -> String {
+pub(crate) fn seconds(t: Duration) -> String {
     let millis = t.as_millis();
     if millis.is_multiple_of(1000) {
         return (millis / 1000).to_string();

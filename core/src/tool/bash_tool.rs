@@ -58,6 +58,11 @@ pub const DEFAULT_UPDATE_INTERVAL: Duration = defaults::UPDATE_INTERVAL;
 /// How a [`BashTool`] is set up by its host.
 #[derive(Debug, Clone)]
 pub struct BashToolConfig {
+    /// The name the model calls this tool by (its definition's `name`).
+    pub name: String,
+    /// The name of the job tool of this tool's session, which this tool's
+    /// texts point the model to.
+    pub job_tool_name: String,
     /// The project directory: commands run here, relative `cwd` arguments
     /// are resolved against it.
     pub cwd: PathBuf,
@@ -102,6 +107,8 @@ impl BashToolConfig {
     /// Defaults for a project in `cwd`.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         BashToolConfig {
+            name: defaults::TOOL_NAME.to_string(),
+            job_tool_name: defaults::JOB_TOOL_NAME.to_string(),
             cwd: cwd.into(),
             artifacts_dir: None,
             tool_names: Vec::new(),
@@ -260,6 +267,15 @@ impl BashTool {
         &self.config
     }
 
+    /// The interceptor this tool checks commands with, if it is on.
+    pub(crate) fn interceptor(&self) -> Option<&Interceptor> {
+        match &self.intercept {
+            Intercept::Off => None,
+            Intercept::Defaults => Some(Interceptor::defaults()),
+            Intercept::Custom(i) => Some(i),
+        }
+    }
+
     /// The store the outputs are spilled to, for reading `artifact://<id>`.
     pub fn artifacts(&self) -> Option<&ArtifactStore> {
         self.artifacts.as_ref()
@@ -296,11 +312,7 @@ impl BashTool {
         let _busy = self.busy.enter();
         let normalized = normalize_bash_command(&args.command);
         let (head, tail) = normalized.limits_with(args.head, args.tail);
-        let interceptor = match &self.intercept {
-            Intercept::Off => None,
-            Intercept::Defaults => Some(Interceptor::defaults()),
-            Intercept::Custom(i) => Some(i),
-        };
+        let interceptor = self.interceptor();
         // Checked on the command as written: normalizing only drops trailing
         // piped stages, which no rule matches, so the decision is the one
         // for the normalized command, and the message quotes the original.

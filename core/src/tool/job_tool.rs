@@ -25,6 +25,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::bash_tool::BashTool;
+use super::definition::ToolNames;
 use super::result::{ToolError, ToolResult};
 use crate::jobs::{JobId, JobInfo, JobPoll, JobStatus, PollOptions, until_option};
 use crate::output::notice::format_size;
@@ -37,6 +38,14 @@ use crate::{CancelToken, Error};
 pub const DEFAULT_WAIT_SECS: f64 = 5.0;
 /// The longest `wait` the tool takes, in seconds.
 pub const MAX_WAIT_SECS: f64 = 600.0;
+
+/// The ops of the `job` tool, in the order its texts name them.
+pub const JOB_OPS: [&str; 4] = ["poll", "write", "kill", "list"];
+
+/// What the model reads when its `op` is none of [`JOB_OPS`].
+pub(crate) fn unknown_op(op: &str) -> String {
+    format!("Unknown op {op:?}: use poll, write, kill or list")
+}
 
 /// The model's arguments to `job`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -61,14 +70,32 @@ pub struct JobToolArgs {
 /// The model's `job` tool, on the session of one [`BashTool`].
 pub struct JobTool {
     session: ExecuteBashOptions,
+    names: ToolNames,
+    auto_background_after: Option<Duration>,
 }
 
 impl JobTool {
     /// The job tool of `bash`'s session.
     pub fn new(bash: &BashTool) -> JobTool {
+        let config = bash.config();
         JobTool {
             session: bash.session_options(),
+            names: ToolNames {
+                bash: config.name.clone(),
+                job: config.job_tool_name.clone(),
+            },
+            auto_background_after: config.auto_background_after,
         }
+    }
+
+    /// The names of this tool and of the bash tool it serves.
+    pub(crate) fn names(&self) -> &ToolNames {
+        &self.names
+    }
+
+    /// When the bash tool moves a command still running to the background.
+    pub(crate) fn auto_background_after(&self) -> Option<Duration> {
+        self.auto_background_after
     }
 
     /// Runs one call; `cancel` ends a wait early (never the job).
@@ -108,11 +135,7 @@ impl JobTool {
                     args.op
                 )));
             }
-            (op, _) => {
-                return Err(ToolError::failed(format!(
-                    "Unknown op {op:?}: use poll, write, kill or list"
-                )));
-            }
+            (op, _) => return Err(ToolError::failed(unknown_op(op))),
         };
         let command = shell
             .jobs()

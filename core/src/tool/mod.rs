@@ -2,9 +2,11 @@
 //! ([`BashTool`]), when the user types `!cmd` ([`BashSession`]), and what
 //! its UI shows of them ([`render`], [`expand`]).
 
+mod args;
 pub mod bang;
 pub mod bash_tool;
 pub mod config;
+pub mod definition;
 pub mod expand;
 pub mod job_tool;
 pub mod render;
@@ -17,7 +19,8 @@ pub use bash_tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolRun, clamp_timeout, started_text,
 };
 pub use config::{InterceptorConfig, load_interceptor_config, parse_interceptor_config};
+pub use definition::ToolDefinition;
 pub use expand::expand_output;
-pub use job_tool::{JobTool, JobToolArgs};
+pub use job_tool::{JOB_OPS, JobTool, JobToolArgs};
 pub use result::{Details, Meta, ToolError, ToolResult};
 pub use updates::ToolUpdate;

@@ -6,7 +6,9 @@
 //!   interceptor, cwd and timeout rules, artifacts, head/tail, updates);
 //! - `pty`: `BashTool` on its PTY path;
 //! - `bang`: `BashSession`;
-//! - `vectors`: replay of `tests/vectors/tool.json`.
+//! - `vectors`: replay of `tests/vectors/tool.json`;
+//! - `definition`: the tools' definitions (`tool_definition.json`) and
+//!   their schemas against the tools' own argument parsing.
 //!
 //! The modules run in parallel threads of one process and share the
 //! process-wide session registry: a test keeps its state in a session key
@@ -56,6 +58,7 @@ impl Drop for Fixture {
 
 mod bang;
 mod bash;
+mod definition;
 mod job_tool;
 mod pty;
 mod vectors;

@@ -502,6 +502,13 @@ _ToolArgs = TypedDict(
     total=False,
 )
 
+class _ToolDefinition(TypedDict):
+    """A tool's definition for the model: register it with an LLM API as it is."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
 class _JobToolArgs(TypedDict, total=False):
     op: Literal["poll", "write", "kill", "list"]
     job: int
@@ -539,7 +546,10 @@ class BashTool:
         env: _Env | None = None,
         update_interval: float = 0.05,
         auto_background_after: float | None = None,
+        name: str | None = None,
+        job_tool_name: str | None = None,
     ) -> Self: ...
+    def definition(self) -> _ToolDefinition: ...
     def execute(
         self,
         args: _ToolArgs | Mapping[str, Any],
@@ -577,6 +587,7 @@ class JobTool:
     """The model's ``job`` tool on the session of a ``BashTool``."""
 
     def __new__(cls, bash_tool: BashTool) -> Self: ...
+    def definition(self) -> _ToolDefinition: ...
     def execute(
         self,
         args: _JobToolArgs | Mapping[str, Any],

@@ -1,0 +1,119 @@
+//! `conch mcp`: the model's `bash` and `job` tools served over MCP on
+//! stdio, for any MCP client (coding agents, desktop apps) to attach with
+//! one line of configuration.
+//!
+//! The tools are the core's, as every face has them: `tools/list` gives
+//! their definitions ([`conch_core::tool::ToolDefinition`]), `tools/call`
+//! reads the arguments with the core's own parsing and runs `execute`; a
+//! failure is an `isError` result carrying the text the tool gives. See
+//! [`server`] for progress, cancellation and the `artifact://` resources.
+//!
+//! stdout is the protocol: nothing else is ever written to it (commands
+//! write to conch's pipes, never to the server's stdio). When the client
+//! goes away (stdin ends) or the server is told to stop (SIGTERM, SIGINT),
+//! every command and job the tools started is killed before it exits.
+
+mod server;
+
+use std::path::PathBuf;
+
+use conch_core::registry;
+use conch_core::tool::{BashTool, BashToolConfig, JobTool, load_interceptor_config};
+use rmcp::ServiceExt;
+
+use crate::args::HELP;
+use crate::paths::default_artifacts_dir;
+
+/// Serve the bash and job tools over MCP on stdin/stdout
+#[derive(clap::Args)]
+#[command(
+    override_usage = "conch mcp [--cwd DIR] [--artifacts DIR] [--tools a,b] [--interceptor FILE]",
+    help_template = HELP,
+    after_help = "Client configuration, e.g.: {\"mcpServers\": {\"conch\": {\"command\": \"conch\", \
+                  \"args\": [\"mcp\", \"--cwd\", \"/path/to/project\"]}}}"
+)]
+pub struct Args {
+    /// the project directory: commands run there (default: the current one)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    cwd: Option<PathBuf>,
+    /// where full outputs are spilled, readable as artifact:// resources
+    /// (default: see `conch artifact`)
+    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
+    artifacts: Option<PathBuf>,
+    /// the client's other tools: turns the interceptor on for them
+    #[arg(long, value_name = "a,b", allow_hyphen_values = true)]
+    tools: Option<String>,
+    /// interceptor configuration (JSON: {enabled, rules})
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
+    interceptor: Option<PathBuf>,
+}
+
+pub fn main(p: Args) -> Result<i32, String> {
+    let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+    let mut config = BashToolConfig::new(match p.cwd {
+        Some(dir) => host_cwd.join(dir),
+        None => host_cwd,
+    });
+    if !config.cwd.is_dir() {
+        return Err(format!(
+            "--cwd is not a directory: {}",
+            config.cwd.display()
+        ));
+    }
+    config.artifacts_dir = Some(p.artifacts.unwrap_or_else(default_artifacts_dir));
+    if let Some(tools) = &p.tools {
+        config.tool_names = crate::run::tool_names(tools);
+        config.interceptor = true;
+    }
+    if let Some(file) = &p.interceptor {
+        let interceptor = load_interceptor_config(file).map_err(|e| e.to_string())?;
+        config.interceptor = interceptor.enabled;
+        config.rules = interceptor.rules;
+    }
+    // Progress notifications need no more than a few a second.
+    config.update_interval = server::UPDATE_INTERVAL;
+    let bash = BashTool::new(config).map_err(|e| e.to_string())?;
+    let job = JobTool::new(&bash);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let outcome = runtime.block_on(async move {
+        let service = server::Conch::new(bash, job)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| format!("MCP handshake failed: {e}"))?;
+        let stop = service.cancellation_token();
+        tokio::spawn(async move {
+            stop_signal().await;
+            stop.cancel();
+        });
+        service
+            .waiting()
+            .await
+            .map_err(|e| format!("MCP server failed: {e}"))
+    });
+    // Not waiting for the runtime's threads: its stdin reader may be
+    // blocked in a read that only the client can end.
+    runtime.shutdown_background();
+    // Whatever ended the server, nothing it started outlives it.
+    registry::close_all();
+    outcome.map(|_| 0)
+}
+
+/// SIGTERM or SIGINT, the ways a client or a user stops the server.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

@@ -1,0 +1,273 @@
+//! The MCP handler: translates MCP requests into calls of the core's tools.
+//!
+//! - `tools/call` runs `execute` on a blocking thread (the core's calls
+//!   block); while it runs, each live update (the tail of the output so
+//!   far) becomes a `notifications/progress` carrying that tail as its
+//!   message, when the client sent a progress token.
+//! - `notifications/cancelled` for a call cancels its token: the core kills
+//!   the command's process tree (the `job` tool's wait ends; the job lives
+//!   on). The client no longer waits for the answer.
+//! - `artifact://<id>` is a resource: `resources/read` gives its whole text,
+//!   `resources/list` the artifacts this server's calls spilled,
+//!   `resources/templates/list` the `artifact://{id}` template.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use conch_core::CancelToken;
+use conch_core::tool::{
+    BashTool, BashToolArgs, JobTool, JobToolArgs, ToolContext, ToolDefinition, ToolError,
+    ToolResult, ToolUpdate,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Least time between two progress notifications of a call.
+pub const UPDATE_INTERVAL: Duration = Duration::from_millis(200);
+
+/// The server: the two tools of one session, and the artifacts they spilled.
+pub struct Conch {
+    bash: Arc<BashTool>,
+    job: Arc<JobTool>,
+    /// `artifact://` ids of this server's results, oldest first.
+    spilled: Arc<Mutex<Vec<String>>>,
+}
+
+impl Conch {
+    pub fn new(bash: BashTool, job: JobTool) -> Conch {
+        Conch {
+            bash: Arc::new(bash),
+            job: Arc::new(job),
+            spilled: Arc::default(),
+        }
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        let bash = mcp_tool(self.bash.definition())
+            .with_annotations(ToolAnnotations::new().destructive(true).open_world(true));
+        let job = mcp_tool(self.job.definition())
+            .with_annotations(ToolAnnotations::new().destructive(true).open_world(false));
+        vec![bash, job]
+    }
+
+    /// One `bash` call, cancelled with `ct`, its updates sent as progress.
+    async fn call_bash(
+        &self,
+        args: BashToolArgs,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let cancel = CancelToken::new();
+        let (updates, mut received) = mpsc::unbounded_channel::<String>();
+        let tool = self.bash.clone();
+        let token = cancel.clone();
+        let mut run = tokio::task::spawn_blocking(move || {
+            let mut forward = |update: ToolUpdate| {
+                let _ = updates.send(update.text);
+            };
+            tool.execute(
+                args,
+                ToolContext {
+                    on_update: Some(&mut forward),
+                    cancel: Some(token),
+                    has_ui: false,
+                },
+            )
+        });
+        let progress = ctx.meta.get_progress_token();
+        let mut sent = 0u32;
+        let mut cancelled = false;
+        let outcome = loop {
+            tokio::select! {
+                done = &mut run => break done,
+                _ = ctx.ct.cancelled(), if !cancelled => {
+                    cancelled = true;
+                    cancel.cancel();
+                }
+                Some(text) = received.recv() => {
+                    if let Some(token) = &progress {
+                        sent += 1;
+                        let note = ProgressNotificationParam::new(token.clone(), f64::from(sent))
+                            .with_message(text);
+                        let _ = ctx.peer.notify_progress(note).await;
+                    }
+                }
+            }
+        };
+        let outcome = outcome.unwrap_or_else(|e| Err(lost(e)));
+        if let Some(id) = spilled_artifact(&outcome) {
+            let mut spilled = self.spilled.lock().unwrap_or_else(|e| e.into_inner());
+            if !spilled.contains(&id) {
+                spilled.push(id);
+            }
+        }
+        call_result(outcome)
+    }
+
+    /// One `job` call; cancelling it ends its wait.
+    async fn call_job(
+        &self,
+        args: JobToolArgs,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let cancel = CancelToken::new();
+        let tool = self.job.clone();
+        let token = cancel.clone();
+        let mut run = tokio::task::spawn_blocking(move || tool.execute(args, Some(token)));
+        let outcome = tokio::select! {
+            done = &mut run => done,
+            _ = ctx.ct.cancelled() => {
+                cancel.cancel();
+                run.await
+            }
+        };
+        call_result(outcome.unwrap_or_else(|e| Err(lost(e))))
+    }
+}
+
+/// The failure of a call whose thread ended without an outcome (a panic
+/// in the core).
+fn lost(error: tokio::task::JoinError) -> ToolError {
+    ToolError::Failed {
+        message: format!("the call failed: {error}"),
+        details: None,
+    }
+}
+
+/// An MCP tool from the core's definition, as it is.
+fn mcp_tool(definition: ToolDefinition) -> Tool {
+    let schema = match definition.input_schema {
+        Value::Object(map) => map,
+        _ => unreachable!("a tool's input schema is a JSON object"),
+    };
+    Tool::new(definition.name, definition.description, schema)
+}
+
+/// What the client reads: the tool's text, as an error when the tool failed.
+fn call_result(outcome: Result<ToolResult, ToolError>) -> CallToolResult {
+    match outcome {
+        Ok(result) => CallToolResult::success(vec![ContentBlock::text(result.text)]),
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(error.message().to_string())]),
+    }
+}
+
+/// The artifact a bash result points to, if any.
+fn spilled_artifact(outcome: &Result<ToolResult, ToolError>) -> Option<String> {
+    let details = match outcome {
+        Ok(result) => result.details.as_ref(),
+        Err(error) => error.details(),
+    };
+    details?.truncation()?.artifact_id.clone()
+}
+
+impl ServerHandler for Conch {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("conch", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Run shell commands with the bash tool; read, feed and stop background jobs with the \
+             job tool. Outputs cut to 50 KB name an artifact://<id> resource holding the whole text.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let name = request.name.as_ref();
+        let result = if name == self.bash.config().name {
+            match BashToolArgs::from_json(&args) {
+                Ok(args) => self.call_bash(args, &context).await,
+                Err(e) => call_result(Err(e)),
+            }
+        } else if name == self.job.definition().name {
+            match JobToolArgs::from_json(&args) {
+                Ok(args) => self.call_job(args, &context).await,
+                Err(e) => call_result(Err(e)),
+            }
+        } else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let spilled = self
+            .spilled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let resources = spilled
+            .into_iter()
+            .map(|id| {
+                Resource::new(format!("artifact://{id}"), format!("artifact {id}"))
+                    .with_description("The whole output of a bash call")
+                    .with_mime_type("text/plain")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let template = ResourceTemplate::new("artifact://{id}", "artifact")
+            .with_description("The whole output a tool result cut to 50 KB names")
+            .with_mime_type("text/plain");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(store) = self.bash.artifacts().cloned() else {
+            return Err(McpError::resource_not_found("no artifacts directory", None));
+        };
+        let uri = request.uri;
+        let read_uri = uri.clone();
+        let text = tokio::task::spawn_blocking(move || store.resolve(&read_uri))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+        let contents = ResourceContents::text(text, uri).with_mime_type("text/plain");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}

@@ -1,0 +1,236 @@
+"""`conch mcp` driven by the official MCP Python SDK as its client (a client
+nobody here wrote): the handshake, tools/list (the core's definitions, as
+the shared vectors state them), tools/call (success, failure texts, bad
+arguments, timeout, progress, cancellation that kills the command, the job
+tool), the interceptor option, artifact:// resources, and nothing left
+running when the client goes away.
+
+Run by scripts/test-mcp.sh, which builds `conch` and names it in CONCH_BIN.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+REPO = Path(__file__).resolve().parents[4]
+CONCH = os.environ.get("CONCH_BIN", str(REPO / "target" / "debug" / "conch"))
+VECTORS = REPO / "tests" / "vectors"
+# Hang-catchers only: nothing here waits for a time to pass.
+GUARD = 60
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "work").mkdir()
+    return tmp_path
+
+
+@asynccontextmanager
+async def client(project: Path, *extra: str):
+    params = StdioServerParameters(
+        command=CONCH,
+        args=["mcp", "--cwd", str(project / "work"), "--artifacts", str(project / "artifacts"),
+              *extra],
+    )
+    with anyio.fail_after(GUARD):
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def text_of(result) -> str:
+    assert len(result.content) == 1, result.content
+    return result.content[0].text
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_for(condition, what: str):
+    with anyio.fail_after(GUARD):
+        while not condition():
+            await anyio.sleep(0.05)
+
+
+def test_initialize_and_list_the_core_definitions(project):
+    defaults = next(c for c in json.loads((VECTORS / "tool_definition.json").read_text())
+                    if c["name"] == "defaults")["expect"]
+
+    async def main():
+        async with client(project) as session:
+            info = session.initialize_result
+            assert info.server_info.name == "conch"
+            assert info.capabilities.tools is not None
+            assert info.capabilities.resources is not None
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert sorted(tools) == ["bash", "job"]
+            for name in ("bash", "job"):
+                assert tools[name].description == defaults[name]["description"]
+                assert tools[name].input_schema == defaults[name]["input_schema"]
+            assert tools["bash"].annotations.destructive_hint is True
+
+    anyio.run(main)
+
+
+def test_calls_give_the_tools_texts(project):
+    async def main():
+        async with client(project) as session:
+            ok = await session.call_tool("bash", {"command": "echo hello; pwd"})
+            assert (ok.is_error, text_of(ok)) == (False, f"hello\n{project / 'work'}")
+            failed = await session.call_tool("bash", {"command": "echo partial; (exit 3)"})
+            assert (failed.is_error, text_of(failed)) == (True, "partial\n\nCommand exited with code 3")
+            # A variable set by one call is there in the next: one session.
+            await session.call_tool("bash", {"command": "export KEPT=yes"})
+            kept = await session.call_tool("bash", {"command": "echo $KEPT", "head": 1})
+            assert text_of(kept) == "yes"
+            bad = await session.call_tool("bash", {"command": "ls", "head": -1})
+            assert (bad.is_error, text_of(bad)) == (True, "head must be >= 0 (a whole number), got -1")
+            missing = await session.call_tool("bash", {})
+            assert text_of(missing) == "command is required: the bash command to run"
+            cwd = await session.call_tool("bash", {"command": "true", "cwd": "nope"})
+            assert (cwd.is_error, text_of(cwd)) == (
+                True, f"Working directory does not exist: {project / 'work' / 'nope'}")
+            with pytest.raises(MCPError):
+                await session.call_tool("nosuchtool", {})
+
+    anyio.run(main)
+
+
+def test_timeout_kills_and_says_so(project):
+    async def main():
+        async with client(project) as session:
+            r = await session.call_tool("bash", {"command": "echo before; /bin/sleep 30", "timeout": 1})
+            assert (r.is_error, text_of(r)) == (True, "[Command timed out after 1 seconds]\nbefore")
+
+    anyio.run(main)
+
+
+def test_progress_carries_the_output_so_far(project):
+    marker = project / "go"
+    messages: list[str] = []
+
+    async def on_progress(progress, total, message):
+        messages.append(message)
+        # The command waits for the first update to arrive before it ends.
+        marker.touch()
+
+    async def main():
+        async with client(project) as session:
+            r = await session.call_tool(
+                "bash",
+                {"command": f"echo first; while [ ! -e {marker} ]; do /bin/sleep 0.05; done; echo last"},
+                progress_callback=on_progress,
+            )
+            assert (r.is_error, text_of(r)) == (False, "first\nlast")
+
+    anyio.run(main)
+    assert messages and "first" in messages[0], messages
+
+
+def test_cancel_stops_the_command_and_the_session_goes_on(project):
+    pidfile = project / "pid"
+
+    async def main():
+        async with client(project) as session:
+            async def call():
+                with anyio.CancelScope() as scope:
+                    calls.append(scope)
+                    await session.call_tool(
+                        "bash", {"command": f"bash -c 'echo $$ > {pidfile}; exec /bin/sleep 300'"})
+                    done.append("returned")
+
+            calls: list[anyio.CancelScope] = []
+            done: list[str] = []
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), "the pid")
+                pid = int(pidfile.read_text())
+                assert alive(pid)
+                calls[0].cancel()
+            assert done == []
+            # notifications/cancelled reached the server: the command is killed.
+            await wait_for(lambda: not alive(pid), "the command to die")
+            after = await session.call_tool("bash", {"command": "echo after"})
+            assert (after.is_error, text_of(after)) == (False, "after")
+
+    anyio.run(main)
+
+
+def test_artifacts_are_resources(project):
+    async def main():
+        async with client(project) as session:
+            r = await session.call_tool("bash", {"command": "seq 1 100000"})
+            text = text_of(r)
+            assert r.is_error is False
+            m = re.search(r"\[Showing lines \d+-100000 of 100000 \(50\.0KB limit\)\. Full: (artifact://(\d+))\]$",
+                          text)
+            assert m, text[-200:]
+            uri = m.group(1)
+            read = await session.read_resource(uri)
+            assert read.contents[0].text == "".join(f"{i}\n" for i in range(1, 100001))
+            listed = [str(r.uri) for r in (await session.list_resources()).resources]
+            assert listed == [uri]
+            templates = (await session.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["artifact://{id}"]
+            with pytest.raises(MCPError):
+                await session.read_resource("artifact://999999")
+
+    anyio.run(main)
+
+
+def test_job_tool_and_nothing_outlives_the_server(project):
+    pidfile = project / "job-pid"
+
+    async def main():
+        async with client(project) as session:
+            started = await session.call_tool(
+                "bash", {"command": f"echo $BASHPID > {pidfile}; echo ready; exec /bin/sleep 300",
+                         "async": True})
+            assert text_of(started).startswith("Started job 1: ")
+            polled = await session.call_tool("job", {"op": "poll", "job": 1, "until": "ready", "wait": 30})
+            assert polled.is_error is False
+            assert "ready" in text_of(polled), text_of(polled)
+            bad = await session.call_tool("job", {"op": "stop"})
+            assert (bad.is_error, text_of(bad)) == (True, 'Unknown op "stop": use poll, write, kill or list')
+            return int(pidfile.read_text())
+
+    pid = anyio.run(main)
+    # The client closed the server's stdin and waited for it to exit: the
+    # job it left running was killed on the way out.
+    deadline = time.monotonic() + GUARD
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
+
+
+def test_the_interceptor_option(project):
+    (project / "work" / "notes.txt").write_text("hi\n")
+
+    async def main():
+        async with client(project, "--tools", "read") as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert "Use the `read` tool instead of cat/head/tail." in tools["bash"].description
+            r = await session.call_tool("bash", {"command": "cat notes.txt"})
+            assert r.is_error is True
+            assert text_of(r).startswith("Blocked: Use the `read` tool instead of cat/head/tail.")
+
+    anyio.run(main)

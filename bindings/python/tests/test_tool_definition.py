@@ -1,0 +1,49 @@
+"""Replays tests/vectors/tool_definition.json: ``BashTool.definition()`` and
+``JobTool.definition()`` give, for the same configuration, the definitions
+every face gives, with the JSON Schema's keys as the core wrote them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import VECTORS
+
+import conch
+
+
+def cases() -> list[dict]:
+    path = VECTORS / "tool_definition.json"
+    assert path.is_file(), f"{path} is missing"
+    loaded = json.loads(path.read_text())
+    assert loaded, f"{path} has no cases"
+    return loaded
+
+
+def tool(config: dict) -> conch.BashTool:
+    options = {}
+    for key, value in config.items():
+        if key == "auto_background_after_ms":
+            options["auto_background_after"] = value / 1000
+        elif key in ("interceptor", "tool_names", "rules", "name", "job_tool_name",
+                     "virtual_terminal"):
+            options[key] = value
+        else:
+            raise AssertionError(f"unknown config key {key}")
+    return conch.BashTool(".", snapshot="none", **options)
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda c: c["name"])
+def test_tool_definition(case):
+    bash = tool(case["config"])
+    job = conch.JobTool(bash)
+    assert {"bash": bash.definition(), "job": job.definition()} == case["expect"]
+
+
+def test_the_definition_is_plain_json_the_host_may_change():
+    bash = conch.BashTool(".", snapshot="none")
+    first = bash.definition()
+    json.dumps(first)
+    first["input_schema"]["properties"].clear()
+    assert bash.definition()["input_schema"]["properties"]["command"] == {
+        "type": "string", "description": "The bash command to run."}
