@@ -89,3 +89,11 @@ cc -std=c11 -Wall -Werror examples/c/stream.c $(PKG_CONFIG_PATH="$OUT" pkg-confi
   -Wl,-rpath,"$LIBDIR" -o "$OUT/stream_pc"
 "$OUT/stream_pc" | cmp - "$OUT/stream.out"
 echo "example output matches (shared, static, pkg-config)"
+
+echo "== c: example tool loop (a scripted model through the tool's definition)"
+cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/include" examples/c/tool_loop.c "${LINK[@]}" -o "$OUT/tool_loop"
+(cd "$OUT" && ./tool_loop) >"$OUT/tool_loop.out"
+grep -q '^request: {"tools": \[{"description":' "$OUT/tool_loop.out"
+grep -qx 'tool_result (ok): hello from the model' "$OUT/tool_loop.out"
+grep -qx 'Command exited with code 2' "$OUT/tool_loop.out"
+grep -qx 'tool_result (is_error): \[Command timed out after 1 seconds\]' "$OUT/tool_loop.out"
