@@ -7,14 +7,12 @@ use std::path::PathBuf;
 
 use conch_core::CancelToken;
 use conch_core::registry;
-use conch_core::tool::{
-    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, load_interceptor_config,
-};
+use conch_core::tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError};
 
 use crate::args::{self, HELP, command};
 use crate::interrupt::cancel_on_interrupt;
-use crate::paths::default_artifacts_dir;
 use crate::print_line;
+use crate::tool_flags::ToolFlags;
 
 /// Run COMMAND as the model's bash tool would and print what the model reads
 #[derive(clap::Args)]
@@ -44,15 +42,8 @@ pub struct Args {
     /// print the engine's result as JSON instead
     #[arg(long)]
     json: bool,
-    /// where full outputs are spilled (default: see `conch artifact`)
-    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
-    artifacts: Option<PathBuf>,
-    /// the host's tools: turns the interceptor on for them
-    #[arg(long, value_name = "a,b", allow_hyphen_values = true)]
-    tools: Option<String>,
-    /// interceptor configuration (JSON: {enabled, rules})
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    interceptor: Option<PathBuf>,
+    #[command(flatten)]
+    tool: ToolFlags,
     /// the command; several words are joined by spaces
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     command: Vec<OsString>,
@@ -67,16 +58,7 @@ pub fn main(p: Args) -> Result<i32, String> {
     let tail = args::count("--tail", p.tail)?;
     let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let mut config = BashToolConfig::new(host_cwd);
-    config.artifacts_dir = Some(p.artifacts.unwrap_or_else(default_artifacts_dir));
-    if let Some(tools) = &p.tools {
-        config.tool_names = tool_names(tools);
-        config.interceptor = true;
-    }
-    if let Some(file) = &p.interceptor {
-        let interceptor = load_interceptor_config(file).map_err(|e| e.to_string())?;
-        config.interceptor = interceptor.enabled;
-        config.rules = interceptor.rules;
-    }
+    p.tool.apply(&mut config)?;
     config.virtual_terminal = p.pty;
     let tool = BashTool::new(config).map_err(|e| e.to_string())?;
 
@@ -121,16 +103,6 @@ pub fn main(p: Args) -> Result<i32, String> {
     }
     registry::close_all();
     Ok(run.exit_status())
-}
-
-/// The host's tools from `--tools a,b` (spaces around names and empty
-/// names dropped).
-pub fn tool_names(list: &str) -> Vec<String> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(String::from)
-        .collect()
 }
 
 #[cfg(test)]

@@ -18,11 +18,11 @@ mod server;
 use std::path::PathBuf;
 
 use conch_core::registry;
-use conch_core::tool::{BashTool, BashToolConfig, JobTool, load_interceptor_config};
+use conch_core::tool::{BashTool, BashToolConfig, JobTool};
 use rmcp::ServiceExt;
 
 use crate::args::HELP;
-use crate::paths::default_artifacts_dir;
+use crate::tool_flags::ToolFlags;
 
 /// Serve the bash and job tools over MCP on stdin/stdout
 #[derive(clap::Args)]
@@ -36,16 +36,8 @@ pub struct Args {
     /// the project directory: commands run there (default: the current one)
     #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
     cwd: Option<PathBuf>,
-    /// where full outputs are spilled, readable as artifact:// resources
-    /// (default: see `conch artifact`)
-    #[arg(long, value_name = "DIR", allow_hyphen_values = true)]
-    artifacts: Option<PathBuf>,
-    /// the client's other tools: turns the interceptor on for them
-    #[arg(long, value_name = "a,b", allow_hyphen_values = true)]
-    tools: Option<String>,
-    /// interceptor configuration (JSON: {enabled, rules})
-    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
-    interceptor: Option<PathBuf>,
+    #[command(flatten)]
+    tool: ToolFlags,
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
@@ -60,16 +52,7 @@ pub fn main(p: Args) -> Result<i32, String> {
             config.cwd.display()
         ));
     }
-    config.artifacts_dir = Some(p.artifacts.unwrap_or_else(default_artifacts_dir));
-    if let Some(tools) = &p.tools {
-        config.tool_names = crate::run::tool_names(tools);
-        config.interceptor = true;
-    }
-    if let Some(file) = &p.interceptor {
-        let interceptor = load_interceptor_config(file).map_err(|e| e.to_string())?;
-        config.interceptor = interceptor.enabled;
-        config.rules = interceptor.rules;
-    }
+    p.tool.apply(&mut config)?;
     // Progress notifications need no more than a few a second.
     config.update_interval = server::UPDATE_INTERVAL;
     let bash = BashTool::new(config).map_err(|e| e.to_string())?;
