@@ -29,7 +29,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::watch;
 
 /// Least time between two progress notifications of a call.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(200);
@@ -66,12 +66,14 @@ impl Conch {
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let cancel = CancelToken::new();
-        let (updates, mut received) = mpsc::unbounded_channel::<String>();
+        // Each update replaces the one before: only the newest is kept, so
+        // a slow client never makes the updates pile up.
+        let (updates, mut received) = watch::channel(String::new());
         let tool = self.bash.clone();
         let token = cancel.clone();
         let mut run = tokio::task::spawn_blocking(move || {
             let mut forward = |update: ToolUpdate| {
-                let _ = updates.send(update.text);
+                updates.send_replace(update.text);
             };
             tool.execute(
                 args,
@@ -92,7 +94,8 @@ impl Conch {
                     cancelled = true;
                     cancel.cancel();
                 }
-                Some(text) = received.recv() => {
+                Ok(()) = received.changed() => {
+                    let text = received.borrow_and_update().clone();
                     if let Some(token) = &progress {
                         sent += 1;
                         let note = ProgressNotificationParam::new(token.clone(), f64::from(sent))
