@@ -501,7 +501,7 @@ impl Shell {
         // The command's record carries its exit status.
         let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
-        let release = "exec >/dev/null 2>&1 62>&-; builtin read -r -N 1 -u 63 _";
+        let release = "exec 60>&- 62>&-; builtin read -r -N 1 -u 63 _";
         let _ = send_all(&old.input, &protocol::run(old.seq, Kind::Script, release));
         let Bash {
             child,
