@@ -90,6 +90,11 @@ enum conch_status
    * was started without one, or a key for a job without a terminal).
    */
   CONCH_ERR_NO_INPUT = -11,
+  /**
+   * The sandbox asked for cannot be enforced on this machine (the
+   * message names the missing kernel feature); nothing was started.
+   */
+  CONCH_ERR_SANDBOX_UNAVAILABLE = -12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -17,6 +17,7 @@ from ._errors import (
     IoError as IoError,
     NoInputError as NoInputError,
     NotFoundError as NotFoundError,
+    SandboxUnavailableError as SandboxUnavailableError,
     SpawnError as SpawnError,
     ToolAbortError as ToolAbortError,
     ToolError as ToolError,
