@@ -159,7 +159,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         out,
         status,
         pidfd,
-    } = spawn_supervised(launch, hold_r, None)?;
+    } = spawn_supervised(launch, hold_r, None, None)?;
     let pid = child.pid();
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({

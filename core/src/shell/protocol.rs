@@ -29,7 +29,9 @@
 //! the job writes later stays in the old pipe, never in a later run's
 //! output (see `crate::jobs`). bash opens the new pipe as
 //! `/proc/<host pid>/fd/<n>`, the host's read end (opened for writing, a
-//! pipe opens as a FIFO would).
+//! pipe opens as a FIFO would). A sandboxed bash may not look into the
+//! host's `/proc` entries: its session's pipes are FIFOs in the sandbox's
+//! directory, named the same way (`crate::process::io::named_pipe`).
 //!
 //! The command runs with the status descriptor closed, so neither it nor
 //! its children can forge a status. After it, the loop (with stderr to
@@ -401,8 +403,9 @@ pub struct Startup<'a> {
     /// A state file to source (see `shell::state`): the session's state
     /// for a bash that takes the place of one moved to the background.
     pub restore: Option<&'a str>,
-    /// The pid whose descriptors the runs' output pipes are (module doc).
-    pub host: u32,
+    /// The directory where bash opens the host's pipe ends by number
+    /// (module doc): `/proc/<host pid>/fd`, or a sandboxed session's FIFOs.
+    pub pipes: &'a str,
     /// The host's descriptors of the status pipe and of bash's own output
     /// pipe, for [`EXIT_TRAP`].
     pub status_fd: i32,
@@ -454,12 +457,12 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
          builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
-         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
+         __conch_o={} __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
         single_quote(UNWIND_TRAP),
         single_quote(EXIT_TRAP),
         single_quote(LOOP),
-        start.host,
+        single_quote(start.pipes),
         start.status_fd,
         start.out_fd,
         single_quote(start.shell),

@@ -41,7 +41,7 @@ use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{
-    Read, Waker, output_pipe, poll, pollin, read, ready, send_all, socketpair,
+    Read, Waker, named_pipe, output_pipe, poll, pollin, read, ready, send_all, socketpair,
 };
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
@@ -91,6 +91,9 @@ struct Bash {
     replaced: bool,
     /// The state file it starts from, removed once it is ready.
     restore: Option<PathBuf>,
+    /// Where its pipes are FIFOs (a sandboxed session: see
+    /// [`named_pipe`]); `None`: plain pipes, opened through `/proc`.
+    fifos: Option<PathBuf>,
 }
 
 struct State {
@@ -887,12 +890,15 @@ impl Shell {
             ..Launch::default()
         };
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
+        let fifos = lock(&self.sandbox)
+            .as_ref()
+            .map(|s| s.pipes().to_path_buf());
         let Supervised {
             child,
             out,
             status,
             pidfd,
-        } = spawn_supervised(launch, stdin, Some(theirs))?;
+        } = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
         let bash = Bash {
             child,
             input,
@@ -904,6 +910,7 @@ impl Shell {
             ready: false,
             replaced: false,
             restore,
+            fifos,
         };
         let text = self.startup_text(&bash, true);
         if let Err(e) = send_all(&bash.input, &text) {
@@ -950,7 +957,10 @@ impl Shell {
                 &self.config.unset_script
             },
             restore,
-            host: std::process::id(),
+            pipes: &match &bash.fifos {
+                Some(dir) => dir.to_string_lossy().into_owned(),
+                None => format!("/proc/{}/fd", std::process::id()),
+            },
             status_fd: bash.status.as_raw_fd(),
             out_fd: bash.out.as_raw_fd(),
             shell: &shell,
@@ -1040,7 +1050,10 @@ fn check_command(command: &str, env: &[(String, String)]) -> Result<()> {
 /// `None` when nothing does, or when bash could not take the new pipe (it
 /// then keeps the old one).
 fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>> {
-    let (read_end, write_end) = output_pipe()?;
+    let (read_end, write_end) = match &bash.fifos {
+        Some(dir) => named_pipe(dir)?,
+        None => output_pipe()?,
+    };
     // bash opens the read end for writing: ours is not needed.
     drop(write_end);
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;

@@ -9,6 +9,7 @@
 //!   surviving each;
 //! - `escape`: what a sandboxed command does to lift its sandbox fails;
 //! - `faces`: `execute_shell`, `PtySession`, jobs, the tool's definition.
+//! - `session`: the session's own pipes, opened again by path.
 //!
 //! The fail-closed path (a kernel without Landlock, simulated) sets an
 //! environment variable of the whole process: `sandbox_old_kernel.rs`.
@@ -21,6 +22,7 @@ mod faces;
 mod filesystem;
 mod limits;
 mod network;
+mod session;
 
 use std::path::{Path, PathBuf};
 

@@ -85,6 +85,8 @@ pub struct SessionSandbox {
     confinement: Arc<Confinement>,
     dir: PathBuf,
     tmp: PathBuf,
+    /// The session's pipes as FIFOs (see [`crate::process::io::named_pipe`]).
+    pipes: PathBuf,
     cgroups: Vec<Cgroup>,
     applied: SandboxApplied,
     closed: bool,
@@ -129,6 +131,7 @@ impl SessionSandbox {
             .create(&dir)
             .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
         let tmp = dir.join("tmp");
+        let pipes = dir.join("pipes");
         let mut session = SessionSandbox {
             confinement: Arc::new(Confinement {
                 landlock: None,
@@ -137,15 +140,18 @@ impl SessionSandbox {
                 cgroup_procs: Vec::new(),
             }),
             tmp: tmp.clone(),
+            pipes: pipes.clone(),
             dir: dir.clone(),
             cgroups: Vec::new(),
             applied: SandboxApplied::default(),
             closed: false,
         };
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&tmp)
-            .map_err(|e| Error::io(format!("cannot create {}", tmp.display()), e))?;
+        for sub in [&tmp, &pipes] {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(sub)
+                .map_err(|e| Error::io(format!("cannot create {}", sub.display()), e))?;
+        }
         let mut confinement = Confinement {
             landlock: None,
             seccomp: None,
@@ -289,6 +295,12 @@ impl SessionSandbox {
     /// The session's private temp directory (its `TMPDIR`).
     pub fn tmp(&self) -> &Path {
         &self.tmp
+    }
+
+    /// Where the session's pipes are FIFOs: its bash opens them again by
+    /// path, and may not reach the host's `/proc/<pid>/fd`.
+    pub fn pipes(&self) -> &Path {
+        &self.pipes
     }
 
     /// A directory the session's bash may write and the host reads
