@@ -32,6 +32,30 @@ _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
 
+class _SandboxLimits(TypedDict, total=False):
+    """Resource limits of a sandboxed session (each a whole number >= 1;
+    left out: no limit)."""
+
+    cpu_seconds: int
+    memory_bytes: int
+    file_size_bytes: int
+    open_files: int
+    processes: int
+    session_memory_bytes: int
+
+class _SandboxPolicy(TypedDict, total=False):
+    """``sandbox=``: what a sandboxed session may do (every key optional;
+    another key is an ``InvalidArgumentError``)."""
+
+    writable: Sequence[_Path]
+    readable: Sequence[_Path] | None
+    network: Literal["allow", "deny"]
+    allow_tcp_ports: Sequence[int]
+    limits: _SandboxLimits
+    best_effort: bool
+
+_Sandbox = _SandboxPolicy | bool | None
+
 class _InterceptorRule(TypedDict):
     """One interceptor rule (other keys are ignored)."""
 
@@ -157,6 +181,7 @@ class Shell:
         max_jobs: int = 16,
         job_artifact_cap: int = 1073741824,
         on_job_exit: Callable[[JobInfo], object] | None = None,
+        sandbox: _Sandbox = None,
     ) -> Self: ...
     def run(
         self,
