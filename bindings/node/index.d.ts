@@ -662,6 +662,49 @@ export interface RunOptions {
 }
 
 /**
+ * Resource limits of a sandboxed session, each a whole number >= 1;
+ * absent: no limit.
+ */
+export interface SandboxLimits {
+  /** CPU seconds of each process a command starts. */
+  cpuSeconds?: number
+  /** Address space of each process, in bytes. */
+  memoryBytes?: number
+  /** Largest file a process may write, in bytes. */
+  fileSizeBytes?: number
+  /** Descriptors each process may hold open. */
+  openFiles?: number
+  /** Processes the whole session may have at once. */
+  processes?: number
+  /** Memory the whole session may use at once, in bytes. */
+  sessionMemoryBytes?: number
+}
+
+/**
+ * What a sandboxed session may do. Every field is optional; another key
+ * is an `InvalidArgument` error.
+ */
+export interface SandboxOptions {
+  /**
+   * Paths the session may write besides its cwd and its private temp
+   * directory (`TMPDIR`); a directory covers everything below it.
+   */
+  writable?: Array<string>
+  /** Paths the session may read; absent or `null`: every path. */
+  readable?: Array<string>
+  /** `'deny'` (default: no socket but `AF_UNIX`) or `'allow'`. */
+  network?: 'allow' | 'deny'
+  /** TCP ports the session may connect to while the network is denied. */
+  allowTcpPorts?: Array<number>
+  limits?: SandboxLimits
+  /**
+   * Apply what the kernel supports and go on without the rest, instead
+   * of failing with `SandboxUnavailable`.
+   */
+  bestEffort?: boolean
+}
+
+/**
  * Strips escape sequences and control characters (`\r
 ` and a lone `\r`
  * become `
@@ -705,6 +748,14 @@ export interface ShellOptions {
    * `shell.on('jobExit', …)`.
    */
   onJobExit?: (info: JobInfo) => void
+  /**
+   * The sandbox around everything the session runs: a policy, `true`
+   * (or `{}`) for the strict default (write only in the cwd and a
+   * private temp directory, no network, no limits); absent, `null` or
+   * `false`: none. A policy the kernel cannot enforce throws
+   * `SandboxUnavailable`.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** A command for `Shell.start`: it runs as a job beside the session. */

@@ -90,7 +90,10 @@ pub(crate) unsafe fn sandbox(sandbox: &conch_sandbox, prefix: &str) -> FfiResult
             return Err(refused(bad.named(&format!("{prefix}network"))));
         }
     };
-    let ports: &[u16] = match (sandbox.allow_tcp_ports.is_null(), sandbox.allow_tcp_ports_count) {
+    let ports: &[u16] = match (
+        sandbox.allow_tcp_ports.is_null(),
+        sandbox.allow_tcp_ports_count,
+    ) {
         (_, 0) => &[],
         (true, _) => {
             return Err(FfiError::arg(format!(
