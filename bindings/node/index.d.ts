@@ -691,7 +691,7 @@ export interface SandboxOptions {
    */
   writable?: Array<string>
   /** Paths the session may read; absent or `null`: every path. */
-  readable?: Array<string>
+  readable?: Array<string> | null
   /** `'deny'` (default: no socket but `AF_UNIX`) or `'allow'`. */
   network?: 'allow' | 'deny'
   /** TCP ports the session may connect to while the network is denied. */

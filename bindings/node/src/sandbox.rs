@@ -10,7 +10,9 @@ use conch_core::process::sandbox::{limit_option, port_option};
 use conch_core::shell::options::parse_option;
 use conch_core::{Limits, Network, Sandbox};
 use napi::ValueType;
-use napi::bindgen_prelude::{FromNapiValue, JsObjectValue, Object, TypeName, Unknown, sys};
+use napi::bindgen_prelude::{
+    Either, FromNapiValue, JsObjectValue, Null, Object, TypeName, Unknown, sys,
+};
 use napi_derive::napi;
 
 use crate::errors::{JsResult, core_error, from_napi, invalid};
@@ -23,7 +25,8 @@ pub struct SandboxOptions {
     /// directory (`TMPDIR`); a directory covers everything below it.
     pub writable: Option<Vec<String>>,
     /// Paths the session may read; absent or `null`: every path.
-    pub readable: Option<Vec<String>>,
+    #[napi(ts_type = "Array<string> | null")]
+    pub readable: Option<Either<Vec<String>, Null>>,
     /// `'deny'` (default: no socket but `AF_UNIX`) or `'allow'`.
     #[napi(ts_type = "'allow' | 'deny'")]
     pub network: Option<String>,
@@ -183,9 +186,10 @@ fn policy(o: SandboxOptions) -> JsResult<Sandbox> {
             .into_iter()
             .map(Into::into)
             .collect(),
-        readable: o
-            .readable
-            .map(|paths| paths.into_iter().map(Into::into).collect()),
+        readable: match o.readable {
+            Some(Either::A(paths)) => Some(paths.into_iter().map(Into::into).collect()),
+            Some(Either::B(Null)) | None => None,
+        },
         network,
         allow_tcp_ports,
         limits,
