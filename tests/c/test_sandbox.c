@@ -1,0 +1,164 @@
+/* The sandbox of the C face (conch_shell_options.sandbox). Replays the cases
+ * of tests/vectors/sandbox_options.json that conch_sandbox can hold (the
+ * Python and Node suites replay them all): a policy is read into the
+ * core's, every value checked by the core's parser under its C name
+ * (opts->sandbox->allow_tcp_ports[1]). Then what only C can pass, and the
+ * sandbox at work on a real session: a write outside the allowed paths and
+ * a TCP connect under network deny are refused. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "scratch.h"
+#include "vectors_sandbox_options.h"
+
+/* A shell in `cwd` under `sandbox` (NULL: none), or NULL with the error. */
+static conch_shell *shell_in(const char *cwd, const conch_sandbox *sandbox) {
+  conch_shell_options o = {0};
+  o.snapshot = "none";
+  o.cwd = cwd;
+  o.sandbox = sandbox;
+  return conch_shell_new(&o);
+}
+
+/* Runs `command`; its exit code, or -1000 when it has none or the run fails. */
+static int run_code(conch_shell *sh, const char *command, char *output, size_t cap) {
+  conch_run_options o = {0};
+  o.command = command;
+  conch_bash_result *r = NULL;
+  if (!CHECK_RC(conch_shell_run(sh, &o, NULL, NULL, &r), CONCH_OK, command)) return -1000;
+  int code = r->has_exit_code ? r->exit_code : -1000;
+  if (output) snprintf(output, cap, "%s", r->output);
+  conch_bash_result_free(r);
+  return code;
+}
+
+static void test_vectors(void) {
+  size_t n = sizeof SANDBOX_CASES / sizeof SANDBOX_CASES[0];
+  for (size_t i = 0; i < n; i++) {
+    const struct sandbox_case *c = &SANDBOX_CASES[i];
+    conch_shell *sh = shell_in("/tmp", c->no_sandbox ? NULL : &c->sandbox);
+    if (c->expect_error) {
+      CHECK(sh == NULL, "%s: refused", c->name);
+      CHECK_STR(conch_last_error(), c->expect_error, c->name);
+    } else if (sh == NULL) {
+      /* Read, but this kernel cannot enforce it: also an accepted value. */
+      CHECK(strstr(conch_last_error(), "the sandbox cannot be enforced") != NULL,
+            "%s: accepted", c->name);
+    } else {
+      char out[64];
+      CHECK(run_code(sh, "echo ok", out, sizeof out) == 0 && str_eq(out, "ok\n"), "%s: runs",
+            c->name);
+      conch_shell_free(sh);
+    }
+  }
+}
+
+static void expect_refused(const conch_sandbox *sandbox, const char *message) {
+  conch_shell *sh = shell_in("/tmp", sandbox);
+  CHECK(sh == NULL, "refused: %s", message);
+  CHECK_STR(conch_last_error(), message, "the refusal names the field");
+  conch_shell_free(sh);
+}
+
+static void test_c_fields(void) {
+  conch_sandbox s = {0};
+  s.network = 7;
+  expect_refused(&s, "conch_shell_new: opts->sandbox->network must be CONCH_NETWORK_DENY or "
+                     "CONCH_NETWORK_ALLOW, got 7");
+  s = (conch_sandbox){0};
+  s.allow_tcp_ports_count = 2;
+  expect_refused(&s, "conch_shell_new: opts->sandbox->allow_tcp_ports is NULL but "
+                     "opts->sandbox->allow_tcp_ports_count is not 0");
+  s = (conch_sandbox){0};
+  const char *const bad_utf8[] = {"/tmp", "\xff\xfe", NULL};
+  s.writable = bad_utf8;
+  conch_shell *sh = shell_in("/tmp", &s);
+  CHECK(sh == NULL && strstr(conch_last_error(), "opts->sandbox->writable[1]") != NULL,
+        "a path that is not UTF-8 is named by its index");
+  conch_shell_free(sh);
+}
+
+/* A scratch tree: <root>/work (the cwd), <root>/outside, <root>/extra. */
+static char root[64], work[96], outside[96], extra[96];
+
+static bool make_tree(void) {
+  snprintf(root, sizeof root, "/tmp/conch-c-sandbox-XXXXXX");
+  if (!SETUP(mkdtemp(root) != NULL, "mkdtemp")) return false;
+  snprintf(work, sizeof work, "%s/work", root);
+  snprintf(outside, sizeof outside, "%s/outside", root);
+  snprintf(extra, sizeof extra, "%s/extra", root);
+  return SETUP(mkdir(work, 0700) == 0 && mkdir(outside, 0700) == 0 && mkdir(extra, 0700) == 0,
+               "mkdir");
+}
+
+static void test_writes(void) {
+  const char *const writable[] = {extra, NULL};
+  conch_sandbox s = {0};
+  s.writable = writable;
+  conch_shell *sh = shell_in(work, &s);
+  if (!CHECK(sh != NULL, "a sandboxed shell")) return;
+  char out[256], cmd[256];
+  CHECK(run_code(sh, "echo in > inside.txt && cat inside.txt", out, sizeof out) == 0 &&
+            str_eq(out, "in\n"),
+        "a write in the cwd works");
+  snprintf(cmd, sizeof cmd, "echo x > %s/f && touch \"$TMPDIR/t\"", extra);
+  CHECK(run_code(sh, cmd, NULL, 0) == 0, "a write in a writable path and TMPDIR works");
+  snprintf(cmd, sizeof cmd, "echo out > %s/f", outside);
+  CHECK(run_code(sh, cmd, out, sizeof out) != 0 && strstr(out, "ermission denied") != NULL,
+        "a write outside is refused, got \"%s\"", out);
+  conch_shell_free(sh);
+  snprintf(cmd, sizeof cmd, "%s/f", outside);
+  CHECK(access(cmd, F_OK) != 0, "nothing was written outside");
+}
+
+static void test_network(void) {
+  int server = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr = {0};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (!SETUP(server >= 0 && bind(server, (struct sockaddr *)&addr, len) == 0 &&
+                 listen(server, 16) == 0 &&
+                 getsockname(server, (struct sockaddr *)&addr, &len) == 0,
+             "a local TCP server")) {
+    if (server >= 0) close(server);
+    return;
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "exec 3<>/dev/tcp/127.0.0.1/%u && echo connected",
+           (unsigned)ntohs(addr.sin_port));
+  conch_sandbox deny = {0}, allow = {0};
+  allow.network = CONCH_NETWORK_ALLOW;
+  const struct {
+    const conch_sandbox *sandbox;
+    bool connects;
+    const char *what;
+  } runs[] = {{NULL, true, "no sandbox (the control)"},
+              {&deny, false, "network deny"},
+              {&allow, true, "network allow"}};
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    conch_shell *sh = shell_in(work, runs[i].sandbox);
+    if (!CHECK(sh != NULL, "%s: a shell", runs[i].what)) continue;
+    char out[256];
+    run_code(sh, cmd, out, sizeof out);
+    CHECK(str_eq(out, "connected\n") == runs[i].connects, "%s: got \"%s\"", runs[i].what, out);
+    conch_shell_free(sh);
+  }
+  close(server);
+}
+
+int main(void) {
+  test_vectors();
+  test_c_fields();
+  if (make_tree()) {
+    test_writes();
+    test_network();
+    remove_tree(root);
+  }
+  return check_finish();
+}
