@@ -45,6 +45,7 @@ use crate::process::io::{
 };
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
+use crate::process::sandbox::{Confinement, SandboxApplied, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
@@ -70,6 +71,8 @@ struct Config {
     artifacts: Option<crate::artifact::ArtifactStore>,
     ladder: KillLadder,
     job_artifact_cap: u64,
+    /// What every bash of the session enters (see [`crate::process::sandbox`]).
+    confinement: Option<Arc<Confinement>>,
 }
 
 /// A live bash process and our ends of its pipes.
@@ -120,6 +123,9 @@ pub struct Shell {
     waker: Arc<Waker>,
     /// What runs left writing in the background.
     jobs: JobTable,
+    /// The session's sandbox (its temp directory, cgroups), closed with it.
+    sandbox: Mutex<Option<SessionSandbox>>,
+    sandbox_applied: Option<SandboxApplied>,
 }
 
 /// How the event loop of one run ended.
@@ -166,12 +172,26 @@ impl Shell {
         let snapshot = snapshot
             .map(|p| utf8_path(&p).map(str::to_string))
             .transpose()?;
+        let mut env = build_env(
+            &opts.env_policy,
+            opts.non_interactive_env,
+            &opts.session_env,
+        );
+        let sandbox = match &opts.sandbox {
+            Some(policy) => {
+                let sandbox = SessionSandbox::for_shell(
+                    policy,
+                    &cwd,
+                    &shell,
+                    snapshot.as_deref().map(Path::new),
+                )?;
+                sandbox.set_tmpdir(&mut env);
+                Some(sandbox)
+            }
+            None => None,
+        };
         let config = Config {
-            env: build_env(
-                &opts.env_policy,
-                opts.non_interactive_env,
-                &opts.session_env,
-            ),
+            env,
             unset_script: opts.env_policy.bash_unset_script(),
             shell,
             snapshot,
@@ -180,6 +200,7 @@ impl Shell {
             artifacts: opts.artifacts.clone(),
             ladder: opts.kill_ladder,
             job_artifact_cap: opts.job_artifact_cap,
+            confinement: sandbox.as_ref().map(SessionSandbox::confinement),
         };
         let queue: Arc<Queue> = Arc::default();
         let shell = Shell {
@@ -197,6 +218,8 @@ impl Shell {
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
             jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
+            sandbox_applied: sandbox.as_ref().map(|s| s.applied().clone()),
+            sandbox: Mutex::new(sandbox),
         };
         {
             let mut state = lock(&shell.state);
@@ -467,7 +490,12 @@ impl Shell {
 
     /// Has the session's bash write its state (see [`state`]) and reads it.
     fn dump_state(&self, bash: &mut Bash) -> Result<Vec<u8>> {
-        let path = private_dir::private_dir()?.join(private_dir::unique_name("state"));
+        // A sandboxed bash writes only where its sandbox lets it.
+        let dir = match lock(&self.sandbox).as_ref() {
+            Some(sandbox) => sandbox.dir().to_path_buf(),
+            None => private_dir::private_dir()?.clone(),
+        };
+        let path = dir.join(private_dir::unique_name("state"));
         let failed =
             |why: String| Error::Spawn(format!("the session's bash did not give its state: {why}"));
         bash.seq = (bash.seq + 1) % SEQ_MODULUS;
@@ -622,6 +650,7 @@ impl Shell {
             stdin: opts.stdin,
             pty: opts.pty,
             grace: self.config.ladder.grace,
+            sandbox: self.config.confinement.clone(),
         });
         let jobs::Launched {
             control,
@@ -762,6 +791,14 @@ impl Shell {
             .collect()
     }
 
+    /// What of the session's sandbox is in force; `None`: the session has
+    /// no sandbox. Everything asked is, unless the sandbox was made with
+    /// `best_effort` on a kernel or host lacking something: then
+    /// [`SandboxApplied::not_applied`] names it.
+    pub fn sandbox_applied(&self) -> Option<&SandboxApplied> {
+        self.sandbox_applied.as_ref()
+    }
+
     /// The session's current working directory, as the last run left it
     /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
@@ -794,6 +831,9 @@ impl Shell {
             reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
+        if let Some(sandbox) = lock(&self.sandbox).as_mut() {
+            sandbox.close();
+        }
     }
 
     /// Refuses a place taken on another shell (it would never be served).
@@ -843,6 +883,7 @@ impl Shell {
             },
             cwd: Some(cwd.to_path_buf()),
             on_host_death: HostDeath::Freeze,
+            sandbox: self.config.confinement.clone(),
             ..Launch::default()
         };
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;

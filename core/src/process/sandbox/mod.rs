@@ -14,6 +14,13 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+mod cgroup;
+mod confine;
+mod session;
+
+pub use confine::Confinement;
+pub use session::{Extra, SessionSandbox, TEST_LANDLOCK_ABI_VAR, landlock_abi};
+
 use crate::error::{BadValue, Result};
 use crate::shell::options::Number;
 
@@ -59,7 +66,10 @@ impl FromStr for Network {
         match text {
             "allow" => Ok(Network::Allow),
             "deny" => Ok(Network::Deny),
-            _ => Err(BadValue::new(r#""allow" or "deny""#, format_args!("{text:?}"))),
+            _ => Err(BadValue::new(
+                r#""allow" or "deny""#,
+                format_args!("{text:?}"),
+            )),
         }
     }
 }
@@ -92,6 +102,35 @@ impl Limits {
     }
 }
 
+/// What of a session's sandbox is in force ([`crate::Shell::sandbox_applied`]):
+/// everything the policy asked for, unless it was made with
+/// [`Sandbox::best_effort`] on a kernel or host that lacks something,
+/// which [`SandboxApplied::not_applied`] then names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxApplied {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// The filesystem rules (Landlock).
+    pub filesystem: bool,
+    /// The socket filter of [`Network::Deny`] (seccomp); `false` with
+    /// [`Network::Allow`].
+    pub network: bool,
+    /// The allowed TCP ports (Landlock ABI 4); `false` when none are asked.
+    pub tcp_ports: bool,
+    /// No signal to, and no abstract UNIX socket of, a process outside the
+    /// sandbox (Landlock ABI 6): applied when the kernel has it, never
+    /// required.
+    pub scopes: bool,
+    /// The per-process limits (rlimits: always applied).
+    pub limits: bool,
+    /// [`Limits::processes`] (a cgroup); `false` when not asked.
+    pub processes: bool,
+    /// [`Limits::session_memory_bytes`] (a cgroup); `false` when not asked.
+    pub session_memory: bool,
+    /// What was asked and did not apply, each with why.
+    pub not_applied: Vec<String>,
+}
+
 /// A limit as a face receives it, named `name` there: a whole number >= 1
 /// (a limit of nothing would stop every command; leave it out for none).
 pub fn limit_option(name: &str, value: impl Number) -> Result<u64> {
@@ -120,14 +159,20 @@ mod tests {
         assert_eq!("allow".parse(), Ok(Network::Allow));
         assert_eq!("deny".parse(), Ok(Network::Deny));
         let err = parse_option::<Network>("network", "off").unwrap_err();
-        assert_eq!(err.to_string(), r#"network must be "allow" or "deny", got "off""#);
+        assert_eq!(
+            err.to_string(),
+            r#"network must be "allow" or "deny", got "off""#
+        );
     }
 
     #[test]
     fn limits_and_ports_refuse_what_cannot_be_meant() {
         assert_eq!(limit_option("cpu_seconds", 5i64).unwrap(), 5);
         let zero = limit_option("cpu_seconds", 0i64).unwrap_err();
-        assert_eq!(zero.to_string(), "cpu_seconds must be >= 1 (a whole number), got 0");
+        assert_eq!(
+            zero.to_string(),
+            "cpu_seconds must be >= 1 (a whole number), got 0"
+        );
         assert!(limit_option("cpuSeconds", 1.5f64).is_err());
         assert_eq!(port_option("port", 8080.0f64).unwrap(), 8080);
         for bad in [0i64, 65536, -1] {
