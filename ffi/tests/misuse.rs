@@ -804,6 +804,7 @@ proptest! {
                 env_inherit: arena.text(&opts.env_inherit),
                 env_exclude: arena.list(&opts.env_exclude),
                 skip_non_interactive_env: opts.skip,
+                sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
             };
             let mut out: *mut conch_bash_result = ptr::null_mut();
             let out_p = if r.null_out { ptr::null_mut() } else { &mut out as *mut _ };
@@ -989,6 +990,7 @@ proptest! {
                 env_inherit: ptr::null(),
                 env_exclude: ptr::null(),
                 skip_non_interactive_env: false,
+                sandbox: ptr::null(),
             };
             let bad = AtomicUsize::new(0);
             let mut result: *mut conch_pty_result = ptr::null_mut();
