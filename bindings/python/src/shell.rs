@@ -659,17 +659,18 @@ impl PyShell {
     "execute_shell(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
     "cancel=None, head=None, tail=None, non_interactive_env=", py_default!(non_interactive_env),
     ", max_bytes=", py_default!(max_bytes),
-    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=())",
+    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), sandbox=None)",
 )]
 /// Runs ``command`` once in a fresh ``<shell> -c`` process (default
 /// ``bash``; ``sh``, ``zsh``... work too) and returns a
 /// ``conch.BashResult``. Nothing carries over between calls; nothing the
-/// command started outlives it. Options as for ``Shell`` and ``Shell.run``.
+/// command started outlives it. Options as for ``Shell`` and ``Shell.run``
+/// (a ``sandbox`` is made for this run and removed after it).
 #[pyfunction]
 #[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
                     max_bytes=Whole::Int(defaults::MAX_BYTES as i64), artifacts_dir=None,
-                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
+                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(), sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_shell(
@@ -688,6 +689,7 @@ pub fn execute_shell(
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     inherit_env: &str,
     exclude_env: Vec<String>,
+    sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBashResult> {
     guard(|| {
         let on_chunk = callback("on_chunk", on_chunk)?;
@@ -705,6 +707,7 @@ pub fn execute_shell(
             artifacts: artifacts(artifacts_dir)?,
             head_lines: count("head", head)?,
             tail_lines: count("tail", tail)?,
+            sandbox: crate::sandbox::sandbox(sandbox)?,
             ..ExecuteOptions::default()
         };
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {

@@ -151,3 +151,33 @@ def test_network_deny_refuses_a_tcp_connect(tmp_path, server):
         assert denied.exit_code != 0 and "connected" not in denied.output
     with sandboxed(tmp_path, network="allow") as sh:
         assert sh.run(connect(server.port)).output == "connected\n"
+
+
+def test_execute_shell_and_pty_take_the_same_sandbox(tmp_path):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    r = conch.execute_shell(f"echo in > one && echo out > {outside}/one", cwd=work, sandbox=True)
+    assert r.exit_code != 0 and "ermission denied" in r.output
+    assert (work / "one").exists() and not (outside / "one").exists()
+    with pytest.raises(conch.InvalidArgumentError, match=r"^sandbox.network must be"):
+        conch.execute_shell("true", sandbox={"network": "none"})
+    pty = conch.PtySession()
+    r = pty.start(f"echo out > {outside}/pty", cwd=work, timeout=20, sandbox={})
+    assert r.exit_code not in (0, None)
+    assert not (outside / "pty").exists()
+    with pytest.raises(conch.InvalidArgumentError, match=r"^sandbox.limits.cpu is not"):
+        pty.start("true", sandbox={"limits": {"cpu": 1}})
+
+
+def test_a_kernel_without_landlock_is_the_typed_error(tmp_path, monkeypatch):
+    # The core's test hook caps the Landlock ABI it believes the kernel has.
+    monkeypatch.setenv("CONCH_TEST_LANDLOCK_ABI", "0")
+    with pytest.raises(conch.SandboxUnavailableError) as raised:
+        conch.Shell(cwd=tmp_path, snapshot=None, sandbox={})
+    assert str(raised.value).startswith("the sandbox cannot be enforced: ")
+    assert isinstance(raised.value, conch.ConchError)
+    with pytest.raises(conch.SandboxUnavailableError):
+        conch.execute_shell("true", cwd=tmp_path, sandbox=True)
+    with conch.Shell(cwd=tmp_path, snapshot=None, sandbox={"best_effort": True}) as sh:
+        assert sh.run("echo ok").output == "ok\n"

@@ -299,6 +299,7 @@ def execute_shell(
     artifacts_dir: _Path | ArtifactStore | None = None,
     inherit_env: _Inherit = "all",
     exclude_env: Sequence[str] = (),
+    sandbox: _Sandbox = None,
 ) -> BashResult:
     """Runs ``command`` once in a fresh ``<shell> -c`` process."""
 
@@ -318,6 +319,7 @@ async def execute_shell_async(
     artifacts_dir: _Path | ArtifactStore | None = None,
     inherit_env: _Inherit = "all",
     exclude_env: Sequence[str] = (),
+    sandbox: _Sandbox = None,
 ) -> BashResult: ...
 def execute_bash(
     command: str,
@@ -464,6 +466,7 @@ class PtySession:
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
         max_bytes: int = 51200,
+        sandbox: _Sandbox = None,
     ) -> PtyResult: ...
     async def start_async(
         self,
@@ -478,6 +481,7 @@ class PtySession:
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
         max_bytes: int = 51200,
+        sandbox: _Sandbox = None,
     ) -> PtyResult: ...
     def write(self, data: str | bytes) -> None: ...
     def write_key(self, key: str) -> None: ...
