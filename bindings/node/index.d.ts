@@ -413,6 +413,11 @@ export interface ExecuteShellOptions {
   maxBytes?: number
   artifactsDir?: string
   envPolicy?: EnvPolicy
+  /**
+   * The sandbox the command runs in (made for this run, removed after
+   * it), as `Shell` takes it: a policy, or `true` for the strict default.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** A blocked command. */
@@ -632,6 +637,11 @@ export interface PtyStartOptions {
   envPolicy?: EnvPolicy
   /** Bytes of sanitized output kept for `output`; default 51200. */
   maxBytes?: number
+  /**
+   * The sandbox the command runs in (made for this run, removed after
+   * it), as `Shell` takes it: a policy, or `true` for the strict default.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** One command for `Shell.run`. */

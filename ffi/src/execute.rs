@@ -9,8 +9,8 @@ use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::options;
-use crate::sandbox::{self, conch_sandbox};
 use crate::result::{conch_bash_result, into_c};
+use crate::sandbox::{self, conch_sandbox};
 use crate::status::FfiResult;
 
 /// One command for `conch_execute_shell`. Zero-initialize it, then set

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { Shell } from 'conch'
+import { PtySession, Shell, executeShell } from 'conch'
 import { tempDir, vectorsPath } from './helpers.mjs'
 
 const camel = (key) => key.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
@@ -119,5 +119,48 @@ test('network deny refuses a TCP connect to a local server', async () => {
     }
   } finally {
     server.close()
+  }
+})
+
+test('executeShell and PtySession take the same sandbox', async () => {
+  const root = tempDir()
+  const [work, outside] = ['work', 'outside'].map((n) => join(root, n))
+  for (const d of [work, outside]) mkdirSync(d)
+  const r = await executeShell({ command: `echo in > one && echo out > ${outside}/one`, cwd: work, sandbox: true })
+  assert.notEqual(r.exitCode, 0)
+  assert.match(r.output, /ermission denied/)
+  assert.ok(existsSync(join(work, 'one')) && !existsSync(join(outside, 'one')))
+  assert.throws(() => executeShell({ command: 'true', sandbox: { network: 'none' } }), {
+    code: 'InvalidArgument',
+    message: /^sandbox\.network must be/,
+  })
+  const pty = new PtySession()
+  const p = await pty.start({ command: `echo out > ${outside}/pty`, cwd: work, timeoutMs: 20000, sandbox: {} })
+  assert.ok(p.exitCode !== undefined && p.exitCode !== 0, JSON.stringify(p))
+  assert.ok(!existsSync(join(outside, 'pty')))
+  assert.throws(() => pty.start({ command: 'true', sandbox: { limits: { cpu: 1 } } }), {
+    code: 'InvalidArgument',
+    message: 'sandbox.limits.cpu is not a sandbox option',
+  })
+})
+
+test('a kernel without Landlock is the SandboxUnavailable error', async () => {
+  // The core's test hook caps the Landlock ABI it believes the kernel has.
+  process.env.CONCH_TEST_LANDLOCK_ABI = '0'
+  const cwd = tempDir()
+  try {
+    assert.throws(() => new Shell({ cwd, snapshot: 'none', sandbox: {} }), {
+      code: 'SandboxUnavailable',
+      message: /^the sandbox cannot be enforced: /,
+    })
+    await assert.rejects(executeShell({ command: 'true', cwd, sandbox: true }), { code: 'SandboxUnavailable' })
+    const shell = new Shell({ cwd, snapshot: 'none', sandbox: { bestEffort: true } })
+    try {
+      assert.equal((await shell.run({ command: 'echo ok' })).output, 'ok\n')
+    } finally {
+      shell.close()
+    }
+  } finally {
+    delete process.env.CONCH_TEST_LANDLOCK_ABI
   }
 })

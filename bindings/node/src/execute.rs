@@ -13,6 +13,7 @@ use napi_derive::napi;
 use crate::errors::{Code, core_error};
 use crate::options::{self, EnvPolicy};
 use crate::result::BashResult;
+use crate::sandbox::SandboxArg;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
 use crate::worker;
@@ -40,6 +41,10 @@ pub struct ExecuteShellOptions {
     pub max_bytes: Option<f64>,
     pub artifacts_dir: Option<String>,
     pub env_policy: Option<EnvPolicy>,
+    /// The sandbox the command runs in (made for this run, removed after
+    /// it), as `Shell` takes it: a policy, or `true` for the strict default.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// Runs one command in a fresh `<shell> -c` process (no state carried over).
@@ -67,6 +72,7 @@ pub fn execute_shell<'env>(
         artifacts: options::artifacts(options.artifacts_dir)?,
         head_lines: options::lines("head", options.head)?,
         tail_lines: options::lines("tail", options.tail)?,
+        sandbox: SandboxArg::policy(options.sandbox)?,
         ..ExecuteOptions::default()
     };
     worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
