@@ -20,6 +20,7 @@ use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::result::BashResult;
 use super::session::Shell;
 use crate::artifact::{Artifact, ArtifactStore};
+use crate::process::sandbox::Sandbox;
 use crate::sync::lock;
 use crate::{CancelToken, Result};
 
@@ -52,6 +53,9 @@ pub struct ExecuteBashOptions {
     pub tail_lines: Option<usize>,
     /// See [`RunOptions::yield_after`].
     pub yield_after: Option<Duration>,
+    /// The session's sandbox (see [`ShellOptions::sandbox`]); sessions
+    /// with different sandboxes are different sessions.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for ExecuteBashOptions {
@@ -71,6 +75,7 @@ impl Default for ExecuteBashOptions {
             head_lines: None,
             tail_lines: None,
             yield_after: None,
+            sandbox: None,
         }
     }
 }
@@ -82,6 +87,7 @@ struct Key {
     snapshot: Snapshot,
     session_env: Vec<(String, String)>,
     session_key: Option<String>,
+    sandbox: Option<Sandbox>,
 }
 
 impl std::hash::Hash for Snapshot {
@@ -142,6 +148,7 @@ pub fn with_session<T>(opts: &ExecuteBashOptions, f: impl FnOnce(&Shell) -> T) -
         snapshot: opts.snapshot.clone(),
         session_env,
         session_key: opts.session_key.clone(),
+        sandbox: opts.sandbox.clone(),
     };
     let entry = checkout(&key, opts)?;
     let result = f(&entry.shell);
@@ -192,6 +199,7 @@ fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
         session_env: opts.session_env.clone(),
         snapshot: opts.snapshot.clone(),
         prefix: opts.prefix.clone(),
+        sandbox: opts.sandbox.clone(),
         ..ShellOptions::default()
     })?;
     let entry = Arc::new(Entry {

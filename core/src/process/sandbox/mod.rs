@@ -27,7 +27,7 @@ use crate::shell::options::Number;
 /// What a sandboxed session may do. Built by a host; [`Default`] is the
 /// strict policy: write only in the session's cwd and its private temp
 /// directory, read everywhere, no network, no limits.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Sandbox {
     /// Paths the session may write, beyond the two it always may: its
     /// starting cwd and a private temp directory made for it and given to
@@ -47,9 +47,23 @@ pub struct Sandbox {
     pub best_effort: bool,
 }
 
+impl Sandbox {
+    /// Whether this kernel and host can give the sandbox, without starting
+    /// anything: makes it (a ruleset, a filter, cgroups) and removes it
+    /// again. [`crate::Error::SandboxUnavailable`] names what is missing;
+    /// with `best_effort`, the result says what would not apply.
+    pub fn check(&self) -> Result<SandboxApplied> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| crate::Error::io("cannot read the current directory", e))?;
+        let shell = std::path::Path::new("/bin/sh");
+        let sandbox = SessionSandbox::for_shell(self, &cwd, shell, None)?;
+        Ok(sandbox.applied().clone())
+    }
+}
+
 /// Whether a sandboxed session may open network sockets. `AF_UNIX`
 /// sockets (local IPC, not the network) are always allowed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Network {
     /// Every socket family.
     Allow,
@@ -77,7 +91,7 @@ impl FromStr for Network {
 /// Resource limits of a sandboxed session; `None`: no limit. The first four
 /// bind each process a command starts (not bash itself, whose own use is
 /// the session's); the last two bind the session as a whole.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Limits {
     /// CPU time of each process, in seconds (`RLIMIT_CPU`).
     pub cpu_seconds: Option<u64>,
