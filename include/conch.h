@@ -989,6 +989,13 @@ typedef struct conch_tool_options {
    * tool's texts name it; NULL: `"job"`.
    */
   const char *job_tool_name;
+  /**
+   * The sandbox commands run in (borrowed: read by `conch_tool_new`),
+   * with the project directory writable; checked by `conch_tool_new`
+   * (`CONCH_ERR_SANDBOX_UNAVAILABLE`) and stated in the tool's
+   * description. NULL: none.
+   */
+  const struct conch_sandbox *sandbox;
 } conch_tool_options;
 
 /**

@@ -315,6 +315,12 @@ export interface BashToolOptions {
    * tool's texts name it; default `'job'`.
    */
   jobToolName?: string
+  /**
+   * The sandbox commands run in, as `Shell` takes it, with the project
+   * directory writable; checked here (`SandboxUnavailable`) and stated
+   * in the tool's description.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /**
@@ -387,6 +393,11 @@ export interface ExecuteBashOptions {
   head?: number
   /** Then keep only the last N lines. */
   tail?: number
+  /**
+   * The session's sandbox, as `Shell` takes it; sessions with different
+   * sandboxes are different sessions.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** Runs one command in a fresh `<shell> -c` process (no state carried over). */

@@ -878,6 +878,7 @@ proptest! {
                 pty_rows: rows,
                 name: arena.text(&names.0),
                 job_tool_name: arena.text(&names.1),
+                sandbox: ptr::null(),
             };
             let tool = conch_tool_new(&o);
             check_pointer(tool, "conch_tool_new")?;

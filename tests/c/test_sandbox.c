@@ -210,6 +210,36 @@ static void test_one_shot_and_pty(void) {
   CHECK(access(cmd, F_OK) != 0, "pty: nothing was written outside");
 }
 
+/* The bash tool takes the same sandbox, with its project directory
+ * writable; its description says so. */
+static void test_tool(void) {
+  conch_sandbox s = {0};
+  conch_tool_options o = {0};
+  o.cwd = work;
+  o.snapshot = "none";
+  o.session_key = "c-sandbox";
+  o.sandbox = &s;
+  conch_tool *tool = conch_tool_new(&o);
+  if (!CHECK(tool != NULL, "conch_tool_new with a sandbox")) return;
+  char *def = conch_tool_definition(tool);
+  CHECK(def != NULL && strstr(def, "Commands run in a sandbox") != NULL,
+        "the definition states the sandbox");
+  conch_string_free(def);
+  char args[256];
+  snprintf(args, sizeof args, "{\"command\": \"echo out > %s/tool\"}", outside);
+  conch_tool_result *r = NULL;
+  CHECK_RC(conch_tool_execute(tool, args, NULL, false, NULL, NULL, &r), CONCH_ERR_TOOL,
+           "a write outside fails the call");
+  if (r) CHECK(strstr(r->text, "ermission denied") != NULL, "the model reads why: \"%s\"", r->text);
+  conch_tool_result_free(r);
+  r = NULL;
+  CHECK_RC(conch_tool_execute(tool, "{\"command\": \"echo in > tool\"}", NULL, false, NULL, NULL, &r),
+           CONCH_OK, "a write in the project directory works");
+  conch_tool_result_free(r);
+  conch_tool_free(tool);
+  conch_close_sessions("c-sandbox");
+}
+
 /* A kernel made to look too old (no Landlock): the typed error, nothing
  * started; best_effort runs anyway. */
 static void test_unavailable(void) {
@@ -226,6 +256,13 @@ static void test_unavailable(void) {
   CHECK_RC(conch_execute_shell(&eo, NULL, NULL, &r), CONCH_ERR_SANDBOX_UNAVAILABLE,
            "conch_execute_shell without Landlock");
   CHECK(r == NULL, "no result");
+  conch_tool_options to = {0};
+  to.cwd = work;
+  to.sandbox = &s;
+  conch_tool *tool = conch_tool_new(&to);
+  CHECK(tool == NULL && strncmp(conch_last_error(), "the sandbox cannot be enforced: ", 32) == 0,
+        "conch_tool_new without Landlock");
+  conch_tool_free(tool);
   unsetenv("CONCH_TEST_LANDLOCK_ABI");
   if (!enforcing) return; /* best_effort needs seccomp at least */
   setenv("CONCH_TEST_LANDLOCK_ABI", "0", 1);
@@ -248,6 +285,7 @@ int main(void) {
       test_writes();
       test_network();
       test_one_shot_and_pty();
+      test_tool();
     }
     test_unavailable();
     remove_tree(root);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { PtySession, Shell, executeShell } from 'conch'
+import { BashTool, PtySession, Shell, ToolError, closeBashSession, executeBash, executeShell } from 'conch'
 import { tempDir, vectorsPath } from './helpers.mjs'
 
 const camel = (key) => key.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
@@ -160,6 +160,36 @@ test('a kernel without Landlock is the SandboxUnavailable error', async () => {
     } finally {
       shell.close()
     }
+  } finally {
+    delete process.env.CONCH_TEST_LANDLOCK_ABI
+  }
+})
+
+test('the bash tool and executeBash take the same sandbox', async () => {
+  const root = tempDir()
+  const [work, outside] = ['work', 'outside'].map((n) => join(root, n))
+  for (const d of [work, outside]) mkdirSync(d)
+  const sessionKey = `sandbox-${process.pid}`
+  const tool = new BashTool({ cwd: work, snapshot: 'none', sessionKey, sandbox: {} })
+  try {
+    assert.match(tool.definition().description, /Commands run in a sandbox/)
+    assert.equal((await tool.execute({ command: 'echo in > one && cat one' })).content[0].text, 'in')
+    await assert.rejects(tool.execute({ command: `echo out > ${outside}/one` }), (e) => e instanceof ToolError && /ermission denied/.test(e.message))
+    assert.ok(!existsSync(join(outside, 'one')))
+  } finally {
+    tool.close()
+  }
+  assert.throws(() => new BashTool({ cwd: work, sandbox: { limits: { cpuSeconds: 0 } } }), {
+    code: 'InvalidArgument',
+    message: /^sandbox\.limits\.cpuSeconds must be/,
+  })
+  const r = await executeBash(`echo out > ${outside}/two`, { cwd: work, sessionKey, snapshot: 'none', sandbox: true })
+  assert.notEqual(r.exitCode, 0)
+  assert.ok(!existsSync(join(outside, 'two')))
+  closeBashSession(sessionKey)
+  process.env.CONCH_TEST_LANDLOCK_ABI = '0'
+  try {
+    assert.throws(() => new BashTool({ cwd: work, sandbox: true }), { code: 'SandboxUnavailable' })
   } finally {
     delete process.env.CONCH_TEST_LANDLOCK_ABI
   }

@@ -113,6 +113,10 @@ pub struct ExecuteBashOptions {
     pub head: Option<f64>,
     /// Then keep only the last N lines.
     pub tail: Option<f64>,
+    /// The session's sandbox, as `Shell` takes it; sessions with different
+    /// sandboxes are different sessions.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// Runs `command` in the cached persistent session for these options
@@ -151,6 +155,7 @@ pub fn execute_bash<'env>(
         head_lines: options::lines("head", o.head)?,
         tail_lines: options::lines("tail", o.tail)?,
         yield_after: None,
+        sandbox: SandboxArg::policy(o.sandbox)?,
     };
     worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
         registry::execute_bash(&command, opts, |c: &str| chunks.send(c))

@@ -721,7 +721,7 @@ pub fn execute_shell(
     "execute_bash(command, *, session_key=None, shell=None, prefix=None, snapshot=",
     py_default!(snapshot),
     ", session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
-    "cancel=None, head=None, tail=None, artifacts_dir=None)",
+    "cancel=None, head=None, tail=None, artifacts_dir=None, sandbox=None)",
 )]
 /// Runs ``command`` in a cached persistent session: calls with the same
 /// ``session_key``, ``shell``,
@@ -730,11 +730,12 @@ pub fn execute_shell(
 /// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
 /// in ``output``). Idle sessions are closed after a while and past a
 /// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``
-/// close them now. Other options as for ``Shell.run``.
+/// close them now. ``sandbox``: as for ``Shell`` (sessions with different
+/// sandboxes are different sessions). Other options as for ``Shell.run``.
 #[pyfunction]
 #[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg::default(),
                     session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
-                    head=None, tail=None, artifacts_dir=None),
+                    head=None, tail=None, artifacts_dir=None, sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_bash(
@@ -753,6 +754,7 @@ pub fn execute_bash(
     head: Option<Whole>,
     tail: Option<Whole>,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
+    sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBashResult> {
     guard(|| {
         let on_chunk = callback("on_chunk", on_chunk)?;
@@ -772,6 +774,7 @@ pub fn execute_bash(
             head_lines: count("head", head)?,
             tail_lines: count("tail", tail)?,
             yield_after: None,
+            sandbox: crate::sandbox::sandbox(sandbox)?,
         };
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
             registry::execute_bash(&command, opts, sink)

@@ -181,3 +181,27 @@ def test_a_kernel_without_landlock_is_the_typed_error(tmp_path, monkeypatch):
         conch.execute_shell("true", cwd=tmp_path, sandbox=True)
     with conch.Shell(cwd=tmp_path, snapshot=None, sandbox={"best_effort": True}) as sh:
         assert sh.run("echo ok").output == "ok\n"
+
+
+def test_the_bash_tool_and_execute_bash_take_the_same_sandbox(tmp_path, monkeypatch):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    tool = conch.BashTool(work, snapshot=None, session_key=f"sandbox-{tmp_path.name}", sandbox={})
+    try:
+        assert "Commands run in a sandbox" in tool.definition()["description"]
+        assert tool.execute({"command": "echo in > one && cat one"}).text == "in"
+        with pytest.raises(conch.ToolError, match="ermission denied"):
+            tool.execute({"command": f"echo out > {outside}/one"})
+        assert not (outside / "one").exists()
+    finally:
+        tool.close()
+    with pytest.raises(conch.InvalidArgumentError, match=r"^sandbox.limits.cpu_seconds must be"):
+        conch.BashTool(work, sandbox={"limits": {"cpu_seconds": 0}})
+    r = conch.execute_bash(f"echo out > {outside}/two", cwd=work, session_key=f"sandbox-{tmp_path.name}",
+                           snapshot=None, sandbox=True)
+    assert r.exit_code != 0 and not (outside / "two").exists()
+    conch.close_session(f"sandbox-{tmp_path.name}")
+    monkeypatch.setenv("CONCH_TEST_LANDLOCK_ABI", "0")
+    with pytest.raises(conch.SandboxUnavailableError):
+        conch.BashTool(work, sandbox=True)

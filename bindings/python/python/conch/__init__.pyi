@@ -337,6 +337,7 @@ def execute_bash(
     head: int | None = None,
     tail: int | None = None,
     artifacts_dir: _Path | ArtifactStore | None = None,
+    sandbox: _Sandbox = None,
 ) -> BashResult:
     """Runs ``command`` in a cached persistent session (by ``session_key``)."""
 
@@ -356,6 +357,7 @@ async def execute_bash_async(
     head: int | None = None,
     tail: int | None = None,
     artifacts_dir: _Path | ArtifactStore | None = None,
+    sandbox: _Sandbox = None,
 ) -> BashResult: ...
 def close_session(session_key: str) -> None: ...
 def close_all_sessions() -> None: ...
@@ -578,6 +580,7 @@ class BashTool:
         auto_background_after: float | None = None,
         name: str | None = None,
         job_tool_name: str | None = None,
+        sandbox: _Sandbox = None,
     ) -> Self: ...
     def definition(self) -> _ToolDefinition: ...
     def execute(
