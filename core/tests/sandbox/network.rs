@@ -96,7 +96,10 @@ fn without_network_every_socket_but_unix_fails_and_with_it_they_work() {
         let (code, output) = out(&sh, &attempt);
         assert_eq!(code, Some(0), "{attempt}: {output}");
     }
-    assert!(udp.recv(&mut buf).is_ok(), "no datagram with the network allowed");
+    assert!(
+        udp.recv(&mut buf).is_ok(),
+        "no datagram with the network allowed"
+    );
     drop(sh);
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&open);
