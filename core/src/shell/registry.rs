@@ -53,9 +53,6 @@ pub struct ExecuteBashOptions {
     pub tail_lines: Option<usize>,
     /// See [`RunOptions::yield_after`].
     pub yield_after: Option<Duration>,
-    /// The session's sandbox (see [`ShellOptions::sandbox`]); sessions
-    /// with different sandboxes are different sessions.
-    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for ExecuteBashOptions {
@@ -75,7 +72,6 @@ impl Default for ExecuteBashOptions {
             head_lines: None,
             tail_lines: None,
             yield_after: None,
-            sandbox: None,
         }
     }
 }
@@ -117,6 +113,18 @@ pub fn execute_bash(
     opts: ExecuteBashOptions,
     on_chunk: impl FnMut(&str),
 ) -> Result<BashResult> {
+    execute_bash_in(command, opts, None, on_chunk)
+}
+
+/// [`execute_bash`] in a session with `sandbox` (see
+/// [`ShellOptions::sandbox`]): sessions with different sandboxes are
+/// different sessions.
+pub fn execute_bash_in(
+    command: &str,
+    opts: ExecuteBashOptions,
+    sandbox: Option<&Sandbox>,
+    on_chunk: impl FnMut(&str),
+) -> Result<BashResult> {
     let run = RunOptions {
         command: command.to_string(),
         cwd: opts.cwd.clone(),
@@ -132,7 +140,7 @@ pub fn execute_bash(
         }),
         yield_after: opts.yield_after,
     };
-    with_session(&opts, |shell| shell.run(run, on_chunk))?
+    with_session_in(&opts, sandbox, |shell| shell.run(run, on_chunk))?
 }
 
 /// Calls `f` with the cached session for these options (created if
@@ -140,6 +148,15 @@ pub fn execute_bash(
 /// meanwhile so it is not evicted under the call: for a host that starts
 /// and reads jobs in the session its bash tool runs in.
 pub fn with_session<T>(opts: &ExecuteBashOptions, f: impl FnOnce(&Shell) -> T) -> Result<T> {
+    with_session_in(opts, None, f)
+}
+
+/// [`with_session`] for the session with `sandbox`.
+pub fn with_session_in<T>(
+    opts: &ExecuteBashOptions,
+    sandbox: Option<&Sandbox>,
+    f: impl FnOnce(&Shell) -> T,
+) -> Result<T> {
     let mut session_env = opts.session_env.clone();
     session_env.sort();
     let key = Key {
@@ -148,7 +165,7 @@ pub fn with_session<T>(opts: &ExecuteBashOptions, f: impl FnOnce(&Shell) -> T) -
         snapshot: opts.snapshot.clone(),
         session_env,
         session_key: opts.session_key.clone(),
-        sandbox: opts.sandbox.clone(),
+        sandbox: sandbox.cloned(),
     };
     let entry = checkout(&key, opts)?;
     let result = f(&entry.shell);
@@ -199,7 +216,7 @@ fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
         session_env: opts.session_env.clone(),
         snapshot: opts.snapshot.clone(),
         prefix: opts.prefix.clone(),
-        sandbox: opts.sandbox.clone(),
+        sandbox: key.sandbox.clone(),
         ..ShellOptions::default()
     })?;
     let entry = Arc::new(Entry {

@@ -427,13 +427,12 @@ impl BashTool {
             prefix: self.config.prefix.clone(),
             snapshot: self.config.snapshot.clone(),
             session_env: self.config.session_env.clone(),
-            sandbox: self.sandbox(),
             ..ExecuteBashOptions::default()
         }
     }
 
     fn run_shell(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
-        registry::execute_bash(
+        registry::execute_bash_in(
             &call.command,
             ExecuteBashOptions {
                 cwd: Some(call.cwd),
@@ -445,6 +444,7 @@ impl BashTool {
                 yield_after: self.config.auto_background_after,
                 ..self.session_options()
             },
+            self.sandbox().as_ref(),
             on_chunk,
         )
     }
@@ -462,7 +462,11 @@ impl BashTool {
             stdin: true,
             ..JobOptions::new(args.command.clone())
         };
-        let started = registry::with_session(&self.session_options(), |shell| shell.start(opts));
+        let sandbox = self.sandbox();
+        let started =
+            registry::with_session_in(&self.session_options(), sandbox.as_ref(), |shell| {
+                shell.start(opts)
+            });
         match started.and_then(|r| r) {
             Ok(job) => Ok(ToolResult {
                 text: started_text(job, &args.command),
