@@ -155,10 +155,10 @@ pub fn execute_bash<'env>(
         head_lines: options::lines("head", o.head)?,
         tail_lines: options::lines("tail", o.tail)?,
         yield_after: None,
-        sandbox: SandboxArg::policy(o.sandbox)?,
     };
+    let sandbox = SandboxArg::policy(o.sandbox)?;
     worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
-        registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
+        registry::execute_bash_in(&command, opts, sandbox.as_ref(), |c: &str| chunks.send(c))
             .map(BashResult::from)
             .map_err(core_error)
     })

@@ -774,10 +774,10 @@ pub fn execute_bash(
             head_lines: count("head", head)?,
             tail_lines: count("tail", tail)?,
             yield_after: None,
-            sandbox: crate::sandbox::sandbox(sandbox)?,
         };
+        let sandbox = crate::sandbox::sandbox(sandbox)?;
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-            registry::execute_bash(&command, opts, sink)
+            registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
         })?;
         result.map(PyBashResult::from).map_err(to_py)
     })
