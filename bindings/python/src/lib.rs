@@ -22,6 +22,7 @@ mod open_shells;
 mod pty;
 mod repr;
 mod result;
+mod sandbox;
 mod shell;
 mod signature;
 mod tool;
