@@ -765,6 +765,54 @@ typedef struct conch_pty_result {
 } conch_pty_result;
 
 /**
+ * What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
+ * returns it: everything asked, unless `best_effort` left out what the
+ * kernel lacks. Owned by the caller: free it with
+ * `conch_sandbox_applied_free`, which also frees `not_applied`.
+ */
+typedef struct conch_sandbox_applied {
+  /**
+   * The kernel's Landlock ABI (0: none).
+   */
+  uint32_t landlock_abi;
+  /**
+   * The filesystem rules (Landlock).
+   */
+  bool filesystem;
+  /**
+   * The socket filter of `CONCH_NETWORK_DENY` (seccomp); false with
+   * `CONCH_NETWORK_ALLOW`.
+   */
+  bool network;
+  /**
+   * The allowed TCP ports (Landlock ABI 4); false when none are asked.
+   */
+  bool tcp_ports;
+  /**
+   * No signal to, nor abstract UNIX socket of, a process outside the
+   * sandbox (Landlock ABI 6): applied when the kernel has it.
+   */
+  bool scopes;
+  /**
+   * The per-process limits (always applied).
+   */
+  bool limits;
+  /**
+   * `limits.processes` (a cgroup); false when not asked.
+   */
+  bool processes;
+  /**
+   * `limits.session_memory_bytes` (a cgroup); false when not asked.
+   */
+  bool session_memory;
+  /**
+   * What was asked and did not apply, each with why, one a line
+   * (joined by `\n`, no final newline); NULL when everything applied.
+   */
+  const char *not_applied;
+} conch_sandbox_applied;
+
+/**
  * Called once for each job of a shell that ends (by itself, killed, timed
  * out, or killed as the shell is freed), with the job as
  * `conch_shell_jobs` would list it then. `job` and its strings are
@@ -1507,6 +1555,27 @@ void conch_pty_result_free(struct conch_pty_result *result);
  * `result` is NULL or a result returned by conch, not freed before.
  */
 void conch_bash_result_free(struct conch_bash_result *result);
+
+/**
+ * What of the shell's sandbox is in force. On `CONCH_OK`, `*out` is the
+ * answer (free it with `conch_sandbox_applied_free`). A shell started
+ * without a sandbox has none: `CONCH_ERR_NOT_FOUND` (`*out` untouched).
+ * Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`).
+ *
+ * # Safety
+ * `shell` is a live handle; `out` is writable.
+ */
+int conch_shell_sandbox_applied(struct conch_shell *shell, struct conch_sandbox_applied **out);
+
+/**
+ * Frees what `conch_shell_sandbox_applied` returned, and its string. NULL
+ * is a no-op.
+ *
+ * # Safety
+ * `applied` is NULL or returned by `conch_shell_sandbox_applied`, not
+ * freed before.
+ */
+void conch_sandbox_applied_free(struct conch_sandbox_applied *applied);
 
 /**
  * Closes cached shells, killing what they still run: those of

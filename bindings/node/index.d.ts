@@ -118,6 +118,13 @@ export declare class Shell {
   /** Starts bash (throws for a bad shell path, cwd or option). */
   constructor(options?: ShellOptions | undefined | null)
   /**
+   * What of the session's sandbox is in force: everything asked, unless
+   * `bestEffort` left out what the kernel lacks (`notApplied` names
+   * each, with why). `null` for a shell without a sandbox. Still answers
+   * once closed.
+   */
+  get sandboxApplied(): SandboxApplied | null
+  /**
    * Runs one command. `onChunk` receives the sanitized output as it
    * arrives, in order, all of it before the promise settles; if it
    * throws, the command is aborted and the promise rejects with that
@@ -680,6 +687,38 @@ export interface RunOptions {
    * had before the command.
    */
   yieldAfterMs?: number
+}
+
+/**
+ * What of a session's sandbox is in force, as `shell.sandboxApplied`
+ * gives it (the same fields in every face). Everything asked applies
+ * unless the policy was `bestEffort`.
+ */
+export interface SandboxApplied {
+  /** The kernel's Landlock ABI (0: none). */
+  landlockAbi: number
+  /** The filesystem rules (Landlock). */
+  filesystem: boolean
+  /**
+   * The socket filter of `network: 'deny'` (seccomp); `false` with
+   * `'allow'`.
+   */
+  network: boolean
+  /** The allowed TCP ports (Landlock ABI 4); `false` when none are asked. */
+  tcpPorts: boolean
+  /**
+   * No signal to, nor abstract UNIX socket of, a process outside the
+   * sandbox (Landlock ABI 6): applied when the kernel has it.
+   */
+  scopes: boolean
+  /** The per-process limits (always applied). */
+  limits: boolean
+  /** `limits.processes` (a cgroup); `false` when not asked. */
+  processes: boolean
+  /** `limits.sessionMemoryBytes` (a cgroup); `false` when not asked. */
+  sessionMemory: boolean
+  /** What was asked and did not apply, each with why. */
+  notApplied: Array<string>
 }
 
 /**

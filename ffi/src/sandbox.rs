@@ -3,13 +3,15 @@
 //! policy); every value is checked by the core's parser of that option,
 //! under the field's name, so C refuses what every face refuses.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
 
-use conch_core::process::sandbox::{limit_option, port_option};
-use conch_core::{BadValue, Limits, Network, Sandbox};
+use conch_core::process::sandbox::{SandboxApplied, limit_option, port_option};
+use conch_core::{BadValue, Error, Limits, Network, Sandbox};
 
-use crate::boundary::opt_str_list;
+use crate::boundary::{self, free_c_string, into_raw_or_null, opt_c_owned, opt_str_list, out_arg};
+use crate::handle::{self, Castable, OwnershipBox};
+use crate::shell::conch_shell;
 use crate::status::{FfiError, FfiResult};
 
 /// Whether a sandboxed session may open network sockets (the `network`
@@ -151,4 +153,98 @@ pub(crate) unsafe fn opt_sandbox(
         // SAFETY: forwarded from the caller.
         Some(s) => unsafe { sandbox(s, prefix) }.map(Some),
     }
+}
+
+/// What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
+/// returns it: everything asked, unless `best_effort` left out what the
+/// kernel lacks. Owned by the caller: free it with
+/// `conch_sandbox_applied_free`, which also frees `not_applied`.
+#[repr(C)]
+pub struct conch_sandbox_applied {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// The filesystem rules (Landlock).
+    pub filesystem: bool,
+    /// The socket filter of `CONCH_NETWORK_DENY` (seccomp); false with
+    /// `CONCH_NETWORK_ALLOW`.
+    pub network: bool,
+    /// The allowed TCP ports (Landlock ABI 4); false when none are asked.
+    pub tcp_ports: bool,
+    /// No signal to, nor abstract UNIX socket of, a process outside the
+    /// sandbox (Landlock ABI 6): applied when the kernel has it.
+    pub scopes: bool,
+    /// The per-process limits (always applied).
+    pub limits: bool,
+    /// `limits.processes` (a cgroup); false when not asked.
+    pub processes: bool,
+    /// `limits.session_memory_bytes` (a cgroup); false when not asked.
+    pub session_memory: bool,
+    /// What was asked and did not apply, each with why, one a line
+    /// (joined by `\n`, no final newline); NULL when everything applied.
+    pub not_applied: *const c_char,
+}
+
+impl Castable for conch_sandbox_applied {
+    type Ownership = OwnershipBox;
+    type RustType = conch_sandbox_applied;
+}
+
+/// The core's answer as C reads it (one allocation, and one string).
+fn applied_into_c(applied: &SandboxApplied) -> FfiResult<*mut conch_sandbox_applied> {
+    let not_applied =
+        opt_c_owned((!applied.not_applied.is_empty()).then(|| applied.not_applied.join("\n")))?;
+    Ok(handle::into_raw(conch_sandbox_applied {
+        landlock_abi: applied.landlock_abi,
+        filesystem: applied.filesystem,
+        network: applied.network,
+        tcp_ports: applied.tcp_ports,
+        scopes: applied.scopes,
+        limits: applied.limits,
+        processes: applied.processes,
+        session_memory: applied.session_memory,
+        not_applied: into_raw_or_null(not_applied),
+    }))
+}
+
+/// What of the shell's sandbox is in force. On `CONCH_OK`, `*out` is the
+/// answer (free it with `conch_sandbox_applied_free`). A shell started
+/// without a sandbox has none: `CONCH_ERR_NOT_FOUND` (`*out` untouched).
+/// Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`).
+///
+/// # Safety
+/// `shell` is a live handle; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_sandbox_applied(
+    shell: *mut conch_shell,
+    out: *mut *mut conch_sandbox_applied,
+) -> c_int {
+    boundary::status("conch_shell_sandbox_applied", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, out) = unsafe { (handle::to_arc(shell, "shell")?, out_arg(out, "out")?) };
+        let applied = shell
+            .sandbox_applied()
+            .ok_or_else(|| Error::NotFound("this shell has no sandbox".into()))?;
+        *out = applied_into_c(applied)?;
+        Ok(())
+    })
+}
+
+/// Frees what `conch_shell_sandbox_applied` returned, and its string. NULL
+/// is a no-op.
+///
+/// # Safety
+/// `applied` is NULL or returned by `conch_shell_sandbox_applied`, not
+/// freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_sandbox_applied_free(applied: *mut conch_sandbox_applied) {
+    boundary::quiet("conch_sandbox_applied_free", || {
+        // SAFETY: `applied` is NULL or came from `applied_into_c`, not freed
+        // before (caller's guarantee), and its string from
+        // `CString::into_raw`.
+        unsafe {
+            if let Some(a) = handle::take(applied) {
+                free_c_string(a.not_applied);
+            }
+        }
+    })
 }

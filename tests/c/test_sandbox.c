@@ -275,6 +275,47 @@ static void test_unavailable(void) {
   unsetenv("CONCH_TEST_LANDLOCK_ABI");
 }
 
+/* conch_shell_sandbox_applied: what of the sandbox is in force. The strict
+ * default applies whole; best_effort on a kernel made to look too old
+ * names what it left out; a shell without a sandbox has none. */
+static void test_applied(void) {
+  conch_sandbox_applied *a = NULL;
+  conch_shell *sh = shell_in(work, NULL);
+  if (CHECK(sh != NULL, "applied: a shell without a sandbox")) {
+    CHECK_RC(conch_shell_sandbox_applied(sh, &a), CONCH_ERR_NOT_FOUND, "applied: no sandbox");
+    CHECK_STR(conch_last_error(), "this shell has no sandbox", "applied: the error");
+    CHECK(a == NULL, "applied: out untouched");
+    conch_shell_free(sh);
+  }
+  if (!enforcing) return;
+  conch_sandbox s = {0};
+  sh = shell_in(work, &s);
+  if (CHECK(sh != NULL, "applied: a strict shell")) {
+    if (CHECK_RC(conch_shell_sandbox_applied(sh, &a), CONCH_OK, "applied: strict")) {
+      CHECK(a->landlock_abi >= 3, "applied: the kernel's Landlock ABI");
+      CHECK(a->filesystem && a->network && a->limits, "applied: filesystem, network, limits");
+      CHECK(!a->tcp_ports && !a->processes && !a->session_memory, "applied: nothing not asked");
+      CHECK(a->not_applied == NULL, "applied: nothing left out");
+      conch_sandbox_applied_free(a);
+    }
+    conch_shell_free(sh);
+  }
+  setenv("CONCH_TEST_LANDLOCK_ABI", "0", 1);
+  s.best_effort = true;
+  sh = shell_in(work, &s);
+  if (CHECK(sh != NULL, "applied: best_effort without Landlock")) {
+    a = NULL;
+    if (CHECK_RC(conch_shell_sandbox_applied(sh, &a), CONCH_OK, "applied: best_effort")) {
+      CHECK(a->landlock_abi == 0 && !a->filesystem, "applied: no filesystem rules");
+      CHECK(a->not_applied != NULL && strstr(a->not_applied, "Landlock") != NULL,
+            "applied: not_applied names Landlock (%s)", a->not_applied ? a->not_applied : "NULL");
+      conch_sandbox_applied_free(a);
+    }
+    conch_shell_free(sh);
+  }
+  unsetenv("CONCH_TEST_LANDLOCK_ABI");
+}
+
 int main(void) {
   enforcing = kernel_enforces();
   if (!enforcing) printf("no Landlock seen (valgrind?): enforcement not checked in this run\n");
@@ -288,6 +329,7 @@ int main(void) {
       test_tool();
     }
     test_unavailable();
+    test_applied();
     remove_tree(root);
   }
   return check_finish();

@@ -194,3 +194,50 @@ test('the bash tool and executeBash take the same sandbox', async () => {
     delete process.env.CONCH_TEST_LANDLOCK_ABI
   }
 })
+
+test('sandboxApplied names what of the sandbox is in force', async () => {
+  const cwd = tempDir()
+  const plain = new Shell({ cwd, snapshot: 'none' })
+  try {
+    assert.equal(plain.sandboxApplied, null)
+  } finally {
+    plain.close()
+  }
+  let strict
+  try {
+    strict = new Shell({ cwd, snapshot: 'none', sandbox: {} })
+  } catch (err) {
+    assert.equal(err.code, 'SandboxUnavailable', err.message)
+    return // the strict default needs Landlock and seccomp
+  }
+  const applied = strict.sandboxApplied
+  try {
+    assert.ok(applied.landlockAbi >= 1)
+    assert.equal(applied.filesystem, true)
+    assert.equal(applied.network, true)
+    assert.equal(applied.limits, true)
+    assert.equal(applied.tcpPorts, false)
+    assert.equal(applied.processes, false)
+    assert.equal(applied.sessionMemory, false)
+    assert.deepEqual(applied.notApplied, [])
+  } finally {
+    strict.close()
+  }
+  assert.deepEqual(strict.sandboxApplied, applied) // still answers once closed
+  // The core's test hook caps the Landlock ABI it believes the kernel has.
+  process.env.CONCH_TEST_LANDLOCK_ABI = '0'
+  try {
+    const shell = new Shell({ cwd, snapshot: 'none', sandbox: { bestEffort: true } })
+    try {
+      const downgraded = shell.sandboxApplied
+      assert.equal(downgraded.landlockAbi, 0)
+      assert.equal(downgraded.filesystem, false)
+      assert.ok(downgraded.notApplied.length > 0)
+      assert.ok(downgraded.notApplied.some((why) => /Landlock/.test(why)), downgraded.notApplied.join('; '))
+    } finally {
+      shell.close()
+    }
+  } finally {
+    delete process.env.CONCH_TEST_LANDLOCK_ABI
+  }
+})

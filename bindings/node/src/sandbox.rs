@@ -196,3 +196,47 @@ fn policy(o: SandboxOptions) -> JsResult<Sandbox> {
         best_effort: o.best_effort.unwrap_or(false),
     })
 }
+
+/// What of a session's sandbox is in force, as `shell.sandboxApplied`
+/// gives it (the same fields in every face). Everything asked applies
+/// unless the policy was `bestEffort`.
+#[napi(object, object_from_js = false)]
+#[derive(Clone)]
+pub struct SandboxApplied {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// The filesystem rules (Landlock).
+    pub filesystem: bool,
+    /// The socket filter of `network: 'deny'` (seccomp); `false` with
+    /// `'allow'`.
+    pub network: bool,
+    /// The allowed TCP ports (Landlock ABI 4); `false` when none are asked.
+    pub tcp_ports: bool,
+    /// No signal to, nor abstract UNIX socket of, a process outside the
+    /// sandbox (Landlock ABI 6): applied when the kernel has it.
+    pub scopes: bool,
+    /// The per-process limits (always applied).
+    pub limits: bool,
+    /// `limits.processes` (a cgroup); `false` when not asked.
+    pub processes: bool,
+    /// `limits.sessionMemoryBytes` (a cgroup); `false` when not asked.
+    pub session_memory: bool,
+    /// What was asked and did not apply, each with why.
+    pub not_applied: Vec<String>,
+}
+
+impl From<&conch_core::process::sandbox::SandboxApplied> for SandboxApplied {
+    fn from(a: &conch_core::process::sandbox::SandboxApplied) -> Self {
+        SandboxApplied {
+            landlock_abi: a.landlock_abi,
+            filesystem: a.filesystem,
+            network: a.network,
+            tcp_ports: a.tcp_ports,
+            scopes: a.scopes,
+            limits: a.limits,
+            processes: a.processes,
+            session_memory: a.session_memory,
+            not_applied: a.not_applied.clone(),
+        }
+    }
+}

@@ -19,7 +19,7 @@ use crate::jobs::{self, JobInfo, JobPoll, PollOptions, StartOptions};
 use crate::options::{self, EnvPolicy};
 use crate::quick::{self, ChunkFunction};
 use crate::result::BashResult;
-use crate::sandbox::SandboxArg;
+use crate::sandbox::{SandboxApplied, SandboxArg};
 use crate::signal::Signal;
 use crate::stream::{JsBlocked, Text};
 use crate::worker;
@@ -103,6 +103,8 @@ pub struct Shell {
     /// object may live on until the garbage collector gets to it, and what
     /// the core session still holds (its waker's descriptor) must not.
     inner: Mutex<Option<Arc<core::Shell>>>,
+    /// What of the sandbox is in force (kept past `close()`).
+    sandbox_applied: Option<SandboxApplied>,
 }
 
 impl Shell {
@@ -188,8 +190,18 @@ impl Shell {
         };
         let inner = core::Shell::new(opts).map_err(core_error)?;
         Ok(Shell {
+            sandbox_applied: inner.sandbox_applied().map(SandboxApplied::from),
             inner: Mutex::new(Some(Arc::new(inner))),
         })
+    }
+
+    /// What of the session's sandbox is in force: everything asked, unless
+    /// `bestEffort` left out what the kernel lacks (`notApplied` names
+    /// each, with why). `null` for a shell without a sandbox. Still answers
+    /// once closed.
+    #[napi(getter, catch_unwind)]
+    pub fn sandbox_applied(&self) -> Option<SandboxApplied> {
+        self.sandbox_applied.clone()
     }
 
     /// Runs one command. `onChunk` receives the sanitized output as it

@@ -54,6 +54,8 @@ mod _conch {
     #[pymodule_export]
     use crate::result::PyBashResult;
     #[pymodule_export]
+    use crate::sandbox::PySandboxApplied;
+    #[pymodule_export]
     use crate::shell::{
         _shutdown, PyShell, close_all_sessions, close_session, execute_bash, execute_shell,
     };

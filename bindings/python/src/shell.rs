@@ -23,6 +23,7 @@ use crate::jobs::{PyJobInfo, PyJobPoll};
 use crate::offload::offload;
 use crate::open_shells;
 use crate::result::PyBashResult;
+use crate::sandbox::PySandboxApplied;
 use crate::signature::{py_default, text_signature};
 
 #[doc = text_signature!(
@@ -73,6 +74,8 @@ pub struct PyShell {
     state: Mutex<State>,
     /// The `on_job_exit` callable, for the garbage collector.
     on_job_exit: Option<Arc<exit_hook::Slot>>,
+    /// What of the sandbox is in force (the core's, kept past `close()`).
+    sandbox_applied: Option<PySandboxApplied>,
 }
 
 /// The core shell while open. `close()` drops this object's share of it at
@@ -158,9 +161,11 @@ impl PyShell {
                 .map(Arc::new)
                 .map_err(to_py)?;
             open_shells::track(&inner);
+            let sandbox_applied = inner.sandbox_applied().map(PySandboxApplied::from);
             Ok(PyShell {
                 state: Mutex::new(State::Open(inner)),
                 on_job_exit: slot,
+                sandbox_applied,
             })
         })
     }
@@ -581,6 +586,16 @@ impl PyShell {
     }
 
     /// The session's current working directory.
+    /// What of the session's sandbox is in force, a
+    /// ``conch.SandboxApplied``: everything asked, unless ``best_effort``
+    /// left out what the kernel lacks (its ``not_applied`` names each, with
+    /// why). ``None`` for a shell without a sandbox. Still answers once the
+    /// shell is closed.
+    #[getter]
+    fn sandbox_applied(&self) -> Option<PySandboxApplied> {
+        self.sandbox_applied.clone()
+    }
+
     #[getter]
     fn cwd(&self) -> PyResult<PathBuf> {
         guard(|| {

@@ -205,3 +205,29 @@ def test_the_bash_tool_and_execute_bash_take_the_same_sandbox(tmp_path, monkeypa
     monkeypatch.setenv("CONCH_TEST_LANDLOCK_ABI", "0")
     with pytest.raises(conch.SandboxUnavailableError):
         conch.BashTool(work, sandbox=True)
+
+
+def test_sandbox_applied_names_what_is_in_force(tmp_path, monkeypatch):
+    with conch.Shell(cwd=tmp_path, snapshot=None) as sh:
+        assert sh.sandbox_applied is None
+    try:
+        sh = conch.Shell(cwd=tmp_path, snapshot=None, sandbox={})
+    except conch.SandboxUnavailableError:
+        return  # the strict default needs Landlock and seccomp
+    with sh:
+        applied = sh.sandbox_applied
+        assert isinstance(applied, conch.SandboxApplied)
+        assert applied.landlock_abi >= 1
+        assert applied.filesystem and applied.network and applied.limits
+        assert not applied.tcp_ports and not applied.processes and not applied.session_memory
+        assert applied.not_applied == []
+        assert repr(applied).startswith("SandboxApplied(landlock_abi=")
+    assert sh.sandbox_applied == applied  # still answers once closed
+    # The core's test hook caps the Landlock ABI it believes the kernel has.
+    monkeypatch.setenv("CONCH_TEST_LANDLOCK_ABI", "0")
+    with conch.Shell(cwd=tmp_path, snapshot=None, sandbox={"best_effort": True}) as sh:
+        applied = sh.sandbox_applied
+        assert applied.landlock_abi == 0
+        assert not applied.filesystem
+        assert applied.not_applied
+        assert any("Landlock" in why for why in applied.not_applied)
