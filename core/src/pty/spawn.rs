@@ -14,11 +14,10 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::process::child::Process;
 use crate::process::env::os_env;
-use std::sync::Arc;
-
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, spawn};
 

@@ -10,7 +10,9 @@ use seccompiler::BpfProgram;
 
 /// The sandbox as the child applies it: a Landlock ruleset, a seccomp
 /// program, hard resource limits and the cgroups to join, all made by the
-/// host. Shared by every bash of a session (its jobs included).
+/// host. Shared by every bash of a session (its jobs included). The
+/// default confines nothing (the sandbox is built up from it).
+#[derive(Default)]
 pub struct Confinement {
     /// A Landlock ruleset (its descriptor), to restrict the child with.
     pub(crate) landlock: Option<OwnedFd>,

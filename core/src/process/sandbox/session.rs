@@ -133,12 +133,7 @@ impl SessionSandbox {
         let tmp = dir.join("tmp");
         let pipes = dir.join("pipes");
         let mut session = SessionSandbox {
-            confinement: Arc::new(Confinement {
-                landlock: None,
-                seccomp: None,
-                rlimits: Vec::new(),
-                cgroup_procs: Vec::new(),
-            }),
+            confinement: Arc::default(),
             tmp: tmp.clone(),
             pipes: pipes.clone(),
             dir: dir.clone(),
@@ -152,12 +147,7 @@ impl SessionSandbox {
                 .create(sub)
                 .map_err(|e| Error::io(format!("cannot create {}", sub.display()), e))?;
         }
-        let mut confinement = Confinement {
-            landlock: None,
-            seccomp: None,
-            rlimits: Vec::new(),
-            cgroup_procs: Vec::new(),
-        };
+        let mut confinement = Confinement::default();
         let mut applied = SandboxApplied::default();
         let mut missing = Vec::new();
 
