@@ -73,6 +73,8 @@ struct Config {
     job_artifact_cap: u64,
     /// What every bash of the session enters (see [`crate::process::sandbox`]).
     confinement: Option<Arc<Confinement>>,
+    /// Where a sandboxed session's pipes are FIFOs (see [`named_pipe`]).
+    fifos: Option<PathBuf>,
 }
 
 /// A live bash process and our ends of its pipes.
@@ -204,6 +206,7 @@ impl Shell {
             ladder: opts.kill_ladder,
             job_artifact_cap: opts.job_artifact_cap,
             confinement: sandbox.as_ref().map(SessionSandbox::confinement),
+            fifos: sandbox.as_ref().map(|s| s.pipes().to_path_buf()),
         };
         let queue: Arc<Queue> = Arc::default();
         let shell = Shell {
@@ -890,9 +893,7 @@ impl Shell {
             ..Launch::default()
         };
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
-        let fifos = lock(&self.sandbox)
-            .as_ref()
-            .map(|s| s.pipes().to_path_buf());
+        let fifos = self.config.fifos.clone();
         let Supervised {
             child,
             out,
