@@ -211,11 +211,18 @@ pub fn switch_output(fd: i32) -> String {
 /// ([`COMMAND_FDS`]).
 pub const OUTPUT_FD: i32 = 60;
 
+/// [`COMMAND_FDS`] as a literal, for the texts built with `concat!`.
+macro_rules! command_fds {
+    () => {
+        ">&60 2>&60 60>&- 62>&-"
+    };
+}
+
 /// The redirections of a command's `eval`: the output pipe as stdout and
 /// stderr, and neither the pipe's descriptor nor the status descriptor
 /// left open in it (so it cannot forge a status). bash undoes them when
 /// the `eval` returns: an `exec >file` in a command lasts until its end.
-const COMMAND_FDS: &str = ">&60 2>&60 60>&- 62>&-";
+const COMMAND_FDS: &str = command_fds!();
 
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
@@ -286,9 +293,13 @@ case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
 *) __conch_on=;; esac; ! builtin read -r -N 18 -u 63 __conch_h; }; do \
 case ${__conch_h:16} in \
 ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
-for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" >&60 2>&60 60>&- 62>&-; done;; \
+for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" ",
+    command_fds!(),
+    "; done;; \
 bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
-for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" >&60 2>&60 60>&- 62>&-; done;; \
+for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" ",
+    command_fds!(),
+    "; done;; \
 as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 *) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 esac; \
