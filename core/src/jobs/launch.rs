@@ -17,34 +17,34 @@ use crate::process::io::{
 };
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
-use crate::shell::protocol::{FUNCTION_NAMES, PROTOCOL_FD, STATUS_FD};
+use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
-/// The root's `-c` script; `$1` is the state file, `$2` the protocol's
-/// function names. The root first moves the job's output from its own
-/// stderr to descriptor 61 and sends its stderr to `/dev/null`: what bash
-/// says of the subshell's end (`Killed ( … )`, with the protocol's text)
-/// is the root's and must not reach the job's output. The subshell tells
-/// the host it exists (`r` on the status pipe: from then on a signal to
-/// the job reaches the command), closes the status and hold descriptors,
-/// takes the output back as its stderr, takes both arguments, clears the
-/// positional parameters (before `source`, which would otherwise leave
-/// `BASH_ARGV` holding them), sources the file (the session's state, then
-/// the job's variables and its command in `$__conch_c`), drops the
-/// protocol's functions (a job runs no protocol), shows the command as
-/// `BASH_EXECUTION_STRING` as `bash -c` does, and `eval`s it, its own
-/// first step unsetting the variables that carried it. Then the root
-/// reports `1 NUL status NUL NUL` (a status record of run 1), lets go of
-/// the output, and waits for the host to close descriptor 63, staying the
-/// subreaper of what the command left. Plain `exec` throughout: nothing
-/// of the user's is defined yet where it runs, and the redirections of
-/// `builtin exec` are undone when it returns. SIGINT is caught, so a
-/// ctrl+c on the job's terminal ends the command, not the root.
+/// The root's `-c` script; `$1` is the state file. The root first moves
+/// the job's output from its own stderr to descriptor 61 and sends its
+/// stderr to `/dev/null`: what bash says of the subshell's end (`Killed
+/// ( … )`, with the protocol's text) is the root's and must not reach the
+/// job's output. The subshell tells the host it exists (`r` on the status
+/// pipe: from then on a signal to the job reaches the command), closes the
+/// status and hold descriptors, takes the output back as its stderr, takes
+/// the argument, clears the positional parameters (before `source`, which
+/// would otherwise leave `BASH_ARGV` holding them), sources the file (the
+/// session's state, then the job's variables, its command in `$__conch_c`
+/// and the `set -x`/`set -v` held back for it in `$__conch_on`), shows the
+/// command as `BASH_EXECUTION_STRING` as `bash -c` does, and `eval`s it,
+/// its own first step unsetting the variables that carried it. Then the
+/// root reports `1 NUL status NUL NUL` (a status record of run 1), lets go
+/// of the output, and waits for the host to close descriptor 63, staying
+/// the subreaper of what the command left. Plain `exec` throughout:
+/// nothing of the user's is defined yet where it runs, and the
+/// redirections of `builtin exec` are undone when it returns. SIGINT is
+/// caught, so a ctrl+c on the job's terminal ends the command, not the
+/// root.
 const ROOT: &str = "builtin trap : INT; exec 61>&2 2>/dev/null; \
 ( builtin printf r >&62; exec 62>&- 63<&- 2>&61 61>&-; \
-__conch_f=$1 __conch_u=($2); builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; \
-builtin unset -f \"${__conch_u[@]}\"; BASH_EXECUTION_STRING=$__conch_c; \
-builtin eval \"builtin unset -v __conch_f __conch_u __conch_c __conch_on; $__conch_on$__conch_c\" ); \
+__conch_f=$1; builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; \
+BASH_EXECUTION_STRING=$__conch_c; \
+builtin eval \"builtin unset -v __conch_f __conch_c __conch_on; $__conch_on$__conch_c\" ); \
 builtin printf '1\\0%s\\0\\0' \"$?\" >&62; exec 61>&- 62>&- >/dev/null </dev/null; \
 builtin read -r -u 63 _";
 
@@ -100,17 +100,9 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     let mut launch = Launch {
         program: spec.shell.to_path_buf(),
         arg0: Some(spec.name.into()),
-        args: [
-            "--noprofile",
-            "--norc",
-            "-c",
-            ROOT,
-            spec.name,
-            state,
-            FUNCTION_NAMES,
-        ]
-        .map(OsString::from)
-        .into(),
+        args: ["--noprofile", "--norc", "-c", ROOT, spec.name, state]
+            .map(OsString::from)
+            .into(),
         cwd: Some(spec.cwd.to_path_buf()),
         subreaper: true,
         on_host_death: HostDeath::Freeze,

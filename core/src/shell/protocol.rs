@@ -2,8 +2,8 @@
 //!
 //! bash's parser reads its input one byte at a time (so that a command may
 //! change what follows it) and parses every line afresh. So a run is not a
-//! line: bash spends its life in one loop, parsed once, that reads an
-//! 18-byte header and the command in bulk (`read -N`, one `read(2)` each)
+//! line: bash spends its life in one loop, parsed once, that reads a
+//! 10-byte header and the command in bulk (`read -N`, one `read(2)` each)
 //! from descriptor [`PROTOCOL_FD`] and hands the command to `eval`. The
 //! command travels as *data*, so an unbalanced quote or a stray heredoc in
 //! it is bash's own syntax error (status 2) and cannot swallow the
@@ -13,42 +13,56 @@
 //! move bash's own input), stdin `/dev/null`, the protocol on descriptor
 //! 63 and the status descriptor on 62.
 //!
-//! The header is `SEQ LEN E K` with no spaces: the run number and the
-//! payload's length in bytes, 8 digits each, `E` = `a` (ASCII: `read -N`
-//! counts characters, here bytes) or `b` (read under `LC_ALL=C` so that it
-//! counts bytes), `K` = `p` (the payload is the command) or `s` (a script,
-//! run as it is: one made by [`Script`], for a per-run cwd or environment
-//! or a command kept in a file, or [`switch_output`]).
+//! A run is a header, a payload and a trailer ([`run`]). The header is
+//! `LEN E K` with no spaces: the payload's length in bytes (8 digits),
+//! `E` = `a` (ASCII: `read -N` counts characters, here bytes) or `b` (read
+//! under `LC_ALL=C` so that it counts bytes), `K` = `p` (the payload is
+//! the command) or `s` (a script, run as it is: one made by [`Script`],
+//! for a per-run cwd or environment or a command kept in a file, or
+//! [`switch_output`]). The trailer, 16 digits, is the run number and the
+//! host's descriptor of bash's output pipe ([`exit_trap`] opens it by that
+//! number); bash reads it *after* the command, when it reports the run.
+//!
+//! **Nothing of the protocol is in the command's shell.** bash has no
+//! hidden variables or functions: whatever the loop keeps in one, the
+//! command sees in `declare`, `set`, `compgen`. So while a command runs,
+//! the session holds no variable and no function of its own: what a run
+//! needs after its command travels in the pipe (the trailer), the loop's
+//! own text is rebuilt from a literal when it is needed again (after a
+//! `break` that left it), the session's constants are literals in its
+//! `EXIT` trap, and whether a command is running is whether the status
+//! descriptor is closed (it is, inside the command). The loop's working
+//! variables (`__conch_*`) exist between two commands only, and are unset
+//! before the next one starts. What stays visible are the session's three
+//! traps (`EXIT`, `SIGINT`, `SIGRTMAX`, in `trap -p`): they must be set
+//! while the command runs.
 //!
 //! A command's stdout and stderr are one pipe the host reads. bash keeps
 //! it on [`OUTPUT_FD`] and gives it to each command's `eval`; its own
 //! stdout and stderr are `/dev/null`, so what the session's own steps
-//! write (a user's `DEBUG` trap runs before them too) reaches no command's
-//! output. When a command leaves something running in the background, the host
-//! gives bash a new pipe ([`switch_output`]) before the next run, so what
-//! the job writes later stays in the old pipe, never in a later run's
-//! output (see `crate::jobs`). bash opens the new pipe as
-//! `/proc/<host pid>/fd/<n>`, the host's read end (opened for writing, a
-//! pipe opens as a FIFO would). A sandboxed bash may not look into the
-//! host's `/proc` entries: its session's pipes are FIFOs in the sandbox's
-//! directory, named the same way (`crate::process::io::named_pipe`).
+//! write (a user's `DEBUG` trap runs before them too, and `set -x` traces
+//! them) reaches no command's output. When a command leaves something
+//! running in the background, the host gives bash a new pipe
+//! ([`switch_output`]) before the next run, so what the job writes later
+//! stays in the old pipe, never in a later run's output (see
+//! `crate::jobs`). bash opens the new pipe as `/proc/<host pid>/fd/<n>`,
+//! the host's read end (opened for writing, a pipe opens as a FIFO would).
+//! A sandboxed bash may not look into the host's `/proc` entries: its
+//! session's pipes are FIFOs in the sandbox's directory, named the same
+//! way (`crate::process::io::named_pipe`).
 //!
 //! The command runs with the status descriptor closed, so neither it nor
 //! its children can forge a status. After it, the loop (with stderr to
-//! `/dev/null`) writes `seq NUL status NUL $PWD NUL` to [`STATUS_FD`],
-//! switches `xtrace` and `verbose` off so the loop itself is neither traced
-//! nor echoed, and prepares `$__conch_on` to switch them back on inside the
-//! next `eval`: `set -x` traces only the user's commands. The command runs
-//! inside a one-pass `for`, so its `break` and `continue` stay its own; a
-//! `break 2` or `continue 2` reaches the loop, which still reports the run
-//! (a `continue` at once, a `break` after the loop, which then `eval`s
-//! itself again).
+//! `/dev/null`) reads the trailer and writes `seq NUL status NUL $PWD NUL`
+//! to [`STATUS_FD`]. The command runs inside a one-pass `for`, so its
+//! `break` and `continue` stay its own; a `break 2` or `continue 2`
+//! reaches the loop, which still reports the run (a `continue` at once, a
+//! `break` after the loop, which then starts itself again).
 //!
-//! The `__conch_*` names live in the user's shell; redefining them breaks
-//! the session the way redefining `PROMPT_COMMAND` would break a terminal.
-//! Builtins are called as `builtin …`, so a user's function named `printf`,
-//! `read`, `cd` or `eval` changes nothing here; one named `builtin` is
-//! taken away after the command that defines it (`unhijack!`).
+//! Builtins are called as `builtin …`, so a user's function named
+//! `printf`, `read`, `cd` or `eval` changes nothing here; one named
+//! `builtin` is taken away after the command that defines it
+//! (`unhijack!`).
 
 use std::fmt::Write as _;
 
@@ -58,7 +72,7 @@ pub const STATUS_FD: i32 = 62;
 /// Commands longer than this are passed through a file rather than inline.
 pub const INLINE_LIMIT: usize = 64 * 1024;
 
-/// Run numbers wrap at this (the header holds 8 digits).
+/// Run numbers wrap at this (the trailer holds 8 digits).
 pub const SEQ_MODULUS: u64 = 100_000_000;
 
 /// Where the command text comes from.
@@ -71,13 +85,15 @@ pub enum CommandText<'a> {
 /// A run that needs more than the command: the script the loop `eval`s.
 pub struct Script<'a> {
     pub command: CommandText<'a>,
-    /// A directory to run in (already validated); the session cwd is restored after.
-    pub cwd: Option<&'a str>,
+    /// A directory to run in (already validated), and the session's
+    /// directory, where bash goes back after the command.
+    pub cwd: Option<(&'a str, &'a str)>,
     /// Variables set for this run only (names already validated).
     pub env: &'a [(String, String)],
-    /// Whether to run, at the end of the command, an `EXIT` trap it set
-    /// (`exit_check`): for a command that says `trap`.
-    pub exit_trap: bool,
+    /// The session's `EXIT` trap ([`exit_trap`]), to run at the end of the
+    /// command an `EXIT` trap it set (`exit_check`): for a command that
+    /// says `trap`.
+    pub exit_trap: Option<&'a str>,
 }
 
 impl Script<'_> {
@@ -99,14 +115,14 @@ impl Script<'_> {
                 );
             }
         }
-        if let Some(dir) = self.cwd {
+        if let Some((dir, _)) = self.cwd {
             let _ = write!(
                 s,
-                "{{ __conch_d=$PWD; builtin cd -- {}; }} 2>/dev/null && ",
+                "{{ builtin cd -- {}; }} 2>/dev/null && ",
                 single_quote(dir)
             );
         }
-        s.push_str("for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && ");
+        s.push_str("for _ in 1; do [[ -z ${__conch_ab-} ]] && ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
@@ -118,16 +134,21 @@ impl Script<'_> {
         if self.env.is_empty() {
             s.push_str("builtin ");
         }
-        s.push_str("eval \"$__conch_on$BASH_EXECUTION_STRING\" ");
+        s.push_str("eval \"$BASH_EXECUTION_STRING\" ");
         s.push_str(COMMAND_FDS);
         s.push_str("; done");
-        if self.exit_trap {
-            let _ = write!(s, "; {}", exit_check());
+        if let Some(trap) = self.exit_trap {
+            let _ = write!(s, "; {}", exit_check(trap));
         }
-        if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
-            // Silent, `DEBUG` trap included (bash's own output is
-            // `/dev/null`). `&& [[ 1 ]]`: see `exit_check`.
-            s.push_str("; __conch_end $? && [[ 1 ]]");
+        if let Some((_, home)) = self.cwd {
+            // The command's status is kept for the loop's report
+            // (`$__conch_s`, see `LOOP`); `|| builtin :`: a failed `cd`
+            // must not end a `set -e` shell.
+            let _ = write!(
+                s,
+                "; builtin : \"${{__conch_s=$?}}\"; builtin cd -- {} 2>/dev/null || builtin :",
+                single_quote(home)
+            );
         }
         s
     }
@@ -143,25 +164,25 @@ impl Script<'_> {
 /// The `EXIT` trap of a command, run when the command ends, as `bash -c`
 /// runs a script's: after a command that may have set one, this reads the
 /// `EXIT` trap (`trap -p` in a command substitution shows the shell's
-/// traps). When it is not the session's own ([`EXIT_TRAP`], which holds
-/// `__conch_h`), it puts the session's back and, if there was one, runs the
-/// command's with the command's status in `$?` and its output in the
-/// command's (given [`COMMAND_FDS`] as the command is; the rest of the
-/// check writes to bash's own `/dev/null`, so `set -x` traces only the
-/// trap's own commands and a `DEBUG` trap adds nothing); an `exit` in it
-/// ends the session as an
-/// `exit` in the command would. The status stays the command's. It costs a
-/// fork, so the host adds it only to commands whose text says `trap`. The
-/// status is set with `__conch_ret … && [[ 1 ]]`, so that the check itself
-/// never ends a `set -e` shell: a failing command that is not the last of
-/// an `&&` list does not.
-fn exit_check() -> String {
+/// traps). When it is not the session's own (`trap` of [`exit_trap`],
+/// which starts `__conch_s=`), it puts the session's back and, if there
+/// was one, runs the command's with the command's status in `$?` (a
+/// subshell's `exit` sets it) and its output in the command's (given
+/// [`COMMAND_FDS`] as the command is; the rest of the check writes to
+/// bash's own `/dev/null`, so `set -x` traces only the trap's own commands
+/// and a `DEBUG` trap adds nothing); an `exit` in it ends the session as
+/// an `exit` in the command would. The status stays the command's: it is
+/// left in `$__conch_s`, which the loop reports. It costs a fork, so the
+/// host adds it only to commands whose text says `trap`. `&& [[ 1 ]]`: a
+/// failing command that is not the last of an `&&` list does not end a
+/// `set -e` shell.
+fn exit_check(trap: &str) -> String {
     format!(
-        "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == *__conch_h* ]] || \
+        "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == \"trap -- '__conch_s=\"* ]] || \
          {{ builtin trap -- {} EXIT; [[ -z $__conch_t ]] || {{ __conch_t=${{__conch_t#trap -- }}; \
-         builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; __conch_ret $__conch_s && [[ 1 ]]; \
-         builtin eval \"$__conch_t\" {COMMAND_FDS}; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s && [[ 1 ]]; }}",
-        single_quote(EXIT_TRAP)
+         builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; (builtin exit \"$__conch_s\") && [[ 1 ]]; \
+         builtin eval \"$__conch_t\" {COMMAND_FDS}; }}; }}; builtin unset -v __conch_t; }}",
+        single_quote(trap)
     )
 }
 
@@ -175,33 +196,40 @@ pub enum Kind {
 }
 
 /// The length of a run's header.
-const HEADER_LEN: usize = 18;
+const HEADER_LEN: usize = 10;
 
-/// One run for the loop: the header and the payload.
-pub fn run(seq: u64, kind: Kind, payload: &str) -> Vec<u8> {
+/// The length of a run's trailer.
+const TRAILER_LEN: usize = 16;
+
+/// One run for the loop: the header, the payload and the trailer (see the
+/// module doc). `out_fd` is the host's descriptor of bash's output pipe.
+pub fn run(seq: u64, out_fd: i32, kind: Kind, payload: &str) -> Vec<u8> {
     let enc = if payload.is_ascii() { 'a' } else { 'b' };
     let kind = match kind {
         Kind::Command => 'p',
         Kind::Script => 's',
     };
-    let mut message = String::with_capacity(HEADER_LEN + payload.len());
-    let _ = write!(
-        message,
-        "{:08}{:08}{enc}{kind}",
-        seq % SEQ_MODULUS,
-        payload.len()
-    );
+    let mut message = String::with_capacity(HEADER_LEN + payload.len() + TRAILER_LEN);
+    let _ = write!(message, "{:08}{enc}{kind}", payload.len());
     debug_assert_eq!(message.len(), HEADER_LEN);
     message.push_str(payload);
+    push_trailer(&mut message, seq, out_fd);
     message.into_bytes()
 }
 
-/// The script that moves bash's stdout and stderr to the pipe whose read
-/// end is the host's descriptor `fd` (module doc); its status says whether
-/// bash could open it. Plain `exec`: the redirections of `builtin exec`
-/// are undone when it returns, as for any other builtin.
-pub fn switch_output(fd: i32) -> String {
-    format!("exec {OUTPUT_FD}>\"$__conch_o/{fd}\" && __conch_oo={fd}")
+fn push_trailer(message: &mut String, seq: u64, out_fd: i32) {
+    let _ = write!(message, "{:08}{:08}", seq % SEQ_MODULUS, out_fd);
+}
+
+/// The script that moves the output pipe on [`OUTPUT_FD`] to the pipe
+/// whose read end is the host's descriptor `fd` (module doc); its status
+/// says whether bash could open it. Plain `exec`: the redirections of
+/// `builtin exec` are undone when it returns, as for any other builtin.
+pub fn switch_output(pipes: &str, fd: i32) -> String {
+    format!(
+        "exec {OUTPUT_FD}>{}",
+        single_quote(&format!("{pipes}/{fd}"))
+    )
 }
 
 /// The descriptor where bash keeps the output pipe: its own stdout and
@@ -220,8 +248,9 @@ macro_rules! command_fds {
 
 /// The redirections of a command's `eval`: the output pipe as stdout and
 /// stderr, and neither the pipe's descriptor nor the status descriptor
-/// left open in it (so it cannot forge a status). bash undoes them when
-/// the `eval` returns: an `exec >file` in a command lasts until its end.
+/// left open in it (so it cannot forge a status, and the session knows a
+/// command is running: see [`UNWIND_TRAP`]). bash undoes them when the
+/// `eval` returns: an `exec >file` in a command lasts until its end.
 const COMMAND_FDS: &str = command_fds!();
 
 /// The descriptor the loop reads runs from.
@@ -260,52 +289,73 @@ builtin shopt -u expand_aliases inherit_errexit shift_verbose sourcepath interac
     };
 }
 
-/// The loop (see the module doc), kept in `$__conch_loop`. Each turn first
-/// reports the run before it (at startup: run 0), reading `$?` before
-/// anything else can change it (after `unhijack!`): `seq NUL status NUL
-/// $PWD NUL` goes to descriptor 62 (so the host has its answer while bash
-/// tidies up), then `xtrace`/`verbose` are switched off and remembered in
-/// `$__conch_on`, and the next header is read. Then it reads the payload
-/// and runs it. bash's own stdout and stderr are `/dev/null` (the output
-/// pipe waits on [`OUTPUT_FD`]): none of the loop's steps is traced, and a
-/// `DEBUG` trap the command set, which bash runs before each of these steps
-/// too, writes nothing into any command's output. A command is read into
-/// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed with
-/// the output ([`COMMAND_FDS`]) after `[[ -z $__conch_ab ]] &&`, which
-/// leaves `$?` 0 at its start, as in `bash -c`; a script is read into
-/// `$__conch_c`, which its `eval` unsets first. A `continue 2` in the
-/// command comes back to the report; a `break 2` leaves the loop, which
-/// `eval`s itself again (and so reports), unless the header read found the
-/// end of input: then bash exits. The loop is an `until`, not a `while`:
+/// Where [`LOOP_TEMPLATE`] holds its own text (quoted by [`loop_text`]).
+const LOOP_MARK: &str = "@LOOP@";
+
+/// The loop (see the module doc), with [`LOOP_MARK`] in place of its own
+/// quoted text. Each turn first reports the run before it (at startup:
+/// run 0): `$?` is read before anything else can change it (kept if a
+/// script already left the command's status in `$__conch_s`), `unhijack!`
+/// runs, an interrupt's `DEBUG` trap is taken away (see [`UNWIND_TRAP`]),
+/// the trailer is read and `seq NUL status NUL $PWD NUL` goes to
+/// descriptor 62 (so the host has its answer while bash tidies up). Then
+/// the loop's working variables are unset and the next header is read.
+/// The loop then reads the payload and runs it. A command is read into
+/// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed
+/// with the output ([`COMMAND_FDS`]) after `[[ -z ${__conch_ab-} ]] &&`,
+/// which leaves `$?` 0 at its start, as in `bash -c`; a script is read
+/// into `$__conch_c`, which its `eval` unsets first. `${name-}`
+/// throughout: the user's `set -u` holds in the loop too.
+///
+/// A `continue 2` in the command comes back to the report. A `break 2`
+/// (or an interrupt's `break`) leaves the loop, whose text then starts it
+/// again: `$__conch_h` (unset before every command) is unset, and the
+/// loop's text, kept in the loop as a quoted literal of itself with the
+/// mark in place of the literal, is rebuilt (`printf %q`, fork-free) and
+/// `eval`ed. When the header read found the end of input instead
+/// (`$__conch_h` set, empty), bash exits, the session's `EXIT` trap taken
+/// away first: the host is gone. The loop is an `until`, not a `while`:
 /// after `set -n` bash runs nothing and every command "returns" the last
 /// status (0, from `set`), so an `until` ends and bash reaches the end of
 /// its script and exits (the session ends, as after `exit`), where a
-/// `while` would spin for ever. Every line of it runs on every command, so
+/// `while` would spin for ever. Every step of it runs on every command, so
 /// it is as short as bash allows.
-const LOOP: &str = concat!(
-    "until { __conch_s=$?; ",
+const LOOP_TEMPLATE: &str = concat!(
+    "until builtin : \"${__conch_s=$?}\"; ",
     unhijack!(),
-    "__conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
-builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
-case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
-case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
-case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
-*) __conch_on=;; esac; ! builtin read -r -N 18 -u 63 __conch_h; }; do \
-case ${__conch_h:16} in \
-ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
-for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" ",
+    "[[ -z ${__conch_int-} ]] || { builtin unset -v __conch_int; builtin trap - DEBUG; \
+[[ -n ${__conch_ext-} ]] || builtin shopt -u extdebug; builtin unset -v __conch_ext; builtin unset -f __conch_ret; }; \
+__conch_t=; builtin read -r -N 16 -u 63 __conch_t; \
+builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
+builtin unset -v __conch_s __conch_t __conch_b __conch_ab; \
+__conch_h=; ! builtin read -r -N 10 -u 63 __conch_h; do \
+case ${__conch_h:8} in \
+ap) IFS= builtin read -r -N ${__conch_h:0:8} -u 63 BASH_EXECUTION_STRING; builtin unset -v __conch_h; \
+for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin eval \"$BASH_EXECUTION_STRING\" ",
     command_fds!(),
     "; done;; \
-bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
-for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" ",
+bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:0:8} -u 63 BASH_EXECUTION_STRING; builtin unset -v __conch_h; \
+for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin eval \"$BASH_EXECUTION_STRING\" ",
     command_fds!(),
     "; done;; \
-as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
-*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
+as) IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h; \
+builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
+*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h; \
+builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 esac; \
 done; \
-{ [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\""
+{ [[ ${__conch_h+set} ]] && builtin trap - EXIT && builtin exit 0; } 2>/dev/null; \
+__conch_l=@LOOP@; builtin printf -v __conch_q %q \"$__conch_l\"; \
+__conch_l=${__conch_l/@LOOP@/\"$__conch_q\"}; builtin unset -v __conch_q; \
+builtin eval \"builtin unset -v __conch_l; $__conch_l\""
 );
+
+/// The loop's text: [`LOOP_TEMPLATE`] with its first [`LOOP_MARK`] (the
+/// value of `__conch_l`) replaced by the quoted template, so that the
+/// loop can rebuild itself.
+fn loop_text() -> String {
+    LOOP_TEMPLATE.replacen(LOOP_MARK, &single_quote(LOOP_TEMPLATE), 1)
+}
 
 /// The signal that asks bash to abandon the command it runs (see
 /// [`UNWIND_TRAP`]): one no program sends by accident.
@@ -320,24 +370,25 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// [`unwind_signal`], kills the command's processes and lets bash go on;
 /// bash then runs this trap before its next command:
 ///
-/// - before the command started (bash was still reading it: the loop sets
-///   `$__conch_run` as it starts the command and clears it at each turn),
+/// - before the command started (bash was still reading it, or reporting
+///   the one before: the status descriptor is open, see [`COMMAND_FDS`]),
 ///   it only marks the run abandoned (`$__conch_ab`), and the loop skips
 ///   the command: a `break` there would leave the loop halfway through
 ///   reading the run, out of step with the host;
 /// - at the top level of the command, `break 100000` leaves every loop,
 ///   the command's own and the one-pass `for` around it, and with them the
-///   rest of the command line: the protocol loop is left too, and `eval`s
-///   itself again (module doc), which reports the run;
+///   rest of the command line: the protocol loop is left too, and starts
+///   itself again (`LOOP_TEMPLATE`), which reports the run;
 /// - inside a function (or a sourced file), where `break` cannot reach the
 ///   caller's loops, it turns on `extdebug` and a `DEBUG` trap that skips
 ///   every command that is not the protocol's (`*__conch_*`): returning 2
 ///   from a `DEBUG` trap in a function makes bash return from it, and back
 ///   at the top level `! break` both skips the command (a `DEBUG` trap
-///   that fails skips it) and leaves the loops.
+///   that fails skips it) and leaves the loops. It defines `__conch_ret`
+///   for that (a `DEBUG` trap's status is its last command's).
 ///
 /// The loop's first step then restores `extdebug` as it was and removes
-/// the `DEBUG` trap (`__conch_restore`). A `DEBUG` trap the user had set is
+/// the `DEBUG` trap and `__conch_ret`. A `DEBUG` trap the user had set is
 /// lost when an interrupt reaches into a function: bash hides it from
 /// every other trap, so it cannot be read to be put back. Nothing of this
 /// runs when no run is interrupted.
@@ -349,61 +400,72 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// and commands, so what runs still dies of SIGINT.
 const UNWIND_TRAP: &str = concat!(
     unhijack!(),
-    "if [[ -z $__conch_run ]]; then __conch_ab=1; \
+    "if { builtin : >&62; } 2>/dev/null; then __conch_ab=1; \
 elif [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
-elif [[ -z $__conch_int ]]; then __conch_int=1; \
+elif [[ -z ${__conch_int-} ]]; then __conch_int=1; \
 __conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
-builtin trap \"[[ -z \\$__conch_int || \\$BASH_COMMAND == *__conch_* ]] || \
+__conch_ret() { builtin return \"$1\"; }; \
+builtin trap \"[[ -z \\${__conch_int-} || \\$BASH_COMMAND == *__conch_* ]] || \
 { if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi"
 );
 
-/// The helpers of [`UNWIND_TRAP`]: a function that returns its argument
-/// (a `DEBUG` trap's status is its last command's), and the restore.
-const UNWIND_FUNCTIONS: &str = "__conch_ret() { return $1; }; \
-__conch_restore() { __conch_int=; builtin trap - DEBUG; \
-[[ -n $__conch_ext ]] || builtin shopt -u extdebug; }";
-
-/// The functions the protocol defines ([`UNWIND_FUNCTIONS`],
-/// [`END_FUNCTION`]), for a bash given the session's state without the
-/// protocol (a job) to drop.
-pub const FUNCTION_NAMES: &str = "__conch_ret __conch_restore __conch_end";
-
-/// Ends a [`Script`] that changed directory or read a file: back to the
-/// session's directory, the command's text dropped, the command's status
-/// kept (it is the loop's `$?`).
-const END_FUNCTION: &str = "__conch_end() { local s=$1; \
-[[ -z ${__conch_d-} ]] || builtin cd -- \"$__conch_d\"; builtin unset -v __conch_d; return \"$s\"; }";
-
-/// The run number of a record sent by [`EXIT_TRAP`] for run N: N +
+/// The run number of a record sent by [`exit_trap`] for run N: N +
 /// `SEQ_MODULUS` (a record no loop turn writes).
 pub fn exit_record_seq(seq: u64) -> u64 {
     seq + SEQ_MODULUS
 }
 
+/// The session's constants that its `EXIT` trap holds.
+pub struct ExitTrap<'a> {
+    /// The directory where bash opens the host's pipe ends by number
+    /// (module doc): `/proc/<host pid>/fd`, or a sandboxed session's FIFOs.
+    pub pipes: &'a str,
+    /// The host's descriptor of the status pipe.
+    pub status_fd: i32,
+    /// The shell the trap starts again, and its `$0`.
+    pub shell: &'a str,
+    pub name: &'a str,
+}
+
 /// When a command ends the session's bash with `exit` (or `set -e`), bash
-/// runs this `EXIT` trap, which keeps the *process*: it reports the run
-/// (its status and directory) with a record of [`exit_record_seq`], then
+/// runs this `EXIT` trap, which keeps the *process*: it reads the run's
+/// trailer (waiting at most a second for it: a bash ended by a signal
+/// between runs has none, and then just exits), reports the run (its
+/// status and directory) with a record of [`exit_record_seq`], then
 /// `exec`s a fresh bash with an empty environment in the same process, so
 /// what the session started earlier (background jobs, their output pipes)
 /// stays below it, and the host sends that bash a new start-up text (the
 /// session's variables, the snapshot, the loop). Everything the old bash
 /// held is gone (variables, functions, aliases, options), as after any
 /// `exit`. The status pipe and bash's own output pipe are closed inside a
-/// command, so the trap opens them again through the host's descriptors
-/// (`$__conch_o/$__conch_so`, `$__conch_o/$__conch_oo`). It does nothing
-/// in a subshell, nor when the loop itself ends (no run: the host is
-/// gone). A command's own `EXIT` trap replaces this one; after a command
-/// that says `trap`, the loop runs it and puts this one back (`exit_check`);
-/// one left set replaces this for good (the session's process then ends
-/// on `exit`).
-const EXIT_TRAP: &str = concat!(
-    "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then ",
-    unhijack!(),
-    "builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
->\"$__conch_o/$__conch_so\"; \
-builtin exec -c -a \"$__conch_a0\" \"$__conch_sh\" --noprofile --norc -c \"$__conch_boot\" 62>\"$__conch_o/$__conch_so\" \
->\"$__conch_o/$__conch_oo\" 2>&1; fi"
-);
+/// command, so the trap opens them again through the host's descriptors:
+/// the status pipe's is a constant of the session, the output pipe's comes
+/// in the trailer (it changes with [`switch_output`]). It does nothing in
+/// a subshell; the loop takes it away before it exits at the end of its
+/// input (the host is gone). A command's own `EXIT` trap replaces this
+/// one; after a command that says `trap`, the run runs it and puts this
+/// one back (`exit_check`, which knows this one by its first word); one
+/// left set replaces this for good (the session's process then ends on
+/// `exit`).
+pub fn exit_trap(t: &ExitTrap<'_>) -> String {
+    let status = single_quote(&format!("{}/{}", t.pipes, t.status_fd));
+    let mut s = String::from(concat!(
+        "__conch_s=$?; if [[ $BASHPID == $$ ]]; then ",
+        unhijack!()
+    ));
+    let _ = write!(
+        s,
+        "__conch_t=; builtin read -r -t 1 -N 16 -u 63 __conch_t && {{ \
+         builtin printf '1%s\\0%s\\0%s\\0' \"${{__conch_t:0:8}}\" \"$__conch_s\" \"$PWD\" 2>/dev/null >{status}; \
+         builtin exec -c -a {name} {shell} --noprofile --norc -c {boot} 62>{status} \
+         >{pipes}/\"$((10#${{__conch_t:8:8}}))\" 2>&1; }}; fi",
+        name = single_quote(t.name),
+        shell = single_quote(t.shell),
+        boot = single_quote(BOOTSTRAP),
+        pipes = single_quote(t.pipes),
+    );
+    s
+}
 
 /// What a start-up text sets up besides the loop.
 pub struct Startup<'a> {
@@ -414,31 +476,25 @@ pub struct Startup<'a> {
     /// A state file to source (see `shell::state`): the session's state
     /// for a bash that takes the place of one moved to the background.
     pub restore: Option<&'a str>,
-    /// The directory where bash opens the host's pipe ends by number
-    /// (module doc): `/proc/<host pid>/fd`, or a sandboxed session's FIFOs.
-    pub pipes: &'a str,
-    /// The host's descriptors of the status pipe and of bash's own output
-    /// pipe, for [`EXIT_TRAP`].
-    pub status_fd: i32,
+    /// The session's `EXIT` trap ([`exit_trap`]).
+    pub exit_trap: &'a str,
+    /// The host's descriptor of bash's output pipe (the trailer of run 0).
     pub out_fd: i32,
-    /// The shell [`EXIT_TRAP`] starts again, and its `$0`.
-    pub shell: &'a str,
-    pub name: &'a str,
     /// Variables to export first: the session's environment, for a bash
-    /// that [`EXIT_TRAP`] started with none. Empty for a bash the host
+    /// that the `EXIT` trap started with none. Empty for a bash the host
     /// started (its environment is already set).
     pub exports: &'a [(String, String)],
 }
 
-/// The startup text [`BOOTSTRAP`] reads, with its length in front: export
-/// the variables, source the snapshot (output discarded), apply the env
-/// policy's unsets, define the loop and enter it (its first turn reports
-/// run 0: ready).
+/// The startup text [`BOOTSTRAP`] reads, with its length in front and the
+/// trailer of run 0 behind: export the variables, source the snapshot
+/// (output discarded), apply the env policy's unsets, set the session's
+/// traps and enter the loop (its first turn reports run 0: ready).
 pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     // bash's own output goes to `/dev/null`, the pipe waits on
-    // `OUTPUT_FD` (see `LOOP`). Plain `exec`: nothing of the user's is
-    // defined yet, and the redirections of `builtin exec` are undone when
-    // it returns.
+    // `OUTPUT_FD` (see `LOOP_TEMPLATE`). Plain `exec`: nothing of the
+    // user's is defined yet, and the redirections of `builtin exec` are
+    // undone when it returns.
     let mut boot = format!("exec {OUTPUT_FD}>&1 >/dev/null 2>&1; {{ ");
     for (name, value) in start.exports {
         // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
@@ -466,23 +522,16 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     let _ = write!(
         boot,
-        "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
-         builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
-         __conch_o={} __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
-         builtin eval \"$__conch_loop\"",
+        "builtin trap {} RTMAX; builtin trap : INT; builtin trap {} EXIT; \
+         builtin unset -v __conch_c; }} 2>/dev/null; {}",
         single_quote(UNWIND_TRAP),
-        single_quote(EXIT_TRAP),
-        single_quote(LOOP),
-        single_quote(start.pipes),
-        start.status_fd,
-        start.out_fd,
-        single_quote(start.shell),
-        single_quote(start.name),
-        single_quote(BOOTSTRAP),
+        single_quote(start.exit_trap),
+        loop_text(),
     );
-    let mut out = format!("{:08}", boot.len()).into_bytes();
-    out.extend_from_slice(boot.as_bytes());
-    out
+    let mut out = format!("{:08}", boot.len());
+    out.push_str(&boot);
+    push_trailer(&mut out, 0, start.out_fd);
+    out.into_bytes()
 }
 
 /// Whether bash can hold a variable of this name.
@@ -584,12 +633,37 @@ mod tests {
     }
 
     #[test]
-    fn headers_are_18_bytes_whatever_the_run_number() {
-        let msg = run(123_456_789, Kind::Command, "true");
-        assert_eq!(&msg[..HEADER_LEN], b"2345678900000004ap");
-        let msg = run(7, Kind::Script, "é");
-        assert_eq!(&msg[..HEADER_LEN], b"0000000700000002bs");
-        assert_eq!(&msg[HEADER_LEN..], "é".as_bytes());
+    fn a_run_is_header_payload_trailer_whatever_the_run_number() {
+        let msg = run(123_456_789, 12, Kind::Command, "true");
+        assert_eq!(msg, b"00000004aptrue2345678900000012");
+        let msg = run(7, 5, Kind::Script, "é");
+        assert_eq!(&msg[..HEADER_LEN], b"00000002bs");
+        assert_eq!(&msg[HEADER_LEN..HEADER_LEN + 2], "é".as_bytes());
+        assert_eq!(&msg[HEADER_LEN + 2..], b"0000000700000005");
+    }
+
+    /// The loop rebuilds its own text (what it `eval`s after a `break`
+    /// left it): the same template, and the same text again from that.
+    #[test]
+    fn the_loop_rebuilds_itself() {
+        const EVAL: &str = "; builtin eval \"builtin unset -v __conch_l";
+        // The rebuilding steps of a loop text, printing what they build.
+        fn rebuild(text: &str) -> String {
+            let steps = &text[text.find("__conch_l=").unwrap()..text.rfind(EVAL).unwrap()];
+            let out = std::process::Command::new("bash")
+                .args(["--noprofile", "--norc", "-c"])
+                .arg(format!("{steps}; builtin printf %s \"$__conch_l\""))
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        }
+        let first = rebuild(&loop_text());
+        assert!(first.starts_with("until ") && first.ends_with("$__conch_l\""));
+        assert_eq!(rebuild(&first), first);
+        // The literal in it is the template (`printf %q` quotes it its way).
+        let literal = &first[first.find("__conch_l=").unwrap() + 10
+            ..first.rfind("; builtin printf -v __conch_q").unwrap()];
+        assert_eq!(first.replacen(literal, LOOP_MARK, 1), LOOP_TEMPLATE);
     }
 
     #[test]

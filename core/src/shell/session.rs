@@ -96,6 +96,24 @@ struct Bash {
     /// Where its pipes are FIFOs (a sandboxed session: see
     /// [`named_pipe`]); `None`: plain pipes, opened through `/proc`.
     fifos: Option<PathBuf>,
+    /// Its `EXIT` trap (`protocol::exit_trap`), which a run that says
+    /// `trap` puts back.
+    exit_trap: String,
+}
+
+impl Bash {
+    /// One run for this bash (`protocol::run`).
+    fn message(&self, kind: Kind, payload: &str) -> Vec<u8> {
+        protocol::run(self.seq, self.out.as_raw_fd(), kind, payload)
+    }
+
+    /// Where it opens the host's pipe ends by number.
+    fn pipes(&self) -> String {
+        match &self.fifos {
+            Some(dir) => dir.to_string_lossy().into_owned(),
+            None => format!("/proc/{}/fd", std::process::id()),
+        }
+    }
 }
 
 struct State {
@@ -354,7 +372,11 @@ impl Shell {
         });
 
         let command = self.prefixed(&opts.command);
-        let cwd_text = run_cwd.as_deref().map(utf8_path).transpose()?;
+        let home = self.cwd();
+        let cwd_text = match run_cwd.as_deref() {
+            Some(dir) => Some((utf8_path(dir)?, utf8_path(&home)?)),
+            None => None,
+        };
         let mut pump = Pump::new(sink, &mut on_chunk);
         let bash = state.bash.as_mut().expect("bash started above");
         let ending = run_line(
@@ -506,7 +528,7 @@ impl Shell {
             |why: String| Error::Spawn(format!("the session's bash did not give its state: {why}"));
         bash.seq = (bash.seq + 1) % SEQ_MODULUS;
         let script = state::dump_script(utf8_path(&path)?);
-        send_all(&bash.input, &protocol::run(bash.seq, Kind::Script, &script))
+        send_all(&bash.input, &bash.message(Kind::Script, &script))
             .map_err(|e| failed(e.to_string()))?;
         wait_record(bash, bash.seq, STARTUP_TIMEOUT).map_err(failed)?;
         let dump =
@@ -536,7 +558,7 @@ impl Shell {
         let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
         let release = "exec 60>&- 62>&-; builtin read -r -N 1 -u 63 _";
-        let _ = send_all(&old.input, &protocol::run(old.seq, Kind::Script, release));
+        let _ = send_all(&old.input, &old.message(Kind::Script, release));
         let Bash {
             child,
             input,
@@ -900,7 +922,7 @@ impl Shell {
             status,
             pidfd,
         } = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
-        let bash = Bash {
+        let mut bash = Bash {
             child,
             input,
             out,
@@ -912,7 +934,14 @@ impl Shell {
             replaced: false,
             restore,
             fifos,
+            exit_trap: String::new(),
         };
+        bash.exit_trap = protocol::exit_trap(&protocol::ExitTrap {
+            pipes: &bash.pipes(),
+            status_fd: bash.status.as_raw_fd(),
+            shell: &self.config.shell.to_string_lossy(),
+            name: &self.shell_name(),
+        });
         let text = self.startup_text(&bash, true);
         if let Err(e) = send_all(&bash.input, &text) {
             return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
@@ -940,7 +969,6 @@ impl Shell {
     /// (its environment set), else for the one a command's `exit` put in
     /// its place.
     fn startup_text(&self, bash: &Bash, first: bool) -> Vec<u8> {
-        let shell = self.config.shell.to_string_lossy();
         let restore = bash
             .restore
             .as_deref()
@@ -958,14 +986,8 @@ impl Shell {
                 &self.config.unset_script
             },
             restore,
-            pipes: &match &bash.fifos {
-                Some(dir) => dir.to_string_lossy().into_owned(),
-                None => format!("/proc/{}/fd", std::process::id()),
-            },
-            status_fd: bash.status.as_raw_fd(),
+            exit_trap: &bash.exit_trap,
             out_fd: bash.out.as_raw_fd(),
-            shell: &shell,
-            name: &self.shell_name(),
             exports: if first { &[] } else { &self.config.env },
         })
     }
@@ -1058,8 +1080,8 @@ fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>
     // bash opens the read end for writing: ours is not needed.
     drop(write_end);
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
-    let script = protocol::switch_output(read_end.as_raw_fd());
-    let switched = send_all(&bash.input, &protocol::run(bash.seq, Kind::Script, &script)).is_ok()
+    let script = protocol::switch_output(&bash.pipes(), read_end.as_raw_fd());
+    let switched = send_all(&bash.input, &bash.message(Kind::Script, &script)).is_ok()
         && wait_record(bash, bash.seq, STARTUP_TIMEOUT).is_ok_and(|r| r.status == 0);
     if !switched {
         return Ok(None);
@@ -1075,7 +1097,8 @@ fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>
 /// One run as the loop receives it.
 struct Line<'a> {
     command: &'a str,
-    cwd: Option<&'a str>,
+    /// The run's directory and the session's.
+    cwd: Option<(&'a str, &'a str)>,
     env: &'a [(String, String)],
     /// When the run returns if the command still runs (`yield_after`).
     yield_at: Option<Instant>,
@@ -1107,11 +1130,9 @@ fn run_line(
     };
     // Only a command that says `trap` can set an `EXIT` trap of its own
     // (or call what does); checking costs a fork (protocol::Script).
-    let exit_trap = command.contains("trap");
+    let exit_trap = command.contains("trap").then_some(bash.exit_trap.as_str());
     let message = match (&text, cwd, env.is_empty(), exit_trap) {
-        (CommandText::Inline(cmd), None, true, false) => {
-            protocol::run(bash.seq, Kind::Command, cmd)
-        }
+        (CommandText::Inline(cmd), None, true, None) => bash.message(Kind::Command, cmd),
         _ => {
             let script = Script {
                 command: text,
@@ -1120,7 +1141,7 @@ fn run_line(
                 exit_trap,
             }
             .render();
-            protocol::run(bash.seq, Kind::Script, &script)
+            bash.message(Kind::Script, &script)
         }
     };
     let baseline = baseline_of(bash);

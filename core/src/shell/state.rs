@@ -3,12 +3,11 @@
 //! background (its bash becomes the job, a new one takes its place).
 //!
 //! The session's bash writes its variables (`declare -p`, one per line:
-//! bash quotes newlines in values as `$'…\n…'`), a NUL, its functions,
-//! aliases, shell options and umask, a NUL, and the `set -x`/`set -v`
-//! the protocol holds back for the next command (`$__conch_on`). The host
-//! drops the variables no bash may be given (read-only or dynamic ones
-//! bash sets itself, and the protocol's own) and adds what the new bash
-//! needs on top.
+//! bash quotes newlines in values as `$'…\n…'`), a NUL, then its
+//! functions, aliases, shell options and umask. The host drops the
+//! variables no bash may be given (read-only or dynamic ones bash sets
+//! itself, and the protocol's own) and adds what the new bash needs on
+//! top.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -19,7 +18,7 @@ use super::protocol::{ansi_c_quote, single_quote};
 pub fn dump_script(path: &str) -> String {
     format!(
         "{{ builtin declare -p; builtin printf '\\0'; builtin declare -f; builtin alias -p; \
-         builtin shopt -p; builtin set +o; builtin umask -p; builtin printf '\\0%s' \"$__conch_on\"; }} \
+         builtin shopt -p; builtin set +o; builtin umask -p; }} \
          >{} 2>/dev/null",
         single_quote(path)
     )
@@ -70,9 +69,10 @@ pub struct Extra<'a> {
     pub cwd: Option<&'a Path>,
     /// Variables to export.
     pub env: &'a [(String, String)],
-    /// A job's command, left in `$__conch_c` with the held-back
-    /// `set -x`/`set -v` in `$__conch_on` (the job's root runs them);
-    /// without one the held-back options are applied at once.
+    /// A job's command, left in `$__conch_c`. `set -x` and `set -v` are
+    /// then held back in `$__conch_on` for the job's root to run just
+    /// before the command, so that the root's own steps are neither traced
+    /// nor echoed into the job's output.
     pub command: Option<&'a str>,
 }
 
@@ -80,12 +80,7 @@ pub struct Extra<'a> {
 /// the variables filtered, then `extra`.
 pub fn restore_text(dump: &[u8], extra: &Extra<'_>) -> String {
     let dump = String::from_utf8_lossy(dump);
-    let mut parts = dump.splitn(3, '\0');
-    let (vars, rest, on) = (
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-    );
+    let (vars, rest) = dump.split_once('\0').unwrap_or((&dump, ""));
     let mut text = String::with_capacity(dump.len() + 256);
     for line in vars.lines() {
         if carried(line) {
@@ -93,23 +88,32 @@ pub fn restore_text(dump: &[u8], extra: &Extra<'_>) -> String {
             text.push('\n');
         }
     }
-    text.push_str(rest);
+    let mut on = String::new();
+    for line in rest.split_inclusive('\n') {
+        let held = match line.trim_end_matches('\n') {
+            "set -o xtrace" => "set -x\n",
+            "set -o verbose" => "set -v\n",
+            _ => "",
+        };
+        if extra.command.is_some() && !held.is_empty() {
+            on.push_str(held);
+        } else {
+            text.push_str(line);
+        }
+    }
     if let Some(dir) = extra.cwd.and_then(Path::to_str) {
         let _ = writeln!(text, "builtin cd -- {}", single_quote(dir));
     }
     for (name, value) in extra.env {
         let _ = writeln!(text, "builtin export {name}={}", single_quote(value));
     }
-    match extra.command {
-        Some(command) => {
-            let _ = writeln!(
-                text,
-                "__conch_c={} __conch_on={}",
-                ansi_c_quote(command),
-                ansi_c_quote(on)
-            );
-        }
-        None => text.push_str(on),
+    if let Some(command) = extra.command {
+        let _ = writeln!(
+            text,
+            "__conch_c={} __conch_on={}",
+            ansi_c_quote(command),
+            ansi_c_quote(&on)
+        );
     }
     text
 }
@@ -141,7 +145,7 @@ mod tests {
         let setup = format!(
             "f() {{ echo \"f $1\"; }}; alias ll='echo aliased'; declare -a arr=(1 $'2\\n3'); \
              x=$'multi\\nline'; declare -r ro=5; declare -A as=([k]=v); declare -ix n=7; \
-             shopt -s extglob; set -o pipefail; umask 027; __conch_on=; {}",
+             shopt -s extglob; set -o pipefail; umask 027; {}",
             dump_script(dump.to_str().unwrap())
         );
         let status = std::process::Command::new("bash")

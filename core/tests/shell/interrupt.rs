@@ -40,13 +40,16 @@ fn aborted(sh: &Arc<Shell>, command: &str) -> BashResult {
     r
 }
 
-const STATE: &str = "pwd; echo $A$B; f; g; ulimit -n; [[ -o noclobber ]] && echo nc; trap -p USR1";
+/// The state a session keeps, and nothing of the interrupt's own
+/// machinery left in it (no variable or function of the session's).
+const STATE: &str = "pwd; echo $A$B; f; g; ulimit -n; [[ -o noclobber ]] && echo nc; trap -p USR1; \
+                     compgen -v -A function __conch || echo clean";
 
 fn assert_state_kept(sh: &Shell, after: &str, r: &BashResult) {
     assert!(!r.session_ended && !r.session_reset, "{after}: {r:?}");
     let check = run(sh, STATE);
     assert_eq!(
-        check.output, "/tmp\n12\nf\ng\n512\nnc\ntrap -- 'echo usr1' SIGUSR1\n",
+        check.output, "/tmp\n12\nf\ng\n512\nnc\ntrap -- 'echo usr1' SIGUSR1\nclean\n",
         "after {after}"
     );
     assert!(!check.session_reset, "after {after}");
