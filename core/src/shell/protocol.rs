@@ -38,10 +38,14 @@
 //! while the command runs.
 //!
 //! A command's stdout and stderr are one pipe the host reads. bash keeps
-//! it on [`OUTPUT_FD`] and gives it to each command's `eval`; its own
-//! stdout and stderr are `/dev/null`, so what the session's own steps
-//! write (a user's `DEBUG` trap runs before them too, and `set -x` traces
-//! them) reaches no command's output. When a command leaves something
+//! it on [`OUTPUT_FD`] and gives it to each command's `eval`. The loop
+//! runs inside a group whose stdout and stderr are `/dev/null`, so what
+//! the session's own steps write (a user's `DEBUG` trap runs before them
+//! too, and `set -x` traces them) reaches no command's output. bash's own
+//! stdout and stderr, outside the group, are the output pipe too: a
+//! command's `exit` unwinds every redirection up to them, and what bash
+//! writes then (an `EXIT` trap the command set, `time`) is the command's
+//! output. When a command leaves something
 //! running in the background, the host gives bash a new pipe
 //! ([`switch_output`]) before the next run, so what the job writes later
 //! stays in the old pipe, never in a later run's output (see
@@ -165,7 +169,7 @@ impl Script<'_> {
 /// runs a script's: after a command that may have set one, this reads the
 /// `EXIT` trap (`trap -p` in a command substitution shows the shell's
 /// traps). When it is not the session's own (`trap` of [`exit_trap`],
-/// which starts `__conch_s=`), it puts the session's back and, if there
+/// which starts `{ __conch_s=`), it puts the session's back and, if there
 /// was one, runs the command's with the command's status in `$?` (a
 /// subshell's `exit` sets it) and its output in the command's (given
 /// [`COMMAND_FDS`] as the command is; the rest of the check writes to
@@ -178,7 +182,7 @@ impl Script<'_> {
 /// `set -e` shell.
 fn exit_check(trap: &str) -> String {
     format!(
-        "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == \"trap -- '__conch_s=\"* ]] || \
+        "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == \"trap -- '{{ __conch_s=\"* ]] || \
          {{ builtin trap -- {} EXIT; [[ -z $__conch_t ]] || {{ __conch_t=${{__conch_t#trap -- }}; \
          builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; (builtin exit \"$__conch_s\") && [[ 1 ]]; \
          builtin eval \"$__conch_t\" {COMMAND_FDS}; }}; }}; builtin unset -v __conch_t; }}",
@@ -223,20 +227,30 @@ fn push_trailer(message: &mut String, seq: u64, out_fd: i32) {
 
 /// The script that moves the output pipe on [`OUTPUT_FD`] to the pipe
 /// whose read end is the host's descriptor `fd` (module doc); its status
-/// says whether bash could open it. Plain `exec`: the redirections of
-/// `builtin exec` are undone when it returns, as for any other builtin.
+/// says whether bash could open it. Then it leaves the loop, which makes
+/// the new pipe bash's own stdout and stderr too and starts again
+/// (`LOOP_TEMPLATE`). Plain `exec`: the redirections of `builtin exec`
+/// are undone when it returns, as for any other builtin.
 pub fn switch_output(pipes: &str, fd: i32) -> String {
     format!(
-        "exec {OUTPUT_FD}>{}",
+        "exec {OUTPUT_FD}>{} && builtin break",
         single_quote(&format!("{pipes}/{fd}"))
     )
 }
 
-/// The descriptor where bash keeps the output pipe: its own stdout and
-/// stderr are `/dev/null` (so that nothing the session does between
-/// commands, a `DEBUG` trap's output included, reaches a command's
-/// output), and each command is given the pipe as its stdout and stderr
-/// ([`COMMAND_FDS`]).
+/// The script that has a bash whose command was moved to the background
+/// (it becomes the job's root) let go of the output and status pipes, then
+/// wait until the host closes the protocol's descriptor: it closes them
+/// and leaves the loop, which, finding no output pipe, sends its own
+/// stdout and stderr to `/dev/null`, reads this run's trailer and waits
+/// (`LOOP_TEMPLATE`).
+pub const RELEASE: &str = "exec 60>&- 62>&-; builtin break";
+
+/// The descriptor where bash keeps the output pipe for its commands: the
+/// loop's stdout and stderr are `/dev/null` (so that nothing the session
+/// does between commands, a `DEBUG` trap's output included, reaches a
+/// command's output), and each command is given the pipe as its stdout
+/// and stderr ([`COMMAND_FDS`]).
 pub const OUTPUT_FD: i32 = 60;
 
 /// [`COMMAND_FDS`] as a literal, for the texts built with `concat!`.
@@ -307,21 +321,26 @@ const LOOP_MARK: &str = "@LOOP@";
 /// into `$__conch_c`, which its `eval` unsets first. `${name-}`
 /// throughout: the user's `set -u` holds in the loop too.
 ///
+/// The loop is a group with stdout and stderr `/dev/null` (module doc).
 /// A `continue 2` in the command comes back to the report. A `break 2`
-/// (or an interrupt's `break`) leaves the loop, whose text then starts it
-/// again: `$__conch_h` (unset before every command) is unset, and the
-/// loop's text, kept in the loop as a quoted literal of itself with the
-/// mark in place of the literal, is rebuilt (`printf %q`, fork-free) and
-/// `eval`ed. When the header read found the end of input instead
-/// (`$__conch_h` set, empty), bash exits, the session's `EXIT` trap taken
-/// away first: the host is gone. The loop is an `until`, not a `while`:
+/// (or an interrupt's `break`, or [`switch_output`]) leaves the loop, and
+/// the group: bash's own stdout and stderr become the output pipe (the
+/// current one, after a switch), and the loop's text starts the loop
+/// again. The text is kept in the loop as a quoted literal of itself with
+/// the mark in place of the literal; it is rebuilt (`printf %q`,
+/// fork-free) and `eval`ed outside any group, so that no group's saved
+/// copy of an old pipe stays open. When the header read found the end of
+/// input instead (`$__conch_h` set, empty; it is unset before every
+/// command), bash exits, the session's `EXIT` trap taken away first: the
+/// host is gone. When the output descriptor is closed ([`RELEASE`]), bash
+/// lets go of the pipes and waits for the end of input. The loop is an `until`, not a `while`:
 /// after `set -n` bash runs nothing and every command "returns" the last
 /// status (0, from `set`), so an `until` ends and bash reaches the end of
 /// its script and exits (the session ends, as after `exit`), where a
 /// `while` would spin for ever. Every step of it runs on every command, so
 /// it is as short as bash allows.
 const LOOP_TEMPLATE: &str = concat!(
-    "until builtin : \"${__conch_s=$?}\"; ",
+    "{ until builtin : \"${__conch_s=$?}\"; ",
     unhijack!(),
     "[[ -z ${__conch_int-} ]] || { builtin unset -v __conch_int; builtin trap - DEBUG; \
 [[ -n ${__conch_ext-} ]] || builtin shopt -u extdebug; builtin unset -v __conch_ext; builtin unset -f __conch_ret; }; \
@@ -343,10 +362,12 @@ builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 *) LC_ALL=C IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h; \
 builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 esac; \
-done; \
-{ [[ ${__conch_h+set} ]] && builtin trap - EXIT && builtin exit 0; } 2>/dev/null; \
-__conch_l=@LOOP@; builtin printf -v __conch_q %q \"$__conch_l\"; \
-__conch_l=${__conch_l/@LOOP@/\"$__conch_q\"}; builtin unset -v __conch_q; \
+done; [[ ${__conch_h+set} ]] && builtin trap - EXIT && builtin exit 0; } >/dev/null 2>&1; \
+if { builtin : >&60; } >/dev/null 2>&1; then exec >&60 2>&60; \
+else exec >/dev/null 2>&1; builtin read -r -N 16 -u 63 _; builtin read -r -N 1 -u 63 _; \
+builtin trap - EXIT; builtin exit 0; fi; \
+{ __conch_l=@LOOP@; builtin printf -v __conch_q %q \"$__conch_l\"; \
+__conch_l=${__conch_l/@LOOP@/\"$__conch_q\"}; builtin unset -v __conch_q; } >/dev/null 2>&1; \
 builtin eval \"builtin unset -v __conch_l; $__conch_l\""
 );
 
@@ -399,6 +420,7 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// trap, like every caught signal, is reset to the default in subshells
 /// and commands, so what runs still dies of SIGINT.
 const UNWIND_TRAP: &str = concat!(
+    "{ ",
     unhijack!(),
     "if { builtin : >&62; } 2>/dev/null; then __conch_ab=1; \
 elif [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
@@ -406,7 +428,8 @@ elif [[ -z ${__conch_int-} ]]; then __conch_int=1; \
 __conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
 __conch_ret() { builtin return \"$1\"; }; \
 builtin trap \"[[ -z \\${__conch_int-} || \\$BASH_COMMAND == *__conch_* ]] || \
-{ if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi"
+{ if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi; \
+} >/dev/null 2>&1"
 );
 
 /// The run number of a record sent by [`exit_trap`] for run N: N +
@@ -450,7 +473,7 @@ pub struct ExitTrap<'a> {
 pub fn exit_trap(t: &ExitTrap<'_>) -> String {
     let status = single_quote(&format!("{}/{}", t.pipes, t.status_fd));
     let mut s = String::from(concat!(
-        "__conch_s=$?; if [[ $BASHPID == $$ ]]; then ",
+        "{ __conch_s=$?; if [[ $BASHPID == $$ ]]; then ",
         unhijack!()
     ));
     let _ = write!(
@@ -458,7 +481,7 @@ pub fn exit_trap(t: &ExitTrap<'_>) -> String {
         "__conch_t=; builtin read -r -t 1 -N 16 -u 63 __conch_t && {{ \
          builtin printf '1%s\\0%s\\0%s\\0' \"${{__conch_t:0:8}}\" \"$__conch_s\" \"$PWD\" 2>/dev/null >{status}; \
          builtin exec -c -a {name} {shell} --noprofile --norc -c {boot} 62>{status} \
-         >{pipes}/\"$((10#${{__conch_t:8:8}}))\" 2>&1; }}; fi",
+         >{pipes}/\"$((10#${{__conch_t:8:8}}))\" 2>&1; }}; fi; }} >/dev/null 2>&1",
         name = single_quote(t.name),
         shell = single_quote(t.shell),
         boot = single_quote(BOOTSTRAP),
@@ -491,11 +514,12 @@ pub struct Startup<'a> {
 /// (output discarded), apply the env policy's unsets, set the session's
 /// traps and enter the loop (its first turn reports run 0: ready).
 pub fn startup(start: &Startup<'_>) -> Vec<u8> {
-    // bash's own output goes to `/dev/null`, the pipe waits on
-    // `OUTPUT_FD` (see `LOOP_TEMPLATE`). Plain `exec`: nothing of the
-    // user's is defined yet, and the redirections of `builtin exec` are
-    // undone when it returns.
-    let mut boot = format!("exec {OUTPUT_FD}>&1 >/dev/null 2>&1; {{ ");
+    // The pipe waits on `OUTPUT_FD` for the commands (see
+    // `LOOP_TEMPLATE`). Plain `exec`: nothing of the user's is defined
+    // yet, and the redirections of `builtin exec` are undone when it
+    // returns. The start-up's own steps write to `/dev/null` (an rc file
+    // may set a `DEBUG` trap).
+    let mut boot = format!("exec {OUTPUT_FD}>&1; {{ ");
     for (name, value) in start.exports {
         // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
         if is_name(name) {
@@ -523,7 +547,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     let _ = write!(
         boot,
         "builtin trap {} RTMAX; builtin trap : INT; builtin trap {} EXIT; \
-         builtin unset -v __conch_c; }} 2>/dev/null; {}",
+         builtin unset -v __conch_c; }} >/dev/null 2>&1; {}",
         single_quote(UNWIND_TRAP),
         single_quote(start.exit_trap),
         loop_text(),
@@ -649,7 +673,7 @@ mod tests {
         const EVAL: &str = "; builtin eval \"builtin unset -v __conch_l";
         // The rebuilding steps of a loop text, printing what they build.
         fn rebuild(text: &str) -> String {
-            let steps = &text[text.find("__conch_l=").unwrap()..text.rfind(EVAL).unwrap()];
+            let steps = &text[text.find("{ __conch_l=").unwrap()..text.rfind(EVAL).unwrap()];
             let out = std::process::Command::new("bash")
                 .args(["--noprofile", "--norc", "-c"])
                 .arg(format!("{steps}; builtin printf %s \"$__conch_l\""))
@@ -658,7 +682,7 @@ mod tests {
             String::from_utf8(out.stdout).unwrap()
         }
         let first = rebuild(&loop_text());
-        assert!(first.starts_with("until ") && first.ends_with("$__conch_l\""));
+        assert!(first.starts_with("{ until ") && first.ends_with("$__conch_l\""));
         assert_eq!(rebuild(&first), first);
         // The literal in it is the template (`printf %q` quotes it its way).
         let literal = &first[first.find("__conch_l=").unwrap() + 10

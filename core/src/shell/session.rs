@@ -557,8 +557,7 @@ impl Shell {
         // The command's record carries its exit status.
         let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
-        let release = "exec 60>&- 62>&-; builtin read -r -N 1 -u 63 _";
-        let _ = send_all(&old.input, &old.message(Kind::Script, release));
+        let _ = send_all(&old.input, &old.message(Kind::Script, protocol::RELEASE));
         let Bash {
             child,
             input,
