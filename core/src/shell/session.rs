@@ -1496,6 +1496,14 @@ fn drive_turns(
             }));
         }
         let rung = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
+        if (lp.record.is_some() || lp.exited) && !lp.frozen {
+            // The command has ended (a cancel from its last chunk's callback,
+            // say): nothing is left to stop, and bash, back in its loop,
+            // must not get the unwind signal meant for a command. (A bash
+            // frozen already goes on below: it is let go once its command's
+            // processes are gone.)
+            break;
+        }
         let aborting = matches!(lp.stopper.reason, Some(Stop::Timeout | Stop::Cancel));
         if aborting && !lp.frozen {
             // Freeze bash before touching its children: once the running

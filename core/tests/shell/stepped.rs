@@ -104,3 +104,19 @@ fn dropping_an_unfinished_run_stops_its_command_and_keeps_the_session() {
     assert_eq!(after.output, "kept\n/tmp\n");
     assert!(!after.session_reset);
 }
+
+#[test]
+fn a_cancel_from_the_callback_of_a_quick_command_leaves_the_session_working() {
+    let sh = shell();
+    for _ in 0..20 {
+        let token = conch_core::CancelToken::new();
+        let mut opts = RunOptions::new("echo hi");
+        opts.cancel = Some(token.clone());
+        sh.run(opts, |_| token.cancel()).unwrap();
+        let after = sh.run(RunOptions::new("echo after"), |_| {}).unwrap();
+        assert_eq!(
+            (after.output.as_str(), after.exit_code),
+            ("after\n", Some(0))
+        );
+    }
+}
