@@ -90,12 +90,45 @@ enum conch_status
    * was started without one, or a key for a job without a terminal).
    */
   CONCH_ERR_NO_INPUT = -11,
+  /**
+   * The sandbox asked for cannot be enforced on this machine (the
+   * message names the missing kernel feature); nothing was started.
+   */
+  CONCH_ERR_SANDBOX_UNAVAILABLE = -12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
 typedef enum conch_status conch_status;
 #else
 typedef int32_t conch_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Whether a sandboxed session may open network sockets (the `network`
+ * field of `conch_sandbox`, an `int32_t`). `AF_UNIX` sockets are always
+ * allowed.
+ */
+enum conch_network
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * No socket but `AF_UNIX`: no TCP (but to `allow_tcp_ports`), no UDP
+   * (so no DNS). The default (0).
+   */
+  CONCH_NETWORK_DENY = 0,
+  /**
+   * Every socket family.
+   */
+  CONCH_NETWORK_ALLOW = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum conch_network conch_network;
+#else
+typedef int32_t conch_network;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -172,6 +205,75 @@ typedef struct conch_interception {
 } conch_interception;
 
 /**
+ * Resource limits of a sandboxed session; 0: no limit.
+ */
+typedef struct conch_sandbox_limits {
+  /**
+   * CPU seconds of each process a command starts (`RLIMIT_CPU`).
+   */
+  uint64_t cpu_seconds;
+  /**
+   * Address space of each process, in bytes (`RLIMIT_AS`).
+   */
+  uint64_t memory_bytes;
+  /**
+   * Largest file a process may write, in bytes (`RLIMIT_FSIZE`).
+   */
+  uint64_t file_size_bytes;
+  /**
+   * Descriptors each process may hold open (`RLIMIT_NOFILE`).
+   */
+  uint64_t open_files;
+  /**
+   * Processes the whole session may have at once.
+   */
+  uint64_t processes;
+  /**
+   * Memory the whole session may use at once, in bytes.
+   */
+  uint64_t session_memory_bytes;
+} conch_sandbox_limits;
+
+/**
+ * The sandbox around everything a shell runs, set in
+ * `conch_shell_options.sandbox`. Zero-initialize it (`= {0}`): that is the
+ * strict policy (write only in the session's cwd and its private temp
+ * directory, read everywhere, no network, no limits); then set what you
+ * need. A policy the kernel cannot enforce makes `conch_shell_new` fail
+ * with `CONCH_ERR_SANDBOX_UNAVAILABLE` (unless `best_effort`).
+ */
+typedef struct conch_sandbox {
+  /**
+   * Paths the session may write besides its cwd and temp directory (a
+   * directory covers everything below it), ended by a NULL pointer;
+   * NULL: none.
+   */
+  const char *const *writable;
+  /**
+   * Paths the session may read, ended by a NULL pointer; NULL: every
+   * path. A list holding only the NULL terminator: none but the writable
+   * paths and what bash needs to start.
+   */
+  const char *const *readable;
+  /**
+   * A `conch_network` value; 0: `CONCH_NETWORK_DENY`.
+   */
+  int32_t network;
+  /**
+   * TCP ports the session may connect to while the network is denied,
+   * `allow_tcp_ports_count` of them (each 1 to 65535); NULL: none.
+   */
+  const uint16_t *allow_tcp_ports;
+  size_t allow_tcp_ports_count;
+  struct conch_sandbox_limits limits;
+  /**
+   * true: apply what the kernel supports and go on without the rest,
+   * instead of failing.
+   */
+  bool best_effort;
+} conch_sandbox;
+
+/**
  * One command for `conch_execute_shell`. Zero-initialize it, then set
  * `command`: zero / NULL fields are the defaults.
  */
@@ -236,6 +338,12 @@ typedef struct conch_execute_options {
    * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
    */
   bool skip_non_interactive_env;
+  /**
+   * The sandbox the command runs in (made for this run and removed
+   * after it; borrowed: read before the command starts); NULL: none. A
+   * policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
+   */
+  const struct conch_sandbox *sandbox;
 } conch_execute_options;
 
 /**
@@ -593,6 +701,12 @@ typedef struct conch_pty_options {
    * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
    */
   bool skip_non_interactive_env;
+  /**
+   * The sandbox the command runs in (made for this run and removed
+   * after it; borrowed: read before the command starts); NULL: none. A
+   * policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
+   */
+  const struct conch_sandbox *sandbox;
 } conch_pty_options;
 
 /**
@@ -649,6 +763,54 @@ typedef struct conch_pty_result {
    */
   const char *artifact_id;
 } conch_pty_result;
+
+/**
+ * What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
+ * returns it: everything asked, unless `best_effort` left out what the
+ * kernel lacks. Owned by the caller: free it with
+ * `conch_sandbox_applied_free`, which also frees `not_applied`.
+ */
+typedef struct conch_sandbox_applied {
+  /**
+   * The kernel's Landlock ABI (0: none).
+   */
+  uint32_t landlock_abi;
+  /**
+   * The filesystem rules (Landlock).
+   */
+  bool filesystem;
+  /**
+   * The socket filter of `CONCH_NETWORK_DENY` (seccomp); false with
+   * `CONCH_NETWORK_ALLOW`.
+   */
+  bool network;
+  /**
+   * The allowed TCP ports (Landlock ABI 4); false when none are asked.
+   */
+  bool tcp_ports;
+  /**
+   * No signal to, nor abstract UNIX socket of, a process outside the
+   * sandbox (Landlock ABI 6): applied when the kernel has it.
+   */
+  bool scopes;
+  /**
+   * The per-process limits (always applied).
+   */
+  bool limits;
+  /**
+   * `limits.processes` (a cgroup); false when not asked.
+   */
+  bool processes;
+  /**
+   * `limits.session_memory_bytes` (a cgroup); false when not asked.
+   */
+  bool session_memory;
+  /**
+   * What was asked and did not apply, each with why, one a line
+   * (joined by `\n`, no final newline); NULL when everything applied.
+   */
+  const char *not_applied;
+} conch_sandbox_applied;
 
 /**
  * Called once for each job of a shell that ends (by itself, killed, timed
@@ -747,6 +909,11 @@ typedef struct conch_shell_options {
    * freed once `conch_shell_free` returned.
    */
   void *user_data;
+  /**
+   * The sandbox around everything the session runs (borrowed: read
+   * while `conch_shell_new` runs); NULL: none.
+   */
+  const struct conch_sandbox *sandbox;
 } conch_shell_options;
 
 /**
@@ -870,6 +1037,13 @@ typedef struct conch_tool_options {
    * tool's texts name it; NULL: `"job"`.
    */
   const char *job_tool_name;
+  /**
+   * The sandbox commands run in (borrowed: read by `conch_tool_new`),
+   * with the project directory writable; checked by `conch_tool_new`
+   * (`CONCH_ERR_SANDBOX_UNAVAILABLE`) and stated in the tool's
+   * description. NULL: none.
+   */
+  const struct conch_sandbox *sandbox;
 } conch_tool_options;
 
 /**
@@ -1381,6 +1555,27 @@ void conch_pty_result_free(struct conch_pty_result *result);
  * `result` is NULL or a result returned by conch, not freed before.
  */
 void conch_bash_result_free(struct conch_bash_result *result);
+
+/**
+ * What of the shell's sandbox is in force. On `CONCH_OK`, `*out` is the
+ * answer (free it with `conch_sandbox_applied_free`). A shell started
+ * without a sandbox has none: `CONCH_ERR_NOT_FOUND` (`*out` untouched).
+ * Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`).
+ *
+ * # Safety
+ * `shell` is a live handle; `out` is writable.
+ */
+int conch_shell_sandbox_applied(struct conch_shell *shell, struct conch_sandbox_applied **out);
+
+/**
+ * Frees what `conch_shell_sandbox_applied` returned, and its string. NULL
+ * is a no-op.
+ *
+ * # Safety
+ * `applied` is NULL or returned by `conch_shell_sandbox_applied`, not
+ * freed before.
+ */
+void conch_sandbox_applied_free(struct conch_sandbox_applied *applied);
 
 /**
  * Closes cached shells, killing what they still run: those of

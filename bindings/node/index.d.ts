@@ -118,6 +118,13 @@ export declare class Shell {
   /** Starts bash (throws for a bad shell path, cwd or option). */
   constructor(options?: ShellOptions | undefined | null)
   /**
+   * What of the session's sandbox is in force: everything asked, unless
+   * `bestEffort` left out what the kernel lacks (`notApplied` names
+   * each, with why). `null` for a shell without a sandbox. Still answers
+   * once closed.
+   */
+  get sandboxApplied(): SandboxApplied | null
+  /**
    * Runs one command. `onChunk` receives the sanitized output as it
    * arrives, in order, all of it before the promise settles; if it
    * throws, the command is aborted and the promise rejects with that
@@ -315,6 +322,12 @@ export interface BashToolOptions {
    * tool's texts name it; default `'job'`.
    */
   jobToolName?: string
+  /**
+   * The sandbox commands run in, as `Shell` takes it, with the project
+   * directory writable; checked here (`SandboxUnavailable`) and stated
+   * in the tool's description.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /**
@@ -387,6 +400,11 @@ export interface ExecuteBashOptions {
   head?: number
   /** Then keep only the last N lines. */
   tail?: number
+  /**
+   * The session's sandbox, as `Shell` takes it; sessions with different
+   * sandboxes are different sessions.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** Runs one command in a fresh `<shell> -c` process (no state carried over). */
@@ -413,6 +431,11 @@ export interface ExecuteShellOptions {
   maxBytes?: number
   artifactsDir?: string
   envPolicy?: EnvPolicy
+  /**
+   * The sandbox the command runs in (made for this run, removed after
+   * it), as `Shell` takes it: a policy, or `true` for the strict default.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** A blocked command. */
@@ -632,6 +655,11 @@ export interface PtyStartOptions {
   envPolicy?: EnvPolicy
   /** Bytes of sanitized output kept for `output`; default 51200. */
   maxBytes?: number
+  /**
+   * The sandbox the command runs in (made for this run, removed after
+   * it), as `Shell` takes it: a policy, or `true` for the strict default.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** One command for `Shell.run`. */
@@ -659,6 +687,81 @@ export interface RunOptions {
    * had before the command.
    */
   yieldAfterMs?: number
+}
+
+/**
+ * What of a session's sandbox is in force, as `shell.sandboxApplied`
+ * gives it (the same fields in every face). Everything asked applies
+ * unless the policy was `bestEffort`.
+ */
+export interface SandboxApplied {
+  /** The kernel's Landlock ABI (0: none). */
+  landlockAbi: number
+  /** The filesystem rules (Landlock). */
+  filesystem: boolean
+  /**
+   * The socket filter of `network: 'deny'` (seccomp); `false` with
+   * `'allow'`.
+   */
+  network: boolean
+  /** The allowed TCP ports (Landlock ABI 4); `false` when none are asked. */
+  tcpPorts: boolean
+  /**
+   * No signal to, nor abstract UNIX socket of, a process outside the
+   * sandbox (Landlock ABI 6): applied when the kernel has it.
+   */
+  scopes: boolean
+  /** The per-process limits (always applied). */
+  limits: boolean
+  /** `limits.processes` (a cgroup); `false` when not asked. */
+  processes: boolean
+  /** `limits.sessionMemoryBytes` (a cgroup); `false` when not asked. */
+  sessionMemory: boolean
+  /** What was asked and did not apply, each with why. */
+  notApplied: Array<string>
+}
+
+/**
+ * Resource limits of a sandboxed session, each a whole number >= 1;
+ * absent: no limit.
+ */
+export interface SandboxLimits {
+  /** CPU seconds of each process a command starts. */
+  cpuSeconds?: number
+  /** Address space of each process, in bytes. */
+  memoryBytes?: number
+  /** Largest file a process may write, in bytes. */
+  fileSizeBytes?: number
+  /** Descriptors each process may hold open. */
+  openFiles?: number
+  /** Processes the whole session may have at once. */
+  processes?: number
+  /** Memory the whole session may use at once, in bytes. */
+  sessionMemoryBytes?: number
+}
+
+/**
+ * What a sandboxed session may do. Every field is optional; another key
+ * is an `InvalidArgument` error.
+ */
+export interface SandboxOptions {
+  /**
+   * Paths the session may write besides its cwd and its private temp
+   * directory (`TMPDIR`); a directory covers everything below it.
+   */
+  writable?: Array<string>
+  /** Paths the session may read; absent or `null`: every path. */
+  readable?: Array<string> | null
+  /** `'deny'` (default: no socket but `AF_UNIX`) or `'allow'`. */
+  network?: 'allow' | 'deny'
+  /** TCP ports the session may connect to while the network is denied. */
+  allowTcpPorts?: Array<number>
+  limits?: SandboxLimits
+  /**
+   * Apply what the kernel supports and go on without the rest, instead
+   * of failing with `SandboxUnavailable`.
+   */
+  bestEffort?: boolean
 }
 
 /**
@@ -705,6 +808,14 @@ export interface ShellOptions {
    * `shell.on('jobExit', …)`.
    */
   onJobExit?: (info: JobInfo) => void
+  /**
+   * The sandbox around everything the session runs: a policy, `true`
+   * (or `{}`) for the strict default (write only in the cwd and a
+   * private temp directory, no network, no limits); absent, `null` or
+   * `false`: none. A policy the kernel cannot enforce throws
+   * `SandboxUnavailable`.
+   */
+  sandbox?: SandboxOptions | boolean | null
 }
 
 /** A command for `Shell.start`: it runs as a job beside the session. */

@@ -38,6 +38,12 @@ pub enum Error {
     /// closed, or it was started without one.
     #[error("{0}")]
     NoInput(String),
+    /// The sandbox asked for cannot be enforced here: the kernel lacks a
+    /// feature the policy needs (Landlock, a Landlock ABI, seccomp, a
+    /// cgroup controller), or the host may not use it. Nothing was
+    /// started. The text names the missing feature.
+    #[error("the sandbox cannot be enforced: {0}")]
+    SandboxUnavailable(String),
 }
 
 impl Error {

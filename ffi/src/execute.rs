@@ -10,6 +10,7 @@ use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::options;
 use crate::result::{conch_bash_result, into_c};
+use crate::sandbox::{self, conch_sandbox};
 use crate::status::FfiResult;
 
 /// One command for `conch_execute_shell`. Zero-initialize it, then set
@@ -48,6 +49,10 @@ pub struct conch_execute_options {
     pub env_exclude: *const *const c_char,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
     pub skip_non_interactive_env: bool,
+    /// The sandbox the command runs in (made for this run and removed
+    /// after it; borrowed: read before the command starts); NULL: none. A
+    /// policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
+    pub sandbox: *const conch_sandbox,
 }
 
 /// # Safety
@@ -68,6 +73,7 @@ unsafe fn execute_options(opts: &conch_execute_options) -> FfiResult<ExecuteOpti
             artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
             head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,
             tail_lines: options::line_limit(opts.tail_lines, "opts->tail_lines")?,
+            sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,
             ..ExecuteOptions::default()
         })
     }

@@ -35,6 +35,7 @@ pub mod jobs;
 mod options;
 pub mod pty;
 pub mod result;
+pub mod sandbox;
 pub mod sessions;
 pub mod shell;
 pub mod status;

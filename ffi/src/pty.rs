@@ -19,6 +19,7 @@ use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc, OwnershipBox};
 use crate::options;
+use crate::sandbox::{self, conch_sandbox};
 use crate::status::FfiResult;
 
 /// A pseudo-terminal session (opaque) that runs one command at a time and
@@ -74,6 +75,10 @@ pub struct conch_pty_options {
     pub env_exclude: *const *const c_char,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
     pub skip_non_interactive_env: bool,
+    /// The sandbox the command runs in (made for this run and removed
+    /// after it; borrowed: read before the command starts); NULL: none. A
+    /// policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
+    pub sandbox: *const conch_sandbox,
 }
 
 /// How a PTY run ended. Owned by the caller: free it with
@@ -144,6 +149,7 @@ unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
                 artifact: store.and_then(|s| s.allocate("bash").ok()),
                 ..SinkOptions::default()
             },
+            sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,
             ..PtyOptions::default()
         })
     }

@@ -21,6 +21,7 @@ use crate::handle::{self, Castable, OwnershipArc};
 use crate::job_exit::{ExitGate, conch_job_exit_cb};
 use crate::options;
 use crate::result::{conch_bash_result, into_c};
+use crate::sandbox::{self, conch_sandbox};
 use crate::status::{FfiError, FfiResult};
 
 /// A persistent bash session (opaque): state (cwd, variables, functions,
@@ -105,6 +106,9 @@ pub struct conch_shell_options {
     /// Passed to `on_job_exit` untouched; conch never reads it. It may be
     /// freed once `conch_shell_free` returned.
     pub user_data: *mut c_void,
+    /// The sandbox around everything the session runs (borrowed: read
+    /// while `conch_shell_new` runs); NULL: none.
+    pub sandbox: *const conch_sandbox,
 }
 
 /// One command to run. Zero-initialize it, then set `command`.
@@ -152,6 +156,7 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
             artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
             max_jobs: or_default(opts.max_jobs, defaults::MAX_JOBS),
             job_artifact_cap: or_default(opts.job_artifact_cap, defaults::JOB_ARTIFACT_CAP),
+            sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,
             ..ShellOptions::default()
         })
     }

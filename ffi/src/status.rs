@@ -42,6 +42,9 @@ pub enum conch_status {
     /// Input for a job that takes none (it ended, its input was closed, it
     /// was started without one, or a key for a job without a terminal).
     CONCH_ERR_NO_INPUT = -11,
+    /// The sandbox asked for cannot be enforced on this machine (the
+    /// message names the missing kernel feature); nothing was started.
+    CONCH_ERR_SANDBOX_UNAVAILABLE = -12,
 }
 
 /// Why an entry point failed: the code it returns and the text
@@ -86,6 +89,7 @@ impl From<Error> for FfiError {
             Error::NotFound(_) => conch_status::CONCH_ERR_NOT_FOUND,
             Error::TooManyJobs(_) => conch_status::CONCH_ERR_TOO_MANY_JOBS,
             Error::NoInput(_) => conch_status::CONCH_ERR_NO_INPUT,
+            Error::SandboxUnavailable(_) => conch_status::CONCH_ERR_SANDBOX_UNAVAILABLE,
         };
         FfiError {
             status,

@@ -18,6 +18,7 @@ use crate::command::parse_rules;
 use crate::handle::{self, Castable, OwnershipArc, OwnershipBox};
 use crate::options;
 use crate::result::{conch_bash_result, conch_bash_result_free, into_c};
+use crate::sandbox::{self, conch_sandbox};
 use crate::status::{FfiError, FfiResult, conch_status};
 
 /// Receives a live update of a tool call: `utf8` (`len` bytes, then a NUL)
@@ -91,6 +92,11 @@ pub struct conch_tool_options {
     /// What the model calls the job tool of this tool's session, as this
     /// tool's texts name it; NULL: `"job"`.
     pub job_tool_name: *const c_char,
+    /// The sandbox commands run in (borrowed: read by `conch_tool_new`),
+    /// with the project directory writable; checked by `conch_tool_new`
+    /// (`CONCH_ERR_SANDBOX_UNAVAILABLE`) and stated in the tool's
+    /// description. NULL: none.
+    pub sandbox: *const conch_sandbox,
 }
 
 /// What one tool call produced. Owned by the caller: free it with
@@ -168,6 +174,7 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
         if let Some(name) = opt_str_arg(opts.job_tool_name, "opts->job_tool_name")? {
             config.job_tool_name = name.to_string();
         }
+        config.sandbox = sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?;
         Ok(config)
     }
 }

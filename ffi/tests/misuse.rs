@@ -27,6 +27,7 @@ use conch::execute::*;
 use conch::jobs::*;
 use conch::pty::*;
 use conch::result::*;
+use conch::sandbox::*;
 use conch::sessions::*;
 use conch::shell::*;
 use conch::strings::*;
@@ -76,7 +77,7 @@ fn check_status(rc: c_int, what: &str) -> Case {
         what,
         last_error()
     );
-    prop_assert!((-11..=0).contains(&rc), "{what}: unknown status {rc}");
+    prop_assert!((-12..=0).contains(&rc), "{what}: unknown status {rc}");
     if rc == 0 {
         prop_assert_eq!(last_error(), "", "{}: a success clears the error", what);
     } else {
@@ -267,6 +268,80 @@ fn check_bash_result(r: *mut conch_bash_result, what: &str) -> Case {
     check_text(r.working_dir, true, &format!("{what}: working_dir"))?;
     prop_assert!(r.output_bytes <= r.total_bytes || r.truncated || r.cancelled);
     Ok(())
+}
+
+/// A `conch_sandbox`, its fields at their edges: a network out of the
+/// enum's range, port 0, ports NULL with a count, limits of every size.
+#[derive(Debug, Clone)]
+struct SandboxFuzz {
+    writable: Option<Vec<Vec<u8>>>,
+    readable: Option<Vec<Vec<u8>>>,
+    network: i32,
+    ports: Vec<u16>,
+    null_ports: bool,
+    limits: [u64; 6],
+    best_effort: bool,
+}
+
+fn sandbox_fuzz() -> impl Strategy<Value = SandboxFuzz> {
+    (
+        list(),
+        list(),
+        prop_oneof![4 => 0..2i32, 1 => any::<i32>()],
+        proptest::collection::vec(any::<u16>(), 0..3),
+        proptest::bool::weighted(0.1),
+        proptest::array::uniform6(mostly(Just(0), u64_edge())),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(writable, readable, network, ports, null_ports, limits, best_effort)| SandboxFuzz {
+                writable,
+                readable,
+                network,
+                ports,
+                null_ports,
+                limits,
+                best_effort,
+            },
+        )
+}
+
+impl SandboxFuzz {
+    /// The C struct; its pointers live as long as `arena` and `self`.
+    fn to_c(&self, arena: &mut Arena) -> conch_sandbox {
+        let [
+            cpu,
+            memory,
+            file_size,
+            open_files,
+            processes,
+            session_memory,
+        ] = self.limits;
+        conch_sandbox {
+            writable: arena.list(&self.writable),
+            readable: arena.list(&self.readable),
+            network: self.network,
+            allow_tcp_ports: if self.null_ports {
+                ptr::null()
+            } else {
+                self.ports.as_ptr()
+            },
+            allow_tcp_ports_count: if self.null_ports {
+                self.ports.len() + 1
+            } else {
+                self.ports.len()
+            },
+            limits: conch_sandbox_limits {
+                cpu_seconds: cpu,
+                memory_bytes: memory,
+                file_size_bytes: file_size,
+                open_files,
+                processes,
+                session_memory_bytes: session_memory,
+            },
+            best_effort: self.best_effort,
+        }
+    }
 }
 
 proptest! {
@@ -609,7 +684,7 @@ proptest! {
     })]
 
     #[test]
-    fn shells_and_runs(opts in shell_opts(), runs in proptest::collection::vec(run(), 1..4), capacity in 0usize..10, null_pids in any::<bool>(), polls in proptest::collection::vec(poll(), 0..3)) {
+    fn shells_and_runs(opts in shell_opts(), runs in proptest::collection::vec(run(), 1..4), capacity in 0usize..10, null_pids in any::<bool>(), polls in proptest::collection::vec(poll(), 0..3), sandbox in proptest::option::weighted(0.3, sandbox_fuzz())) {
         watchdog();
         let mut arena = Arena::default();
         let home = scratch();
@@ -618,6 +693,7 @@ proptest! {
         // each handle and result is freed once and not used after.
         unsafe {
             let store = if opts.store { conch_artifact_store_new(home_c) } else { ptr::null_mut() };
+            let sandbox = sandbox.as_ref().map(|s| s.to_c(&mut arena));
             let o = conch_shell_options {
                 shell: arena.text(&opts.shell),
                 cwd: arena.text(&opts.cwd),
@@ -634,6 +710,7 @@ proptest! {
                 job_artifact_cap: 0,
                 on_job_exit: None,
                 user_data: ptr::null_mut(),
+                sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
             };
             let sh = conch_shell_new(&o);
             check_pointer(sh, "conch_shell_new")?;
@@ -727,6 +804,7 @@ proptest! {
                 env_inherit: arena.text(&opts.env_inherit),
                 env_exclude: arena.list(&opts.env_exclude),
                 skip_non_interactive_env: opts.skip,
+                sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
             };
             let mut out: *mut conch_bash_result = ptr::null_mut();
             let out_p = if r.null_out { ptr::null_mut() } else { &mut out as *mut _ };
@@ -800,6 +878,7 @@ proptest! {
                 pty_rows: rows,
                 name: arena.text(&names.0),
                 job_tool_name: arena.text(&names.1),
+                sandbox: ptr::null(),
             };
             let tool = conch_tool_new(&o);
             check_pointer(tool, "conch_tool_new")?;
@@ -912,6 +991,7 @@ proptest! {
                 env_inherit: ptr::null(),
                 env_exclude: ptr::null(),
                 skip_non_interactive_env: false,
+                sandbox: ptr::null(),
             };
             let bad = AtomicUsize::new(0);
             let mut result: *mut conch_pty_result = ptr::null_mut();

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conch.h"
+
 struct normalize_case {
   const char *name;
   enum { NORMALIZE, APPLY_HEAD_TAIL } fn;
@@ -184,6 +186,15 @@ struct job_steps_case {
   const char *name;
   size_t max_jobs; /* 0: the default */
   const struct job_step *steps;
+};
+
+/* sandbox_options.json: a policy as conch_sandbox (the cases it can hold;
+ * the generator says which it leaves out), and the exact error, if any. */
+struct sandbox_case {
+  const char *name;
+  bool no_sandbox; /* the vector's false: opts.sandbox stays NULL */
+  conch_sandbox sandbox;
+  const char *expect_error; /* NULL: accepted */
 };
 
 #endif

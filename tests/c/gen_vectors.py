@@ -435,6 +435,74 @@ def job_steps(cases, out):
     out.append("};")
 
 
+SANDBOX_KEYS = {"writable", "readable", "network", "allow_tcp_ports", "limits", "best_effort"}
+LIMIT_KEYS = ["cpu_seconds", "memory_bytes", "file_size_bytes", "open_files", "processes",
+              "session_memory_bytes"]
+
+
+def c_sandbox_name(path):
+    """The C name of an option of the vectors: opts->sandbox->limits.cpu_seconds,
+    an index [i]."""
+    name = "opts->sandbox->" + path[0]
+    for part in path[1:]:
+        name += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return name
+
+
+def c_expressible(policy):
+    """Whether conch_sandbox can hold the policy: known keys only, a network
+    of "allow"/"deny" (an enum in C), limits >= 1 (0 is "none" in C), ports
+    of 0 to 65535 (uint16_t)."""
+    if isinstance(policy, bool):
+        return True
+    if not set(policy) <= SANDBOX_KEYS:
+        return False
+    limits = policy.get("limits") or {}
+    if not set(limits) <= set(LIMIT_KEYS):
+        return False
+    if any(not isinstance(v, int) or v < 1 for v in limits.values()):
+        return False
+    if policy.get("network", "deny") not in ("allow", "deny"):
+        return False
+    return all(isinstance(p, int) and 0 <= p <= 65535 for p in policy.get("allow_tcp_ports", []))
+
+
+def sandbox_options(cases, out):
+    rows = []
+    for i, c in enumerate(cases):
+        policy = c["sandbox"]
+        if not c_expressible(policy):
+            out.append(f"/* not expressible in conch_sandbox: {c['name']} */")
+            continue
+        p = policy if isinstance(policy, dict) else {}
+        lists = {}
+        for key in ("writable", "readable"):
+            items = p.get(key)
+            if items is None:
+                lists[key] = "NULL"
+            else:
+                out.append("static const char *const SANDBOX_%s_%d[] = {%s};"
+                           % (key.upper(), i, "".join(c_str(x) + ", " for x in items) + "NULL"))
+                lists[key] = f"SANDBOX_{key.upper()}_{i}"
+        ports = p.get("allow_tcp_ports", [])
+        if ports:
+            out.append("static const uint16_t SANDBOX_PORTS_%d[] = {%s};" % (i, ", ".join(map(str, ports))))
+        limits = p.get("limits") or {}
+        network = {"allow": "CONCH_NETWORK_ALLOW", "deny": "CONCH_NETWORK_DENY"}[p.get("network", "deny")]
+        err = c.get("error")
+        expect = None if err is None else "conch_shell_new: %s %s" % (c_sandbox_name(err["option"]), err["message"])
+        rows.append(
+            "  {%s, %s, {%s, %s, %s, %s, %d, {%s}, %s}, %s},"
+            % (c_str(c["name"]), "true" if policy is False else "false", lists["writable"], lists["readable"],
+               network, f"SANDBOX_PORTS_{i}" if ports else "NULL", len(ports),
+               ", ".join("UINT64_C(%d)" % limits.get(k, 0) for k in LIMIT_KEYS),
+               "true" if p.get("best_effort") else "false", c_str(expect))
+        )
+    out.append("static const struct sandbox_case SANDBOX_CASES[] = {")
+    out.extend(rows)
+    out.append("};")
+
+
 # The vector files the C face replays, and the writer of each one's table.
 TABLES = {
     "normalize": normalize,
@@ -446,6 +514,7 @@ TABLES = {
     "tool_definition": tool_definition,
     "jobs": jobs,
     "job_steps": job_steps,
+    "sandbox_options": sandbox_options,
 }
 
 # The vector files whose functions include/conch.h does not declare, so the

@@ -164,6 +164,12 @@ static void shell(void) {
   CHECK(jobs == NULL && count == 0, "no jobs: a NULL array of 0");
   conch_job_info_free(jobs, count);
   conch_job_info_free(NULL, 3);
+  conch_sandbox_applied *applied = NULL;
+  expect_misuse(conch_shell_sandbox_applied(NULL, &applied), "conch_shell_sandbox_applied", "shell");
+  expect_misuse(conch_shell_sandbox_applied(sh, NULL), "conch_shell_sandbox_applied", "out");
+  CHECK_RC(conch_shell_sandbox_applied(sh, &applied), CONCH_ERR_NOT_FOUND, "no sandbox");
+  CHECK(applied == NULL, "out untouched without a sandbox");
+  conch_sandbox_applied_free(NULL);
 
   /* Jobs started beside the session. */
   conch_job_options jo = {0};

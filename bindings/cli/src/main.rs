@@ -9,6 +9,7 @@ mod paths;
 mod pty;
 mod rpc;
 mod run;
+mod sandbox_flags;
 mod tool_flags;
 
 use clap::{CommandFactory, Parser, Subcommand};

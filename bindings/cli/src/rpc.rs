@@ -59,6 +59,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use conch_core::Sandbox;
 use conch_core::artifact::ArtifactStore;
 use conch_core::jobs::until_option;
 use conch_core::shell::options::{
@@ -72,11 +73,12 @@ use serde_json::{Value, json};
 
 use crate::args::HELP;
 use crate::paths::default_artifacts_dir;
+use crate::sandbox_flags::SandboxFlags;
 
 /// Serve bash over JSON lines on stdin/stdout
 #[derive(clap::Args)]
 #[command(
-    override_usage = "conch rpc [--cwd DIR] [--artifacts DIR]",
+    override_usage = "conch rpc [--cwd DIR] [--artifacts DIR] [sandbox options]",
     help_template = HELP,
     after_help = "\
 Requests, one per line:
@@ -100,6 +102,8 @@ pub struct Args {
     /// cancel them: the client is gone)
     #[arg(long)]
     drain: bool,
+    #[command(flatten)]
+    sandbox: SandboxFlags,
 }
 
 /// A request waiting for the command thread.
@@ -187,13 +191,19 @@ enum Slot {
 }
 
 impl Session {
-    fn new(cwd: Option<PathBuf>, artifacts_dir: PathBuf, out: Out) -> Session {
+    fn new(
+        cwd: Option<PathBuf>,
+        artifacts_dir: PathBuf,
+        sandbox: Option<Sandbox>,
+        out: Out,
+    ) -> Session {
         Session {
             out,
             exits: Arc::default(),
             config: BashSessionConfig {
                 cwd,
                 artifacts_dir: Some(artifacts_dir),
+                sandbox,
                 ..BashSessionConfig::default()
             },
             shell: Mutex::new(Slot::NotStarted),
@@ -216,6 +226,7 @@ impl Session {
             session_env: c.session_env.clone(),
             snapshot: c.snapshot.clone(),
             prefix: c.prefix.clone(),
+            sandbox: c.sandbox.clone(),
             artifacts: Some(ArtifactStore::for_option(c.artifacts_dir.clone())?),
             on_job_exit: Some(JobExitHook::new({
                 let (out, exits) = (self.out, self.exits.clone());
@@ -395,9 +406,15 @@ impl Out {
 
 pub fn main(p: Args) -> Result<i32, String> {
     let out = Out;
+    let sandbox = p.sandbox.policy()?;
+    if let Some(policy) = &sandbox {
+        // A sandbox this kernel cannot give is refused before any request.
+        policy.check().map_err(|e| e.to_string())?;
+    }
     let session = Arc::new(Session::new(
         p.cwd,
         p.artifacts.unwrap_or_else(default_artifacts_dir),
+        sandbox,
         out,
     ));
     let mut polls = Polls::default();

@@ -12,6 +12,7 @@ use conch_core::tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext, Tool
 use crate::args::{self, HELP, command};
 use crate::interrupt::cancel_on_interrupt;
 use crate::print_line;
+use crate::sandbox_flags::SandboxFlags;
 use crate::tool_flags::ToolFlags;
 
 /// Run COMMAND as the model's bash tool would and print what the model reads
@@ -19,7 +20,7 @@ use crate::tool_flags::ToolFlags;
 #[command(
     override_usage = "\
 conch run [--cwd DIR] [--timeout SECS] [--head N] [--tail N] [--pty] [--json]
-          [--artifacts DIR] [--tools a,b] [--interceptor FILE] -- COMMAND",
+          [--artifacts DIR] [--tools a,b] [--interceptor FILE] [sandbox options] -- COMMAND",
     help_template = HELP,
     after_help = "Exit status: the command's; 124 on timeout; 130 on abort; 1 if it could not run."
 )]
@@ -44,6 +45,8 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     tool: ToolFlags,
+    #[command(flatten)]
+    sandbox: SandboxFlags,
     /// the command; several words are joined by spaces
     #[arg(value_name = "COMMAND", trailing_var_arg = true)]
     command: Vec<OsString>,
@@ -59,6 +62,7 @@ pub fn main(p: Args) -> Result<i32, String> {
     let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let mut config = BashToolConfig::new(host_cwd);
     p.tool.apply(&mut config)?;
+    config.sandbox = p.sandbox.policy()?;
     config.virtual_terminal = p.pty;
     let tool = BashTool::new(config).map_err(|e| e.to_string())?;
 

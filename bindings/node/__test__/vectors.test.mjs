@@ -33,8 +33,8 @@ import {
 
 /** The vector files the Node suite replays: here, or (job_steps, job_tool) in a file of their own. */
 const REPLAYED = [
-  'artifact', 'intercept', 'job_steps', 'job_tool', 'jobs', 'keys', 'normalize', 'sanitize', 'sink',
-  'tool', 'tool_definition',
+  'artifact', 'intercept', 'job_steps', 'job_tool', 'jobs', 'keys', 'normalize', 'sandbox_options', 'sanitize',
+  'sink', 'tool', 'tool_definition',
 ]
 
 /** The vector files whose functions the Node face does not expose, and why. */

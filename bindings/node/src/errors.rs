@@ -2,7 +2,7 @@
 //!
 //! Every error conch throws or rejects with is a plain `Error` whose `code`
 //! names the core's category (`InvalidArgument`, `Io`, `Spawn`, `Closed`,
-//! `NotFound`, `TooManyJobs`, `NoInput`), the way Node's own errors carry
+//! `NotFound`, `TooManyJobs`, `NoInput`, `SandboxUnavailable`), the way Node's own errors carry
 //! `ENOENT`: hosts branch on `err.code`, humans read `err.message`.
 
 use std::any::Any;
@@ -24,6 +24,9 @@ pub enum Code {
     /// Input (`write`, `closeStdin`, `writeKey`) for a job that takes none:
     /// it ended, its input was closed, or it has no stdin pipe / terminal.
     NoInput,
+    /// The sandbox asked for cannot be enforced on this machine; the
+    /// message names the missing kernel feature.
+    SandboxUnavailable,
     /// A failure of napi itself (e.g. the environment is shutting down).
     Internal,
 }
@@ -38,6 +41,7 @@ impl AsRef<str> for Code {
             Code::NotFound => "NotFound",
             Code::TooManyJobs => "TooManyJobs",
             Code::NoInput => "NoInput",
+            Code::SandboxUnavailable => "SandboxUnavailable",
             Code::Internal => "Internal",
         }
     }
@@ -68,6 +72,7 @@ pub fn core_error(err: conch_core::Error) -> Error<Code> {
         E::NotFound(_) => Code::NotFound,
         E::TooManyJobs(_) => Code::TooManyJobs,
         E::NoInput(_) => Code::NoInput,
+        E::SandboxUnavailable(_) => Code::SandboxUnavailable,
     };
     Error::new(code, err.to_string())
 }

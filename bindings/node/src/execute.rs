@@ -13,6 +13,7 @@ use napi_derive::napi;
 use crate::errors::{Code, core_error};
 use crate::options::{self, EnvPolicy};
 use crate::result::BashResult;
+use crate::sandbox::SandboxArg;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
 use crate::worker;
@@ -40,6 +41,10 @@ pub struct ExecuteShellOptions {
     pub max_bytes: Option<f64>,
     pub artifacts_dir: Option<String>,
     pub env_policy: Option<EnvPolicy>,
+    /// The sandbox the command runs in (made for this run, removed after
+    /// it), as `Shell` takes it: a policy, or `true` for the strict default.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// Runs one command in a fresh `<shell> -c` process (no state carried over).
@@ -67,6 +72,7 @@ pub fn execute_shell<'env>(
         artifacts: options::artifacts(options.artifacts_dir)?,
         head_lines: options::lines("head", options.head)?,
         tail_lines: options::lines("tail", options.tail)?,
+        sandbox: SandboxArg::policy(options.sandbox)?,
         ..ExecuteOptions::default()
     };
     worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
@@ -107,6 +113,10 @@ pub struct ExecuteBashOptions {
     pub head: Option<f64>,
     /// Then keep only the last N lines.
     pub tail: Option<f64>,
+    /// The session's sandbox, as `Shell` takes it; sessions with different
+    /// sandboxes are different sessions.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// Runs `command` in the cached persistent session for these options
@@ -146,8 +156,9 @@ pub fn execute_bash<'env>(
         tail_lines: options::lines("tail", o.tail)?,
         yield_after: None,
     };
+    let sandbox = SandboxArg::policy(o.sandbox)?;
     worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
-        registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
+        registry::execute_bash_in(&command, opts, sandbox.as_ref(), |c: &str| chunks.send(c))
             .map(BashResult::from)
             .map_err(core_error)
     })

@@ -14,6 +14,7 @@ use napi_derive::napi;
 use crate::errors::{Code, core_error};
 use crate::options::{self, EnvPolicy};
 use crate::result::count;
+use crate::sandbox::SandboxArg;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
 use crate::worker;
@@ -42,6 +43,10 @@ pub struct PtyStartOptions {
     pub env_policy: Option<EnvPolicy>,
     /// Bytes of sanitized output kept for `output`; default 51200.
     pub max_bytes: Option<f64>,
+    /// The sandbox the command runs in (made for this run, removed after
+    /// it), as `Shell` takes it: a policy, or `true` for the strict default.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// How a PTY run ended. `output` is the sanitized text for a model (the
@@ -146,6 +151,7 @@ impl PtySession {
                 max_bytes: options::max_bytes(options.max_bytes)?,
                 ..SinkOptions::default()
             },
+            sandbox: SandboxArg::policy(options.sandbox)?,
             ..defaults
         };
         let pty = self.inner.clone();

@@ -19,6 +19,7 @@ use crate::jobs::{self, JobInfo, JobPoll, PollOptions, StartOptions};
 use crate::options::{self, EnvPolicy};
 use crate::quick::{self, ChunkFunction};
 use crate::result::BashResult;
+use crate::sandbox::{SandboxApplied, SandboxArg};
 use crate::signal::Signal;
 use crate::stream::{JsBlocked, Text};
 use crate::worker;
@@ -55,6 +56,13 @@ pub struct ShellOptions {
     /// `shell.on('jobExit', …)`.
     #[napi(ts_type = "(info: JobInfo) => void")]
     pub on_job_exit: Option<ExitFn>,
+    /// The sandbox around everything the session runs: a policy, `true`
+    /// (or `{}`) for the strict default (write only in the cwd and a
+    /// private temp directory, no network, no limits); absent, `null` or
+    /// `false`: none. A policy the kernel cannot enforce throws
+    /// `SandboxUnavailable`.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// The `onJobExit` callback: callable from the conch thread a job ends on,
@@ -95,6 +103,8 @@ pub struct Shell {
     /// object may live on until the garbage collector gets to it, and what
     /// the core session still holds (its waker's descriptor) must not.
     inner: Mutex<Option<Arc<core::Shell>>>,
+    /// What of the sandbox is in force (kept past `close()`).
+    sandbox_applied: Option<SandboxApplied>,
 }
 
 impl Shell {
@@ -154,6 +164,7 @@ impl Shell {
             max_jobs: None,
             job_artifact_cap: None,
             on_job_exit: None,
+            sandbox: None,
         });
         let on_job_exit = o.on_job_exit.map(|hook| {
             JobExitHook::new(move |info| {
@@ -174,12 +185,23 @@ impl Shell {
             job_artifact_cap: options::lines("jobArtifactCap", o.job_artifact_cap)?
                 .map_or(defaults::JOB_ARTIFACT_CAP, |n| n as u64),
             on_job_exit,
+            sandbox: SandboxArg::policy(o.sandbox)?,
             ..core::ShellOptions::default()
         };
         let inner = core::Shell::new(opts).map_err(core_error)?;
         Ok(Shell {
+            sandbox_applied: inner.sandbox_applied().map(SandboxApplied::from),
             inner: Mutex::new(Some(Arc::new(inner))),
         })
+    }
+
+    /// What of the session's sandbox is in force: everything asked, unless
+    /// `bestEffort` left out what the kernel lacks (`notApplied` names
+    /// each, with why). `null` for a shell without a sandbox. Still answers
+    /// once closed.
+    #[napi(getter, catch_unwind)]
+    pub fn sandbox_applied(&self) -> Option<SandboxApplied> {
+        self.sandbox_applied.clone()
     }
 
     /// Runs one command. `onChunk` receives the sanitized output as it

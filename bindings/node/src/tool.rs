@@ -26,6 +26,7 @@ use crate::errors::{Code, core_error};
 use crate::jobs;
 use crate::options;
 use crate::result::count;
+use crate::sandbox::SandboxArg;
 use crate::signal::Signal;
 use crate::stream::{Callback, JsBlocked, Text};
 use crate::worker::{self, Reject};
@@ -72,6 +73,11 @@ pub struct BashToolOptions {
     /// What the model calls the job tool of this tool's session, as this
     /// tool's texts name it; default `'job'`.
     pub job_tool_name: Option<String>,
+    /// The sandbox commands run in, as `Shell` takes it, with the project
+    /// directory writable; checked here (`SandboxUnavailable`) and stated
+    /// in the tool's description.
+    #[napi(ts_type = "SandboxOptions | boolean | null")]
+    pub sandbox: Option<SandboxArg>,
 }
 
 /// A tool's definition for the model, to register with an LLM API as it is.
@@ -307,6 +313,7 @@ impl BashTool {
         }
         config.auto_background_after =
             options::deadline("autoBackgroundAfterMs", options.auto_background_after_ms)?;
+        config.sandbox = SandboxArg::policy(options.sandbox)?;
         let inner = CoreTool::new(config).map_err(core_error)?;
         Ok(BashTool {
             inner: Arc::new(inner),

@@ -19,6 +19,7 @@ pyo3::import_exception!(conch._errors, ClosedError);
 pyo3::import_exception!(conch._errors, NotFoundError);
 pyo3::import_exception!(conch._errors, TooManyJobsError);
 pyo3::import_exception!(conch._errors, NoInputError);
+pyo3::import_exception!(conch._errors, SandboxUnavailableError);
 pyo3::import_exception!(conch._errors, ToolError);
 pyo3::import_exception!(conch._errors, BlockedError);
 pyo3::import_exception!(conch._errors, ToolAbortError);
@@ -36,6 +37,9 @@ pub fn to_py(err: Error) -> PyErr {
             TooManyJobsError::new_err((too_many.to_string(), running))
         }
         Error::NoInput(message) => NoInputError::new_err(message),
+        unavailable @ Error::SandboxUnavailable(_) => {
+            SandboxUnavailableError::new_err(unavailable.to_string())
+        }
     }
 }
 

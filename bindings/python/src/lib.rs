@@ -22,6 +22,7 @@ mod open_shells;
 mod pty;
 mod repr;
 mod result;
+mod sandbox;
 mod shell;
 mod signature;
 mod tool;
@@ -52,6 +53,8 @@ mod _conch {
     use crate::pty::{PyPtyResult, PyPtySession};
     #[pymodule_export]
     use crate::result::PyBashResult;
+    #[pymodule_export]
+    use crate::sandbox::PySandboxApplied;
     #[pymodule_export]
     use crate::shell::{
         _shutdown, PyShell, close_all_sessions, close_session, execute_bash, execute_shell,

@@ -50,7 +50,7 @@ impl PyPtySession {
         "start($self, command, *, cols=", py_default!(pty_cols),
         ", rows=", py_default!(pty_rows),
         ", cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None, max_bytes=",
-        py_default!(max_bytes), ")",
+        py_default!(max_bytes), ", sandbox=None)",
     )]
     /// Runs ``command`` on a new ``cols`` x ``rows`` terminal and blocks
     /// until it ends; returns a ``conch.PtyResult``. ``on_chunk(text)``
@@ -60,11 +60,13 @@ impl PyPtySession {
     /// ``cancel`` stop the command's whole process tree. A command that
     /// cannot start is reported in ``output`` (``PTY error: ...``) with
     /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
-    /// command is already running on this session.
+    /// command is already running on this session. ``sandbox``: the
+    /// sandbox the command runs in, as ``Shell(sandbox=...)`` takes it
+    /// (made for this run, removed after it).
     #[pyo3(signature = (command, *, cols=Whole::Int(defaults::PTY_COLS.into()),
                         rows=Whole::Int(defaults::PTY_ROWS.into()),
                         cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None,
-                        max_bytes=Whole::Int(defaults::MAX_BYTES as i64)),
+                        max_bytes=Whole::Int(defaults::MAX_BYTES as i64), sandbox=None),
                text_signature = None)]
     #[allow(clippy::too_many_arguments)]
     fn start(
@@ -80,6 +82,7 @@ impl PyPtySession {
         on_chunk: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
         max_bytes: Whole,
+        sandbox: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyPtyResult> {
         guard(|| {
             let on_chunk = callback("on_chunk", on_chunk)?;
@@ -97,6 +100,7 @@ impl PyPtySession {
                     max_bytes: convert::max_bytes(max_bytes)?,
                     ..SinkOptions::default()
                 },
+                sandbox: crate::sandbox::sandbox(sandbox)?,
                 ..PtyOptions::default()
             };
             let session = self.inner.clone();

@@ -23,6 +23,7 @@ use crate::jobs::{PyJobInfo, PyJobPoll};
 use crate::offload::{drive_here, offload};
 use crate::open_shells;
 use crate::result::PyBashResult;
+use crate::sandbox::PySandboxApplied;
 use crate::signature::{py_default, text_signature};
 
 #[doc = text_signature!(
@@ -30,7 +31,8 @@ use crate::signature::{py_default, text_signature};
     ", prefix=None, non_interactive_env=", py_default!(non_interactive_env),
     ", max_bytes=", py_default!(max_bytes),
     ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), max_jobs=",
-    py_default!(max_jobs), ", job_artifact_cap=", py_default!(job_artifact_cap), ", on_job_exit=None)",
+    py_default!(max_jobs), ", job_artifact_cap=", py_default!(job_artifact_cap),
+    ", on_job_exit=None, sandbox=None)",
 )]
 /// A persistent bash session: one long-lived real bash that runs command
 /// after command, keeping cwd, variables, functions, aliases and options.
@@ -54,7 +56,16 @@ use crate::signature::{py_default, text_signature};
 /// file stops growing and the job's ``artifact_truncated`` is true).
 /// ``on_job_exit(info: conch.JobInfo)``: called once per job end, on a
 /// thread of conch's (with the GIL); an exception it raises goes to
-/// ``sys.unraisablehook``.
+/// ``sys.unraisablehook``. ``sandbox``: the sandbox around everything the
+/// session runs, a dict of ``writable`` (paths the session may write besides
+/// its cwd and private temp directory), ``readable`` (paths it may read;
+/// ``None``: all), ``network`` (``"deny"``, the default, or ``"allow"``),
+/// ``allow_tcp_ports`` (ports it may connect to while the network is
+/// denied), ``limits`` (a dict of ``cpu_seconds``, ``memory_bytes``,
+/// ``file_size_bytes``, ``open_files``, ``processes``,
+/// ``session_memory_bytes``) and ``best_effort`` (apply what the kernel
+/// supports instead of raising ``SandboxUnavailableError``); ``True`` or
+/// ``{}``: the strict default; ``None``: no sandbox.
 ///
 /// Use it as a context manager, or call ``close()``: closing kills
 /// everything the session still runs, background jobs included.
@@ -63,6 +74,8 @@ pub struct PyShell {
     state: Mutex<State>,
     /// The `on_job_exit` callable, for the garbage collector.
     on_job_exit: Option<Arc<exit_hook::Slot>>,
+    /// What of the sandbox is in force (the core's, kept past `close()`).
+    sandbox_applied: Option<PySandboxApplied>,
 }
 
 /// The core shell while open. `close()` drops this object's share of it at
@@ -97,7 +110,8 @@ impl PyShell {
                      non_interactive_env=defaults::NON_INTERACTIVE_ENV, max_bytes=Whole::Int(defaults::MAX_BYTES as i64),
                      artifacts_dir=None, inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(),
                      max_jobs=Whole::Int(defaults::MAX_JOBS as i64),
-                     job_artifact_cap=Whole::Int(defaults::JOB_ARTIFACT_CAP as i64), on_job_exit=None),
+                     job_artifact_cap=Whole::Int(defaults::JOB_ARTIFACT_CAP as i64), on_job_exit=None,
+                     sandbox=None),
         text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
@@ -116,6 +130,7 @@ impl PyShell {
         max_jobs: Whole,
         job_artifact_cap: Whole,
         on_job_exit: Option<Bound<'_, PyAny>>,
+        sandbox: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         guard(|| {
             let (hook, slot) = match callback("on_job_exit", on_job_exit)? {
@@ -138,6 +153,7 @@ impl PyShell {
                 max_jobs: convert::count_of("max_jobs", max_jobs)?,
                 job_artifact_cap: convert::count_of("job_artifact_cap", job_artifact_cap)? as u64,
                 on_job_exit: hook,
+                sandbox: crate::sandbox::sandbox(sandbox)?,
                 ..ShellOptions::default()
             };
             let inner = py
@@ -145,9 +161,11 @@ impl PyShell {
                 .map(Arc::new)
                 .map_err(to_py)?;
             open_shells::track(&inner);
+            let sandbox_applied = inner.sandbox_applied().map(PySandboxApplied::from);
             Ok(PyShell {
                 state: Mutex::new(State::Open(inner)),
                 on_job_exit: slot,
+                sandbox_applied,
             })
         })
     }
@@ -570,6 +588,16 @@ impl PyShell {
     }
 
     /// The session's current working directory.
+    /// What of the session's sandbox is in force, a
+    /// ``conch.SandboxApplied``: everything asked, unless ``best_effort``
+    /// left out what the kernel lacks (its ``not_applied`` names each, with
+    /// why). ``None`` for a shell without a sandbox. Still answers once the
+    /// shell is closed.
+    #[getter]
+    fn sandbox_applied(&self) -> Option<PySandboxApplied> {
+        self.sandbox_applied.clone()
+    }
+
     #[getter]
     fn cwd(&self) -> PyResult<PathBuf> {
         guard(|| {
@@ -648,17 +676,18 @@ impl PyShell {
     "execute_shell(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
     "cancel=None, head=None, tail=None, non_interactive_env=", py_default!(non_interactive_env),
     ", max_bytes=", py_default!(max_bytes),
-    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=())",
+    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), sandbox=None)",
 )]
 /// Runs ``command`` once in a fresh ``<shell> -c`` process (default
 /// ``bash``; ``sh``, ``zsh``... work too) and returns a
 /// ``conch.BashResult``. Nothing carries over between calls; nothing the
-/// command started outlives it. Options as for ``Shell`` and ``Shell.run``.
+/// command started outlives it. Options as for ``Shell`` and ``Shell.run``
+/// (a ``sandbox`` is made for this run and removed after it).
 #[pyfunction]
 #[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
                     max_bytes=Whole::Int(defaults::MAX_BYTES as i64), artifacts_dir=None,
-                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new()),
+                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(), sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_shell(
@@ -677,6 +706,7 @@ pub fn execute_shell(
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     inherit_env: &str,
     exclude_env: Vec<String>,
+    sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBashResult> {
     guard(|| {
         let on_chunk = callback("on_chunk", on_chunk)?;
@@ -694,6 +724,7 @@ pub fn execute_shell(
             artifacts: artifacts(artifacts_dir)?,
             head_lines: count("head", head)?,
             tail_lines: count("tail", tail)?,
+            sandbox: crate::sandbox::sandbox(sandbox)?,
             ..ExecuteOptions::default()
         };
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
@@ -707,7 +738,7 @@ pub fn execute_shell(
     "execute_bash(command, *, session_key=None, shell=None, prefix=None, snapshot=",
     py_default!(snapshot),
     ", session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
-    "cancel=None, head=None, tail=None, artifacts_dir=None)",
+    "cancel=None, head=None, tail=None, artifacts_dir=None, sandbox=None)",
 )]
 /// Runs ``command`` in a cached persistent session: calls with the same
 /// ``session_key``, ``shell``,
@@ -716,11 +747,12 @@ pub fn execute_shell(
 /// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
 /// in ``output``). Idle sessions are closed after a while and past a
 /// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``
-/// close them now. Other options as for ``Shell.run``.
+/// close them now. ``sandbox``: as for ``Shell`` (sessions with different
+/// sandboxes are different sessions). Other options as for ``Shell.run``.
 #[pyfunction]
 #[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg::default(),
                     session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
-                    head=None, tail=None, artifacts_dir=None),
+                    head=None, tail=None, artifacts_dir=None, sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_bash(
@@ -739,6 +771,7 @@ pub fn execute_bash(
     head: Option<Whole>,
     tail: Option<Whole>,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
+    sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyBashResult> {
     guard(|| {
         let on_chunk = callback("on_chunk", on_chunk)?;
@@ -759,8 +792,9 @@ pub fn execute_bash(
             tail_lines: count("tail", tail)?,
             yield_after: None,
         };
+        let sandbox = crate::sandbox::sandbox(sandbox)?;
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-            registry::execute_bash(&command, opts, sink)
+            registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
         })?;
         result.map(PyBashResult::from).map_err(to_py)
     })

@@ -27,7 +27,7 @@ use crate::signature::{py_default, text_signature};
     ", has_ui=", py_default!(has_ui),
     ", session_key=None, rules=None, shell=None, prefix=None, snapshot=", py_default!(snapshot),
     ", env=None, update_interval=", py_default!(update_interval_secs),
-    ", auto_background_after=None, name=None, job_tool_name=None)",
+    ", auto_background_after=None, name=None, job_tool_name=None, sandbox=None)",
 )]
 /// The model's ``bash`` tool: normalizes the command (``| head -n N``
 /// becomes a limit of the whole output), checks the interceptor, resolves
@@ -49,7 +49,9 @@ use crate::signature::{py_default, text_signature};
 /// goes on as a background job (read with ``conch.JobTool``) and the call
 /// returns its output so far. ``name``, ``job_tool_name``: what the model
 /// calls this tool and its job tool (default ``bash``, ``job``), as the
-/// definitions and texts name them.
+/// definitions and texts name them. ``sandbox``: the sandbox commands run
+/// in, as ``Shell`` takes it, with the project directory writable; checked
+/// here (``SandboxUnavailableError``), and stated in the tool's description.
 #[pyclass(frozen, module = "conch", name = "BashTool")]
 pub struct PyBashTool {
     pub(crate) inner: Arc<tool::BashTool>,
@@ -65,7 +67,7 @@ impl PyBashTool {
                      has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
                      snapshot=SnapshotArg::default(), env=None,
                      update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64()),
-                     auto_background_after=None, name=None, job_tool_name=None),
+                     auto_background_after=None, name=None, job_tool_name=None, sandbox=None),
         text_signature = None
     )]
     #[allow(clippy::too_many_arguments)]
@@ -86,6 +88,7 @@ impl PyBashTool {
         auto_background_after: Option<Seconds>,
         name: Option<String>,
         job_tool_name: Option<String>,
+        sandbox: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         guard(|| {
             let rules = rules
@@ -110,6 +113,7 @@ impl PyBashTool {
                 snapshot: snapshot.0,
                 session_env: env_pairs(env)?,
                 auto_background_after,
+                sandbox: crate::sandbox::sandbox(sandbox)?,
                 ..base
             };
             let inner = tool::BashTool::new(config).map_err(to_py)?;

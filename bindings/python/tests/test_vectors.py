@@ -20,8 +20,8 @@ from conftest import GUARD, VECTORS, Output, in_background, is_alive, pids_with,
 REPLAYED = {"sanitize", "artifact", "normalize", "intercept", "tool", "keys", "sink"}
 # Replayed by a suite of their own: jobs (test_jobs.py), job_steps
 # (test_job_steps.py), job_tool (test_job_tool.py), tool_definition
-# (test_tool_definition.py).
-REPLAYED_ELSEWHERE = {"jobs", "job_steps", "job_tool", "tool_definition"}
+# (test_tool_definition.py), sandbox_options (test_sandbox.py).
+REPLAYED_ELSEWHERE = {"jobs", "job_steps", "job_tool", "tool_definition", "sandbox_options"}
 # notice, render: no Python function.
 NO_PYTHON_API = {"notice", "render"}
 

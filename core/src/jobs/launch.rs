@@ -6,6 +6,7 @@ use std::fs::OpenOptions;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use portable_pty::{PtySize, native_pty_system};
@@ -14,6 +15,7 @@ use super::{Control, Role};
 use crate::process::io::{
     Read, output_pipe, pipe, poll, pollin, read, set_nonblocking, socketpair,
 };
+use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
 use crate::shell::protocol::{FUNCTION_NAMES, PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
@@ -68,6 +70,8 @@ pub(crate) struct Spec<'a> {
     pub stdin: bool,
     pub pty: Option<(u16, u16)>,
     pub grace: Duration,
+    /// The session's sandbox, which the job's bash enters too.
+    pub sandbox: Option<Arc<Confinement>>,
 }
 
 /// A started root and the host's ends of the job's descriptors.
@@ -114,6 +118,7 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
             (status_w.as_raw_fd(), STATUS_FD),
             (hold_theirs.as_raw_fd(), PROTOCOL_FD),
         ],
+        sandbox: spec.sandbox.clone(),
         ..Launch::default()
     };
     let (output, input, keep) = match spec.pty {

@@ -5,9 +5,15 @@
 //! same call, so a run ends the moment its status arrives and chunk
 //! callbacks run on the caller's thread, in order.
 
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rustix::io::Errno;
@@ -43,6 +49,40 @@ pub fn output_pipe() -> Result<(OwnedFd, OwnedFd)> {
     grow_pipe(&read, 1 << 20);
     set_nonblocking(&read)?;
     Ok((read, write))
+}
+
+/// A pipe whose ends a process can open by path where `/proc/<host
+/// pid>/fd/<n>` is out of its reach (a sandboxed bash may not look into the
+/// host's `/proc` entries): a FIFO in `dir`, named after the number of our
+/// read end, as `/proc/<host pid>/fd` names it. `(read, write)`, the read
+/// end non-blocking and grown to 1 MiB, both close-on-exec. A later one
+/// that gets the same number takes the name over.
+pub fn named_pipe(dir: &Path) -> Result<(OwnedFd, OwnedFd)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let new = dir.join(format!(".new-{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+    let failed = |e| Error::io(format!("cannot make a FIFO in {}", dir.display()), e);
+    let path = CString::new(new.as_os_str().as_bytes()).map_err(|e| failed(e.into()))?;
+    // SAFETY: mkfifo reads a NUL-terminated path, owned for the call.
+    if unsafe { libc::mkfifo(path.as_ptr(), 0o600) } != 0 {
+        return Err(failed(io::Error::last_os_error()));
+    }
+    let ends = || -> io::Result<(File, File)> {
+        // A FIFO opened for reading without O_NONBLOCK waits for a writer.
+        let read = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&new)?;
+        // With a reader there, opening for writing does not wait.
+        let write = OpenOptions::new().write(true).open(&new)?;
+        std::fs::rename(&new, dir.join(read.as_raw_fd().to_string()))?;
+        Ok((read, write))
+    };
+    let (read, write) = ends().map_err(|e| {
+        let _ = std::fs::remove_file(&new);
+        failed(e)
+    })?;
+    grow_pipe(&read, 1 << 20);
+    Ok((read.into(), write.into()))
 }
 
 /// Grows a pipe's buffer (best effort): fewer wake-ups under heavy output.

@@ -7,6 +7,7 @@ pub mod env;
 pub mod io;
 pub mod lifeline;
 pub mod pump;
+pub mod sandbox;
 pub mod spawner;
 pub mod stop;
 pub mod supervised;

@@ -35,11 +35,12 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use libc::{c_char, c_int, c_void};
 
 use super::child::Process;
+use super::sandbox::Confinement;
 
 /// What to start. The environment is given whole: nothing is inherited.
 #[derive(Debug, Clone, Default)]
@@ -63,6 +64,8 @@ pub struct Launch {
     /// Make stdin (a PTY's slave) the controlling terminal of the child's
     /// new session, so ctrl+c and SIGWINCH reach it.
     pub controlling_terminal: bool,
+    /// The sandbox the child enters before `execve`; `None`: none.
+    pub sandbox: Option<Arc<Confinement>>,
 }
 
 /// What the host's death does to a child (`PR_SET_PDEATHSIG`).
@@ -153,6 +156,7 @@ enum Stage {
     Descriptors,
     Terminal,
     Cwd,
+    Sandbox,
     Exec,
 }
 
@@ -164,6 +168,7 @@ impl Stage {
         const DESCRIPTORS: i32 = Stage::Descriptors as i32;
         const TERMINAL: i32 = Stage::Terminal as i32;
         const CWD: i32 = Stage::Cwd as i32;
+        const SANDBOX: i32 = Stage::Sandbox as i32;
         Some(match code {
             SETSID => "cannot start a session".into(),
             DESCRIPTORS => "cannot place its descriptors".into(),
@@ -172,6 +177,7 @@ impl Stage {
                 Some(dir) => format!("cannot enter {}", dir.display()),
                 None => "cannot enter its directory".into(),
             },
+            SANDBOX => "cannot enter its sandbox".into(),
             _ => return None,
         })
     }
@@ -222,6 +228,7 @@ struct Plan {
     death_signal: c_int,
     controlling_terminal: bool,
     parent: libc::pid_t,
+    sandbox: Option<Arc<Confinement>>,
     /// The write end of the pipe a failure is reported on.
     report: RawFd,
     /// What `argv` and `envp` point into.
@@ -282,6 +289,7 @@ impl Plan {
             },
             controlling_terminal: launch.controlling_terminal,
             parent: std::process::id() as libc::pid_t,
+            sandbox: launch.sandbox.clone(),
             report,
             _strings: strings,
         })
@@ -418,6 +426,11 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             && libc::chdir(dir.as_ptr()) < 0
         {
             return (Stage::Cwd, errno());
+        }
+        if let Some(sandbox) = &plan.sandbox
+            && let Err(errno) = sandbox.enter()
+        {
+            return (Stage::Sandbox, errno);
         }
         libc::execve(
             plan.program.as_ptr(),

@@ -4,10 +4,11 @@
 //! [`super::spawner`] (own session, subreaper, dies with the host).
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 use std::process::ExitStatus;
 
 use super::child::Process;
-use super::io::{output_pipe, pidfd_open, pipe, set_nonblocking};
+use super::io::{named_pipe, output_pipe, pidfd_open, pipe, set_nonblocking};
 use super::spawner::{Launch, spawn};
 use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
@@ -24,14 +25,20 @@ pub struct Supervised {
 }
 
 /// Starts `launch` (program, arguments, env and cwd set) as a subreaper,
-/// with `stdin`, and `protocol` (if any) on [`PROTOCOL_FD`].
+/// with `stdin`, and `protocol` (if any) on [`PROTOCOL_FD`]. With `fifos`,
+/// the output and status pipes are FIFOs in that directory
+/// ([`named_pipe`]), for a child that opens them again by path and may not
+/// reach `/proc/<host pid>/fd`.
 pub fn spawn_supervised(
     mut launch: Launch,
     stdin: OwnedFd,
     protocol: Option<OwnedFd>,
+    fifos: Option<&Path>,
 ) -> Result<Supervised> {
-    let (out, out_w) = output_pipe()?;
-    let (status, status_w) = pipe()?;
+    let ((out, out_w), (status, status_w)) = match fifos {
+        Some(dir) => (named_pipe(dir)?, named_pipe(dir)?),
+        None => (output_pipe()?, pipe()?),
+    };
     launch.subreaper = true;
     launch.fds.extend([
         (stdin.as_raw_fd(), 0),

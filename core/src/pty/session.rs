@@ -53,6 +53,7 @@ use crate::output::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready, set_nonblocking};
+use crate::process::sandbox::{Sandbox, SessionSandbox};
 use crate::process::spawner::{find_on_path, is_executable};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
@@ -116,6 +117,9 @@ pub struct PtyOptions {
     pub sink: SinkOptions,
     /// The escalation on timeout and cancel.
     pub kill_ladder: KillLadder,
+    /// The sandbox the command runs in (made for this run, removed after
+    /// it); `None`: none.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for PtyOptions {
@@ -133,6 +137,7 @@ impl Default for PtyOptions {
             env_policy: EnvPolicy::default(),
             sink: SinkOptions::default(),
             kill_ladder: KillLadder::default(),
+            sandbox: None,
         }
     }
 }
@@ -194,13 +199,19 @@ impl PtySession {
         let mut sink = OutputSink::new(opts.sink.clone());
         let cols = opts.cols.clamp(MIN_COLS, MAX_COLS);
         let rows = opts.rows.clamp(MIN_ROWS, MAX_ROWS);
+        let sandbox;
         let (spawn, ctl) = {
             let mut slot = lock(&self.run);
             if slot.is_some() {
                 return Err(Error::InvalidArgument(ALREADY_RUNNING.into()));
             }
             let checked = check(&opts)?;
-            let prepared = match prepare(&opts, checked, cols, rows) {
+            sandbox = opts
+                .sandbox
+                .as_ref()
+                .map(|policy| SessionSandbox::for_shell(policy, &checked.cwd, &checked.shell, None))
+                .transpose()?;
+            let prepared = match prepare(&opts, checked, cols, rows, sandbox.as_ref()) {
                 Ok(p) => p,
                 Err(message) => return Ok(PtyResult::start_failure(sink, &message)),
             };
@@ -248,6 +259,7 @@ impl PtySession {
         run.finish();
         active.child = None;
         drop(active);
+        drop(sandbox);
         Ok(PtyResult::new(sink.dump(None), status, stop, opts.timeout))
     }
 
@@ -458,6 +470,7 @@ fn prepare(
     Checked { cwd, shell }: Checked,
     cols: u16,
     rows: u16,
+    sandbox: Option<&SessionSandbox>,
 ) -> std::result::Result<Prepared, String> {
     let mut overrides = vec![("TERM".to_string(), "xterm-256color".to_string())];
     overrides.extend(opts.env.iter().cloned());
@@ -468,6 +481,9 @@ fn prepare(
     let asked =
         |k: &str| opts.env.iter().any(|(name, _)| name == k) || std::env::var_os(k).is_some();
     env.retain(|(k, _)| k != "NO_COLOR" || asked(k));
+    if let Some(sandbox) = sandbox {
+        sandbox.set_tmpdir(&mut env);
+    }
 
     let pair = native_pty_system()
         .openpty(PtySize {
@@ -506,6 +522,7 @@ fn prepare(
                 command: opts.command.clone(),
                 env,
                 cwd,
+                sandbox: sandbox.map(SessionSandbox::confinement),
             },
         },
     })

@@ -14,9 +14,11 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::process::child::Process;
 use crate::process::env::os_env;
+use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, spawn};
 
 /// What the child runs: `program -c command`, with exactly `env`, in `cwd`.
@@ -25,6 +27,7 @@ pub(super) struct ChildSpec {
     pub command: String,
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
+    pub sandbox: Option<Arc<Confinement>>,
 }
 
 impl ChildSpec {
@@ -50,6 +53,7 @@ impl ChildSpec {
             // takes its whole tree (see `process::lifeline`).
             subreaper: true,
             on_host_death: HostDeath::Freeze,
+            sandbox: self.sandbox.clone(),
         })
     }
 }
@@ -80,6 +84,7 @@ mod tests {
             command: "read -r line".into(),
             env: vec![("CONCH_SPAWN_TEST".into(), "yes".into())],
             cwd: dir.clone(),
+            sandbox: None,
         };
         let tty = pair.master.tty_name().unwrap();
         let mut child = spec.spawn(&tty).unwrap();
@@ -116,6 +121,7 @@ mod tests {
             command: "true".into(),
             env: Vec::new(),
             cwd: "/".into(),
+            sandbox: None,
         };
         let e = spec
             .spawn(Path::new("/dev/pts/no-such-terminal"))

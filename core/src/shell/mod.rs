@@ -5,7 +5,7 @@
 pub mod cwd;
 pub mod oneshot;
 pub mod options;
-mod private_dir;
+pub(crate) mod private_dir;
 pub mod protocol;
 mod queue;
 pub mod reentry;

@@ -29,6 +29,7 @@ use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
 use crate::process::io::{Waker, pipe};
 use crate::process::pump::Pump;
+use crate::process::sandbox::{Sandbox, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch, find_on_path};
 use crate::process::stop::Stopper;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
@@ -55,6 +56,9 @@ pub struct ExecuteOptions {
     pub head_lines: Option<usize>,
     pub tail_lines: Option<usize>,
     pub kill_ladder: KillLadder,
+    /// The sandbox the command runs in (made for this run, removed after
+    /// it); `None`: none.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for ExecuteOptions {
@@ -74,6 +78,7 @@ impl Default for ExecuteOptions {
             head_lines: None,
             tail_lines: None,
             kill_ladder: KillLadder::default(),
+            sandbox: None,
         }
     }
 }
@@ -100,6 +105,15 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
         }
     };
+    let mut env = build_env(&opts.env_policy, opts.non_interactive_env, &opts.env);
+    let sandbox = opts
+        .sandbox
+        .as_ref()
+        .map(|policy| SessionSandbox::for_shell(policy, &cwd, &shell, None))
+        .transpose()?;
+    if let Some(sandbox) = &sandbox {
+        sandbox.set_tmpdir(&mut env);
+    }
     let artifact = opts.artifact.clone().or_else(|| {
         opts.artifacts
             .as_ref()
@@ -134,13 +148,10 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             shell.into_os_string(),
             opts.command.clone().into(),
         ],
-        env: os_env(&build_env(
-            &opts.env_policy,
-            opts.non_interactive_env,
-            &opts.env,
-        )),
+        env: os_env(&env),
         cwd: Some(cwd),
         on_host_death: HostDeath::Freeze,
+        sandbox: sandbox.as_ref().map(SessionSandbox::confinement),
         ..Launch::default()
     };
     let Supervised {
@@ -148,7 +159,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         out,
         status,
         pidfd,
-    } = spawn_supervised(launch, hold_r, None)?;
+    } = spawn_supervised(launch, hold_r, None, None)?;
     let pid = child.pid();
     let waker = Arc::new(Waker::new()?);
     let _wake = cancel.on_cancel({
@@ -187,6 +198,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         tree::signal_all(&[pid], Signal::KILL);
     }
     let root_status = child.wait().ok();
+    drop(sandbox);
     loop_result?;
 
     let reported = std::str::from_utf8(&reported)

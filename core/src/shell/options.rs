@@ -15,6 +15,7 @@ use crate::defaults;
 use crate::error::{BadValue, Result};
 use crate::jobs::JobExitHook;
 use crate::process::env::EnvPolicy;
+use crate::process::sandbox::Sandbox;
 use crate::process::tree::KillLadder;
 
 /// Which rc snapshot a session sources at start.
@@ -200,6 +201,8 @@ pub struct ShellOptions {
     pub job_artifact_cap: u64,
     /// Told of every job's end.
     pub on_job_exit: Option<JobExitHook>,
+    /// The sandbox around everything the session runs; `None`: none.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl Default for ShellOptions {
@@ -218,6 +221,7 @@ impl Default for ShellOptions {
             max_jobs: defaults::MAX_JOBS,
             job_artifact_cap: defaults::JOB_ARTIFACT_CAP,
             on_job_exit: None,
+            sandbox: None,
         }
     }
 }

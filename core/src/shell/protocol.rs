@@ -20,13 +20,18 @@
 //! run as it is: one made by [`Script`], for a per-run cwd or environment
 //! or a command kept in a file, or [`switch_output`]).
 //!
-//! A command's stdout and stderr are bash's own, one pipe the host reads.
-//! When a command leaves something running in the background, the host
+//! A command's stdout and stderr are one pipe the host reads. bash keeps
+//! it on [`OUTPUT_FD`] and gives it to each command's `eval`; its own
+//! stdout and stderr are `/dev/null`, so what the session's own steps
+//! write (a user's `DEBUG` trap runs before them too) reaches no command's
+//! output. When a command leaves something running in the background, the host
 //! gives bash a new pipe ([`switch_output`]) before the next run, so what
 //! the job writes later stays in the old pipe, never in a later run's
 //! output (see `crate::jobs`). bash opens the new pipe as
 //! `/proc/<host pid>/fd/<n>`, the host's read end (opened for writing, a
-//! pipe opens as a FIFO would).
+//! pipe opens as a FIFO would). A sandboxed bash may not look into the
+//! host's `/proc` entries: its session's pipes are FIFOs in the sandbox's
+//! directory, named the same way (`crate::process::io::named_pipe`).
 //!
 //! The command runs with the status descriptor closed, so neither it nor
 //! its children can forge a status. After it, the loop (with stderr to
@@ -42,8 +47,8 @@
 //! The `__conch_*` names live in the user's shell; redefining them breaks
 //! the session the way redefining `PROMPT_COMMAND` would break a terminal.
 //! Builtins are called as `builtin …`, so a user's function named `printf`,
-//! `read`, `cd` or `eval` changes nothing here; one named `builtin` breaks
-//! the session (outside POSIX mode bash reaches no builtin past it).
+//! `read`, `cd` or `eval` changes nothing here; one named `builtin` is
+//! taken away after the command that defines it (`unhijack!`).
 
 use std::fmt::Write as _;
 
@@ -101,7 +106,7 @@ impl Script<'_> {
                 single_quote(dir)
             );
         }
-        s.push_str("for __conch_l in 1; do { __conch_run=1; [[ -z $__conch_ab ]] && ");
+        s.push_str("for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
@@ -113,14 +118,16 @@ impl Script<'_> {
         if self.env.is_empty() {
             s.push_str("builtin ");
         }
-        s.push_str("eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done");
+        s.push_str("eval \"$__conch_on$BASH_EXECUTION_STRING\" ");
+        s.push_str(COMMAND_FDS);
+        s.push_str("; done");
         if self.exit_trap {
             let _ = write!(s, "; {}", exit_check());
         }
         if self.cwd.is_some() || matches!(self.command, CommandText::File(_)) {
-            // Silent, `DEBUG` trap included (see `LOOP`).
-            // `&& [[ 1 ]]`: see `exit_check`.
-            s.push_str("; { __conch_end $? && [[ 1 ]]; } >/dev/null 2>&1");
+            // Silent, `DEBUG` trap included (bash's own output is
+            // `/dev/null`). `&& [[ 1 ]]`: see `exit_check`.
+            s.push_str("; __conch_end $? && [[ 1 ]]");
         }
         s
     }
@@ -139,9 +146,10 @@ impl Script<'_> {
 /// traps). When it is not the session's own ([`EXIT_TRAP`], which holds
 /// `__conch_h`), it puts the session's back and, if there was one, runs the
 /// command's with the command's status in `$?` and its output in the
-/// command's (through descriptors 60 and 61; the rest of the check writes
-/// to `/dev/null`, so `set -x` traces only the trap's own commands and a
-/// `DEBUG` trap adds nothing); an `exit` in it ends the session as an
+/// command's (given [`COMMAND_FDS`] as the command is; the rest of the
+/// check writes to bash's own `/dev/null`, so `set -x` traces only the
+/// trap's own commands and a `DEBUG` trap adds nothing); an `exit` in it
+/// ends the session as an
 /// `exit` in the command would. The status stays the command's. It costs a
 /// fork, so the host adds it only to commands whose text says `trap`. The
 /// status is set with `__conch_ret … && [[ 1 ]]`, so that the check itself
@@ -152,8 +160,7 @@ fn exit_check() -> String {
         "{{ __conch_s=$?; __conch_t=$(builtin trap -p EXIT); [[ $__conch_t == *__conch_h* ]] || \
          {{ builtin trap -- {} EXIT; [[ -z $__conch_t ]] || {{ __conch_t=${{__conch_t#trap -- }}; \
          builtin eval \"__conch_t=${{__conch_t% EXIT}}\"; __conch_ret $__conch_s && [[ 1 ]]; \
-         builtin eval \"$__conch_t\" >&60 2>&61; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s && [[ 1 ]]; }} \
-         60>&1 61>&2 >/dev/null 2>&1",
+         builtin eval \"$__conch_t\" {COMMAND_FDS}; }}; }}; builtin unset -v __conch_t; __conch_ret $__conch_s && [[ 1 ]]; }}",
         single_quote(EXIT_TRAP)
     )
 }
@@ -194,8 +201,28 @@ pub fn run(seq: u64, kind: Kind, payload: &str) -> Vec<u8> {
 /// bash could open it. Plain `exec`: the redirections of `builtin exec`
 /// are undone when it returns, as for any other builtin.
 pub fn switch_output(fd: i32) -> String {
-    format!("exec >\"$__conch_o/{fd}\" 2>&1 && __conch_oo={fd}")
+    format!("exec {OUTPUT_FD}>\"$__conch_o/{fd}\" && __conch_oo={fd}")
 }
+
+/// The descriptor where bash keeps the output pipe: its own stdout and
+/// stderr are `/dev/null` (so that nothing the session does between
+/// commands, a `DEBUG` trap's output included, reaches a command's
+/// output), and each command is given the pipe as its stdout and stderr
+/// ([`COMMAND_FDS`]).
+pub const OUTPUT_FD: i32 = 60;
+
+/// [`COMMAND_FDS`] as a literal, for the texts built with `concat!`.
+macro_rules! command_fds {
+    () => {
+        ">&60 2>&60 60>&- 62>&-"
+    };
+}
+
+/// The redirections of a command's `eval`: the output pipe as stdout and
+/// stderr, and neither the pipe's descriptor nor the status descriptor
+/// left open in it (so it cannot forge a status). bash undoes them when
+/// the `eval` returns: an `exec >file` in a command lasts until its end.
+const COMMAND_FDS: &str = command_fds!();
 
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
@@ -207,42 +234,78 @@ pub const BOOTSTRAP: &str = "LC_ALL=C IFS= builtin read -r -N 8 -u 63 __conch_c 
 
 const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
 
+/// Takes away a function named `builtin`, which would take every
+/// `builtin …` of the session's (outside POSIX mode bash reaches no
+/// builtin past it, and `read` and `printf` are not special builtins that
+/// POSIX mode finds before functions). `printf -v` through `builtin` sets
+/// `$__conch_b` only when `builtin` is bash's; otherwise `unset -f builtin`
+/// runs in POSIX mode, where `unset`, a special builtin, is found before a
+/// function of that name. When the shell is not in POSIX mode already,
+/// `POSIXLY_CORRECT=1` in front of `unset` switches it on (and, in front of
+/// a special builtin, stays), `unset -v POSIXLY_CORRECT` switches it off
+/// again, and the options POSIX mode changes on the way are put back as
+/// `$BASHOPTS` had them. The user's function is lost: it lasts until the
+/// end of the command that defines it.
+macro_rules! unhijack {
+    () => {
+        "__conch_b=; builtin printf -v __conch_b 1; [[ $__conch_b ]] || { if [[ -o posix ]]; \
+then unset -f builtin; else __conch_b=:$BASHOPTS:; POSIXLY_CORRECT=1 unset -f builtin; \
+unset -v POSIXLY_CORRECT; \
+builtin shopt -u expand_aliases inherit_errexit shift_verbose sourcepath interactive_comments; \
+[[ $__conch_b == *:expand_aliases:* ]] && builtin shopt -s expand_aliases; \
+[[ $__conch_b == *:inherit_errexit:* ]] && builtin shopt -s inherit_errexit; \
+[[ $__conch_b == *:shift_verbose:* ]] && builtin shopt -s shift_verbose; \
+[[ $__conch_b == *:sourcepath:* ]] && builtin shopt -s sourcepath; \
+[[ $__conch_b == *:interactive_comments:* ]] && builtin shopt -s interactive_comments; fi; }; "
+    };
+}
+
 /// The loop (see the module doc), kept in `$__conch_loop`. Each turn first
 /// reports the run before it (at startup: run 0), reading `$?` before
-/// anything else can change it: `seq NUL status NUL $PWD NUL` goes to
-/// descriptor 62 (so the host has its answer while bash tidies up), then
-/// `xtrace`/`verbose` are switched off and remembered in `$__conch_on`, and
-/// the next header is read, all with stdout and stderr to `/dev/null`: none
-/// of it is traced, and a `DEBUG` trap the command set, which bash runs
-/// before each of these steps too, writes nothing into the command's
-/// output. Then it reads the payload and runs it. A command is read into
-/// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed after
-/// `[[ -z $__conch_ab ]] &&`, which leaves `$?` 0 at its start, as in
-/// `bash -c`; a script is read into `$__conch_c`, which its `eval` unsets
-/// first. A `continue 2` in the command comes back to the report; a
-/// `break 2` leaves the loop, which `eval`s itself again (and so reports),
-/// unless the header read found the end of input: then bash exits. The loop
-/// is an `until`, not a `while`: after `set -n` bash runs nothing and every
-/// command "returns" the last status (0, from `set`), so an `until` ends and
-/// bash reaches the end of its script and exits (the session ends, as after
-/// `exit`), where a `while` would spin for ever. Every line of it runs on
-/// every command, so it is as short as bash allows.
-const LOOP: &str = "until { __conch_s=$?; __conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
+/// anything else can change it (after `unhijack!`): `seq NUL status NUL
+/// $PWD NUL` goes to descriptor 62 (so the host has its answer while bash
+/// tidies up), then `xtrace`/`verbose` are switched off and remembered in
+/// `$__conch_on`, and the next header is read. Then it reads the payload
+/// and runs it. bash's own stdout and stderr are `/dev/null` (the output
+/// pipe waits on [`OUTPUT_FD`]): none of the loop's steps is traced, and a
+/// `DEBUG` trap the command set, which bash runs before each of these steps
+/// too, writes nothing into any command's output. A command is read into
+/// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed with
+/// the output ([`COMMAND_FDS`]) after `[[ -z $__conch_ab ]] &&`, which
+/// leaves `$?` 0 at its start, as in `bash -c`; a script is read into
+/// `$__conch_c`, which its `eval` unsets first. A `continue 2` in the
+/// command comes back to the report; a `break 2` leaves the loop, which
+/// `eval`s itself again (and so reports), unless the header read found the
+/// end of input: then bash exits. The loop is an `until`, not a `while`:
+/// after `set -n` bash runs nothing and every command "returns" the last
+/// status (0, from `set`), so an `until` ends and bash reaches the end of
+/// its script and exits (the session ends, as after `exit`), where a
+/// `while` would spin for ever. Every line of it runs on every command, so
+/// it is as short as bash allows.
+const LOOP: &str = concat!(
+    "until { __conch_s=$?; ",
+    unhijack!(),
+    "__conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
 builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
 case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
 case $__conch_f in *v*) __conch_on+='set -v'$'\\n';; esac;; \
-*) __conch_on=;; esac; ! builtin read -r -N 18 -u 63 __conch_h; } >/dev/null 2>&1; do \
+*) __conch_on=;; esac; ! builtin read -r -N 18 -u 63 __conch_h; }; do \
 case ${__conch_h:16} in \
 ap) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
-for __conch_l in 1; do { __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done;; \
+for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" ",
+    command_fds!(),
+    "; done;; \
 bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 BASH_EXECUTION_STRING; \
-for __conch_l in 1; do { __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\"; } 62>&-; done;; \
+for _ in 1; do __conch_run=1; [[ -z $__conch_ab ]] && builtin eval \"$__conch_on$BASH_EXECUTION_STRING\" ",
+    command_fds!(),
+    "; done;; \
 as) IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 *) LC_ALL=C IFS= builtin read -r -N ${__conch_h:8:8} -u 63 __conch_c; builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 esac; \
 done; \
-{ [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\"";
+{ [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\""
+);
 
 /// The signal that asks bash to abandon the command it runs (see
 /// [`UNWIND_TRAP`]): one no program sends by accident.
@@ -284,12 +347,15 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// SIGINT (`x=$(sleep 30)` interrupted), which would end the session. The
 /// trap, like every caught signal, is reset to the default in subshells
 /// and commands, so what runs still dies of SIGINT.
-const UNWIND_TRAP: &str = "if [[ -z $__conch_run ]]; then __conch_ab=1; \
+const UNWIND_TRAP: &str = concat!(
+    unhijack!(),
+    "if [[ -z $__conch_run ]]; then __conch_ab=1; \
 elif [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
 elif [[ -z $__conch_int ]]; then __conch_int=1; \
 __conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
 builtin trap \"[[ -z \\$__conch_int || \\$BASH_COMMAND == *__conch_* ]] || \
-{ if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi";
+{ if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi"
+);
 
 /// The helpers of [`UNWIND_TRAP`]: a function that returns its argument
 /// (a `DEBUG` trap's status is its last command's), and the restore.
@@ -330,11 +396,14 @@ pub fn exit_record_seq(seq: u64) -> u64 {
 /// that says `trap`, the loop runs it and puts this one back (`exit_check`);
 /// one left set replaces this for good (the session's process then ends
 /// on `exit`).
-const EXIT_TRAP: &str = "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then \
-builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
+const EXIT_TRAP: &str = concat!(
+    "__conch_s=$?; if [[ -n $__conch_h && $BASHPID == $$ ]]; then ",
+    unhijack!(),
+    "builtin printf '1%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" 2>/dev/null \
 >\"$__conch_o/$__conch_so\"; \
 builtin exec -c -a \"$__conch_a0\" \"$__conch_sh\" --noprofile --norc -c \"$__conch_boot\" 62>\"$__conch_o/$__conch_so\" \
->\"$__conch_o/$__conch_oo\" 2>&1; fi";
+>\"$__conch_o/$__conch_oo\" 2>&1; fi"
+);
 
 /// What a start-up text sets up besides the loop.
 pub struct Startup<'a> {
@@ -345,8 +414,9 @@ pub struct Startup<'a> {
     /// A state file to source (see `shell::state`): the session's state
     /// for a bash that takes the place of one moved to the background.
     pub restore: Option<&'a str>,
-    /// The pid whose descriptors the runs' output pipes are (module doc).
-    pub host: u32,
+    /// The directory where bash opens the host's pipe ends by number
+    /// (module doc): `/proc/<host pid>/fd`, or a sandboxed session's FIFOs.
+    pub pipes: &'a str,
     /// The host's descriptors of the status pipe and of bash's own output
     /// pipe, for [`EXIT_TRAP`].
     pub status_fd: i32,
@@ -365,7 +435,11 @@ pub struct Startup<'a> {
 /// policy's unsets, define the loop and enter it (its first turn reports
 /// run 0: ready).
 pub fn startup(start: &Startup<'_>) -> Vec<u8> {
-    let mut boot = String::from("{ ");
+    // bash's own output goes to `/dev/null`, the pipe waits on
+    // `OUTPUT_FD` (see `LOOP`). Plain `exec`: nothing of the user's is
+    // defined yet, and the redirections of `builtin exec` are undone when
+    // it returns.
+    let mut boot = format!("exec {OUTPUT_FD}>&1 >/dev/null 2>&1; {{ ");
     for (name, value) in start.exports {
         // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
         if is_name(name) {
@@ -394,12 +468,12 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         boot,
         "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
          builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
-         __conch_o=/proc/{}/fd __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
+         __conch_o={} __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
         single_quote(UNWIND_TRAP),
         single_quote(EXIT_TRAP),
         single_quote(LOOP),
-        start.host,
+        single_quote(start.pipes),
         start.status_fd,
         start.out_fd,
         single_quote(start.shell),

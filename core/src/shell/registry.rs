@@ -20,6 +20,7 @@ use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::result::BashResult;
 use super::session::Shell;
 use crate::artifact::{Artifact, ArtifactStore};
+use crate::process::sandbox::Sandbox;
 use crate::sync::lock;
 use crate::{CancelToken, Result};
 
@@ -82,6 +83,7 @@ struct Key {
     snapshot: Snapshot,
     session_env: Vec<(String, String)>,
     session_key: Option<String>,
+    sandbox: Option<Sandbox>,
 }
 
 impl std::hash::Hash for Snapshot {
@@ -111,6 +113,18 @@ pub fn execute_bash(
     opts: ExecuteBashOptions,
     on_chunk: impl FnMut(&str),
 ) -> Result<BashResult> {
+    execute_bash_in(command, opts, None, on_chunk)
+}
+
+/// [`execute_bash`] in a session with `sandbox` (see
+/// [`ShellOptions::sandbox`]): sessions with different sandboxes are
+/// different sessions.
+pub fn execute_bash_in(
+    command: &str,
+    opts: ExecuteBashOptions,
+    sandbox: Option<&Sandbox>,
+    on_chunk: impl FnMut(&str),
+) -> Result<BashResult> {
     let run = RunOptions {
         command: command.to_string(),
         cwd: opts.cwd.clone(),
@@ -126,7 +140,7 @@ pub fn execute_bash(
         }),
         yield_after: opts.yield_after,
     };
-    with_session(&opts, |shell| shell.run(run, on_chunk))?
+    with_session_in(&opts, sandbox, |shell| shell.run(run, on_chunk))?
 }
 
 /// Calls `f` with the cached session for these options (created if
@@ -134,6 +148,15 @@ pub fn execute_bash(
 /// meanwhile so it is not evicted under the call: for a host that starts
 /// and reads jobs in the session its bash tool runs in.
 pub fn with_session<T>(opts: &ExecuteBashOptions, f: impl FnOnce(&Shell) -> T) -> Result<T> {
+    with_session_in(opts, None, f)
+}
+
+/// [`with_session`] for the session with `sandbox`.
+pub fn with_session_in<T>(
+    opts: &ExecuteBashOptions,
+    sandbox: Option<&Sandbox>,
+    f: impl FnOnce(&Shell) -> T,
+) -> Result<T> {
     let mut session_env = opts.session_env.clone();
     session_env.sort();
     let key = Key {
@@ -142,6 +165,7 @@ pub fn with_session<T>(opts: &ExecuteBashOptions, f: impl FnOnce(&Shell) -> T) -
         snapshot: opts.snapshot.clone(),
         session_env,
         session_key: opts.session_key.clone(),
+        sandbox: sandbox.cloned(),
     };
     let entry = checkout(&key, opts)?;
     let result = f(&entry.shell);
@@ -192,6 +216,7 @@ fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
         session_env: opts.session_env.clone(),
         snapshot: opts.snapshot.clone(),
         prefix: opts.prefix.clone(),
+        sandbox: key.sandbox.clone(),
         ..ShellOptions::default()
     })?;
     let entry = Arc::new(Entry {

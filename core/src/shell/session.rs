@@ -45,10 +45,11 @@ use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{
-    Read, Waker, output_pipe, poll, pollin, read, ready, send_all, socketpair,
+    Read, Waker, named_pipe, output_pipe, poll, pollin, read, ready, send_all, socketpair,
 };
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
+use crate::process::sandbox::{Confinement, SandboxApplied, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
@@ -74,6 +75,10 @@ struct Config {
     artifacts: Option<crate::artifact::ArtifactStore>,
     ladder: KillLadder,
     job_artifact_cap: u64,
+    /// What every bash of the session enters (see [`crate::process::sandbox`]).
+    confinement: Option<Arc<Confinement>>,
+    /// Where a sandboxed session's pipes are FIFOs (see [`named_pipe`]).
+    fifos: Option<PathBuf>,
 }
 
 /// A live bash process and our ends of its pipes.
@@ -95,6 +100,9 @@ struct Bash {
     /// When it must have answered its start-up text (set when a run first
     /// waits for it).
     ready_by: Option<Instant>,
+    /// Where its pipes are FIFOs (a sandboxed session: see
+    /// [`named_pipe`]); `None`: plain pipes, opened through `/proc`.
+    fifos: Option<PathBuf>,
 }
 
 struct State {
@@ -127,6 +135,9 @@ pub struct Shell {
     waker: Arc<Waker>,
     /// What runs left writing in the background.
     jobs: JobTable,
+    /// The session's sandbox (its temp directory, cgroups), closed with it.
+    sandbox: Mutex<Option<SessionSandbox>>,
+    sandbox_applied: Option<SandboxApplied>,
 }
 
 /// How the event loop of one run ended.
@@ -173,12 +184,26 @@ impl Shell {
         let snapshot = snapshot
             .map(|p| utf8_path(&p).map(str::to_string))
             .transpose()?;
+        let mut env = build_env(
+            &opts.env_policy,
+            opts.non_interactive_env,
+            &opts.session_env,
+        );
+        let sandbox = match &opts.sandbox {
+            Some(policy) => {
+                let sandbox = SessionSandbox::for_shell(
+                    policy,
+                    &cwd,
+                    &shell,
+                    snapshot.as_deref().map(Path::new),
+                )?;
+                sandbox.set_tmpdir(&mut env);
+                Some(sandbox)
+            }
+            None => None,
+        };
         let config = Config {
-            env: build_env(
-                &opts.env_policy,
-                opts.non_interactive_env,
-                &opts.session_env,
-            ),
+            env,
             unset_script: opts.env_policy.bash_unset_script(),
             shell,
             snapshot,
@@ -187,6 +212,8 @@ impl Shell {
             artifacts: opts.artifacts.clone(),
             ladder: opts.kill_ladder,
             job_artifact_cap: opts.job_artifact_cap,
+            confinement: sandbox.as_ref().map(SessionSandbox::confinement),
+            fifos: sandbox.as_ref().map(|s| s.pipes().to_path_buf()),
         };
         let queue: Arc<Queue> = Arc::default();
         let shell = Shell {
@@ -207,6 +234,8 @@ impl Shell {
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
             jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
+            sandbox_applied: sandbox.as_ref().map(|s| s.applied().clone()),
+            sandbox: Mutex::new(sandbox),
         };
         {
             let mut state = shell.state.lease();
@@ -591,7 +620,12 @@ impl Shell {
 
     /// Has the session's bash write its state (see [`state`]) and reads it.
     fn dump_state(&self, bash: &mut Bash) -> Result<Vec<u8>> {
-        let path = private_dir::private_dir()?.join(private_dir::unique_name("state"));
+        // A sandboxed bash writes only where its sandbox lets it.
+        let dir = match lock(&self.sandbox).as_ref() {
+            Some(sandbox) => sandbox.dir().to_path_buf(),
+            None => private_dir::private_dir()?.clone(),
+        };
+        let path = dir.join(private_dir::unique_name("state"));
         let failed =
             |why: String| Error::Spawn(format!("the session's bash did not give its state: {why}"));
         bash.seq = (bash.seq + 1) % SEQ_MODULUS;
@@ -625,7 +659,7 @@ impl Shell {
         // The command's record carries its exit status.
         let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
-        let release = "exec >/dev/null 2>&1 62>&-; builtin read -r -N 1 -u 63 _";
+        let release = "exec 60>&- 62>&-; builtin read -r -N 1 -u 63 _";
         let _ = send_all(&old.input, &protocol::run(old.seq, Kind::Script, release));
         let Bash {
             child,
@@ -746,6 +780,7 @@ impl Shell {
             stdin: opts.stdin,
             pty: opts.pty,
             grace: self.config.ladder.grace,
+            sandbox: self.config.confinement.clone(),
         });
         let jobs::Launched {
             control,
@@ -886,6 +921,14 @@ impl Shell {
             .collect()
     }
 
+    /// What of the session's sandbox is in force; `None`: the session has
+    /// no sandbox. Everything asked is, unless the sandbox was made with
+    /// `best_effort` on a kernel or host lacking something: then
+    /// [`SandboxApplied::not_applied`] names it.
+    pub fn sandbox_applied(&self) -> Option<&SandboxApplied> {
+        self.sandbox_applied.as_ref()
+    }
+
     /// The session's current working directory, as the last run left it
     /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
@@ -918,6 +961,9 @@ impl Shell {
             reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
+        if let Some(sandbox) = lock(&self.sandbox).as_mut() {
+            sandbox.close();
+        }
     }
 
     /// Refuses a place taken on another shell (it would never be served).
@@ -967,15 +1013,17 @@ impl Shell {
             },
             cwd: Some(cwd.to_path_buf()),
             on_host_death: HostDeath::Freeze,
+            sandbox: self.config.confinement.clone(),
             ..Launch::default()
         };
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
+        let fifos = self.config.fifos.clone();
         let Supervised {
             child,
             out,
             status,
             pidfd,
-        } = spawn_supervised(launch, stdin, Some(theirs))?;
+        } = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
         let bash = Bash {
             child,
             input,
@@ -988,6 +1036,7 @@ impl Shell {
             replaced: false,
             restore,
             ready_by: None,
+            fifos,
         };
         let text = self.startup_text(&bash, true);
         if let Err(e) = send_all(&bash.input, &text) {
@@ -1034,7 +1083,10 @@ impl Shell {
                 &self.config.unset_script
             },
             restore,
-            host: std::process::id(),
+            pipes: &match &bash.fifos {
+                Some(dir) => dir.to_string_lossy().into_owned(),
+                None => format!("/proc/{}/fd", std::process::id()),
+            },
             status_fd: bash.status.as_raw_fd(),
             out_fd: bash.out.as_raw_fd(),
             shell: &shell,
@@ -1138,7 +1190,10 @@ fn check_command(command: &str, env: &[(String, String)]) -> Result<()> {
 /// `None` when nothing does, or when bash could not take the new pipe (it
 /// then keeps the old one).
 fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>> {
-    let (read_end, write_end) = output_pipe()?;
+    let (read_end, write_end) = match &bash.fifos {
+        Some(dir) => named_pipe(dir)?,
+        None => output_pipe()?,
+    };
     // bash opens the read end for writing: ours is not needed.
     drop(write_end);
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;

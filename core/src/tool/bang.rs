@@ -52,6 +52,9 @@ pub struct BashSessionConfig {
     pub session_env: Vec<(String, String)>,
     /// Records kept (the oldest are dropped first).
     pub max_records: usize,
+    /// The session's sandbox (see [`crate::ShellOptions::sandbox`]);
+    /// `None`: none.
+    pub sandbox: Option<crate::Sandbox>,
 }
 
 impl Default for BashSessionConfig {
@@ -65,6 +68,7 @@ impl Default for BashSessionConfig {
             snapshot: Snapshot::Auto,
             session_env: Vec::new(),
             max_records: DEFAULT_MAX_RECORDS,
+            sandbox: None,
         }
     }
 }
@@ -195,6 +199,7 @@ impl BashSession {
             session_env: self.config.session_env.clone(),
             snapshot: self.config.snapshot.clone(),
             prefix: self.config.prefix.clone(),
+            sandbox: self.config.sandbox.clone(),
             artifacts: Some(ArtifactStore::for_option(
                 self.config.artifacts_dir.clone(),
             )?),

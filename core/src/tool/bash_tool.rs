@@ -38,6 +38,7 @@ use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::jobs::JobOptions;
 use crate::output::{OutputSink, Sanitizer};
+use crate::process::sandbox::Sandbox;
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::shell::reentry::BusyKey;
@@ -101,6 +102,10 @@ pub struct BashToolConfig {
     /// (see [`crate::RunOptions::yield_after`]); `None`: the call waits
     /// for the command or its timeout.
     pub auto_background_after: Option<Duration>,
+    /// The sandbox commands run in (see [`crate::Sandbox`]): the project
+    /// directory `cwd` is writable besides its `writable` paths. The tool's
+    /// description then says what the sandbox allows. `None`: none.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl BashToolConfig {
@@ -124,6 +129,7 @@ impl BashToolConfig {
             pty_cols: crate::pty::DEFAULT_COLS,
             pty_rows: crate::pty::DEFAULT_ROWS,
             auto_background_after: None,
+            sandbox: None,
         }
     }
 }
@@ -246,6 +252,10 @@ impl BashTool {
             let host = std::env::current_dir()
                 .map_err(|e| Error::io("cannot read the current directory", e))?;
             config.cwd = host.join(&config.cwd);
+        }
+        if let Some(sandbox) = &config.sandbox {
+            // Fail closed at once, not at the first call.
+            sandbox.check()?;
         }
         let intercept = match (&config.rules, config.interceptor) {
             (_, false) => Intercept::Off,
@@ -400,6 +410,16 @@ impl BashTool {
 
     /// The options that pick this tool's persistent session in the
     /// registry (the same for the [`super::JobTool`] of this tool).
+    /// The configured sandbox with the project directory writable.
+    pub(crate) fn sandbox(&self) -> Option<Sandbox> {
+        self.config.sandbox.clone().map(|mut sandbox| {
+            if !sandbox.writable.contains(&self.config.cwd) {
+                sandbox.writable.push(self.config.cwd.clone());
+            }
+            sandbox
+        })
+    }
+
     pub(crate) fn session_options(&self) -> ExecuteBashOptions {
         ExecuteBashOptions {
             session_key: self.config.session_key.clone(),
@@ -412,7 +432,7 @@ impl BashTool {
     }
 
     fn run_shell(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
-        registry::execute_bash(
+        registry::execute_bash_in(
             &call.command,
             ExecuteBashOptions {
                 cwd: Some(call.cwd),
@@ -424,6 +444,7 @@ impl BashTool {
                 yield_after: self.config.auto_background_after,
                 ..self.session_options()
             },
+            self.sandbox().as_ref(),
             on_chunk,
         )
     }
@@ -441,7 +462,11 @@ impl BashTool {
             stdin: true,
             ..JobOptions::new(args.command.clone())
         };
-        let started = registry::with_session(&self.session_options(), |shell| shell.start(opts));
+        let sandbox = self.sandbox();
+        let started =
+            registry::with_session_in(&self.session_options(), sandbox.as_ref(), |shell| {
+                shell.start(opts)
+            });
         match started.and_then(|r| r) {
             Ok(job) => Ok(ToolResult {
                 text: started_text(job, &args.command),
@@ -466,6 +491,7 @@ impl BashTool {
         opts.rows = self.config.pty_rows;
         opts.shell = self.config.shell.clone();
         opts.cancel = Some(call.cancel);
+        opts.sandbox = self.sandbox();
         opts.sink.head_lines = call.limits.head;
         opts.sink.artifact = call.artifact;
         let mut sanitizer = Sanitizer::new();

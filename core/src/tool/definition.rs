@@ -15,6 +15,7 @@
 //! [`BashToolArgs::from_json`]: super::BashToolArgs::from_json
 //! [`JobToolArgs::from_json`]: super::JobToolArgs::from_json
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -28,6 +29,7 @@ use crate::command::intercept::Interceptor;
 use crate::defaults;
 use crate::jobs::JobId;
 use crate::output::notice::format_size;
+use crate::process::sandbox::{Network, Sandbox};
 use crate::shell::result::seconds;
 
 /// What a host registers for one tool.
@@ -168,6 +170,10 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
             seconds(after)
         ));
     }
+    if let Some(sandbox) = &config.sandbox {
+        text.push_str("\n\n");
+        text.push_str(&sandbox_text(sandbox, &config.cwd));
+    }
     if let Some(interceptor) = interceptor {
         let mut refused: Vec<&str> = Vec::new();
         for rule in interceptor.active_rules(&config.tool_names) {
@@ -185,6 +191,70 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
             }
         }
     }
+    text
+}
+
+/// What the sandbox allows, for the model: why a command gets `Permission
+/// denied` or `Operation not permitted`.
+fn sandbox_text(sandbox: &Sandbox, cwd: &Path) -> String {
+    let mut writable = vec![cwd.display().to_string(), "$TMPDIR".to_string()];
+    for path in &sandbox.writable {
+        let shown = path.display().to_string();
+        if !writable.contains(&shown) {
+            writable.push(shown);
+        }
+    }
+    let mut text = format!(
+        "Commands run in a sandbox: files can be written only under {}",
+        writable.join(", ")
+    );
+    if let Some(readable) = &sandbox.readable {
+        let readable: Vec<String> = readable.iter().map(|p| p.display().to_string()).collect();
+        text.push_str(&format!(
+            "; read only there, under {} and the system directories",
+            readable.join(", ")
+        ));
+    }
+    match sandbox.network {
+        Network::Allow => text.push_str("; the network is open"),
+        Network::Deny if sandbox.allow_tcp_ports.is_empty() => {
+            text.push_str("; no network (no TCP, no UDP, no DNS; local UNIX sockets work)")
+        }
+        Network::Deny => {
+            let ports: Vec<String> = sandbox.allow_tcp_ports.iter().map(u16::to_string).collect();
+            text.push_str(&format!(
+                "; no network but TCP connections to port {} (no UDP, no DNS)",
+                ports.join(", ")
+            ));
+        }
+    }
+    let limits = &sandbox.limits;
+    let mut caps = Vec::new();
+    if let Some(n) = limits.cpu_seconds {
+        caps.push(format!("{n} s of CPU per process"));
+    }
+    if let Some(n) = limits.memory_bytes {
+        caps.push(format!("{} of memory per process", format_size(n)));
+    }
+    if let Some(n) = limits.file_size_bytes {
+        caps.push(format!("files of at most {}", format_size(n)));
+    }
+    if let Some(n) = limits.open_files {
+        caps.push(format!("{n} open files per process"));
+    }
+    if let Some(n) = limits.processes {
+        caps.push(format!("{n} processes at once"));
+    }
+    if let Some(n) = limits.session_memory_bytes {
+        caps.push(format!("{} of memory in all", format_size(n)));
+    }
+    if !caps.is_empty() {
+        text.push_str(&format!("; limits: {}", caps.join(", ")));
+    }
+    text.push_str(
+        ". What it refuses fails with `Permission denied` or `Operation not permitted`: do not \
+         retry it another way.",
+    );
     text
 }
 

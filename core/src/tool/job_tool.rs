@@ -70,6 +70,7 @@ pub struct JobToolArgs {
 /// The model's `job` tool, on the session of one [`BashTool`].
 pub struct JobTool {
     session: ExecuteBashOptions,
+    sandbox: Option<crate::Sandbox>,
     names: ToolNames,
     auto_background_after: Option<Duration>,
 }
@@ -80,6 +81,7 @@ impl JobTool {
         let config = bash.config();
         JobTool {
             session: bash.session_options(),
+            sandbox: bash.sandbox(),
             names: ToolNames {
                 bash: config.name.clone(),
                 job: config.job_tool_name.clone(),
@@ -104,7 +106,7 @@ impl JobTool {
         args: JobToolArgs,
         cancel: Option<CancelToken>,
     ) -> Result<ToolResult, ToolError> {
-        let found = registry::with_session(&self.session, |shell| {
+        let found = registry::with_session_in(&self.session, self.sandbox.as_ref(), |shell| {
             self.call(shell, &args, cancel.as_ref())
         });
         let text = match found {

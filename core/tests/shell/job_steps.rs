@@ -158,5 +158,6 @@ fn error_kind(error: &Error) -> &'static str {
         Error::Closed(_) => "closed",
         Error::TooManyJobs(_) => "too_many_jobs",
         Error::NoInput(_) => "no_input",
+        Error::SandboxUnavailable(_) => "sandbox_unavailable",
     }
 }

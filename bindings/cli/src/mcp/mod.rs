@@ -22,12 +22,13 @@ use conch_core::tool::{BashTool, BashToolConfig, JobTool};
 use rmcp::ServiceExt;
 
 use crate::args::HELP;
+use crate::sandbox_flags::SandboxFlags;
 use crate::tool_flags::ToolFlags;
 
 /// Serve the bash and job tools over MCP on stdin/stdout
 #[derive(clap::Args)]
 #[command(
-    override_usage = "conch mcp [--cwd DIR] [--artifacts DIR] [--tools a,b] [--interceptor FILE]",
+    override_usage = "conch mcp [--cwd DIR] [--artifacts DIR] [--tools a,b] [--interceptor FILE] [sandbox options]",
     help_template = HELP,
     after_help = "Client configuration, e.g.: {\"mcpServers\": {\"conch\": {\"command\": \"conch\", \
                   \"args\": [\"mcp\", \"--cwd\", \"/path/to/project\"]}}}"
@@ -38,6 +39,8 @@ pub struct Args {
     cwd: Option<PathBuf>,
     #[command(flatten)]
     tool: ToolFlags,
+    #[command(flatten)]
+    sandbox: SandboxFlags,
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
@@ -53,6 +56,7 @@ pub fn main(p: Args) -> Result<i32, String> {
         ));
     }
     p.tool.apply(&mut config)?;
+    config.sandbox = p.sandbox.policy()?;
     // Progress notifications need no more than a few a second.
     config.update_interval = server::UPDATE_INTERVAL;
     let bash = BashTool::new(config).map_err(|e| e.to_string())?;

@@ -17,6 +17,7 @@ from ._errors import (
     IoError as IoError,
     NoInputError as NoInputError,
     NotFoundError as NotFoundError,
+    SandboxUnavailableError as SandboxUnavailableError,
     SpawnError as SpawnError,
     ToolAbortError as ToolAbortError,
     ToolError as ToolError,
@@ -30,6 +31,30 @@ _Env = Mapping[str, str]
 _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
+
+class _SandboxLimits(TypedDict, total=False):
+    """Resource limits of a sandboxed session (each a whole number >= 1;
+    left out: no limit)."""
+
+    cpu_seconds: int
+    memory_bytes: int
+    file_size_bytes: int
+    open_files: int
+    processes: int
+    session_memory_bytes: int
+
+class _SandboxPolicy(TypedDict, total=False):
+    """``sandbox=``: what a sandboxed session may do (every key optional;
+    another key is an ``InvalidArgumentError``)."""
+
+    writable: Sequence[_Path]
+    readable: Sequence[_Path] | None
+    network: Literal["allow", "deny"]
+    allow_tcp_ports: Sequence[int]
+    limits: _SandboxLimits
+    best_effort: bool
+
+_Sandbox = _SandboxPolicy | bool | None
 
 class _InterceptorRule(TypedDict):
     """One interceptor rule (other keys are ignored)."""
@@ -133,6 +158,30 @@ class JobInfo:
     @property
     def artifact_truncated(self) -> bool: ...
 
+@final
+class SandboxApplied:
+    """What of a session's sandbox is in force, as ``Shell.sandbox_applied``
+    returns it (same fields in every face)."""
+
+    @property
+    def landlock_abi(self) -> int: ...
+    @property
+    def filesystem(self) -> bool: ...
+    @property
+    def network(self) -> bool: ...
+    @property
+    def tcp_ports(self) -> bool: ...
+    @property
+    def scopes(self) -> bool: ...
+    @property
+    def limits(self) -> bool: ...
+    @property
+    def processes(self) -> bool: ...
+    @property
+    def session_memory(self) -> bool: ...
+    @property
+    def not_applied(self) -> list[str]: ...
+
 _Signal = str | int
 
 @final
@@ -156,6 +205,7 @@ class Shell:
         max_jobs: int = 16,
         job_artifact_cap: int = 1073741824,
         on_job_exit: Callable[[JobInfo], object] | None = None,
+        sandbox: _Sandbox = None,
     ) -> Self: ...
     def run(
         self,
@@ -240,6 +290,8 @@ class Shell:
         self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
     ) -> int | None: ...
     @property
+    def sandbox_applied(self) -> SandboxApplied | None: ...
+    @property
     def cwd(self) -> Path: ...
     def close(self) -> None: ...
     def __enter__(self) -> Self: ...
@@ -273,6 +325,7 @@ def execute_shell(
     artifacts_dir: _Path | ArtifactStore | None = None,
     inherit_env: _Inherit = "all",
     exclude_env: Sequence[str] = (),
+    sandbox: _Sandbox = None,
 ) -> BashResult:
     """Runs ``command`` once in a fresh ``<shell> -c`` process."""
 
@@ -292,6 +345,7 @@ async def execute_shell_async(
     artifacts_dir: _Path | ArtifactStore | None = None,
     inherit_env: _Inherit = "all",
     exclude_env: Sequence[str] = (),
+    sandbox: _Sandbox = None,
 ) -> BashResult: ...
 def execute_bash(
     command: str,
@@ -309,6 +363,7 @@ def execute_bash(
     head: int | None = None,
     tail: int | None = None,
     artifacts_dir: _Path | ArtifactStore | None = None,
+    sandbox: _Sandbox = None,
 ) -> BashResult:
     """Runs ``command`` in a cached persistent session (by ``session_key``)."""
 
@@ -328,6 +383,7 @@ async def execute_bash_async(
     head: int | None = None,
     tail: int | None = None,
     artifacts_dir: _Path | ArtifactStore | None = None,
+    sandbox: _Sandbox = None,
 ) -> BashResult: ...
 def close_session(session_key: str) -> None: ...
 def close_all_sessions() -> None: ...
@@ -438,6 +494,7 @@ class PtySession:
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
         max_bytes: int = 51200,
+        sandbox: _Sandbox = None,
     ) -> PtyResult: ...
     async def start_async(
         self,
@@ -452,6 +509,7 @@ class PtySession:
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
         max_bytes: int = 51200,
+        sandbox: _Sandbox = None,
     ) -> PtyResult: ...
     def write(self, data: str | bytes) -> None: ...
     def write_key(self, key: str) -> None: ...
@@ -548,6 +606,7 @@ class BashTool:
         auto_background_after: float | None = None,
         name: str | None = None,
         job_tool_name: str | None = None,
+        sandbox: _Sandbox = None,
     ) -> Self: ...
     def definition(self) -> _ToolDefinition: ...
     def execute(

@@ -49,6 +49,13 @@ class NoInputError(ConchError):
     running."""
 
 
+class SandboxUnavailableError(ConchError):
+    """The ``sandbox`` asked for cannot be enforced on this machine: the
+    kernel lacks a feature the policy needs (Landlock, a Landlock ABI,
+    seccomp, a cgroup controller). ``str(e)`` names it. Nothing was started;
+    ``best_effort=True`` in the sandbox applies what the kernel supports."""
+
+
 class InternalError(ConchError, RuntimeError):
     """A bug in conch: the native code panicked (``str(e)`` is ``conch
     panicked: <what>``). Also a ``RuntimeError``. The call did not complete;
@@ -92,6 +99,7 @@ __all__ = [
     "IoError",
     "NoInputError",
     "NotFoundError",
+    "SandboxUnavailableError",
     "SpawnError",
     "ToolAbortError",
     "ToolError",

@@ -1,0 +1,185 @@
+//! The sandbox options `conch run`, `rpc` and `mcp` share: any of them
+//! turns the sandbox on (`--sandbox` alone: the defaults, writes only in the
+//! cwd and `$TMPDIR`, no network). Values are checked by the core's
+//! parsers, so every face accepts and refuses the same ones.
+
+use std::path::PathBuf;
+
+use conch_core::process::sandbox::{limit_option, port_option};
+use conch_core::shell::options::parse_option;
+use conch_core::{Limits, Network, Sandbox};
+
+#[derive(clap::Args, Debug, Default)]
+pub struct SandboxFlags {
+    /// run every command in a sandbox: writes only in the cwd and
+    /// $TMPDIR, no network (the flags below imply it)
+    #[arg(long)]
+    sandbox: bool,
+    /// a directory the commands may write too (repeatable)
+    #[arg(long = "sandbox-write", value_name = "DIR", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    write: Vec<PathBuf>,
+    /// read only this directory (and the system's; repeatable)
+    #[arg(long = "sandbox-read", value_name = "DIR", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    read: Vec<PathBuf>,
+    /// no network (the sandbox's default)
+    #[arg(long = "no-network")]
+    no_network: bool,
+    /// the network in the sandbox: allow or deny (default deny)
+    #[arg(long, value_name = "allow|deny")]
+    network: Option<String>,
+    /// a TCP port the commands may connect to without network (repeatable)
+    #[arg(long = "allow-tcp-port", value_name = "N", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    allow_tcp_port: Vec<f64>,
+    /// CPU seconds of each process
+    #[arg(long = "limit-cpu", value_name = "SECS", allow_hyphen_values = true)]
+    limit_cpu: Option<f64>,
+    /// address space of each process, in bytes
+    #[arg(
+        long = "limit-memory",
+        value_name = "BYTES",
+        allow_hyphen_values = true
+    )]
+    limit_memory: Option<f64>,
+    /// largest file a process may write, in bytes
+    #[arg(
+        long = "limit-file-size",
+        value_name = "BYTES",
+        allow_hyphen_values = true
+    )]
+    limit_file_size: Option<f64>,
+    /// open files of each process (>= 64)
+    #[arg(
+        long = "limit-open-files",
+        value_name = "N",
+        allow_hyphen_values = true
+    )]
+    limit_open_files: Option<f64>,
+    /// processes of the whole session at once (a cgroup)
+    #[arg(long = "limit-processes", value_name = "N", allow_hyphen_values = true)]
+    limit_processes: Option<f64>,
+    /// memory of the whole session, in bytes (a cgroup)
+    #[arg(
+        long = "limit-session-memory",
+        value_name = "BYTES",
+        allow_hyphen_values = true
+    )]
+    limit_session_memory: Option<f64>,
+    /// apply what this kernel supports instead of failing
+    #[arg(long = "sandbox-best-effort")]
+    best_effort: bool,
+}
+
+impl SandboxFlags {
+    /// The sandbox the flags ask for; `None` when no flag is given.
+    pub fn policy(self) -> Result<Option<Sandbox>, String> {
+        let limit = |name: &str, value: Option<f64>| {
+            value
+                .map(|v| limit_option(name, v))
+                .transpose()
+                .map_err(|e| e.to_string())
+        };
+        let limits = Limits {
+            cpu_seconds: limit("--limit-cpu", self.limit_cpu)?,
+            memory_bytes: limit("--limit-memory", self.limit_memory)?,
+            file_size_bytes: limit("--limit-file-size", self.limit_file_size)?,
+            open_files: limit("--limit-open-files", self.limit_open_files)?,
+            processes: limit("--limit-processes", self.limit_processes)?,
+            session_memory_bytes: limit("--limit-session-memory", self.limit_session_memory)?,
+        };
+        let network = match &self.network {
+            Some(text) => {
+                let network: Network =
+                    parse_option("--network", text).map_err(|e| e.to_string())?;
+                if self.no_network && network == Network::Allow {
+                    return Err("--no-network and --network allow contradict each other".into());
+                }
+                Some(network)
+            }
+            None => self.no_network.then_some(Network::Deny),
+        };
+        let ports = self
+            .allow_tcp_port
+            .iter()
+            .map(|&p| port_option("--allow-tcp-port", p).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<u16>, String>>()?;
+        let on = self.sandbox
+            || !self.write.is_empty()
+            || !self.read.is_empty()
+            || network.is_some()
+            || !ports.is_empty()
+            || limits.any()
+            || self.best_effort;
+        if !on {
+            return Ok(None);
+        }
+        if network == Some(Network::Allow) && !ports.is_empty() {
+            return Err("--allow-tcp-port needs the network denied (it is allowed)".into());
+        }
+        Ok(Some(Sandbox {
+            writable: self.write,
+            readable: (!self.read.is_empty()).then_some(self.read),
+            network: network.unwrap_or_default(),
+            allow_tcp_ports: ports,
+            limits,
+            best_effort: self.best_effort,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    #[command(args_override_self = true)]
+    struct Cli {
+        #[command(flatten)]
+        flags: SandboxFlags,
+    }
+
+    fn policy(line: &str) -> Result<Option<Sandbox>, String> {
+        let words = std::iter::once("conch").chain(line.split_whitespace());
+        Cli::try_parse_from(words).unwrap().flags.policy()
+    }
+
+    #[test]
+    fn no_flag_no_sandbox_and_any_flag_implies_it() {
+        assert_eq!(policy("").unwrap(), None);
+        assert_eq!(policy("--sandbox").unwrap(), Some(Sandbox::default()));
+        let s = policy("--sandbox-write /a --sandbox-write /b --allow-tcp-port 8080").unwrap();
+        let s = s.unwrap();
+        assert_eq!(s.writable, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!(s.allow_tcp_ports, vec![8080]);
+        assert_eq!(s.network, Network::Deny);
+        let s = policy("--network allow --limit-cpu 5 --limit-processes 50").unwrap();
+        let s = s.unwrap();
+        assert_eq!(s.network, Network::Allow);
+        assert_eq!(s.limits.cpu_seconds, Some(5));
+        assert_eq!(s.limits.processes, Some(50));
+        assert!(
+            policy("--sandbox-best-effort")
+                .unwrap()
+                .unwrap()
+                .best_effort
+        );
+        let s = policy("--sandbox-read /src").unwrap().unwrap();
+        assert_eq!(s.readable, Some(vec![PathBuf::from("/src")]));
+    }
+
+    #[test]
+    fn bad_values_are_refused_in_the_cores_words() {
+        assert_eq!(
+            policy("--limit-cpu 0").unwrap_err(),
+            "--limit-cpu must be >= 1 (a whole number), got 0"
+        );
+        assert_eq!(
+            policy("--network off").unwrap_err(),
+            r#"--network must be "allow" or "deny", got "off""#
+        );
+        assert!(policy("--allow-tcp-port 70000").is_err());
+        assert!(policy("--no-network --network allow").is_err());
+        assert!(policy("--network allow --allow-tcp-port 80").is_err());
+    }
+}

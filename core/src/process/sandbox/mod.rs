@@ -1,0 +1,204 @@
+//! The sandbox a host may put around what the model runs: which paths the
+//! session may write (and read), whether it may open network sockets, and
+//! resource limits. Off unless a host asks for it ([`crate::ShellOptions`]
+//! `sandbox: None` costs nothing); on, it is applied to bash before bash
+//! runs anything and inherited by everything bash starts, so no command can
+//! step outside it or lift it.
+//!
+//! This module holds the policy as every face builds it, and its one parser
+//! of the values a face receives. Fail closed: a policy the kernel cannot
+//! enforce is [`crate::Error::SandboxUnavailable`] when the shell is
+//! created, never a sandbox silently weaker than asked, unless the host sets
+//! [`Sandbox::best_effort`].
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+mod cgroup;
+mod confine;
+mod session;
+
+pub use confine::Confinement;
+pub use session::{Extra, SessionSandbox, TEST_LANDLOCK_ABI_VAR, landlock_abi};
+
+use crate::error::{BadValue, Result};
+use crate::shell::options::Number;
+
+/// What a sandboxed session may do. Built by a host; [`Default`] is the
+/// strict policy: write only in the session's cwd and its private temp
+/// directory, read everywhere, no network, no limits.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Sandbox {
+    /// Paths the session may write, beyond the two it always may: its
+    /// starting cwd and a private temp directory made for it and given to
+    /// bash as `TMPDIR`. A directory covers everything below it.
+    pub writable: Vec<PathBuf>,
+    /// Paths the session may read; `None`: every path. The writable paths
+    /// and what bash itself needs to start (its binary, libraries, `/dev`)
+    /// are readable either way.
+    pub readable: Option<Vec<PathBuf>>,
+    pub network: Network,
+    /// TCP ports the session may connect to while `network` is
+    /// [`Network::Deny`].
+    pub allow_tcp_ports: Vec<u16>,
+    pub limits: Limits,
+    /// Apply what the kernel supports and go on without the rest, instead
+    /// of failing. What was applied is then reported by the session.
+    pub best_effort: bool,
+}
+
+impl Sandbox {
+    /// Whether this kernel and host can give the sandbox, without starting
+    /// anything: makes it (a ruleset, a filter, cgroups) and removes it
+    /// again. [`crate::Error::SandboxUnavailable`] names what is missing;
+    /// with `best_effort`, the result says what would not apply.
+    pub fn check(&self) -> Result<SandboxApplied> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| crate::Error::io("cannot read the current directory", e))?;
+        let shell = std::path::Path::new("/bin/sh");
+        let sandbox = SessionSandbox::for_shell(self, &cwd, shell, None)?;
+        Ok(sandbox.applied().clone())
+    }
+}
+
+/// Whether a sandboxed session may open network sockets. `AF_UNIX`
+/// sockets (local IPC, not the network) are always allowed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Network {
+    /// Every socket family.
+    Allow,
+    /// No socket but `AF_UNIX`: no TCP, no UDP (so no DNS), no raw socket.
+    #[default]
+    Deny,
+}
+
+/// `"allow"` or `"deny"`.
+impl FromStr for Network {
+    type Err = BadValue;
+
+    fn from_str(text: &str) -> Result<Self, BadValue> {
+        match text {
+            "allow" => Ok(Network::Allow),
+            "deny" => Ok(Network::Deny),
+            _ => Err(BadValue::new(
+                r#""allow" or "deny""#,
+                format_args!("{text:?}"),
+            )),
+        }
+    }
+}
+
+/// Resource limits of a sandboxed session; `None`: no limit. The first four
+/// bind each process a command starts (not bash itself, whose own use is
+/// the session's); the last two bind the session as a whole.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// CPU time of each process, in seconds (`RLIMIT_CPU`).
+    pub cpu_seconds: Option<u64>,
+    /// Address space of each process, in bytes (`RLIMIT_AS`).
+    pub memory_bytes: Option<u64>,
+    /// Largest file a process may write, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: Option<u64>,
+    /// Descriptors each process may hold open (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+    /// Processes the whole session may have at once (a cgroup's
+    /// `pids` cap: a count per user, `RLIMIT_NPROC`, does not bind root).
+    pub processes: Option<u64>,
+    /// Memory the whole session may use at once, in bytes (a cgroup's
+    /// memory cap).
+    pub session_memory_bytes: Option<u64>,
+}
+
+impl Limits {
+    /// Whether any limit is set.
+    pub fn any(&self) -> bool {
+        *self != Limits::default()
+    }
+}
+
+/// What of a session's sandbox is in force ([`crate::Shell::sandbox_applied`]):
+/// everything the policy asked for, unless it was made with
+/// [`Sandbox::best_effort`] on a kernel or host that lacks something,
+/// which [`SandboxApplied::not_applied`] then names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxApplied {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// The filesystem rules (Landlock).
+    pub filesystem: bool,
+    /// The socket filter of [`Network::Deny`] (seccomp); `false` with
+    /// [`Network::Allow`].
+    pub network: bool,
+    /// The allowed TCP ports (Landlock ABI 4); `false` when none are asked.
+    pub tcp_ports: bool,
+    /// No signal to, and no abstract UNIX socket of, a process outside the
+    /// sandbox (Landlock ABI 6): applied when the kernel has it, never
+    /// required.
+    pub scopes: bool,
+    /// The per-process limits (rlimits: always applied).
+    pub limits: bool,
+    /// [`Limits::processes`] (a cgroup); `false` when not asked.
+    pub processes: bool,
+    /// [`Limits::session_memory_bytes`] (a cgroup); `false` when not asked.
+    pub session_memory: bool,
+    /// What was asked and did not apply, each with why.
+    pub not_applied: Vec<String>,
+}
+
+/// A limit as a face receives it, named `name` there: a whole number >= 1
+/// (a limit of nothing would stop every command; leave it out for none).
+pub fn limit_option(name: &str, value: impl Number) -> Result<u64> {
+    value
+        .whole()
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value.shown()).named(name))
+}
+
+/// A TCP port as a face receives it, named `name` there: 1 to 65535.
+pub fn port_option(name: &str, value: impl Number) -> Result<u16> {
+    value
+        .whole()
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|&n| n >= 1)
+        .ok_or_else(|| BadValue::new("a TCP port, 1 to 65535", value.shown()).named(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shell::options::parse_option;
+
+    #[test]
+    fn network_parses_allow_and_deny_only() {
+        assert_eq!("allow".parse(), Ok(Network::Allow));
+        assert_eq!("deny".parse(), Ok(Network::Deny));
+        let err = parse_option::<Network>("network", "off").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"network must be "allow" or "deny", got "off""#
+        );
+    }
+
+    #[test]
+    fn limits_and_ports_refuse_what_cannot_be_meant() {
+        assert_eq!(limit_option("cpu_seconds", 5i64).unwrap(), 5);
+        let zero = limit_option("cpu_seconds", 0i64).unwrap_err();
+        assert_eq!(
+            zero.to_string(),
+            "cpu_seconds must be >= 1 (a whole number), got 0"
+        );
+        assert!(limit_option("cpuSeconds", 1.5f64).is_err());
+        assert_eq!(port_option("port", 8080.0f64).unwrap(), 8080);
+        for bad in [0i64, 65536, -1] {
+            assert!(port_option("port", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_default_policy_is_strict() {
+        let policy = Sandbox::default();
+        assert_eq!(policy.network, Network::Deny);
+        assert!(policy.writable.is_empty() && policy.readable.is_none());
+        assert!(!policy.limits.any() && !policy.best_effort);
+    }
+}

@@ -1,0 +1,250 @@
+//! `conch_sandbox`: the sandbox a C host puts around a shell, translated to
+//! the core's [`Sandbox`]. Zero means the default of each field (the strict
+//! policy); every value is checked by the core's parser of that option,
+//! under the field's name, so C refuses what every face refuses.
+
+use std::ffi::{c_char, c_int};
+use std::path::PathBuf;
+
+use conch_core::process::sandbox::{SandboxApplied, limit_option, port_option};
+use conch_core::{BadValue, Error, Limits, Network, Sandbox};
+
+use crate::boundary::{self, free_c_string, into_raw_or_null, opt_c_owned, opt_str_list, out_arg};
+use crate::handle::{self, Castable, OwnershipBox};
+use crate::shell::conch_shell;
+use crate::status::{FfiError, FfiResult};
+
+/// Whether a sandboxed session may open network sockets (the `network`
+/// field of `conch_sandbox`, an `int32_t`). `AF_UNIX` sockets are always
+/// allowed.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum conch_network {
+    /// No socket but `AF_UNIX`: no TCP (but to `allow_tcp_ports`), no UDP
+    /// (so no DNS). The default (0).
+    CONCH_NETWORK_DENY = 0,
+    /// Every socket family.
+    CONCH_NETWORK_ALLOW = 1,
+}
+
+/// Resource limits of a sandboxed session; 0: no limit.
+#[repr(C)]
+pub struct conch_sandbox_limits {
+    /// CPU seconds of each process a command starts (`RLIMIT_CPU`).
+    pub cpu_seconds: u64,
+    /// Address space of each process, in bytes (`RLIMIT_AS`).
+    pub memory_bytes: u64,
+    /// Largest file a process may write, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: u64,
+    /// Descriptors each process may hold open (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+    /// Processes the whole session may have at once.
+    pub processes: u64,
+    /// Memory the whole session may use at once, in bytes.
+    pub session_memory_bytes: u64,
+}
+
+/// The sandbox around everything a shell runs, set in
+/// `conch_shell_options.sandbox`. Zero-initialize it (`= {0}`): that is the
+/// strict policy (write only in the session's cwd and its private temp
+/// directory, read everywhere, no network, no limits); then set what you
+/// need. A policy the kernel cannot enforce makes `conch_shell_new` fail
+/// with `CONCH_ERR_SANDBOX_UNAVAILABLE` (unless `best_effort`).
+#[repr(C)]
+pub struct conch_sandbox {
+    /// Paths the session may write besides its cwd and temp directory (a
+    /// directory covers everything below it), ended by a NULL pointer;
+    /// NULL: none.
+    pub writable: *const *const c_char,
+    /// Paths the session may read, ended by a NULL pointer; NULL: every
+    /// path. A list holding only the NULL terminator: none but the writable
+    /// paths and what bash needs to start.
+    pub readable: *const *const c_char,
+    /// A `conch_network` value; 0: `CONCH_NETWORK_DENY`.
+    pub network: i32,
+    /// TCP ports the session may connect to while the network is denied,
+    /// `allow_tcp_ports_count` of them (each 1 to 65535); NULL: none.
+    pub allow_tcp_ports: *const u16,
+    pub allow_tcp_ports_count: usize,
+    pub limits: conch_sandbox_limits,
+    /// true: apply what the kernel supports and go on without the rest,
+    /// instead of failing.
+    pub best_effort: bool,
+}
+
+/// The core policy of `sandbox`, whose fields are named `<prefix><field>`
+/// in errors (`opts->sandbox->limits.cpu_seconds`).
+///
+/// # Safety
+/// Every pointer field is NULL or valid, as documented on `conch_sandbox`.
+pub(crate) unsafe fn sandbox(sandbox: &conch_sandbox, prefix: &str) -> FfiResult<Sandbox> {
+    let refused = |e: conch_core::Error| FfiError::arg(e.to_string());
+    let paths = |list, name: &str| -> FfiResult<Option<Vec<PathBuf>>> {
+        // SAFETY: the caller's guarantee on the list fields.
+        Ok(unsafe { opt_str_list(list, &format!("{prefix}{name}")) }?
+            .map(|items| items.into_iter().map(PathBuf::from).collect()))
+    };
+    let network = match sandbox.network {
+        n if n == conch_network::CONCH_NETWORK_DENY as i32 => Network::Deny,
+        n if n == conch_network::CONCH_NETWORK_ALLOW as i32 => Network::Allow,
+        n => {
+            let bad = BadValue::new("CONCH_NETWORK_DENY or CONCH_NETWORK_ALLOW", n);
+            return Err(refused(bad.named(&format!("{prefix}network"))));
+        }
+    };
+    let ports: &[u16] = match (
+        sandbox.allow_tcp_ports.is_null(),
+        sandbox.allow_tcp_ports_count,
+    ) {
+        (_, 0) => &[],
+        (true, _) => {
+            return Err(FfiError::arg(format!(
+                "{prefix}allow_tcp_ports is NULL but {prefix}allow_tcp_ports_count is not 0"
+            )));
+        }
+        // SAFETY: the caller's guarantee: `count` ports at the pointer.
+        (false, count) => unsafe { std::slice::from_raw_parts(sandbox.allow_tcp_ports, count) },
+    };
+    let allow_tcp_ports = ports
+        .iter()
+        .enumerate()
+        .map(|(i, &port)| port_option(&format!("{prefix}allow_tcp_ports[{i}]"), i64::from(port)))
+        .collect::<Result<_, _>>()
+        .map_err(refused)?;
+    let limit = |value: u64, name: &str| -> FfiResult<Option<u64>> {
+        if value == 0 {
+            return Ok(None);
+        }
+        // One past `i64::MAX` is as unlimited as `i64::MAX`.
+        let value = i64::try_from(value).unwrap_or(i64::MAX);
+        limit_option(&format!("{prefix}limits.{name}"), value)
+            .map(Some)
+            .map_err(refused)
+    };
+    let l = &sandbox.limits;
+    Ok(Sandbox {
+        writable: paths(sandbox.writable, "writable")?.unwrap_or_default(),
+        readable: paths(sandbox.readable, "readable")?,
+        network,
+        allow_tcp_ports,
+        limits: Limits {
+            cpu_seconds: limit(l.cpu_seconds, "cpu_seconds")?,
+            memory_bytes: limit(l.memory_bytes, "memory_bytes")?,
+            file_size_bytes: limit(l.file_size_bytes, "file_size_bytes")?,
+            open_files: limit(l.open_files, "open_files")?,
+            processes: limit(l.processes, "processes")?,
+            session_memory_bytes: limit(l.session_memory_bytes, "session_memory_bytes")?,
+        },
+        best_effort: sandbox.best_effort,
+    })
+}
+
+/// An optional `const conch_sandbox *` field: NULL is no sandbox.
+///
+/// # Safety
+/// `p` is NULL or points to a valid `conch_sandbox`.
+pub(crate) unsafe fn opt_sandbox(
+    p: *const conch_sandbox,
+    prefix: &str,
+) -> FfiResult<Option<Sandbox>> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { p.as_ref() } {
+        None => Ok(None),
+        // SAFETY: forwarded from the caller.
+        Some(s) => unsafe { sandbox(s, prefix) }.map(Some),
+    }
+}
+
+/// What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
+/// returns it: everything asked, unless `best_effort` left out what the
+/// kernel lacks. Owned by the caller: free it with
+/// `conch_sandbox_applied_free`, which also frees `not_applied`.
+#[repr(C)]
+pub struct conch_sandbox_applied {
+    /// The kernel's Landlock ABI (0: none).
+    pub landlock_abi: u32,
+    /// The filesystem rules (Landlock).
+    pub filesystem: bool,
+    /// The socket filter of `CONCH_NETWORK_DENY` (seccomp); false with
+    /// `CONCH_NETWORK_ALLOW`.
+    pub network: bool,
+    /// The allowed TCP ports (Landlock ABI 4); false when none are asked.
+    pub tcp_ports: bool,
+    /// No signal to, nor abstract UNIX socket of, a process outside the
+    /// sandbox (Landlock ABI 6): applied when the kernel has it.
+    pub scopes: bool,
+    /// The per-process limits (always applied).
+    pub limits: bool,
+    /// `limits.processes` (a cgroup); false when not asked.
+    pub processes: bool,
+    /// `limits.session_memory_bytes` (a cgroup); false when not asked.
+    pub session_memory: bool,
+    /// What was asked and did not apply, each with why, one a line
+    /// (joined by `\n`, no final newline); NULL when everything applied.
+    pub not_applied: *const c_char,
+}
+
+impl Castable for conch_sandbox_applied {
+    type Ownership = OwnershipBox;
+    type RustType = conch_sandbox_applied;
+}
+
+/// The core's answer as C reads it (one allocation, and one string).
+fn applied_into_c(applied: &SandboxApplied) -> FfiResult<*mut conch_sandbox_applied> {
+    let not_applied =
+        opt_c_owned((!applied.not_applied.is_empty()).then(|| applied.not_applied.join("\n")))?;
+    Ok(handle::into_raw(conch_sandbox_applied {
+        landlock_abi: applied.landlock_abi,
+        filesystem: applied.filesystem,
+        network: applied.network,
+        tcp_ports: applied.tcp_ports,
+        scopes: applied.scopes,
+        limits: applied.limits,
+        processes: applied.processes,
+        session_memory: applied.session_memory,
+        not_applied: into_raw_or_null(not_applied),
+    }))
+}
+
+/// What of the shell's sandbox is in force. On `CONCH_OK`, `*out` is the
+/// answer (free it with `conch_sandbox_applied_free`). A shell started
+/// without a sandbox has none: `CONCH_ERR_NOT_FOUND` (`*out` untouched).
+/// Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`).
+///
+/// # Safety
+/// `shell` is a live handle; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_sandbox_applied(
+    shell: *mut conch_shell,
+    out: *mut *mut conch_sandbox_applied,
+) -> c_int {
+    boundary::status("conch_shell_sandbox_applied", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, out) = unsafe { (handle::to_arc(shell, "shell")?, out_arg(out, "out")?) };
+        let applied = shell
+            .sandbox_applied()
+            .ok_or_else(|| Error::NotFound("this shell has no sandbox".into()))?;
+        *out = applied_into_c(applied)?;
+        Ok(())
+    })
+}
+
+/// Frees what `conch_shell_sandbox_applied` returned, and its string. NULL
+/// is a no-op.
+///
+/// # Safety
+/// `applied` is NULL or returned by `conch_shell_sandbox_applied`, not
+/// freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_sandbox_applied_free(applied: *mut conch_sandbox_applied) {
+    boundary::quiet("conch_sandbox_applied_free", || {
+        // SAFETY: `applied` is NULL or came from `applied_into_c`, not freed
+        // before (caller's guarantee), and its string from
+        // `CString::into_raw`.
+        unsafe {
+            if let Some(a) = handle::take(applied) {
+                free_c_string(a.not_applied);
+            }
+        }
+    })
+}
