@@ -285,7 +285,7 @@ builtin shopt -u expand_aliases inherit_errexit shift_verbose sourcepath interac
 const LOOP: &str = concat!(
     "until { __conch_s=$?; ",
     unhijack!(),
-    "__conch_run= __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
+    "__conch_run=${__conch_h:0:8} __conch_ab=; [[ -z $__conch_int ]] || __conch_restore; \
 builtin printf '%s\\0%s\\0%s\\0' \"${__conch_h:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
 case $- in *[xv]*) __conch_f=$-; builtin set +vx; __conch_on=; \
 case $__conch_f in *x*) __conch_on='set -x'$'\\n';; esac; \
@@ -307,12 +307,15 @@ done; \
 { [[ -n $__conch_h ]] || builtin exit 0; } 2>/dev/null; builtin eval \"$__conch_loop\""
 );
 
-/// The signal that asks bash to abandon the command it runs (see
-/// [`UNWIND_TRAP`]): one no program sends by accident.
-pub fn unwind_signal() -> rustix::process::Signal {
-    // SAFETY: SIGRTMAX is the C library's own last real-time signal, in
-    // the range `from_raw_unchecked` requires.
-    unsafe { rustix::process::Signal::from_raw_unchecked(libc::SIGRTMAX()) }
+/// The signal that asks bash to abandon the command of run `seq` (see
+/// [`UNWIND_TRAP`]): one no program sends by accident, `RTMAX` for an
+/// even run and `RTMAX-1` for an odd one, so that bash can tell one meant
+/// for the run before from one meant for the run it is at.
+pub fn unwind_signal(seq: u64) -> rustix::process::Signal {
+    let odd = i32::from(seq % 2 == 1);
+    // SAFETY: SIGRTMAX and the one below it are the C library's own last
+    // real-time signals, in the range `from_raw_unchecked` requires.
+    unsafe { rustix::process::Signal::from_raw_unchecked(libc::SIGRTMAX() - odd) }
 }
 
 /// How bash abandons an interrupted command, as a terminal's Ctrl-C does,
@@ -320,10 +323,17 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// [`unwind_signal`], kills the command's processes and lets bash go on;
 /// bash then runs this trap before its next command:
 ///
-/// - before the command started (bash was still reading it: the loop sets
-///   `$__conch_run` as it starts the command and clears it at each turn),
-///   it only marks the run abandoned (`$__conch_ab`), and the loop skips
-///   the command: a `break` there would leave the loop halfway through
+/// - first, whether it is meant for the run bash is at: the one whose
+///   header it holds (`$__conch_h`), or the next one while it still holds
+///   the header of the run it last reported (each turn sets `$__conch_run`
+///   to that run's number, and the loop sets it to 1 as it starts the
+///   command). A signal of the other parity ([`unwind_signal`]) was meant
+///   for the run before, which has ended (a cancel from its last chunk's
+///   callback, say): it is dropped, so that it cannot skip or stop the
+///   next command (`!` and `&&`: no step of it fails under `set -e`);
+/// - before the command started (bash was still reading it), it only
+///   marks the run abandoned (`$__conch_ab`), and the loop skips the
+///   command: a `break` there would leave the loop halfway through
 ///   reading the run, out of step with the host;
 /// - at the top level of the command, `break 100000` leaves every loop,
 ///   the command's own and the one-pass `for` around it, and with them the
@@ -349,13 +359,20 @@ pub fn unwind_signal() -> rustix::process::Signal {
 /// and commands, so what runs still dies of SIGINT.
 const UNWIND_TRAP: &str = concat!(
     unhijack!(),
-    "if [[ -z $__conch_run ]]; then __conch_ab=1; \
+    "! [[ ${__conch_h:0:8} != \"$__conch_run\" ]]; (( (${__conch_h:7:1} + PARITY + $?) % 2 )) && \
+if [[ $__conch_run != 1 ]]; then __conch_ab=1; \
 elif [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
 elif [[ -z $__conch_int ]]; then __conch_int=1; \
 __conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
 builtin trap \"[[ -z \\$__conch_int || \\$BASH_COMMAND == *__conch_* ]] || \
 { if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi"
 );
+
+/// [`UNWIND_TRAP`] for the runs of one parity (0: even runs, `RTMAX`; 1:
+/// odd runs, `RTMAX-1`).
+fn unwind_trap(parity: u8) -> String {
+    UNWIND_TRAP.replacen("PARITY", &parity.to_string(), 1)
+}
 
 /// The helpers of [`UNWIND_TRAP`]: a function that returns its argument
 /// (a `DEBUG` trap's status is its last command's), and the restore.
@@ -466,11 +483,12 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     let _ = write!(
         boot,
-        "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap : INT; \
+        "{END_FUNCTION}; {UNWIND_FUNCTIONS}; builtin trap {} RTMAX; builtin trap {} RTMAX-1; builtin trap : INT; \
          builtin trap {} EXIT; __conch_loop={}; __conch_on= __conch_h=00000000 __conch_int= \
          __conch_o={} __conch_so={} __conch_oo={} __conch_sh={} __conch_a0={} __conch_boot={}; builtin unset -v __conch_c; }} 2>/dev/null; \
          builtin eval \"$__conch_loop\"",
-        single_quote(UNWIND_TRAP),
+        single_quote(&unwind_trap(0)),
+        single_quote(&unwind_trap(1)),
         single_quote(EXIT_TRAP),
         single_quote(LOOP),
         single_quote(start.pipes),

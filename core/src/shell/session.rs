@@ -672,7 +672,7 @@ impl Shell {
         let control = Control::new(
             child,
             input,
-            Role::Session { spared },
+            Role::Session { spared, seq },
             self.config.ladder.grace,
         );
         let timeout = opts.timeout;
@@ -1567,7 +1567,7 @@ fn drive_turns(
             // until bash runs again; then bash abandons the rest of the
             // line and reports, its state intact (protocol::UNWIND_TRAP).
             tree::signal_all(&[bash.pid()], Signal::STOP);
-            tree::signal_all(&[bash.pid()], protocol::unwind_signal());
+            tree::signal_all(&[bash.pid()], protocol::unwind_signal(bash.seq));
             lp.frozen = true;
         }
         match rung {
