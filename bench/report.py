@@ -263,7 +263,8 @@ def machine(load_at_start: str, hogs: int) -> list[str]:
         f"- Baselines: pexpect {pexpect}; pi-natives `Shell` from "
         f"@oh-my-pi/pi-natives-linux-x64 {package_version(modules / 'pi-natives-linux-x64' / 'package.json')}",
         f"- conch: commit {command('git', '-C', str(BENCH), 'rev-parse', '--short', 'HEAD')}"
-        + (f"; Node: {os.environ['BENCH_NODE_SOURCE']}" if os.environ.get("BENCH_NODE_SOURCE") else ""),
+        + (f"; Node: {os.environ['BENCH_NODE_SOURCE']}" if os.environ.get("BENCH_NODE_SOURCE") else "")
+        + (f"; Python: {os.environ['BENCH_PY_SOURCE']}" if os.environ.get("BENCH_PY_SOURCE") else ""),
     ]
 
 

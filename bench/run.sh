@@ -30,6 +30,12 @@
 #   BENCH_CONCH_NODE     directory of an already built conch Node package to
 #                        measure instead of building bindings/node (e.g. a
 #                        branch not yet merged); named in the machine section
+#   BENCH_CONCH_PY       the same for Python: a directory holding an already
+#                        built `conch` package (`conch/` with its
+#                        `_conch.abi3.so`, as `maturin develop` leaves
+#                        bindings/python/python), put first on PYTHONPATH
+#                        instead of building bindings/python; named in the
+#                        machine section
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -74,7 +80,15 @@ cargo build --release --quiet --manifest-path bench/rust/Cargo.toml
 RUST_BENCH=$CARGO_TARGET_DIR/release/conch-bench
 
 export BENCH_CONCH_PY_PENDING="pending: Python module not built (bindings/python is not on this branch)"
-if [ -f bindings/python/pyproject.toml ]; then
+if [ -n "${BENCH_CONCH_PY:-}" ]; then
+  if [ -f "$BENCH_CONCH_PY/conch/__init__.py" ]; then
+    unset BENCH_CONCH_PY_PENDING
+    export PYTHONPATH="$BENCH_CONCH_PY${PYTHONPATH:+:$PYTHONPATH}"
+    export BENCH_PY_SOURCE="prebuilt module from $BENCH_CONCH_PY"
+  else
+    export BENCH_CONCH_PY_PENDING="no conch/__init__.py in BENCH_CONCH_PY ($BENCH_CONCH_PY)"
+  fi
+elif [ -f bindings/python/pyproject.toml ]; then
   if (cd bindings/python && maturin develop --release --quiet) > "$WORK/python-build.log" 2>&1; then
     unset BENCH_CONCH_PY_PENDING
   else

@@ -30,7 +30,8 @@ pub use process::sandbox::{Limits, Network, Sandbox, SandboxApplied};
 pub use pty::{PtyOptions, PtyResult, PtySession};
 pub use shell::registry;
 pub use shell::{
-    BashResult, ExecuteOptions, Place, RunOptions, Shell, ShellOptions, Snapshot, execute_shell,
+    BashResult, ExecuteOptions, Place, Run, RunOptions, Shell, ShellOptions, Snapshot,
+    execute_shell,
 };
 pub use tool::render;
 pub use tool::{

@@ -237,18 +237,23 @@ impl Shell {
         };
         let Some(shell) = self.open() else {
             // Refused the way the core refuses a run of a closed session.
-            return quick::run(env, options.signal, on_chunk, cancel, |_| {
-                Err::<BashResult, _>(core_error(conch_core::Error::Closed("shell")))
-            });
+            return quick::run(
+                env,
+                options.signal,
+                on_chunk,
+                cancel,
+                quick::once(|| {
+                    Err::<BashResult, _>(core_error(conch_core::Error::Closed("shell")))
+                }),
+            );
         };
         // The place is taken here, on the JS thread: runs keep the order of
-        // the calls whichever pooled thread starts first.
+        // the calls whichever thread drives them.
         let place = shell.reserve().map_err(core_error)?;
-        quick::run(env, options.signal, on_chunk, cancel, move |chunks| {
-            shell
-                .run_in_place(place, opts, |c: &str| chunks.send(c))
-                .map(BashResult::from)
-                .map_err(core_error)
+        let mut run = core::Run::new(shell, place, opts);
+        quick::run(env, options.signal, on_chunk, cancel, move |until, sink| {
+            run.drive(until, sink)
+                .map(|result| result.map(BashResult::from).map_err(core_error))
         })
     }
 
@@ -313,9 +318,13 @@ impl Shell {
                 work().map_err(core_error)
             })
         } else {
-            quick::run(env, signal, None, cancel, move |_| {
-                work().map_err(core_error)
-            })
+            quick::run(
+                env,
+                signal,
+                None,
+                cancel,
+                quick::once(move || work().map_err(core_error)),
+            )
         }
     }
 

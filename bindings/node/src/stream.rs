@@ -211,6 +211,16 @@ impl<T: ToNapiValue + Send + 'static> Chunks<T> {
         }
     }
 
+    /// Records what the callback threw before these chunks took over
+    /// (delivered on the JS thread): nothing more is delivered, and
+    /// [`Chunks::finish`] returns it.
+    pub fn throw(&self, thrown: napi::Error) {
+        let mut queue = self.flow.lock();
+        if queue.thrown.is_none() {
+            queue.thrown = Some(thrown);
+        }
+    }
+
     /// Queues `value`, of about `bytes` bytes, for the callback (worker thread).
     pub fn send_value(&self, value: T, bytes: usize) {
         let Some(callback) = &self.callback else {

@@ -1,6 +1,13 @@
 //! Runs a blocking core call for Python: the GIL is released while it
 //! runs, chunk callbacks run on the calling thread, and Ctrl-C works.
 //!
+//! A call the core can drive in steps (a shell's run, `conch_core::Run`)
+//! runs on the calling thread itself ([`drive_here`]): each step up to
+//! [`SIGNAL_POLL`] with the GIL released, the GIL taken back for each
+//! chunk's callback and between steps to look for signals. No thread is
+//! woken to run it, which on a virtual machine costs more than a builtin
+//! command itself. Other calls go to a helper thread ([`offload`]):
+//!
 //! The core call runs on a pooled helper thread (`conch_threads`) and
 //! hands its chunks over a small bounded queue; the calling thread sleeps
 //! until the next one comes, with the GIL released,
@@ -27,7 +34,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::mpsc::{RecvTimeoutError, sync_channel};
-use std::time::Duration;
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use conch_core::CancelToken;
 use conch_core::shell::reentry::{self, Entered};
@@ -121,4 +129,55 @@ pub fn offload<T: Send + 'static>(
         return Err(err);
     }
     outcome
+}
+
+/// Drives a call on the calling thread, a step at a time: `step(until,
+/// sink)` drives it until `until` and says whether it ended. Between steps
+/// and after each chunk the thread looks for signals; the GIL is released
+/// while a step runs and taken back for each chunk's callback. A callback
+/// that raises, or a signal handler that raises, cancels the call through
+/// `cancel`; the exception is raised once the call has ended.
+pub fn drive_here<T: Send>(
+    py: Python<'_>,
+    on_chunk: Option<&Bound<'_, PyAny>>,
+    cancel: &CancelToken,
+    mut step: impl FnMut(Instant, &mut dyn FnMut(&str)) -> Poll<T> + Send,
+) -> PyResult<T> {
+    let callback = on_chunk.map(|c| c.clone().unbind());
+    let mut failure: Option<PyErr> = None;
+    let outcome = loop {
+        let polled = py.detach(|| {
+            step(Instant::now() + SIGNAL_POLL, &mut |chunk: &str| {
+                let Some(callback) = &callback else {
+                    return;
+                };
+                if failure.is_some() {
+                    return;
+                }
+                Python::attach(|py| {
+                    let err = match callback.bind(py).call1((chunk,)) {
+                        Ok(_) => py.check_signals().err(),
+                        Err(err) => Some(err),
+                    };
+                    if let Some(err) = err {
+                        failure = Some(err);
+                        cancel.cancel();
+                    }
+                });
+            })
+        });
+        if let Err(err) = py.check_signals()
+            && failure.is_none()
+        {
+            failure = Some(err);
+            cancel.cancel();
+        }
+        if let Poll::Ready(outcome) = polled {
+            break outcome;
+        }
+    };
+    match failure {
+        Some(err) => Err(err),
+        None => Ok(outcome),
+    }
 }

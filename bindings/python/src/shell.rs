@@ -20,7 +20,7 @@ use crate::convert::{
 use crate::errors::{guard, to_py};
 use crate::exit_hook;
 use crate::jobs::{PyJobInfo, PyJobPoll};
-use crate::offload::offload;
+use crate::offload::{drive_here, offload};
 use crate::open_shells;
 use crate::result::PyBashResult;
 use crate::sandbox::PySandboxApplied;
@@ -226,8 +226,10 @@ impl PyShell {
                 yield_after: seconds("yield_after", yield_after)?,
             };
             let shell = self.open()?;
-            let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-                shell.run(opts, sink)
+            let place = shell.reserve().map_err(to_py)?;
+            let mut run = shell::Run::new(shell, place, opts);
+            let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
+                run.drive(Some(until), sink)
             })?;
             result.map(PyBashResult::from).map_err(to_py)
         })

@@ -35,7 +35,8 @@ pub(crate) enum Role {
     /// command itself. `spared` are its children from before the command
     /// (earlier runs' background work): they are not the job's, and the
     /// root stays their subreaper until they end or the session closes.
-    Session { spared: Vec<Pid> },
+    /// `seq`: the run it was at (its unwind signal is that run's).
+    Session { spared: Vec<Pid>, seq: u64 },
 }
 
 /// A job's root and its ends of the job's descriptors.
@@ -59,6 +60,9 @@ pub(crate) struct Control {
     /// For [`Role::Session`]: the root runs the command itself, and its
     /// earlier children are spared.
     session: Option<Vec<Pid>>,
+    /// The signal that has the session's bash abandon the command (see
+    /// `shell::protocol`'s unwind trap); `None` for a bash started for the job.
+    unwind: Option<Signal>,
     file: Option<PathBuf>,
     grace: Duration,
 }
@@ -66,13 +70,19 @@ pub(crate) struct Control {
 impl Control {
     /// `hold`: the root waits until it closes.
     pub(crate) fn new(root: Process, hold: OwnedFd, role: Role, grace: Duration) -> Control {
-        let (input, terminal, file, session) = match role {
+        let (input, terminal, file, session, unwind) = match role {
             Role::Started {
                 input,
                 terminal,
                 file,
-            } => (input, terminal, Some(file), None),
-            Role::Session { spared } => (None, false, None, Some(spared)),
+            } => (input, terminal, Some(file), None, None),
+            Role::Session { spared, seq } => (
+                None,
+                false,
+                None,
+                Some(spared),
+                Some(crate::shell::protocol::unwind_signal(seq)),
+            ),
         };
         Control {
             pid: root.pid(),
@@ -82,6 +92,7 @@ impl Control {
             terminal,
             hold: Mutex::new(Some(hold)),
             session,
+            unwind,
             file,
             grace,
         }
@@ -179,8 +190,8 @@ impl Control {
             return;
         }
         tree::signal_all(&[self.pid], Signal::STOP);
-        if self.session.is_some() {
-            tree::signal_all(&[self.pid], crate::shell::protocol::unwind_signal());
+        if let Some(unwind) = self.unwind {
+            tree::signal_all(&[self.pid], unwind);
         }
         tree::climb_blocking(|| self.below(), self.grace);
         match self.session {

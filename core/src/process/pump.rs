@@ -36,6 +36,23 @@ impl<'a> Pump<'a> {
         }
     }
 
+    /// A pump with the sink and read buffer of an earlier one
+    /// ([`Pump::into_parts`]): a run driven in steps, each with the
+    /// callback of the thread driving it.
+    pub fn from_parts(parts: (OutputSink, Vec<u8>), on_chunk: &'a mut dyn FnMut(&str)) -> Self {
+        let (sink, buf) = parts;
+        Pump {
+            sink,
+            on_chunk,
+            buf,
+        }
+    }
+
+    /// The sink and the read buffer, for [`Pump::from_parts`].
+    pub fn into_parts(self) -> (OutputSink, Vec<u8>) {
+        (self.sink, self.buf)
+    }
+
     /// Reads what `fd` has now, up to `budget` bytes. `Ok(true)` at EOF.
     pub fn read_available(&mut self, fd: RawFd, budget: usize) -> io::Result<bool> {
         let mut taken = 0;

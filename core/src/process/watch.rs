@@ -75,6 +75,24 @@ impl<'w> Watch<'w> {
         })
     }
 
+    /// Marks the output and status pipes as closed, as an earlier
+    /// [`Watch`] of the same run found them ([`Watch::output_open`],
+    /// [`Watch::status_open`]): a run driven in steps.
+    pub fn resume(mut self, output_open: bool, status_open: bool) -> Self {
+        if !output_open {
+            self.fds[OUT].fd = -1;
+        }
+        if !status_open {
+            self.fds[STATUS].fd = -1;
+        }
+        self
+    }
+
+    /// Whether the output pipe is still open (not at its end).
+    pub fn output_open(&self) -> bool {
+        self.fds[OUT].fd >= 0
+    }
+
     /// Whether the status pipe is still open (the process may still write
     /// a status; closed also when it `exec`ed away).
     pub fn status_open(&self) -> bool {

@@ -19,4 +19,4 @@ pub use oneshot::{ExecuteOptions, execute_shell};
 pub use options::{RunOptions, ShellOptions, Snapshot};
 pub use queue::Place;
 pub use result::BashResult;
-pub use session::Shell;
+pub use session::{Run, Shell};

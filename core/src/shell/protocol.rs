@@ -33,9 +33,9 @@
 //! `EXIT` trap, and whether a command is running is whether the status
 //! descriptor is closed (it is, inside the command). The loop's working
 //! variables (`__conch_*`) exist between two commands only, and are unset
-//! before the next one starts. What stays visible are the session's three
-//! traps (`EXIT`, `SIGINT`, `SIGRTMAX`, in `trap -p`): they must be set
-//! while the command runs.
+//! before the next one starts. What stays visible are the session's four
+//! traps (`EXIT`, `SIGINT`, `SIGRTMAX`, `SIGRTMAX-1`, in `trap -p`): they
+//! must be set while the command runs.
 //!
 //! A command's stdout and stderr are one pipe the host reads. bash keeps
 //! it on [`OUTPUT_FD`] and gives it to each command's `eval`. The loop
@@ -126,7 +126,7 @@ impl Script<'_> {
                 single_quote(dir)
             );
         }
-        s.push_str("for _ in 1; do [[ -z ${__conch_ab-} ]] && ");
+        s.push_str("for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin unset -v __conch_n && ");
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
@@ -344,22 +344,22 @@ const LOOP_TEMPLATE: &str = concat!(
     unhijack!(),
     "[[ -z ${__conch_int-} ]] || { builtin unset -v __conch_int; builtin trap - DEBUG; \
 [[ -n ${__conch_ext-} ]] || builtin shopt -u extdebug; builtin unset -v __conch_ext; builtin unset -f __conch_ret; }; \
-__conch_t=; builtin read -r -N 16 -u 63 __conch_t; \
+__conch_t=; builtin read -r -N 16 -u 63 __conch_t; builtin unset -v __conch_ab; __conch_n=${__conch_t:7:1}; \
 builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
-builtin unset -v __conch_s __conch_t __conch_b __conch_ab; \
+builtin unset -v __conch_s __conch_t __conch_b; \
 __conch_h=; ! builtin read -r -N 10 -u 63 __conch_h; do \
 case ${__conch_h:8} in \
 ap) IFS= builtin read -r -N ${__conch_h:0:8} -u 63 BASH_EXECUTION_STRING; builtin unset -v __conch_h; \
-for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin eval \"$BASH_EXECUTION_STRING\" ",
+for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin unset -v __conch_n && builtin eval \"$BASH_EXECUTION_STRING\" ",
     command_fds!(),
     "; done;; \
 bp) LC_ALL=C IFS= builtin read -r -N ${__conch_h:0:8} -u 63 BASH_EXECUTION_STRING; builtin unset -v __conch_h; \
-for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin eval \"$BASH_EXECUTION_STRING\" ",
+for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin unset -v __conch_n && builtin eval \"$BASH_EXECUTION_STRING\" ",
     command_fds!(),
     "; done;; \
-as) IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h; \
+as) IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h __conch_n; \
 builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
-*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h; \
+*) LC_ALL=C IFS= builtin read -r -N ${__conch_h:0:8} -u 63 __conch_c; builtin unset -v __conch_h __conch_n; \
 builtin eval \"builtin unset -v __conch_c; $__conch_c\";; \
 esac; \
 done; [[ ${__conch_h+set} ]] && builtin trap - EXIT && builtin exit 0; } >/dev/null 2>&1; \
@@ -378,12 +378,15 @@ fn loop_text() -> String {
     LOOP_TEMPLATE.replacen(LOOP_MARK, &single_quote(LOOP_TEMPLATE), 1)
 }
 
-/// The signal that asks bash to abandon the command it runs (see
-/// [`UNWIND_TRAP`]): one no program sends by accident.
-pub fn unwind_signal() -> rustix::process::Signal {
-    // SAFETY: SIGRTMAX is the C library's own last real-time signal, in
-    // the range `from_raw_unchecked` requires.
-    unsafe { rustix::process::Signal::from_raw_unchecked(libc::SIGRTMAX()) }
+/// The signal that asks bash to abandon the command of run `seq` (see
+/// [`UNWIND_TRAP`]): one no program sends by accident, `RTMAX` for an
+/// even run and `RTMAX-1` for an odd one, so that bash can tell one meant
+/// for the run before from one meant for the run it is at.
+pub fn unwind_signal(seq: u64) -> rustix::process::Signal {
+    let odd = i32::from(seq % 2 == 1);
+    // SAFETY: SIGRTMAX and the one below it are the C library's own last
+    // real-time signals, in the range `from_raw_unchecked` requires.
+    unsafe { rustix::process::Signal::from_raw_unchecked(libc::SIGRTMAX() - odd) }
 }
 
 /// How bash abandons an interrupted command, as a terminal's Ctrl-C does,
@@ -395,7 +398,20 @@ pub fn unwind_signal() -> rustix::process::Signal {
 ///   the one before: the status descriptor is open, see [`COMMAND_FDS`]),
 ///   it only marks the run abandoned (`$__conch_ab`), and the loop skips
 ///   the command: a `break` there would leave the loop halfway through
-///   reading the run, out of step with the host;
+///   reading the run, out of step with the host. Only if the signal is
+///   meant for the next run: a cancel that came as the run before ended
+///   (from its last chunk's callback, say) sends that run's signal late,
+///   and it must not skip the next command. Each turn keeps the last digit
+///   of the run it reported in `$__conch_n` (set before the report, so
+///   that the next run, sent after the report, always finds it), and
+///   unsets it as the last step before the command's `eval`: a signal of
+///   the next run's parity ([`unwind_signal`]) marks it; one of the other
+///   parity, or one that finds no `$__conch_n` while bash tidies up after
+///   a command, is dropped; one that comes between that last step and the
+///   `eval` (`$BASH_COMMAND` is one of the two) leaves the one-pass `for`,
+///   so the command does not start. A command never gets a signal meant
+///   for another: the host sends the next run only after this one's signal
+///   was delivered, and bash runs a trap at its next step;
 /// - at the top level of the command, `break 100000` leaves every loop,
 ///   the command's own and the one-pass `for` around it, and with them the
 ///   rest of the command line: the protocol loop is left too, and starts
@@ -422,7 +438,10 @@ pub fn unwind_signal() -> rustix::process::Signal {
 const UNWIND_TRAP: &str = concat!(
     "{ ",
     unhijack!(),
-    "if { builtin : >&62; } 2>/dev/null; then __conch_ab=1; \
+    "if { builtin : >&62; } 2>/dev/null; then \
+if [[ ${__conch_n-} ]]; then (( (__conch_n + 1) % 2 == PARITY )) && __conch_ab=1; \
+elif [[ $BASH_COMMAND == 'builtin unset -v __conch_n' || $BASH_COMMAND == *'eval \"$BASH_EXECUTION_STRING\"'* ]]; \
+then builtin break; fi; \
 elif [[ -z ${FUNCNAME-} ]]; then builtin break 100000 2>/dev/null; \
 elif [[ -z ${__conch_int-} ]]; then __conch_int=1; \
 __conch_ext=; builtin shopt -q extdebug && __conch_ext=1; builtin shopt -s extdebug; \
@@ -431,6 +450,12 @@ builtin trap \"[[ -z \\${__conch_int-} || \\$BASH_COMMAND == *__conch_* ]] || \
 { if [[ \\${FUNCNAME-} ]]; then __conch_ret 2; else ! builtin break 100000 2>/dev/null; fi; }\" DEBUG; fi; \
 } >/dev/null 2>&1"
 );
+
+/// [`UNWIND_TRAP`] for the runs of one parity (0: even runs, `RTMAX`; 1:
+/// odd runs, `RTMAX-1`).
+fn unwind_trap(parity: u8) -> String {
+    UNWIND_TRAP.replacen("PARITY", &parity.to_string(), 1)
+}
 
 /// The run number of a record sent by [`exit_trap`] for run N: N +
 /// `SEQ_MODULUS` (a record no loop turn writes).
@@ -546,9 +571,10 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     let _ = write!(
         boot,
-        "builtin trap {} RTMAX; builtin trap : INT; builtin trap {} EXIT; \
+        "builtin trap {} RTMAX; builtin trap {} RTMAX-1; builtin trap : INT; builtin trap {} EXIT; \
          builtin unset -v __conch_c; }} >/dev/null 2>&1; {}",
-        single_quote(UNWIND_TRAP),
+        single_quote(&unwind_trap(0)),
+        single_quote(&unwind_trap(1)),
         single_quote(start.exit_trap),
         loop_text(),
     );

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::CancelToken;
 use crate::sync::lock;
@@ -82,26 +82,53 @@ impl Place {
     /// Waits for this place's turn; `None` if `cancel` fired first (the
     /// place is given up).
     pub(super) fn wait(self, cancel: &CancelToken) -> Option<Turn> {
+        match self.wait_until(cancel, None) {
+            Waited::Turn(turn) => Some(turn),
+            Waited::Cancelled => None,
+            Waited::Later(_) => unreachable!("no deadline"),
+        }
+    }
+
+    /// [`Place::wait`] up to `until` (`None`: no limit); the place comes
+    /// back, still in line, when `until` passes first.
+    pub(super) fn wait_until(self, cancel: &CancelToken, until: Option<Instant>) -> Waited {
         let queue = self.queue.clone();
         let mut t = lock(&queue.tickets);
         while t.serving != self.ticket {
             if cancel.is_cancelled() {
                 // Dropping `self`, unused, gives the place up.
                 drop(t);
-                return None;
+                return Waited::Cancelled;
             }
             // Cancellation has no waker here; a short wait bounds its latency.
+            let mut wait = Duration::from_millis(20);
+            if let Some(until) = until {
+                let now = Instant::now();
+                if now >= until {
+                    drop(t);
+                    return Waited::Later(self);
+                }
+                wait = wait.min(until - now);
+            }
             t = queue
                 .turn_changed
-                .wait_timeout(t, Duration::from_millis(20))
+                .wait_timeout(t, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
         drop(t);
         let mut place = self;
         place.used = true;
-        Some(Turn { _place: place })
+        Waited::Turn(Turn { _place: place })
     }
+}
+
+/// How [`Place::wait_until`] ended.
+pub(super) enum Waited {
+    Turn(Turn),
+    Cancelled,
+    /// The deadline passed first: the place, still in line.
+    Later(Place),
 }
 
 impl Drop for Place {

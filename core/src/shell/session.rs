@@ -13,10 +13,13 @@
 //! later run's.
 
 use std::ffi::OsString;
+use std::ops::{Deref, DerefMut};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime};
 
 use rustix::process::Signal;
@@ -26,11 +29,12 @@ use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::protocol::{
     self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
 };
-use super::queue::{Place, Queue};
+use super::queue::{Place, Queue, Turn, Waited};
 use super::reentry::BusyKey;
 use super::result::{BashResult, Outcome, conclude};
 use super::state::{self, Extra};
 use super::{private_dir, snapshot};
+use crate::cancel::CancelGuard;
 use crate::jobs::{
     self, Control, JobId, JobInfo, JobOptions, JobPoll, JobStatus, JobTable, PollOptions,
     Processes, Role,
@@ -93,6 +97,9 @@ struct Bash {
     replaced: bool,
     /// The state file it starts from, removed once it is ready.
     restore: Option<PathBuf>,
+    /// When it must have answered its start-up text (set when a run first
+    /// waits for it).
+    ready_by: Option<Instant>,
     /// Where its pipes are FIFOs (a sandboxed session: see
     /// [`named_pipe`]); `None`: plain pipes, opened through `/proc`.
     fifos: Option<PathBuf>,
@@ -129,7 +136,7 @@ struct State {
 /// thread (runs queue in order), `abort` from any thread at any moment.
 pub struct Shell {
     config: Config,
-    state: Mutex<State>,
+    state: Arc<StateSlot>,
     queue: Arc<Queue>,
     /// Marks the threads waiting for a run of this shell (its callbacks'
     /// threads), so a run started from a callback fails instead of waiting
@@ -229,10 +236,13 @@ impl Shell {
         let queue: Arc<Queue> = Arc::default();
         let shell = Shell {
             config,
-            state: Mutex::new(State {
-                bash: None,
-                started: false,
-                reset_pending: false,
+            state: Arc::new(StateSlot {
+                state: Mutex::new(Some(State {
+                    bash: None,
+                    started: false,
+                    reset_pending: false,
+                })),
+                back: Condvar::new(),
             }),
             busy: BusyKey::of(queue.clone()),
             queue,
@@ -246,7 +256,7 @@ impl Shell {
             sandbox: Mutex::new(sandbox),
         };
         {
-            let mut state = lock(&shell.state);
+            let mut state = shell.state.lease();
             let bash = shell.spawn_bash(&shell.cwd(), None)?;
             shell.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
@@ -290,33 +300,78 @@ impl Shell {
         &self,
         place: Place,
         opts: RunOptions,
-        on_chunk: impl FnMut(&str),
-    ) -> Result<BashResult> {
-        let busy = self.busy.enter();
-        let result = self.run_turn(place, opts, on_chunk);
-        drop(busy);
-        if self.closed.load(Ordering::SeqCst) && !self.busy.is_entered() {
-            // Closed from a callback of this run, which could not wait for
-            // the run to end: the session ends now.
-            self.end_session();
-        }
-        result
-    }
-
-    fn run_turn(
-        &self,
-        place: Place,
-        opts: RunOptions,
         mut on_chunk: impl FnMut(&str),
     ) -> Result<BashResult> {
+        let mut run = Run::new(self, place, opts);
+        match run.drive(None, &mut on_chunk) {
+            Poll::Ready(result) => result,
+            Poll::Pending => unreachable!("a run driven without a deadline ends"),
+        }
+    }
+
+    /// Drives `stage` on this thread until the run ends or `until` passes.
+    fn step(
+        &self,
+        stage: &mut Stage,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<BashResult>> {
+        if matches!(stage, Stage::Queued { .. }) {
+            let Stage::Queued { place, opts } = std::mem::replace(stage, Stage::Ended) else {
+                unreachable!("queued")
+            };
+            match self.start_run(place, opts, until) {
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok(Begun::Later(place, opts)) => {
+                    *stage = Stage::Queued { place, opts };
+                    return Poll::Pending;
+                }
+                Ok(Begun::Ended(result)) => return Poll::Ready(Ok(result)),
+                Ok(Begun::Started(started)) => *stage = Stage::Started(started),
+            }
+        }
+        let Stage::Started(run) = stage else {
+            return Poll::Ready(Err(Error::InvalidArgument(
+                "this run has ended already".into(),
+            )));
+        };
+        match self.go_on(run, until, on_chunk) {
+            Ok(None) => Poll::Pending,
+            Ok(Some(ending)) => {
+                let Stage::Started(run) = std::mem::replace(stage, Stage::Ended) else {
+                    unreachable!("started")
+                };
+                Poll::Ready(self.finish(*run, ending, on_chunk))
+            }
+            Err(e) => {
+                *lock(&self.current) = None;
+                // A bash left in the middle of a command is killed as the
+                // run drops (see `Lease`).
+                *stage = Stage::Ended;
+                Poll::Ready(Err(e))
+            }
+        }
+    }
+
+    /// Waits for the turn (up to `until`) and takes the session.
+    fn start_run(
+        &self,
+        place: Place,
+        opts: Box<RunOptions>,
+        until: Option<Instant>,
+    ) -> Result<Begun> {
         self.check_place(&place)?;
         self.check_open()?;
         check_command(&opts.command, &opts.env)?;
         let cancel = opts.cancel.clone().unwrap_or_default();
-        let turn = place.wait(&cancel);
+        let turn = match place.wait_until(&cancel, until) {
+            Waited::Later(place) => return Ok(Begun::Later(place, opts)),
+            Waited::Cancelled => None,
+            Waited::Turn(turn) => Some(turn),
+        };
         let started = (SystemTime::now(), Instant::now());
         self.check_open()?;
-        let mut state = lock(&self.state);
+        let mut state = self.state.lease();
         let run_cwd = match &opts.cwd {
             Some(dir) => Some(resolve_dir(&self.cwd(), dir)?),
             None => None,
@@ -334,14 +389,51 @@ impl Shell {
             ..SinkOptions::default()
         });
         let session_cwd = Some(self.cwd().to_string_lossy().into_owned());
-        if turn.is_none() || cancel.is_cancelled() {
-            return Ok(BashResult::cancelled_before_start(
+        let Some(turn) = turn.filter(|_| !cancel.is_cancelled()) else {
+            return Ok(Begun::Ended(BashResult::cancelled_before_start(
                 sink.dump(None),
                 session_cwd,
-            ));
-        }
+            )));
+        };
+        self.prepare_bash(&mut state)?;
+        Ok(Begun::Started(Box::new(Started {
+            opts: *opts,
+            lease: state,
+            run_cwd,
+            started,
+            pump: Some(Pump::new(sink, &mut |_: &str| {}).into_parts()),
+            sent: None,
+            _turn: turn,
+        })))
+    }
 
-        self.live_bash(&mut state)?;
+    /// Waits (up to `until`) for bash to be ready, sends the command, and
+    /// drives it; `None` if it still runs at `until`.
+    fn go_on(
+        &self,
+        run: &mut Started,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Result<Option<Ending>> {
+        if run.sent.is_none() {
+            if !self.ready_until(&mut run.lease, until)? {
+                return Ok(None);
+            }
+            run.sent = Some(self.send(run)?);
+            run.lease.mid_command = true;
+        }
+        let sent = run.sent.as_mut().expect("sent above");
+        let mut pump = Pump::from_parts(run.pump.take().expect("the run's sink"), on_chunk);
+        let bash = run.lease.bash.as_mut().expect("bash present");
+        let ending = drive(bash, &mut pump, &self.waker, &mut sent.looping, until);
+        run.pump = Some(pump.into_parts());
+        ending
+    }
+
+    /// Sends the command of `run` to its ready bash.
+    fn send(&self, run: &mut Started) -> Result<Sent> {
+        let state = &mut *run.lease;
+        let opts = &run.opts;
         let reset = std::mem::take(&mut state.reset_pending);
         // The state to go on with if the command is moved to the
         // background: taken before it runs.
@@ -354,7 +446,8 @@ impl Shell {
         };
 
         let run_token = CancelToken::new();
-        let _link = cancel.on_cancel({
+        let cancel = opts.cancel.clone().unwrap_or_default();
+        let link = cancel.on_cancel({
             let t = run_token.clone();
             move || t.cancel()
         });
@@ -366,33 +459,58 @@ impl Shell {
         }
         let waker = self.waker.clone();
         waker.reset();
-        let _wake = run_token.on_cancel({
+        let wake = run_token.on_cancel({
             let w = waker.clone();
             move || w.wake()
         });
 
         let command = self.prefixed(&opts.command);
         let home = self.cwd();
-        let cwd_text = match run_cwd.as_deref() {
+        let cwd_text = match run.run_cwd.as_deref() {
             Some(dir) => Some((utf8_path(dir)?, utf8_path(&home)?)),
             None => None,
         };
-        let mut pump = Pump::new(sink, &mut on_chunk);
         let bash = state.bash.as_mut().expect("bash started above");
-        let ending = run_line(
+        let looping = send_line(
             bash,
             Line {
                 command: &command,
                 cwd: cwd_text,
                 env: &opts.env,
-                yield_at: standby.as_ref().map(|(after, _)| started.1 + *after),
+                yield_at: standby.as_ref().map(|(after, _)| run.started.1 + *after),
             },
-            &mut pump,
-            Stopper::new(opts.timeout, run_token, self.config.ladder),
-            &waker,
-        );
+            Stopper::new(opts.timeout, run_token.clone(), self.config.ladder),
+        )?;
+        Ok(Sent {
+            reset,
+            run_token,
+            standby,
+            _links: [link, wake],
+            looping,
+        })
+    }
+
+    /// What follows the end of the command: the session's cwd, a bash
+    /// replaced or gone, what the command left running, the result.
+    fn finish(
+        &self,
+        run: Started,
+        ending: Ending,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Result<BashResult> {
         *lock(&self.current) = None;
-        let ending = ending?;
+        let Started {
+            opts,
+            lease: mut state,
+            started,
+            pump,
+            sent,
+            _turn,
+            ..
+        } = run;
+        state.mid_command = false;
+        let Sent { reset, standby, .. } = sent.expect("a command that ended was sent");
+        let mut pump = Pump::from_parts(pump.expect("the run's sink"), on_chunk);
         if ending.yielded
             && let Some((after, dump)) = standby
         {
@@ -500,6 +618,12 @@ impl Shell {
     /// Makes sure a bash is there and ready: a dead one is buried, a
     /// missing one started (the next run then reports a reset).
     fn live_bash(&self, state: &mut State) -> Result<()> {
+        self.prepare_bash(state)?;
+        self.ready(state)
+    }
+
+    /// [`Shell::live_bash`] without the wait for a new bash's start-up.
+    fn prepare_bash(&self, state: &mut State) -> Result<()> {
         if state.bash.as_ref().is_some_and(Bash::has_exited) {
             self.bury(state);
         }
@@ -513,7 +637,7 @@ impl Shell {
             bash.replaced = false;
             state.reset_pending = true;
         }
-        self.ready(state)
+        Ok(())
     }
 
     /// Has the session's bash write its state (see [`state`]) and reads it.
@@ -569,7 +693,7 @@ impl Shell {
         let control = Control::new(
             child,
             input,
-            Role::Session { spared },
+            Role::Session { spared, seq },
             self.config.ladder.grace,
         );
         let timeout = opts.timeout;
@@ -646,7 +770,7 @@ impl Shell {
         let _turn = place.wait(&CancelToken::new());
         self.check_open()?;
         let started = (SystemTime::now(), Instant::now());
-        let mut state = lock(&self.state);
+        let mut state = self.state.lease();
         let cwd = match &opts.cwd {
             Some(dir) => resolve_dir(&self.cwd(), dir)?,
             None => self.cwd(),
@@ -847,7 +971,7 @@ impl Shell {
 
     /// Kills bash and everything below it (once: bash is taken).
     fn end_session(&self) {
-        let mut state = lock(&self.state);
+        let mut state = self.state.lease();
         self.jobs.mark_all_killed();
         self.jobs.close();
         if let Some(bash) = state.bash.take() {
@@ -932,6 +1056,7 @@ impl Shell {
             ready: false,
             replaced: false,
             restore,
+            ready_by: None,
             fifos,
             exit_trap: String::new(),
         };
@@ -997,6 +1122,7 @@ impl Shell {
         bash.parser = StatusParser::default();
         bash.seq = 0;
         bash.ready = false;
+        bash.ready_by = None;
         bash.replaced = true;
         send_all(&bash.input, &self.startup_text(bash, false))
     }
@@ -1004,11 +1130,24 @@ impl Shell {
     /// Waits, once per bash, until it has sourced the snapshot and entered
     /// the protocol loop; a bash that does not is killed and reported.
     fn ready(&self, state: &mut State) -> Result<()> {
+        self.ready_until(state, None).map(drop)
+    }
+
+    /// [`Shell::ready`], waiting no later than `until`: false if bash has
+    /// not answered by then (and its start-up time is not up).
+    fn ready_until(&self, state: &mut State, until: Option<Instant>) -> Result<bool> {
         let bash = state.bash.as_mut().expect("bash started");
         if bash.ready {
-            return Ok(());
+            return Ok(true);
         }
-        let started = wait_startup(bash);
+        let by = *bash
+            .ready_by
+            .get_or_insert_with(|| Instant::now() + STARTUP_TIMEOUT);
+        let started = match wait_record_until(bash, 0, (by, STARTUP_TIMEOUT), until) {
+            Ok(None) => return Ok(false),
+            Ok(Some(_)) => Ok(()),
+            Err(why) => Err(why),
+        };
         if let Some(file) = bash.restore.take() {
             let _ = std::fs::remove_file(file);
         }
@@ -1016,7 +1155,7 @@ impl Shell {
             Ok(()) => {
                 bash.ready = true;
                 state.started = true;
-                Ok(())
+                Ok(true)
             }
             Err(why) => {
                 let bash = state.bash.take().expect("bash started");
@@ -1092,7 +1231,190 @@ fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>
     Ok((!ended).then_some(old))
 }
 
-/// Sends one run to bash and drives it to its end.
+/// Where the session's [`State`] lives between runs. A run takes it out
+/// ([`Lease`]) for as long as it lasts, on whichever threads drive it.
+struct StateSlot {
+    state: Mutex<Option<State>>,
+    /// Signalled when a lease gives the state back.
+    back: Condvar,
+}
+
+impl StateSlot {
+    /// Takes the state, waiting while someone else holds it.
+    fn lease(self: &Arc<Self>) -> Lease {
+        let mut slot = lock(&self.state);
+        loop {
+            if let Some(state) = slot.take() {
+                return Lease {
+                    slot: self.clone(),
+                    state: Some(state),
+                    mid_command: false,
+                };
+            }
+            slot = self.back.wait(slot).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The session's state held by one run (or a job's start, or the close),
+/// given back when dropped. Owned and `Send`, unlike a mutex guard: a run
+/// driven in steps may go on on another thread.
+struct Lease {
+    slot: Arc<StateSlot>,
+    state: Option<State>,
+    /// A command was sent to the bash and has not ended. A lease dropped
+    /// so (a failed read, a panic) kills that bash, which is in the middle
+    /// of something: the next run starts afresh.
+    mid_command: bool,
+}
+
+impl Deref for Lease {
+    type Target = State;
+    fn deref(&self) -> &State {
+        self.state.as_ref().expect("state held until dropped")
+    }
+}
+
+impl DerefMut for Lease {
+    fn deref_mut(&mut self) -> &mut State {
+        self.state.as_mut().expect("state held until dropped")
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(mut state) = self.state.take() else {
+            return;
+        };
+        if self.mid_command
+            && let Some(bash) = state.bash.take()
+        {
+            reap(bash);
+        }
+        *lock(&self.slot.state) = Some(state);
+        self.slot.back.notify_all();
+    }
+}
+
+/// One run of a [`Shell`], driven a step at a time, on one thread or on
+/// several in turn: drive it until a deadline on one thread and, if it has
+/// not ended by then, hand it over to another that drives it on to its
+/// end. It is `Send` when `S` is (`&Shell`, `Arc<Shell>`: how the run
+/// holds its shell). [`Shell::run`] is a run driven to its end at once.
+///
+/// Each [`Run::drive`] delivers the output it reads to its own callback,
+/// on the thread driving, so chunks keep their order across hand-overs.
+/// While a run waits for its turn, for its bash's start-up and for its
+/// command, the driving thread sleeps (never spinning) until something
+/// happens or the deadline passes. The steps that are the session's own
+/// (a state dump for `yield_after`, putting away what the command left
+/// running, moving a yielded command to a job) are not split.
+///
+/// Dropping a run whose command was sent and has not ended cancels the
+/// command and waits for it to stop; dropping one still waiting for its
+/// turn gives up its place.
+pub struct Run<S: Deref<Target = Shell>> {
+    shell: S,
+    stage: Stage,
+}
+
+enum Stage {
+    /// Waiting for the turn at `place`.
+    Queued {
+        place: Place,
+        opts: Box<RunOptions>,
+    },
+    /// Holding the turn and the session.
+    Started(Box<Started>),
+    Ended,
+}
+
+/// How a run's first step ended.
+enum Begun {
+    Later(Place, Box<RunOptions>),
+    Ended(BashResult),
+    Started(Box<Started>),
+}
+
+/// A run holding its turn and the session's state.
+struct Started {
+    opts: RunOptions,
+    lease: Lease,
+    run_cwd: Option<PathBuf>,
+    started: (SystemTime, Instant),
+    /// The sink and read buffer (a pump without its callback).
+    pump: Option<(OutputSink, Vec<u8>)>,
+    /// Once bash is ready and has the command.
+    sent: Option<Sent>,
+    /// Dropped last: the next run's turn comes once the state is back.
+    _turn: Turn,
+}
+
+/// A run whose command bash has.
+struct Sent {
+    reset: bool,
+    standby: Option<(Duration, Vec<u8>)>,
+    run_token: CancelToken,
+    /// The caller's cancel to the run's token, the run's token to the waker.
+    _links: [CancelGuard; 2],
+    looping: Looping,
+}
+
+impl<S: Deref<Target = Shell>> Run<S> {
+    /// A run of `opts` at `place` (taken with [`Shell::reserve`] on
+    /// `shell`). Nothing happens until it is driven.
+    pub fn new(shell: S, place: Place, opts: RunOptions) -> Self {
+        Run {
+            shell,
+            stage: Stage::Queued {
+                place,
+                opts: Box::new(opts),
+            },
+        }
+    }
+
+    /// Drives the run on this thread until it ends (`Poll::Ready`, with
+    /// what [`Shell::run_in_place`] returns) or `until` passes
+    /// (`Poll::Pending`; `None`: no limit). Output read meanwhile goes to
+    /// `on_chunk`, on this thread, as [`Shell::run`] gives it. A run that
+    /// ended answers a further call with an error.
+    pub fn drive(
+        &mut self,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<BashResult>> {
+        let shell = &*self.shell;
+        let busy = shell.busy.enter();
+        let polled = shell.step(&mut self.stage, until, on_chunk);
+        drop(busy);
+        if polled.is_ready() && shell.closed.load(Ordering::SeqCst) && !shell.busy.is_entered() {
+            // Closed from a callback of this run, which could not wait for
+            // the run to end: the session ends now.
+            shell.end_session();
+        }
+        polled
+    }
+}
+
+impl<S: Deref<Target = Shell>> Drop for Run<S> {
+    fn drop(&mut self) {
+        let Stage::Started(run) = &self.stage else {
+            return;
+        };
+        let Some(sent) = &run.sent else {
+            return;
+        };
+        sent.run_token.cancel();
+        let shell = &*self.shell;
+        let stage = &mut self.stage;
+        // A panic here leaves the run as it was: its lease then kills the
+        // bash it was using.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            while shell.step(stage, None, &mut |_| {}).is_pending() {}
+        }));
+    }
+}
+
 /// One run as the loop receives it.
 struct Line<'a> {
     command: &'a str,
@@ -1103,13 +1425,35 @@ struct Line<'a> {
     yield_at: Option<Instant>,
 }
 
-fn run_line(
-    bash: &mut Bash,
-    line: Line<'_>,
-    pump: &mut Pump<'_>,
-    mut stopper: Stopper,
-    waker: &Waker,
-) -> Result<Ending> {
+/// Where the event loop of one run is, between steps.
+struct Looping {
+    /// bash's children when the run started (background jobs of earlier runs).
+    baseline: Vec<Pid>,
+    yield_at: Option<Instant>,
+    stopper: Stopper,
+    record: Option<StatusRecord>,
+    exited: bool,
+    replaced: bool,
+    frozen: bool,
+    resumed: bool,
+    /// While the ladder is on its SIGINT rung, who got it (see Interrupts).
+    interrupts: Option<tree::Interrupts>,
+    output_open: bool,
+    status_open: bool,
+    /// The file holding a long command, removed at the end.
+    file: Option<PathBuf>,
+}
+
+impl Drop for Looping {
+    fn drop(&mut self) {
+        if let Some(path) = self.file.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Sends one run to bash; [`drive`] drives it.
+fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Result<Looping> {
     let Line {
         command,
         cwd,
@@ -1144,115 +1488,135 @@ fn run_line(
         }
     };
     let baseline = baseline_of(bash);
-    let sent = send_all(&bash.input, &message);
-    let ending = match sent {
-        Ok(()) => drive(bash, pump, &mut stopper, waker, baseline, yield_at),
-        // bash died before reading the line: report it like any death.
-        Err(_) => Ok(Ending {
-            record: None,
-            exited: true,
-            replaced: false,
-            stop: None,
-            baseline,
-            yielded: false,
-        }),
-    };
-    if let Some(path) = file {
-        let _ = std::fs::remove_file(path);
-    }
-    ending
+    // bash dead before reading the line is reported like any death.
+    let exited = send_all(&bash.input, &message).is_err();
+    Ok(Looping {
+        baseline,
+        yield_at,
+        stopper,
+        record: None,
+        exited,
+        replaced: false,
+        frozen: false,
+        resumed: false,
+        interrupts: None,
+        output_open: true,
+        status_open: true,
+        file,
+    })
 }
 
-/// The event loop of one run.
+/// The event loop of one run, from where `lp` left it until the run ends
+/// (`Some`) or `until` passes (`None`).
 fn drive(
     bash: &mut Bash,
     pump: &mut Pump<'_>,
-    stopper: &mut Stopper,
     waker: &Waker,
-    baseline: Vec<Pid>,
-    yield_at: Option<Instant>,
-) -> Result<Ending> {
+    lp: &mut Looping,
+    until: Option<Instant>,
+) -> Result<Option<Ending>> {
     let mut watch = Watch::new(
         bash.out.as_raw_fd(),
         bash.status.as_raw_fd(),
         bash.pidfd.as_raw_fd(),
         waker,
-    );
-    let mut record = None;
-    let mut exited = false;
-    let mut replaced = false;
-    let (mut frozen, mut resumed) = (false, false);
-    // While the ladder is on its SIGINT rung, who got it (see Interrupts).
-    let mut interrupts: Option<tree::Interrupts> = None;
-    while record.is_none() && !exited {
+    )
+    .resume(lp.output_open, lp.status_open);
+    let ending = drive_turns(bash, pump, &mut watch, lp, until);
+    lp.output_open = watch.output_open();
+    lp.status_open = watch.status_open();
+    ending
+}
+
+fn drive_turns(
+    bash: &mut Bash,
+    pump: &mut Pump<'_>,
+    watch: &mut Watch<'_>,
+    lp: &mut Looping,
+    until: Option<Instant>,
+) -> Result<Option<Ending>> {
+    while lp.record.is_none() && !lp.exited {
         // While stopping, look every few milliseconds whether the command's
         // processes are gone, rather than waiting out each grace period.
-        let wake_at = match (frozen, stopper.wake_at()) {
+        let wake_at = match (lp.frozen, lp.stopper.wake_at()) {
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
-            (false, t) => [t, yield_at].into_iter().flatten().min(),
+            (false, t) => [t, lp.yield_at].into_iter().flatten().min(),
             (true, None) => None,
         };
+        let wake_at = [wake_at, until].into_iter().flatten().min();
         let seen = watch.turn(pump, wake_at)?;
-        exited = seen.exited;
+        lp.exited = seen.exited;
         bash.parser.push(seen.status);
         while let Some(rec) = bash.parser.next_record() {
             if rec.seq == bash.seq {
-                record = Some(rec);
+                lp.record = Some(rec);
             } else if rec.seq == protocol::exit_record_seq(bash.seq) {
-                replaced = true;
-                record = Some(rec);
+                lp.replaced = true;
+                lp.record = Some(rec);
             }
         }
-        if record.is_none() && !exited && !frozen && yield_at.is_some_and(|t| Instant::now() >= t) {
+        if lp.record.is_none()
+            && !lp.exited
+            && !lp.frozen
+            && lp.yield_at.is_some_and(|t| Instant::now() >= t)
+        {
             // Still running at `yield_after`: the caller moves it to a job.
-            return Ok(Ending {
+            return Ok(Some(Ending {
                 record: None,
                 exited: false,
                 replaced: false,
                 stop: None,
-                baseline,
+                baseline: std::mem::take(&mut lp.baseline),
                 yielded: true,
-            });
+            }));
         }
-        let rung = stopper.check(Instant::now(), pump.sink.head_satisfied());
-        let aborting = matches!(stopper.reason, Some(Stop::Timeout | Stop::Cancel));
-        if aborting && !frozen {
+        let rung = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
+        if (lp.record.is_some() || lp.exited) && !lp.frozen {
+            // The command has ended (a cancel from its last chunk's callback,
+            // say): nothing is left to stop, and bash, back in its loop,
+            // must not get the unwind signal meant for a command. (A bash
+            // frozen already goes on below: it is let go once its command's
+            // processes are gone.)
+            break;
+        }
+        let aborting = matches!(lp.stopper.reason, Some(Stop::Timeout | Stop::Cancel));
+        if aborting && !lp.frozen {
             // Freeze bash before touching its children: once the running
             // command dies, bash would go on with the rest of the command
             // line (`make; rm -rf build`). The unwind signal waits, pending,
             // until bash runs again; then bash abandons the rest of the
             // line and reports, its state intact (protocol::UNWIND_TRAP).
             tree::signal_all(&[bash.pid()], Signal::STOP);
-            tree::signal_all(&[bash.pid()], protocol::unwind_signal());
-            frozen = true;
+            tree::signal_all(&[bash.pid()], protocol::unwind_signal(bash.seq));
+            lp.frozen = true;
         }
         match rung {
             Some(Rung::Signal(sig)) => {
-                let mut pids = targets(bash.pid(), &baseline);
+                let mut pids = targets(bash.pid(), &lp.baseline);
                 // A closed status pipe with bash alive means `exec`: the
                 // process is now the command itself.
-                if !watch.status_open() && !frozen {
+                if !watch.status_open() && !lp.frozen {
                     pids.push(bash.pid());
                 }
                 if sig == Signal::INT {
-                    interrupts.get_or_insert_default().send(&pids);
+                    lp.interrupts.get_or_insert_default().send(&pids);
                 } else {
-                    interrupts = None;
+                    lp.interrupts = None;
                     tree::signal_all(&pids, sig);
                 }
             }
             // Still on the SIGINT rung: a process that missed it (bash
             // had not exec'd it yet, or started it before it could unwind)
             // gets it now.
-            None if frozen => {
-                if let Some(sent) = &mut interrupts {
-                    sent.send(&targets(bash.pid(), &baseline));
+            None if lp.frozen => {
+                if let Some(sent) = &mut lp.interrupts {
+                    sent.send(&targets(bash.pid(), &lp.baseline));
                 }
             }
             // Every signal went unheeded (or bash itself is stuck in a
             // builtin loop): end it all.
             Some(Rung::Exhausted) => {
-                tree::signal_all(&targets(bash.pid(), &baseline), Signal::KILL);
+                tree::signal_all(&targets(bash.pid(), &lp.baseline), Signal::KILL);
                 tree::signal_all(&[bash.pid()], Signal::KILL);
             }
             None => {}
@@ -1260,28 +1624,27 @@ fn drive(
         // Once what it ran is gone, bash goes on, to unwind and report. If
         // it cannot (stuck in a builtin that never reaches a trap), the
         // ladder runs out and it is killed above: the session ends.
-        if frozen && !resumed && targets(bash.pid(), &baseline).is_empty() {
+        if lp.frozen && !lp.resumed && targets(bash.pid(), &lp.baseline).is_empty() {
             tree::signal_all(&[bash.pid()], Signal::CONT);
-            resumed = true;
+            lp.resumed = true;
+        }
+        if lp.record.is_none() && !lp.exited && until.is_some_and(|t| Instant::now() >= t) {
+            // The caller's deadline: the run goes on at its next step.
+            return Ok(None);
         }
     }
     watch.drain(pump)?;
     // With a record in hand the run completed even if bash exited right
     // after; the next run notices the death and starts afresh.
-    let exited = exited && record.is_none();
-    Ok(Ending {
-        record,
+    let exited = lp.exited && lp.record.is_none();
+    Ok(Some(Ending {
+        record: lp.record.take(),
         exited,
-        replaced,
-        stop: stopper.reason,
-        baseline,
+        replaced: lp.replaced,
+        stop: lp.stopper.reason,
+        baseline: std::mem::take(&mut lp.baseline),
         yielded: false,
-    })
-}
-
-/// Waits for the startup record (run 0).
-fn wait_startup(bash: &mut Bash) -> std::result::Result<(), String> {
-    wait_record(bash, 0, STARTUP_TIMEOUT).map(drop)
+    }))
 }
 
 /// Waits up to `limit` for the record of run `seq`, from a bash that runs
@@ -1291,15 +1654,30 @@ fn wait_record(
     seq: u64,
     limit: Duration,
 ) -> std::result::Result<StatusRecord, String> {
-    let deadline = Instant::now() + limit;
+    wait_record_until(bash, seq, (Instant::now() + limit, limit), None)
+        .map(|record| record.expect("no deadline of the caller's"))
+}
+
+/// [`wait_record`] with its time limit as `(deadline, limit)`, returning
+/// `None` if `until` passes first.
+fn wait_record_until(
+    bash: &mut Bash,
+    seq: u64,
+    (deadline, limit): (Instant, Duration),
+    until: Option<Instant>,
+) -> std::result::Result<Option<StatusRecord>, String> {
+    let stop_at = until.map_or(deadline, |until| until.min(deadline));
     let mut fds = [
         pollin(bash.status.as_raw_fd()),
         pollin(bash.pidfd.as_raw_fd()),
     ];
     let mut buf = [0u8; 512];
     loop {
-        match poll(&mut fds, Some(deadline)) {
-            Ok(0) => return Err(format!("no answer within {limit:?}")),
+        match poll(&mut fds, Some(stop_at)) {
+            Ok(0) if Instant::now() >= deadline => {
+                return Err(format!("no answer within {limit:?}"));
+            }
+            Ok(0) => return Ok(None),
             Ok(_) => {}
             Err(e) => return Err(e.to_string()),
         }
@@ -1312,7 +1690,7 @@ fn wait_record(
         }
         while let Some(record) = bash.parser.next_record() {
             if record.seq == seq {
-                return Ok(record);
+                return Ok(Some(record));
             }
         }
     }

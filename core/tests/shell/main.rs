@@ -36,6 +36,7 @@ mod oneshot;
 mod reentry;
 mod session;
 mod started;
+mod stepped;
 
 /// A session without the user's rc snapshot: every test starts from a clean
 /// bash.
