@@ -181,6 +181,38 @@ mod tests {
         );
     }
 
+    /// `set -x` and `set -v` on in the session are held back for a job's
+    /// command (its root's own steps are not traced) and kept as they are
+    /// for a session's next bash.
+    #[test]
+    fn xtrace_and_verbose_are_held_back_for_a_job_only() {
+        let dump = b"declare -- x=\"1\"\0set -o errexit\nset -o verbose\nset -o xtrace\nf () \n{ \n    :\n}\n";
+        let job = restore_text(
+            dump,
+            &Extra {
+                command: Some("true"),
+                ..Extra::default()
+            },
+        );
+        assert!(
+            !job.contains("set -o xtrace") && !job.contains("set -o verbose"),
+            "{job}"
+        );
+        assert!(
+            job.contains("set -o errexit\nf () \n{ \n    :\n}\n"),
+            "{job}"
+        );
+        assert!(
+            job.ends_with("__conch_c=$'true' __conch_on=$'set -v\\nset -x\\n'\n"),
+            "{job}"
+        );
+        let session = restore_text(dump, &Extra::default());
+        assert!(
+            session.contains("set -o verbose\nset -o xtrace\n") && !session.contains("__conch_on"),
+            "{session}"
+        );
+    }
+
     #[test]
     fn bash_own_and_protocol_variables_are_dropped() {
         assert!(carried("declare -- x=\"1\""));
