@@ -165,6 +165,27 @@ describe('Shell', () => {
     )
   })
 
+  test('a non-Error thrown on the JS thread survives the hand-over to a pooled thread', async () => {
+    // The callback holds the JS thread past the time it drives a call, so
+    // the call, still running, goes on on a pooled thread carrying what
+    // was thrown. The command outlives the abort's first signal.
+    for (const thrown of ['plain string', 42, null]) {
+      await assert.rejects(
+        settlesInTime(
+          sh.run({ command: "echo x; sh -c 'trap \"\" INT; exec /bin/sleep 0.3'" }, () => {
+            const until = Date.now() + 10
+            while (Date.now() < until) {}
+            throw thrown
+          }),
+          'the run the callback aborted',
+        ),
+        (err) => err === thrown,
+      )
+    }
+    const r = await sh.run({ command: 'echo still alive' })
+    assert.equal(r.output, 'still alive\n')
+  })
+
   test('bad options are InvalidArgument errors', async () => {
     assert.throws(() => sh.run({ command: 'true', timeoutMs: -5 }), { code: 'InvalidArgument' })
     assert.throws(() => sh.run({ command: 'true', head: 1.5 }), { code: 'InvalidArgument' })

@@ -244,7 +244,9 @@ where
             Some(Thrown::Value(value)) => {
                 // SAFETY: a live value of `env`, on its JS thread.
                 let value = unsafe { Unknown::from_napi_value(env.raw(), value) }?;
-                chunks.throw(napi::Error::from(value));
+                // Kept as it is: `Error::from` would take a reference to it,
+                // which Node-API 9 refuses for a thrown string or number.
+                chunks.throw(napi::Error::from_unknown_without_coercion(value));
             }
             Some(Thrown::Failed(err)) => chunks.throw(err),
             None => {}
