@@ -70,7 +70,7 @@ fn run_sanitizer(label: &str, chunk: &[u8], pushes: usize) {
 fn run_sink(label: &str, chunk: &[u8], pushes: usize, store: Option<&ArtifactStore>) {
     let artifact = store.map(|s| s.allocate("bash").expect("allocate artifact"));
     let mut sink = OutputSink::new(SinkOptions {
-        artifact: artifact.clone(),
+        artifact: artifact.clone().map(Into::into),
         ..SinkOptions::default()
     });
     let start = Instant::now();

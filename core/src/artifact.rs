@@ -6,9 +6,11 @@
 //! that are sequential integers (as strings) continuing after the largest id
 //! already there. Allocating an id creates its file, empty and exclusively
 //! (`O_EXCL`), so processes sharing a directory never get the same id: one
-//! that finds the id taken moves past every id in the directory. The sink
-//! fills the file when output actually spills and removes it when the run
-//! needed none, so unused ids leave gaps.
+//! that finds the id taken moves past every id in the directory. Runs
+//! reserve their id only when their output first spills
+//! ([`ArtifactSlot::Next`]); a caller that reserved one beforehand
+//! ([`ArtifactSlot::Reserved`]) gets its empty file removed when the run
+//! needed none, leaving a gap in the ids.
 //!
 //! A store over a directory a host names ([`ArtifactStore::open`]) checks
 //! at once that the directory can be created and written: a typo or a
@@ -51,6 +53,45 @@ impl Artifact {
     pub fn release(&self) {
         if fs::metadata(&self.path).is_ok_and(|m| m.is_file() && m.len() == 0) {
             let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Where a run's whole output goes if it outgrows what the sink keeps.
+#[derive(Debug, Clone)]
+pub enum ArtifactSlot {
+    /// An artifact reserved beforehand (its empty file exists; the sink
+    /// removes it again when the run never spills).
+    Reserved(Artifact),
+    /// The next id of `store`, reserved when the output first spills: a run
+    /// that never spills (most of them) touches no file at all, where a
+    /// reservation costs a file created and removed again per run.
+    Next {
+        store: ArtifactStore,
+        kind: &'static str,
+    },
+}
+
+impl From<Artifact> for ArtifactSlot {
+    fn from(artifact: Artifact) -> Self {
+        ArtifactSlot::Reserved(artifact)
+    }
+}
+
+impl ArtifactSlot {
+    /// The artifact to write the stream to, reserving it now if it is not
+    /// yet; `None` when the store cannot give one (no artifact, not an error).
+    pub fn reserve(self) -> Option<Artifact> {
+        match self {
+            ArtifactSlot::Reserved(artifact) => Some(artifact),
+            ArtifactSlot::Next { store, kind } => store.allocate(kind).ok(),
+        }
+    }
+
+    /// Gives the slot back unused: a reserved artifact's empty file goes.
+    pub fn release(self) {
+        if let ArtifactSlot::Reserved(artifact) = self {
+            artifact.release();
         }
     }
 }
@@ -143,6 +184,20 @@ impl ArtifactStore {
         &self.inner.dir
     }
 
+    /// The slot of the next artifact of `kind` in this store, reserved
+    /// only if the output spills ([`ArtifactSlot::Next`]).
+    pub fn slot(&self, kind: &'static str) -> ArtifactSlot {
+        ArtifactSlot::Next {
+            store: self.clone(),
+            kind,
+        }
+    }
+
+    /// The file artifact `id` of `kind` has in this store.
+    pub fn path_of(&self, id: &str, kind: &str) -> PathBuf {
+        self.inner.dir.join(format!("{id}.{kind}.log"))
+    }
+
     /// Reserves the next id: creates `<dir>/<id>.<kind>.log`, empty, with
     /// `O_EXCL` (mode 0600), skipping every id another store or process
     /// took. Creates the directory (mode 0700: outputs may hold secrets) if
@@ -171,7 +226,7 @@ impl ArtifactStore {
             None => self.scan_next_id()?,
         };
         loop {
-            let path = self.inner.dir.join(format!("{id}.{kind}.log"));
+            let path = self.path_of(&id.to_string(), kind);
             let mut options = fs::OpenOptions::new();
             options.write(true).create_new(true);
             #[cfg(unix)]

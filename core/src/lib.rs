@@ -19,7 +19,7 @@ pub mod shell;
 pub mod sync;
 pub mod tool;
 
-pub use artifact::{Artifact, ArtifactStore};
+pub use artifact::{Artifact, ArtifactSlot, ArtifactStore};
 pub use cancel::CancelToken;
 pub use command::intercept;
 pub use command::normalize::{NormalizedCommand, apply_head_tail, normalize_bash_command};

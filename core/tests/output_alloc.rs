@@ -54,7 +54,7 @@ fn pushes_allocate_nothing_after_warm_up(artifact: bool) {
     ));
     let store = ArtifactStore::new(&dir);
     let mut sink = OutputSink::new(SinkOptions {
-        artifact: artifact.then(|| store.allocate("bash").unwrap()),
+        artifact: artifact.then(|| store.allocate("bash").unwrap().into()),
         ..SinkOptions::default()
     });
     let chunks: Vec<Vec<u8>> = (0..4).map(chunk).collect();

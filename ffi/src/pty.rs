@@ -146,7 +146,7 @@ unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
             sink: SinkOptions {
                 max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
                 // Best effort, as for shell runs: no artifact is no error.
-                artifact: store.and_then(|s| s.allocate("bash").ok()),
+                artifact: store.map(|s| s.slot("bash")),
                 ..SinkOptions::default()
             },
             sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,

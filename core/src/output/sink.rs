@@ -28,15 +28,17 @@
 //!
 //! # Artifact
 //! Until something would be dropped, the sink holds the whole stream. At the
-//! push that would first drop a byte, it opens the artifact file (the empty
-//! file [`ArtifactStore::allocate`](crate::ArtifactStore::allocate) reserved,
-//! or a new one, mode 0600; never a file that already holds something),
+//! push that would first drop a byte, it reserves the artifact if its
+//! [`ArtifactSlot`] is not reserved yet, and opens its file (the empty file
+//! [`ArtifactStore::allocate`](crate::ArtifactStore::allocate) made, or a new
+//! one, mode 0600; never a file that already holds something),
 //! writes what it held and from then on every push, so the file is
 //! byte-identical to the whole sanitized stream. A file that cannot be
 //! opened means no artifact, not an error. A write error later also means no
 //! artifact: the incomplete file is removed, since an `artifact_id` promises
-//! the complete stream. An artifact never needed is removed again (its
-//! reservation is an empty file), so only spilled streams stay.
+//! the complete stream. An artifact reserved beforehand and never needed is
+//! removed again (its reservation is an empty file), so only spilled streams
+//! stay.
 //!
 //! # Memory
 //! Head and tail together hold at most `max_bytes + 1` bytes (one byte before
@@ -53,7 +55,7 @@ use serde::Serialize;
 use super::ring::Ring;
 use super::scan::count_newlines;
 use super::{Sanitizer, count_lines, grown_capacity};
-use crate::artifact::Artifact;
+use crate::artifact::{Artifact, ArtifactSlot};
 use crate::command::normalize::apply_head_tail;
 
 /// Default bound of the kept output: 50 KiB.
@@ -69,7 +71,7 @@ pub struct SinkOptions {
     /// Keep the first N lines instead of a tail.
     pub head_lines: Option<usize>,
     /// Where the whole stream goes once it no longer fits.
-    pub artifact: Option<Artifact>,
+    pub artifact: Option<ArtifactSlot>,
     /// The most bytes the artifact takes (`None`: no bound): past it the
     /// file stops growing and keeps the stream's first bytes, while the
     /// kept tail goes on (see [`OutputSink::artifact_capped`]).
@@ -141,7 +143,7 @@ enum Spill {
     /// No artifact was given, or it failed.
     None,
     /// Given, not needed yet.
-    Ready(Artifact),
+    Ready(ArtifactSlot),
     /// Receiving the stream.
     Open(Artifact, BufWriter<File>),
 }
@@ -327,8 +329,8 @@ impl OutputSink {
                     None
                 }
             },
-            Spill::Ready(artifact) => {
-                artifact.release();
+            Spill::Ready(slot) => {
+                slot.release();
                 None
             }
             Spill::None => None,
@@ -420,7 +422,10 @@ impl OutputSink {
     /// Creates the artifact file and writes what the sink holds, which is the
     /// whole stream so far (nothing was dropped yet).
     fn open_spill(&mut self) {
-        let Spill::Ready(artifact) = std::mem::replace(&mut self.spill, Spill::None) else {
+        let Spill::Ready(slot) = std::mem::replace(&mut self.spill, Spill::None) else {
+            return;
+        };
+        let Some(artifact) = slot.reserve() else {
             return;
         };
         let mut options = OpenOptions::new();
@@ -527,8 +532,8 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
 /// artifact reservation back.
 impl Drop for OutputSink {
     fn drop(&mut self) {
-        if let Spill::Ready(artifact) = std::mem::replace(&mut self.spill, Spill::None) {
-            artifact.release();
+        if let Spill::Ready(slot) = std::mem::replace(&mut self.spill, Spill::None) {
+            slot.release();
         }
     }
 }

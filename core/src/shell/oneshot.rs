@@ -23,7 +23,7 @@ use rustix::process::Signal;
 
 use super::cwd::resolve_dir;
 use super::result::{BashResult, Outcome, conclude};
-use crate::artifact::{Artifact, ArtifactStore};
+use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
@@ -52,7 +52,8 @@ pub struct ExecuteOptions {
     pub env_policy: EnvPolicy,
     pub max_bytes: usize,
     pub artifacts: Option<ArtifactStore>,
-    pub artifact: Option<Artifact>,
+    /// See [`RunOptions::artifact`](crate::RunOptions::artifact).
+    pub artifact: Option<ArtifactSlot>,
     pub head_lines: Option<usize>,
     pub tail_lines: Option<usize>,
     pub kill_ladder: KillLadder,
@@ -114,11 +115,10 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     if let Some(sandbox) = &sandbox {
         sandbox.set_tmpdir(&mut env);
     }
-    let artifact = opts.artifact.clone().or_else(|| {
-        opts.artifacts
-            .as_ref()
-            .and_then(|s| s.allocate("bash").ok())
-    });
+    let artifact = opts
+        .artifact
+        .clone()
+        .or_else(|| opts.artifacts.as_ref().map(|s| s.slot("bash")));
     let sink = OutputSink::new(SinkOptions {
         max_bytes: opts.max_bytes,
         head_lines: opts.head_lines,

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::CancelToken;
-use crate::artifact::{Artifact, ArtifactStore};
+use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::defaults;
 use crate::error::{BadValue, Result};
 use crate::jobs::JobExitHook;
@@ -242,9 +242,11 @@ pub struct RunOptions {
     pub head_lines: Option<usize>,
     /// Keep only the last N lines (after `head_lines`).
     pub tail_lines: Option<usize>,
-    /// An artifact already allocated by the caller; otherwise one is
-    /// allocated from the shell's store, if it has one.
-    pub artifact: Option<Artifact>,
+    /// Where the whole output goes if it spills: an artifact the caller
+    /// reserved, or a store's next id; otherwise the shell's store's next
+    /// id, if it has a store. Either way a store's id is reserved only
+    /// when the output spills.
+    pub artifact: Option<ArtifactSlot>,
     /// When the command still runs this long after it started, the run
     /// returns with its output so far and the command goes on as a job
     /// ([`crate::BashResult::backgrounded`]); the session goes on with

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::result::BashResult;
 use super::session::Shell;
-use crate::artifact::{Artifact, ArtifactStore};
+use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::process::sandbox::Sandbox;
 use crate::sync::lock;
 use crate::{CancelToken, Result};
@@ -48,7 +48,8 @@ pub struct ExecuteBashOptions {
     /// is the process's private directory
     /// ([`ArtifactStore::process_default`]).
     pub artifacts: Option<ArtifactStore>,
-    pub artifact: Option<Artifact>,
+    /// See [`RunOptions::artifact`](crate::RunOptions::artifact).
+    pub artifact: Option<ArtifactSlot>,
     pub head_lines: Option<usize>,
     pub tail_lines: Option<usize>,
     /// See [`RunOptions::yield_after`].
@@ -133,11 +134,10 @@ pub fn execute_bash_in(
         cancel: opts.cancel.clone(),
         head_lines: opts.head_lines,
         tail_lines: opts.tail_lines,
-        artifact: opts.artifact.clone().or_else(|| {
-            opts.artifacts
-                .as_ref()
-                .and_then(|s| s.allocate("bash").ok())
-        }),
+        artifact: opts
+            .artifact
+            .clone()
+            .or_else(|| opts.artifacts.as_ref().map(|s| s.slot("bash"))),
         yield_after: opts.yield_after,
     };
     with_session_in(&opts, sandbox, |shell| shell.run(run, on_chunk))?

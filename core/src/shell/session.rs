@@ -380,7 +380,7 @@ impl Shell {
             self.config
                 .artifacts
                 .as_ref()
-                .and_then(|store| store.allocate("bash").ok())
+                .map(|store| store.slot("bash"))
         });
         let sink = OutputSink::new(SinkOptions {
             max_bytes: self.config.max_bytes,
@@ -602,7 +602,7 @@ impl Shell {
                 .config
                 .artifacts
                 .as_ref()
-                .and_then(|store| store.allocate("job").ok()),
+                .map(|store| store.slot("job")),
             artifact_cap: Some(self.config.job_artifact_cap),
             ..SinkOptions::default()
         };

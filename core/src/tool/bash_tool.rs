@@ -10,8 +10,8 @@
 //!    `Working directory does not exist: <p>` /
 //!    `Working directory is not a directory: <p>`;
 //! 4. timeout: seconds, clamped to [1, 3600], default 300;
-//! 5. artifact: allocated best effort; without one the output is still
-//!    truncated, only the `artifact://` link is missing;
+//! 5. artifact: reserved when the output spills, best effort; without one
+//!    the output is still truncated, only the `artifact://` link is missing;
 //! 6. engine: a PTY when the host enables a virtual terminal, has a UI and
 //!    `CONCH_NO_PTY`/`PI_NO_PTY` is not `1`; otherwise the persistent shell
 //!    of the session registry. The head limit goes to the engine, whose
@@ -33,7 +33,7 @@ use super::config::check_rules;
 use super::result::{Shaping, ToolError, ToolResult, shape};
 use super::selection::Limits;
 use super::updates::{ToolUpdate, with_live_updates};
-use crate::artifact::{Artifact, ArtifactStore};
+use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::jobs::JobOptions;
@@ -347,8 +347,7 @@ impl BashTool {
         let artifact = self
             .artifacts
             .as_ref()
-            .and_then(|store| store.allocate("bash").ok());
-        let artifact_path = artifact.as_ref().map(|a| a.path.clone());
+            .map(|store| store.slot(ARTIFACT_KIND));
         let cancel = ctx.cancel.clone().unwrap_or_default();
         let limits = Limits { head, tail };
         let call = Call {
@@ -377,6 +376,11 @@ impl BashTool {
         } else {
             Stop::Cancel
         };
+        let artifact_path = self
+            .artifacts
+            .as_ref()
+            .zip(result.artifact_id.as_deref())
+            .map(|(store, id)| store.path_of(id, ARTIFACT_KIND));
         let outcome = shape(
             &result,
             &Shaping {
@@ -527,8 +531,11 @@ struct Call {
     timeout: Duration,
     cancel: CancelToken,
     limits: Limits,
-    artifact: Option<Artifact>,
+    artifact: Option<ArtifactSlot>,
 }
+
+/// The kind of the artifacts the tool's runs spill to (`<id>.bash.log`).
+const ARTIFACT_KIND: &str = "bash";
 
 /// `CONCH_NO_PTY=1` (or `PI_NO_PTY=1`, which hosts already set for the
 /// same purpose) turns PTY runs off.

@@ -185,7 +185,7 @@ fn sink_spills_the_whole_stream_once_it_overflows() {
     let artifact = store.allocate("bash").unwrap();
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 100,
-        artifact: Some(artifact.clone()),
+        artifact: Some(artifact.clone().into()),
         ..SinkOptions::default()
     });
     let mut expected = String::new();
@@ -215,7 +215,7 @@ fn sink_without_overflow_creates_no_file() {
     let store = ArtifactStore::new(&dir);
     let artifact = store.allocate("bash").unwrap();
     let mut sink = OutputSink::new(SinkOptions {
-        artifact: Some(artifact.clone()),
+        artifact: Some(artifact.clone().into()),
         ..SinkOptions::default()
     });
     sink.push(b"small\n");
@@ -225,7 +225,7 @@ fn sink_without_overflow_creates_no_file() {
     // Dropped without a dump (a run that failed), likewise.
     let unused = store.allocate("bash").unwrap();
     drop(OutputSink::new(SinkOptions {
-        artifact: Some(unused.clone()),
+        artifact: Some(unused.clone().into()),
         ..SinkOptions::default()
     }));
     assert!(!unused.path.exists());
@@ -242,7 +242,7 @@ fn an_unopenable_artifact_means_no_artifact_not_an_error() {
     fs::create_dir(&artifact.path).unwrap();
     let mut sink = OutputSink::new(SinkOptions {
         max_bytes: 10,
-        artifact: Some(artifact),
+        artifact: Some(artifact.into()),
         ..SinkOptions::default()
     });
     sink.push(b"0123456789abcdef\n");
@@ -271,4 +271,45 @@ fn two_stores_over_one_directory_never_hand_out_the_same_id() {
     unique.dedup();
     assert_eq!(unique.len(), ids.len(), "{ids:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_store_slot_reserves_its_id_only_when_the_stream_spills() {
+    let dir = temp_dir("slot");
+    let store = ArtifactStore::new(&dir);
+    let mut quiet = OutputSink::new(SinkOptions {
+        max_bytes: 10,
+        artifact: Some(store.slot("bash")),
+        ..SinkOptions::default()
+    });
+    quiet.push(b"short\n");
+    assert_eq!(quiet.dump(None).artifact_id, None);
+    assert!(!dir.exists(), "nothing reserved, nothing created");
+    let mut loud = OutputSink::new(SinkOptions {
+        max_bytes: 10,
+        artifact: Some(store.slot("job")),
+        ..SinkOptions::default()
+    });
+    loud.push(b"0123456789abcdef\n");
+    assert_eq!(loud.artifact_id(), Some("0"), "reserved at the first spill");
+    let summary = loud.dump(None);
+    assert_eq!(summary.artifact_id.as_deref(), Some("0"));
+    assert_eq!(
+        fs::read_to_string(store.path_of("0", "job")).unwrap(),
+        "0123456789abcdef\n"
+    );
+    // A store that cannot reserve means no artifact, not an error.
+    let blocked = temp_dir("slot-blocked");
+    fs::write(&blocked, "a file where the directory would be").unwrap();
+    let mut sink = OutputSink::new(SinkOptions {
+        max_bytes: 10,
+        artifact: Some(ArtifactStore::new(&blocked).slot("bash")),
+        ..SinkOptions::default()
+    });
+    sink.push(b"0123456789abcdef\n");
+    let summary = sink.dump(None);
+    assert!(summary.truncated);
+    assert_eq!(summary.artifact_id, None);
+    fs::remove_file(&blocked).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
 }

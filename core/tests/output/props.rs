@@ -207,7 +207,7 @@ proptest! {
         let store = ArtifactStore::new(&dir);
         let artifact = store.allocate("bash").unwrap();
         let whole = sanitize_chunks(std::slice::from_ref(&bytes));
-        let opts = SinkOptions { max_bytes, head_bytes, head_lines: None, artifact: Some(artifact.clone()), artifact_cap: None };
+        let opts = SinkOptions { max_bytes, head_bytes, head_lines: None, artifact: Some(artifact.clone().into()), artifact_cap: None };
         let (summary, _) = run_sink(opts, &split_at_fractions(&bytes, &cuts));
         if summary.truncated {
             prop_assert_eq!(summary.artifact_id.as_deref(), Some(artifact.id.as_str()));

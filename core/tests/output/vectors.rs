@@ -109,7 +109,7 @@ fn sink_vectors() {
                 .map_or(SinkOptions::default().max_bytes, |n| n as usize),
             head_bytes: options["head_bytes"].as_u64().unwrap_or(0) as usize,
             head_lines: options["head_lines"].as_u64().map(|n| n as usize),
-            artifact: artifact.clone(),
+            artifact: artifact.clone().map(Into::into),
             artifact_cap: None,
         });
         for push in case["pushes"].as_array().unwrap() {

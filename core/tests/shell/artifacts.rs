@@ -150,3 +150,36 @@ fn without_a_named_directory_runs_spill_into_a_private_one() {
         dir.display()
     );
 }
+
+#[test]
+fn runs_that_never_spill_touch_no_file_and_a_spill_reserves_the_next_id() {
+    let dir = std::env::temp_dir().join(format!("conch-lazy-spill-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sh = spilling_shell(Some(ArtifactStore::new(&dir)));
+    for _ in 0..3 {
+        let r = sh.run(RunOptions::new("echo short"), |_| {}).unwrap();
+        assert_eq!(
+            (r.output.as_str(), r.artifact_id.as_deref()),
+            ("short\n", None)
+        );
+    }
+    assert!(
+        !dir.exists(),
+        "no run spilled, so nothing was reserved: not even the directory"
+    );
+    let r = sh.run(RunOptions::new("seq 1 100"), |_| {}).unwrap();
+    assert!(r.truncated);
+    assert_eq!(r.artifact_id.as_deref(), Some("0"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("0.bash.log")).unwrap(),
+        (1..=100).map(|n| format!("{n}\n")).collect::<String>()
+    );
+    let r = sh.run(RunOptions::new("echo short"), |_| {}).unwrap();
+    assert_eq!(r.artifact_id, None);
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["0.bash.log"], "only the spilled stream has a file");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
