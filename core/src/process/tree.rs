@@ -43,10 +43,30 @@ pub fn children(pid: Pid) -> Vec<Pid> {
 /// `/proc/<pid>/task/<pid>/children`, and no directory to list; as
 /// [`children`] where that file is unavailable.
 pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
-    match fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+    match read_proc_file(&format!("/proc/{pid}/task/{pid}/children")) {
         Ok(text) => pids(&text).collect(),
         Err(_) => children(pid),
     }
+}
+
+/// The whole text of a small `/proc` file: open, read until the end,
+/// close. `fs::read_to_string` also asks the file's size first (a `statx`
+/// that `/proc` answers with 0): the session reads bash's `children` file
+/// twice per run, so the call saved counts.
+fn read_proc_file(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(text).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The pids of a `children` file: decimal numbers separated by spaces.
