@@ -6,7 +6,12 @@ use std::os::fd::RawFd;
 use super::io::{Read, read};
 use crate::output::sink::OutputSink;
 
-/// Read size: large enough that a flood costs few system calls.
+/// Read size of a run's first read: most commands print little, and a
+/// buffer is zeroed when it is made (a 256 KiB one per run cost a memset
+/// of it, and the CPU's cache it swept, on every builtin run).
+const FIRST_READ_SIZE: usize = 4 * 1024;
+/// Read size once a read filled the buffer: large enough that a flood
+/// costs few system calls.
 const READ_SIZE: usize = 256 * 1024;
 /// Output read per wake-up before an event loop looks at its other sources.
 pub const READ_BUDGET: usize = 4 << 20;
@@ -32,7 +37,7 @@ impl<'a> Pump<'a> {
         Pump {
             sink,
             on_chunk,
-            buf: vec![0; READ_SIZE],
+            buf: vec![0; FIRST_READ_SIZE],
         }
     }
 
@@ -63,6 +68,10 @@ impl<'a> Pump<'a> {
                     let text = self.sink.push(&self.buf[..n]);
                     if !text.is_empty() {
                         (self.on_chunk)(text);
+                    }
+                    if n == self.buf.len() && n < READ_SIZE {
+                        // More is coming than the first buffer holds.
+                        self.buf.resize(READ_SIZE, 0);
                     }
                 }
                 Read::WouldBlock => return Ok(false),
