@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
@@ -94,6 +94,31 @@ impl ArtifactSlot {
             artifact.release();
         }
     }
+}
+
+/// Some lines of an artifact, bounded in bytes: what
+/// [`ArtifactStore::read_page`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactPage {
+    /// The lines, line ends kept.
+    pub text: String,
+    /// The 0-based index of the first of them.
+    pub offset_line: usize,
+    /// How many lines `text` holds (a first line cut to the bound counts).
+    pub lines: usize,
+    /// The artifact's lines, counted as in every summary.
+    pub total_lines: usize,
+    /// The byte bound ended the page before the lines asked for.
+    pub cut: bool,
+}
+
+/// What [`ArtifactStore::scan`] reads.
+struct Window {
+    offset_line: usize,
+    limit_lines: Option<usize>,
+    max_bytes: usize,
+    /// Count every line of the artifact, past the window too.
+    count_all: bool,
 }
 
 /// A directory of artifacts. Clones share the id counter, and so do all the
@@ -269,6 +294,41 @@ impl ArtifactStore {
     /// last line without `\n` counts. An offset past the last line is an
     /// error that gives the line count; offset 0 of an empty artifact is "".
     pub fn read(&self, id: &str, offset_line: usize, limit_lines: Option<usize>) -> Result<String> {
+        let window = Window {
+            offset_line,
+            limit_lines,
+            max_bytes: usize::MAX,
+            count_all: false,
+        };
+        Ok(self.scan(id, window)?.text)
+    }
+
+    /// As [`ArtifactStore::read`], with the text bounded to `max_bytes`
+    /// too, whatever the artifact holds: the page ends at the last whole
+    /// line that fits (a first line longer than the bound is cut at a
+    /// character boundary), and the whole artifact is counted, a buffer
+    /// at a time, for [`ArtifactPage::total_lines`]. For a reader that must
+    /// stay small however large an output was (a server answering
+    /// `artifact://` reads).
+    pub fn read_page(
+        &self,
+        id: &str,
+        offset_line: usize,
+        limit_lines: Option<usize>,
+        max_bytes: usize,
+    ) -> Result<ArtifactPage> {
+        let window = Window {
+            offset_line,
+            limit_lines,
+            max_bytes,
+            count_all: true,
+        };
+        self.scan(id, window)
+    }
+
+    /// Reads `window` of artifact `id`, holding no more than the window's
+    /// text (and one buffer) whatever the artifact's lines are like.
+    fn scan(&self, id: &str, window: Window) -> Result<ArtifactPage> {
         let id = if id.starts_with(URL_SCHEME) {
             parse_url(id)?
         } else {
@@ -277,40 +337,85 @@ impl ArtifactStore {
         let path = self.locate(id)?;
         let context = || format!("reading artifact {}", path.display());
         let file = fs::File::open(&path).map_err(|e| Error::io(context(), e))?;
-        let mut reader = BufReader::new(file);
-        let mut text = Vec::new();
-        let mut line = Vec::new();
-        let mut lines = 0usize;
+        let mut reader = BufReader::with_capacity(64 * 1024, file);
+        let Window {
+            offset_line,
+            limit_lines,
+            max_bytes,
+            count_all,
+        } = window;
         let end = limit_lines.map(|limit| offset_line.saturating_add(limit));
-        loop {
-            if end.is_some_and(|end| lines >= end) {
+        // Enough is read (short of counting everything) once the window's
+        // last line ended, and the offset line is known to exist.
+        let enough = end.map(|end| end.max(offset_line + 1));
+        let mut text = Vec::new();
+        let mut newlines = 0usize;
+        let mut at_line_start = true;
+        // Where the current line starts in `text`.
+        let mut line_start = 0;
+        let mut cut_at: Option<usize> = None;
+        'read: loop {
+            let buf = reader.fill_buf().map_err(|e| Error::io(context(), e))?;
+            if buf.is_empty() {
                 break;
             }
-            line.clear();
-            let n = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| Error::io(context(), e))?;
-            if n == 0 {
-                break;
+            let mut used = 0;
+            while used < buf.len() {
+                let rest = &buf[used..];
+                let len = memchr_newline(rest).map_or(rest.len(), |i| i + 1);
+                let piece = &rest[..len];
+                let index = newlines;
+                if at_line_start {
+                    line_start = text.len();
+                }
+                let in_window =
+                    cut_at.is_none() && index >= offset_line && end.is_none_or(|end| index < end);
+                if in_window {
+                    if max_bytes - text.len() >= piece.len() {
+                        text.extend_from_slice(piece);
+                    } else if index == offset_line {
+                        // The page's first line alone is over the bound: its
+                        // start, cut between characters.
+                        text.extend_from_slice(&piece[..max_bytes - text.len()]);
+                        let valid =
+                            std::str::from_utf8(&text).map_or_else(|e| e.valid_up_to(), str::len);
+                        text.truncate(valid);
+                        cut_at = Some(1);
+                    } else {
+                        text.truncate(line_start);
+                        cut_at = Some(index - offset_line);
+                    }
+                }
+                used += len;
+                at_line_start = piece.ends_with(b"\n");
+                newlines += usize::from(at_line_start);
+                let stop = cut_at.is_some() || enough.is_some_and(|n| newlines >= n);
+                if stop && !count_all {
+                    reader.consume(used);
+                    break 'read;
+                }
             }
-            if lines >= offset_line {
-                text.extend_from_slice(&line);
-            }
-            lines += 1;
+            reader.consume(used);
         }
-        if offset_line > 0 && lines <= offset_line {
-            let total =
-                lines + count_remaining_lines(&mut reader).map_err(|e| Error::io(context(), e))?;
-            if total > offset_line {
-                // A zero limit stopped before the offset line, which exists.
-                return Ok(String::new());
-            }
+        // Exact when the whole artifact was read; a lower bound otherwise.
+        let total_lines = newlines + usize::from(!at_line_start);
+        if offset_line > 0 && total_lines <= offset_line {
             return Err(Error::InvalidArgument(format!(
-                "Offset {offset_line} is beyond the end of artifact {id} ({total} {})",
-                if total == 1 { "line" } else { "lines" }
+                "Offset {offset_line} is beyond the end of artifact {id} ({total_lines} {})",
+                if total_lines == 1 { "line" } else { "lines" }
             )));
         }
-        Ok(String::from_utf8_lossy(&text).into_owned())
+        let lines = cut_at.unwrap_or_else(|| {
+            end.map_or(total_lines, |end| end.min(total_lines))
+                .saturating_sub(offset_line)
+        });
+        Ok(ArtifactPage {
+            text: String::from_utf8_lossy(&text).into_owned(),
+            offset_line,
+            lines,
+            total_lines,
+            cut: cut_at.is_some(),
+        })
     }
 
     /// The file of artifact `id`: the first (by name) whose name starts with
@@ -461,19 +566,9 @@ fn create_private_dir(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
-/// Lines left in `reader`, counted as everywhere else.
-fn count_remaining_lines(reader: &mut impl Read) -> io::Result<usize> {
-    let mut buf = [0u8; 8192];
-    let mut lines = 0;
-    let mut last = b'\n';
-    loop {
-        let n = reader.read(&mut buf)?;
-        if n == 0 {
-            return Ok(lines + usize::from(last != b'\n'));
-        }
-        lines += buf[..n].iter().filter(|&&b| b == b'\n').count();
-        last = buf[n - 1];
-    }
+/// Where the first `\n` of `bytes` is.
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
 }
 
 #[cfg(test)]

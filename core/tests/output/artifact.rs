@@ -179,6 +179,53 @@ fn read_returns_line_ranges() {
 }
 
 #[test]
+fn read_page_bounds_the_text_and_counts_every_line() {
+    let dir = temp_dir("page");
+    fs::create_dir_all(&dir).unwrap();
+    // Lines "0\n" .. "99\n", then a long line of multi-byte characters
+    // without a line end, then nothing.
+    let mut text: String = (0..100).map(|i| format!("{i}\n")).collect();
+    text.push_str(&"é".repeat(40_000));
+    fs::write(dir.join("0.bash.log"), &text).unwrap();
+    let store = ArtifactStore::new(&dir);
+    let page = |offset, limit, max| store.read_page("artifact://0", offset, limit, max).unwrap();
+
+    // Within the bound: the lines asked for, the whole artifact counted.
+    let p = page(0, Some(3), 1000);
+    assert_eq!(
+        (p.text.as_str(), p.lines, p.total_lines, p.cut),
+        ("0\n1\n2\n", 3, 101, false)
+    );
+    // The bound ends the page at the last whole line that fits ("0\n".."3\n"
+    // are 8 bytes; "4\n" would make 10 > 9).
+    let p = page(0, None, 9);
+    assert_eq!((p.text.as_str(), p.lines, p.cut), ("0\n1\n2\n3\n", 4, true));
+    let p = page(4, Some(2), 9);
+    assert_eq!(
+        (p.text.as_str(), p.offset_line, p.lines, p.cut),
+        ("4\n5\n", 4, 2, false)
+    );
+    // A first line longer than the bound: its start, cut between characters
+    // (é is two bytes: 5 bytes of room hold two of them).
+    let p = page(100, None, 5);
+    assert_eq!(
+        (p.text.as_str(), p.lines, p.total_lines, p.cut),
+        ("éé", 1, 101, true)
+    );
+    // The last lines, with no bound in the way.
+    let p = page(99, None, usize::MAX);
+    assert_eq!(p.text, format!("99\n{}", "é".repeat(40_000)));
+    assert_eq!((p.lines, p.cut), (2, false));
+    assert_eq!(
+        store.read_page("0", 101, None, 10).unwrap_err().to_string(),
+        "Offset 101 is beyond the end of artifact 0 (101 lines)"
+    );
+    // A read in the middle of a huge file holds no more than its page.
+    assert_eq!(store.read("0", 100, None).unwrap(), "é".repeat(40_000));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn sink_spills_the_whole_stream_once_it_overflows() {
     let dir = temp_dir("spill");
     let store = ArtifactStore::new(&dir);

@@ -7,14 +7,19 @@
 //! - `notifications/cancelled` for a call cancels its token: the core kills
 //!   the command's process tree (the `job` tool's wait ends; the job lives
 //!   on). The client no longer waits for the answer.
-//! - `artifact://<id>` is a resource: `resources/read` gives its whole text,
-//!   `resources/list` the artifacts this server's calls spilled,
-//!   `resources/templates/list` the `artifact://{id}` template.
+//! - `artifact://<id>` is a resource: `resources/read` gives its text, at
+//!   most [`READ_MAX_BYTES`] of it (the server's memory stays bounded
+//!   however large an output was); a longer one ends at a whole line with
+//!   a notice naming the next page, `artifact://<id>?offset=<line>`
+//!   (`&limit=<lines>` also taken). `resources/list` gives the artifacts
+//!   this server's calls spilled, `resources/templates/list` the
+//!   `artifact://{id}{?offset,limit}` template.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use conch_core::CancelToken;
+use conch_core::output::notice::format_size;
 use conch_core::tool::{
     BashTool, BashToolArgs, JobTool, JobToolArgs, ToolContext, ToolDefinition, ToolError,
     ToolResult, ToolUpdate,
@@ -30,6 +35,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::watch;
+
+/// The most text one `resources/read` answers with.
+pub const READ_MAX_BYTES: usize = 1 << 20;
 
 /// Least time between two progress notifications of a call.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(200);
@@ -250,8 +258,11 @@ impl ServerHandler for Conch {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let template = ResourceTemplate::new("artifact://{id}", "artifact")
-            .with_description("The whole output a tool result cut to 50 KB names")
+        let template = ResourceTemplate::new("artifact://{id}{?offset,limit}", "artifact")
+            .with_description(
+                "The whole output a tool result cut to 50 KB names; offset (0-based) and \
+                 limit select lines",
+            )
             .with_mime_type("text/plain");
         Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
     }
@@ -265,12 +276,81 @@ impl ServerHandler for Conch {
             return Err(McpError::resource_not_found("no artifacts directory", None));
         };
         let uri = request.uri;
-        let read_uri = uri.clone();
-        let text = tokio::task::spawn_blocking(move || store.resolve(&read_uri))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?
-            .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
+        let page = Page::parse(&uri).map_err(|e| McpError::invalid_params(e, None))?;
+        let read = page.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            store.read_page(&read.artifact, read.offset, read.limit, READ_MAX_BYTES)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let found = match found {
+            Ok(found) => found,
+            Err(e @ conch_core::Error::InvalidArgument(_)) => {
+                return Err(McpError::invalid_params(e.to_string(), None));
+            }
+            Err(e) => return Err(McpError::resource_not_found(e.to_string(), None)),
+        };
+        let text = page.text_of(found);
         let contents = ResourceContents::text(text, uri).with_mime_type("text/plain");
         Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+/// The lines an `artifact://` read asks for.
+#[derive(Clone)]
+struct Page {
+    /// `artifact://<id>`, the query taken off.
+    artifact: String,
+    offset: usize,
+    limit: Option<usize>,
+}
+
+impl Page {
+    /// `artifact://<id>`, with `?offset=<n>` and `&limit=<n>` optional.
+    fn parse(uri: &str) -> Result<Page, String> {
+        let (artifact, query) = uri.split_once('?').unwrap_or((uri, ""));
+        let mut page = Page {
+            artifact: artifact.to_string(),
+            offset: 0,
+            limit: None,
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let number = || {
+                value.parse::<usize>().map_err(|_| {
+                    format!("{key} must be a whole number of lines, got {value:?} in {uri}")
+                })
+            };
+            match key {
+                "offset" => page.offset = number()?,
+                "limit" => page.limit = Some(number()?),
+                _ => {
+                    return Err(format!(
+                        "unknown parameter {key:?} in {uri} (offset and limit are known)"
+                    ));
+                }
+            }
+        }
+        Ok(page)
+    }
+
+    /// The page's text, and when the byte bound ended it early, a notice
+    /// on a line of its own naming the rest.
+    fn text_of(&self, found: conch_core::artifact::ArtifactPage) -> String {
+        let mut text = found.text;
+        if found.cut {
+            let first = found.offset_line + 1;
+            let last = found.offset_line + found.lines;
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "\n[Showing lines {first}-{last} of {} ({} limit). Next: {}?offset={last}]",
+                found.total_lines,
+                format_size(READ_MAX_BYTES as u64),
+                self.artifact,
+            ));
+        }
+        text
     }
 }

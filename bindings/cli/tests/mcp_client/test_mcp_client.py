@@ -190,9 +190,39 @@ def test_artifacts_are_resources(project):
             listed = [str(r.uri) for r in (await session.list_resources()).resources]
             assert listed == [uri]
             templates = (await session.list_resource_templates()).resource_templates
-            assert [t.uri_template for t in templates] == ["artifact://{id}"]
+            assert [t.uri_template for t in templates] == ["artifact://{id}{?offset,limit}"]
             with pytest.raises(MCPError):
                 await session.read_resource("artifact://999999")
+            part = await session.read_resource(f"{uri}?offset=99997&limit=2")
+            assert part.contents[0].text == "99998\n99999\n"
+            for bad in (f"{uri}?offset=-1", f"{uri}?lines=3", f"{uri}?offset=100000"):
+                with pytest.raises(MCPError):
+                    await session.read_resource(bad)
+
+    anyio.run(main)
+
+
+def test_a_large_artifact_is_read_a_bounded_page_at_a_time(project):
+    # About 2 MB of lines: more than one read answers with (1 MB).
+    async def main():
+        async with client(project) as session:
+            r = await session.call_tool("bash", {"command": "seq 1 300000"})
+            uri = re.search(r"Full: (artifact://\d+)\]$", text_of(r)).group(1)
+            pages, next_uri = [], uri
+            while next_uri:
+                text = (await session.read_resource(next_uri)).contents[0].text
+                assert len(text.encode()) <= (1 << 20) + 200, len(text)
+                # The page's own last line end, a blank line, the notice.
+                m = re.search(r"(?<=\n)\n\[Showing lines (\d+)-(\d+) of 300000 \(1\.0MB limit\)\. "
+                              r"Next: (artifact://\d+\?offset=(\d+))\]$", text)
+                if m:
+                    assert m.group(2) == m.group(4)
+                    text, next_uri = text[: m.start()], m.group(3)
+                else:
+                    next_uri = None
+                pages.append(text)
+            assert len(pages) == 2
+            assert "".join(pages) == "".join(f"{i}\n" for i in range(1, 300001))
 
     anyio.run(main)
 
