@@ -112,13 +112,23 @@ impl Control {
     }
 
     /// Sends `signal` to every process of the command (the root too, when
-    /// it runs the command itself).
+    /// it runs the command itself), and to what one of them that held it
+    /// blocked forks before it takes it (as a subshell does when signalled
+    /// right as it starts the command): see [`tree::signal_with_forks`].
     pub(crate) fn signal(&self, signal: Signal) {
+        // Held throughout: the root is not reaped meanwhile, so its pid
+        // stays its own.
+        let root = lock(&self.root);
+        if root.is_none() {
+            return;
+        }
         let mut pids = self.below();
-        if self.session.is_some() && lock(&self.root).is_some() {
+        if self.session.is_some() {
             pids.push(self.pid);
         }
-        tree::signal_all(&pids, signal);
+        let spared = self.session.as_deref().unwrap_or_default();
+        tree::signal_with_forks(&pids, self.pid, spared, signal);
+        drop(root);
     }
 
     /// Writes all of `data` to the job's input, waiting (a bounded time)

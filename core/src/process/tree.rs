@@ -131,6 +131,74 @@ pub fn signal_all(pids: &[Pid], signal: Signal) {
     }
 }
 
+/// How long [`signal_with_forks`] follows a process that held the signal
+/// blocked: far beyond the microseconds bash blocks it around a fork, even
+/// on a loaded machine, and short enough for a program that blocks it for
+/// good.
+const DEFERRED_WAIT: Duration = Duration::from_millis(500);
+
+/// Sends `signal` to each of `pids` (the processes of a command at one
+/// moment, under `subreaper`), and to the children forked by those of
+/// them that held it blocked then, as bash does around each fork: such a
+/// process forks, and takes the signal only after, in the parent; its
+/// child starts with nothing pending and would go on running. A signal
+/// to a process group does not help: one that comes before the fork is
+/// pending in the parent alone. So a process that holds `signal` blocked
+/// is followed, for at most [`DEFERRED_WAIT`], until it takes it: its
+/// children that were not among `pids`, and new children of `subreaper`
+/// (where they go once their parent is gone), except those in `spared`,
+/// are sent `signal` too, with what they started.
+pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: Signal) {
+    signal_all(pids, signal);
+    let mut deferring: Vec<Pid> = pids
+        .iter()
+        .copied()
+        .filter(|&p| holds_blocked(p, signal))
+        .collect();
+    if deferring.is_empty() {
+        return;
+    }
+    let mut known: Vec<Pid> = pids.iter().chain(spared).copied().collect();
+    let deadline = Instant::now() + DEFERRED_WAIT;
+    loop {
+        // Checked before the children are read: a child forked before its
+        // parent took the signal is among them.
+        deferring.retain(|&p| holds_blocked(p, signal));
+        for parent in deferring.clone().into_iter().chain([subreaper]) {
+            for child in children(parent) {
+                if !known.contains(&child) {
+                    let mut born = vec![child];
+                    born.extend(descendants(child));
+                    signal_all(&born, signal);
+                    known.extend(born);
+                }
+            }
+        }
+        if deferring.is_empty() || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Whether `pid` has `signal` pending and blocked (from the `SigPnd`,
+/// `ShdPnd` and `SigBlk` masks of `/proc/<pid>/status`; its main thread's
+/// mask, which is bash's only one).
+fn holds_blocked(pid: Pid, signal: Signal) -> bool {
+    let Ok(status) = read_proc_file(&format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let mask = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .unwrap_or(0)
+    };
+    let bit = 1u64 << (signal.as_raw() - 1);
+    (mask("SigPnd:") | mask("ShdPnd:")) & mask("SigBlk:") & bit != 0
+}
+
 /// The processes a SIGINT was sent to, each with the program it ran then.
 ///
 /// A process between fork and exec still runs its parent's signal
@@ -330,6 +398,62 @@ mod tests {
         terminate(&found, Duration::from_secs(2));
         child.wait().unwrap();
         assert!(found.iter().all(|&p| !is_alive(p)));
+    }
+
+    /// A process that holds SIGTERM blocked when it comes, forks, and
+    /// only then takes it (as bash does around each fork): the child it
+    /// forked meanwhile, which starts with nothing pending, is sent it too.
+    #[test]
+    fn a_signal_held_blocked_reaches_what_is_forked_before_it_is_taken() {
+        use std::io::{BufRead, BufReader, Write};
+        use std::os::unix::process::ExitStatusExt;
+        use std::process::Stdio;
+        const HOLDER: &str = "import os, signal, sys\n\
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])\n\
+            print('ready', flush=True)\n\
+            sys.stdin.read(1)\n\
+            if os.fork() == 0:\n    \
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])\n    \
+                os.execv('/bin/sleep', ['sleep', '30'])\n\
+            sys.stdin.read(1)\n\
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])\n";
+        let mut holder = Command::new("python3")
+            .args(["-c", HOLDER])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = holder.id() as Pid;
+        let mut ready = String::new();
+        BufReader::new(holder.stdout.take().unwrap())
+            .read_line(&mut ready)
+            .unwrap();
+        assert_eq!(ready, "ready\n");
+        let follower = std::thread::spawn(move || {
+            signal_with_forks(&[pid], pid, &[], Signal::TERM);
+        });
+        let within = |limit: Duration, what: &dyn Fn() -> bool| {
+            let end = Instant::now() + limit;
+            while !what() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            what()
+        };
+        assert!(within(Duration::from_secs(5), &|| holds_blocked(
+            pid,
+            Signal::TERM
+        )));
+        let mut input = holder.stdin.take().unwrap();
+        input.write_all(b"f").unwrap();
+        assert!(within(Duration::from_secs(5), &|| !children(pid).is_empty()));
+        let forked = children(pid)[0];
+        // Gone (a zombie, as the holder reaps nothing) while the holder
+        // still holds its own SIGTERM, not at the end of its 30 s.
+        assert!(within(Duration::from_secs(5), &|| !is_alive(forked)));
+        input.write_all(b"u").unwrap();
+        let status = holder.wait().unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+        follower.join().unwrap();
     }
 
     #[test]
