@@ -400,9 +400,10 @@ mod tests {
         assert!(found.iter().all(|&p| !is_alive(p)));
     }
 
-    /// A process that holds SIGTERM blocked when it comes, forks, and
-    /// only then takes it (as bash does around each fork): the child it
-    /// forked meanwhile, which starts with nothing pending, is sent it too.
+    /// A process that holds SIGTERM blocked when it comes, and forks
+    /// before it takes it (as bash does around each fork), signalled from
+    /// a walk made before the fork: the child, which starts with nothing
+    /// pending, is sent it too.
     #[test]
     fn a_signal_held_blocked_reaches_what_is_forked_before_it_is_taken() {
         use std::io::{BufRead, BufReader, Write};
@@ -417,6 +418,13 @@ mod tests {
                 os.execv('/bin/sleep', ['sleep', '30'])\n\
             sys.stdin.read(1)\n\
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])\n";
+        let within = |what: &dyn Fn() -> bool| {
+            let end = Instant::now() + Duration::from_secs(5);
+            while !what() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            what()
+        };
         let mut holder = Command::new("python3")
             .args(["-c", HOLDER])
             .stdin(Stdio::piped())
@@ -429,27 +437,17 @@ mod tests {
             .read_line(&mut ready)
             .unwrap();
         assert_eq!(ready, "ready\n");
+        let mut input = holder.stdin.take().unwrap();
+        input.write_all(b"f").unwrap();
+        assert!(within(&|| !children(pid).is_empty()));
+        let forked = children(pid)[0];
         let follower = std::thread::spawn(move || {
             signal_with_forks(&[pid], pid, &[], Signal::TERM);
         });
-        let within = |limit: Duration, what: &dyn Fn() -> bool| {
-            let end = Instant::now() + limit;
-            while !what() && Instant::now() < end {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            what()
-        };
-        assert!(within(Duration::from_secs(5), &|| holds_blocked(
-            pid,
-            Signal::TERM
-        )));
-        let mut input = holder.stdin.take().unwrap();
-        input.write_all(b"f").unwrap();
-        assert!(within(Duration::from_secs(5), &|| !children(pid).is_empty()));
-        let forked = children(pid)[0];
         // Gone (a zombie, as the holder reaps nothing) while the holder
         // still holds its own SIGTERM, not at the end of its 30 s.
-        assert!(within(Duration::from_secs(5), &|| !is_alive(forked)));
+        assert!(within(&|| !is_alive(forked)));
+        assert!(holds_blocked(pid, Signal::TERM));
         input.write_all(b"u").unwrap();
         let status = holder.wait().unwrap();
         assert_eq!(status.signal(), Some(libc::SIGTERM));
