@@ -347,7 +347,7 @@ impl ArtifactStore {
         let end = limit_lines.map(|limit| offset_line.saturating_add(limit));
         // Enough is read (short of counting everything) once the window's
         // last line ended, and the offset line is known to exist.
-        let enough = end.map(|end| end.max(offset_line + 1));
+        let enough = end.map(|end| end.max(offset_line.saturating_add(1)));
         let mut text = Vec::new();
         let mut newlines = 0usize;
         let mut at_line_start = true;

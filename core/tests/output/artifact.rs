@@ -169,6 +169,16 @@ fn read_returns_line_ranges() {
         store.read("0", 4, None).unwrap_err().to_string(),
         "Offset 4 is beyond the end of artifact 0 (4 lines)"
     );
+    // The largest offset, with or without a limit, is only out of range.
+    for limit in [None, Some(0), Some(1), Some(usize::MAX)] {
+        assert_eq!(
+            store.read("0", usize::MAX, limit).unwrap_err().to_string(),
+            format!(
+                "Offset {} is beyond the end of artifact 0 (4 lines)",
+                usize::MAX
+            )
+        );
+    }
     assert_eq!(store.read("1", 0, None).unwrap(), "");
     assert!(store.read("1", 1, None).is_err());
     assert_eq!(
