@@ -14,7 +14,7 @@ use crate::CancelToken;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::tree::{self, Pid};
 use crate::shell::protocol::StatusParser;
-use crate::sync::lock;
+use crate::sync::{deadline_after, lock, passed, wait_until};
 
 /// How long [`Job::kill`] waits for the output to close once the tree is
 /// dead (a process outside the tree may still hold it).
@@ -216,17 +216,14 @@ impl Job {
 
     /// Waits up to `limit` for the job to end; whether it did.
     fn wait_end(&self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
+        let deadline = deadline_after(limit);
         let mut state = lock(&self.state);
         while state.status == JobStatus::Running {
             let now = Instant::now();
-            if now >= deadline {
+            if passed(deadline, now) {
                 return false;
             }
-            state = self
-                .changed
-                .wait_timeout(state, deadline - now)
-                .map_or_else(|e| e.into_inner().0, |(s, _)| s);
+            state = wait_until(&self.changed, state, deadline, now);
         }
         true
     }
@@ -263,7 +260,7 @@ impl Job {
                 job.changed.notify_all();
             }
         });
-        let deadline = Instant::now() + opts.wait;
+        let deadline = deadline_after(opts.wait);
         let max = opts.max_bytes.unwrap_or(default_max);
         let mut state = lock(&self.state);
         // Without a cursor, where the last poll stopped, read afresh after
@@ -278,15 +275,12 @@ impl Job {
             });
             if state.status != JobStatus::Running
                 || matched
-                || now >= deadline
+                || passed(deadline, now)
                 || cancel.is_cancelled()
             {
                 break;
             }
-            state = self
-                .changed
-                .wait_timeout(state, deadline - now)
-                .map_or_else(|e| e.into_inner().0, |(s, _)| s);
+            state = wait_until(&self.changed, state, deadline, now);
         }
         let (cursor, output) = state.sink.read_from(from, max);
         let next_cursor = cursor + output.len() as u64;

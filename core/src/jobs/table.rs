@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::job::JobSpec;
 use super::{Job, JobExitHook, JobId, JobInfo, reader};
-use crate::sync::lock;
+use crate::sync::{deadline_after, lock, passed, wait_until};
 use crate::{CancelToken, Error, Result};
 
 pub(crate) struct JobTable {
@@ -164,21 +164,17 @@ impl JobTable {
                 board.changed.notify_all();
             }
         });
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let mut ends = lock(&self.board.ends);
         loop {
             if let Some(job) = jobs.iter().find(|j| !j.is_running()) {
                 return Ok(Some(job.id));
             }
             let now = Instant::now();
-            if now >= deadline || cancel.is_cancelled() {
+            if passed(deadline, now) || cancel.is_cancelled() {
                 return Ok(None);
             }
-            ends = self
-                .board
-                .changed
-                .wait_timeout(ends, deadline - now)
-                .map_or_else(|e| e.into_inner().0, |(s, _)| s);
+            ends = wait_until(&self.board.changed, ends, deadline, now);
         }
     }
 }

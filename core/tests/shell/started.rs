@@ -584,3 +584,16 @@ fn wait_any_and_the_exit_hook_report_ends() {
     assert!(t.elapsed() < CUT, "{:?}", t.elapsed());
     assert_eq!(poll(&sh, other, Duration::ZERO).status, JobStatus::Running);
 }
+
+#[test]
+fn a_wait_too_long_for_the_clock_waits_for_the_end() {
+    let sh = crate::clean_shell();
+    let job = start(&sh, "/bin/sleep 0.2; exit 3");
+    assert_eq!(sh.wait_any(&[job], Duration::MAX, None).unwrap(), Some(job));
+    let next = start(&sh, "/bin/sleep 0.2; echo done");
+    let p = poll(&sh, next, Duration::MAX);
+    assert_eq!(
+        (p.status, p.exit_code, p.output.as_str()),
+        (JobStatus::Exited, Some(0), "done\n")
+    );
+}
