@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::tree::{Climb, KillLadder, Rung};
 use crate::CancelToken;
+use crate::sync::deadline_after;
 
 /// Why a command was stopped before it ended by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ impl Stopper {
     /// those, a Rust caller may pass `Duration::MAX`) is no deadline.
     pub fn new(timeout: Option<Duration>, cancel: CancelToken, ladder: KillLadder) -> Self {
         Stopper {
-            deadline: timeout.and_then(|t| Instant::now().checked_add(t)),
+            deadline: timeout.and_then(deadline_after),
             cancel,
             ladder,
             climb: None,

@@ -164,7 +164,7 @@ pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: S
         // Checked before the children are read: a child forked before its
         // parent took the signal is among them.
         deferring.retain(|&p| holds_blocked(p, signal));
-        for parent in deferring.clone().into_iter().chain([subreaper]) {
+        for &parent in deferring.iter().chain(&[subreaper]) {
             for child in children(parent) {
                 if !known.contains(&child) {
                     let mut born = vec![child];
