@@ -420,12 +420,15 @@ pub fn main(p: Args) -> Result<i32, String> {
     let mut polls = Polls::default();
     // Cancel tokens of the bash requests not answered yet, oldest first.
     let pending: Arc<Mutex<VecDeque<CancelToken>>> = Arc::default();
+    // Fired at the client's goodbye (the end of stdin, without `--drain`):
+    // a `job_start` still queued then is refused, never started.
+    let goodbye = CancelToken::new();
     let (jobs, queue) = channel::<Job>();
     let worker = {
-        let (session, pending) = (session.clone(), pending.clone());
+        let (session, pending, goodbye) = (session.clone(), pending.clone(), goodbye.clone());
         std::thread::Builder::new()
             .name("conch-rpc-run".into())
-            .spawn(move || run_jobs(queue, &session, &out, &pending))
+            .spawn(move || run_jobs(queue, &session, &out, &pending, &goodbye))
             .map_err(|e| format!("cannot start the command thread: {e}"))?
     };
 
@@ -483,6 +486,7 @@ pub fn main(p: Args) -> Result<i32, String> {
     // The end of stdin is the client's goodbye: what it asked for is
     // cancelled, unless it asked for a drain and still reads the replies.
     if !p.drain || stdout_reader_gone() {
+        goodbye.cancel();
         for cancel in lock(&pending).iter() {
             cancel.cancel();
         }
@@ -512,15 +516,22 @@ fn stdout_reader_gone() -> bool {
         && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }
 
+/// The reply to a `job_start` still queued when the client said goodbye.
+const NOT_STARTED: &str = "not started: the input ended first";
+
 fn run_jobs(
     queue: Receiver<Job>,
     session: &Session,
     out: &Out,
     pending: &Mutex<VecDeque<CancelToken>>,
+    goodbye: &CancelToken,
 ) {
     for job in queue {
         match job {
             Job::Reply(reply) => out.send(&reply),
+            Job::Start { id, .. } if goodbye.is_cancelled() => {
+                out.send(&error_reply(&id, Some("job_start"), NOT_STARTED));
+            }
             Job::Start { id, opts } => {
                 out.send(&match session.shell().and_then(|shell| shell.start(opts)) {
                     Ok(job) => success("job_start", &id, json!({ "job": job })),

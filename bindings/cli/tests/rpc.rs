@@ -631,6 +631,43 @@ fn the_end_of_stdin_cancels_the_running_command_and_ends_the_server() {
 }
 
 #[test]
+fn a_job_start_queued_at_the_end_of_stdin_never_runs() {
+    let mut server = Server::start("eof-job");
+    let stamp = format!("1000.{}2", std::process::id());
+    let marker = server.dir.join("SIDEFX");
+    server.send(
+        &json!({"id": 1, "type": "bash", "command": format!("/bin/sleep {stamp}")}).to_string(),
+    );
+    server.send(
+        &json!({"id": 2, "type": "job_start", "command": format!("echo ran > {}", marker.display())})
+            .to_string(),
+    );
+    wait_running(&stamp);
+    drop(server.stdin.take());
+    let bash = server.response(HANG_GUARD);
+    assert_eq!(
+        (&bash["id"], &bash["data"]["cancelled"]),
+        (&json!(1), &json!(true)),
+        "{bash}"
+    );
+    let start = server.response(HANG_GUARD);
+    assert_eq!(
+        (&start["id"], &start["command"], &start["success"]),
+        (&json!(2), &json!("job_start"), &json!(false)),
+        "{start}"
+    );
+    assert_eq!(
+        start["error"], "not started: the input ended first",
+        "{start}"
+    );
+    assert_eq!(wait_exit(&mut server.child).code(), Some(0));
+    assert!(
+        !marker.exists(),
+        "the queued job ran after the end of stdin"
+    );
+}
+
+#[test]
 fn with_drain_the_commands_already_read_finish() {
     let dir = std::env::temp_dir();
     let out = Command::new(env!("CARGO_BIN_EXE_conch"))
