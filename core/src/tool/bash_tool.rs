@@ -244,8 +244,9 @@ pub struct BashTool {
 }
 
 impl BashTool {
-    /// Checks the configuration: the interceptor's rules must all compile
-    /// (a bad rule is an error here, not a rule silently skipped). A
+    /// Checks the configuration: the interceptor's rules must all compile,
+    /// whether it is on or not (a bad rule is an error here, not a rule
+    /// silently skipped). A
     /// relative `cwd` is taken relative to the host's current directory.
     pub fn new(mut config: BashToolConfig) -> Result<BashTool> {
         if config.cwd.is_relative() {
@@ -257,10 +258,13 @@ impl BashTool {
             // Fail closed at once, not at the first call.
             sandbox.check()?;
         }
-        let intercept = match (&config.rules, config.interceptor) {
+        // Rules are checked even while the interceptor is off: a host that
+        // turns it on later must not learn then that a rule never compiled.
+        let rules = config.rules.as_deref().map(check_rules).transpose()?;
+        let intercept = match (rules, config.interceptor) {
             (_, false) => Intercept::Off,
             (None, true) => Intercept::Defaults,
-            (Some(rules), true) => Intercept::Custom(check_rules(rules)?),
+            (Some(rules), true) => Intercept::Custom(rules),
         };
         let artifacts = Some(ArtifactStore::for_option(config.artifacts_dir.clone())?);
         Ok(BashTool {
