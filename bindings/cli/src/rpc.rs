@@ -63,8 +63,8 @@ use std::time::{Duration, Instant};
 
 use conch_core::Sandbox;
 use conch_core::artifact::ArtifactStore;
-use conch_core::jobs::until_option;
-use conch_core::shell::options::{
+use conch_core::input::until_option;
+use conch_core::input::{
     TimeUnit, count_option, interval_option, max_bytes_option, timeout_option,
 };
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};

@@ -41,9 +41,9 @@ use crate::output::{OutputSink, Sanitizer};
 use crate::process::sandbox::Sandbox;
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
+use crate::run_result::stop_notice;
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
-use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
 use crate::{CancelToken, Error, Result, defaults};
 
@@ -413,7 +413,7 @@ impl BashTool {
             Some(dir) => expand_home(dir),
             None => self.config.cwd.clone(),
         };
-        crate::shell::cwd::resolve_dir(&self.config.cwd, &dir)
+        crate::cwd::resolve_dir(&self.config.cwd, &dir)
     }
 
     /// The options that pick this tool's persistent session in the
@@ -576,7 +576,7 @@ fn expand_home(dir: &str) -> PathBuf {
 mod tests {
     use super::*;
     use crate::output::{OutputSink, SinkOptions};
-    use crate::shell::result::Outcome;
+    use crate::run_result::Outcome;
 
     #[test]
     fn timeouts_are_clamped_to_one_second_to_one_hour() {

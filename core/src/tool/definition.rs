@@ -30,7 +30,7 @@ use crate::defaults;
 use crate::jobs::JobId;
 use crate::output::notice::format_size;
 use crate::process::sandbox::{Network, Sandbox};
-use crate::shell::result::seconds;
+use crate::run_result::seconds;
 
 /// What a host registers for one tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
