@@ -29,5 +29,6 @@ pub mod sandbox;
 pub mod shell;
 pub mod signal;
 pub mod stream;
+pub mod teardown;
 pub mod tool;
 pub mod worker;

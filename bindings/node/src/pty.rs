@@ -11,12 +11,13 @@ use conch_core::pty::{PtyOptions, PtyResult as CorePtyResult, PtySession as Core
 use napi::bindgen_prelude::{Buffer, Either, Env, Object};
 use napi_derive::napi;
 
-use crate::errors::{Code, core_error};
+use crate::errors::{Code, core_error, from_napi};
 use crate::options::{self, EnvPolicy};
 use crate::result::count;
 use crate::sandbox::SandboxArg;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
+use crate::teardown;
 use crate::worker;
 
 /// What to run on the terminal.
@@ -104,20 +105,14 @@ pub struct PtySession {
     inner: Arc<CorePty>,
 }
 
-impl Default for PtySession {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 #[napi]
 impl PtySession {
     /// An idle session with a blank 80x24 screen.
     #[napi(constructor, catch_unwind)]
-    pub fn new() -> Self {
-        PtySession {
-            inner: Arc::new(CorePty::new()),
-        }
+    pub fn new(env: Env) -> napi::Result<Self, Code> {
+        let inner = Arc::new(CorePty::new());
+        teardown::close_with_env(&env, &inner).map_err(from_napi)?;
+        Ok(PtySession { inner })
     }
 
     /// Runs a command on a new terminal. `onChunk` receives the raw terminal

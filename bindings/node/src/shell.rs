@@ -15,7 +15,7 @@ use napi::threadsafe_function::{
 };
 use napi_derive::napi;
 
-use crate::errors::{Code, core_error};
+use crate::errors::{Code, core_error, from_napi};
 use crate::jobs::{self, JobInfo, JobPoll, PollOptions, StartOptions};
 use crate::options::{self, EnvPolicy};
 use crate::quick::{self, ChunkFunction};
@@ -23,6 +23,7 @@ use crate::result::BashResult;
 use crate::sandbox::{SandboxApplied, SandboxArg};
 use crate::signal::Signal;
 use crate::stream::{JsBlocked, Text};
+use crate::teardown;
 use crate::worker;
 
 /// How a `Shell` is created.
@@ -151,7 +152,7 @@ where
 impl Shell {
     /// Starts bash (throws for a bad shell path, cwd or option).
     #[napi(constructor, catch_unwind)]
-    pub fn new(options: Option<ShellOptions>) -> napi::Result<Self, Code> {
+    pub fn new(env: Env, options: Option<ShellOptions>) -> napi::Result<Self, Code> {
         let o = options.unwrap_or(ShellOptions {
             shell: None,
             cwd: None,
@@ -189,10 +190,11 @@ impl Shell {
             sandbox: SandboxArg::policy(o.sandbox)?,
             ..core::ShellOptions::default()
         };
-        let inner = core::Shell::new(opts).map_err(core_error)?;
+        let inner = Arc::new(core::Shell::new(opts).map_err(core_error)?);
+        teardown::close_with_env(&env, &inner).map_err(from_napi)?;
         Ok(Shell {
             sandbox_applied: inner.sandbox_applied().map(SandboxApplied::from),
-            inner: Mutex::new(Some(Arc::new(inner))),
+            inner: Mutex::new(Some(inner)),
         })
     }
 

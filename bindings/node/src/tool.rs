@@ -22,13 +22,14 @@ use napi::bindgen_prelude::{Env, JsError, JsObjectValue, JsValue, Object};
 use napi_derive::napi;
 
 use crate::command::InterceptionRule;
-use crate::errors::{Code, core_error};
+use crate::errors::{Code, core_error, from_napi};
 use crate::jobs;
 use crate::options;
 use crate::result::count;
 use crate::sandbox::SandboxArg;
 use crate::signal::Signal;
 use crate::stream::{Callback, JsBlocked, Text};
+use crate::teardown;
 use crate::worker::{self, Reject};
 
 /// How a `BashTool` is set up by its host.
@@ -286,7 +287,7 @@ pub struct BashTool {
 impl BashTool {
     /// Checks the configuration (a bad interception rule throws).
     #[napi(constructor, catch_unwind)]
-    pub fn new(options: BashToolOptions) -> napi::Result<Self, Code> {
+    pub fn new(env: Env, options: BashToolOptions) -> napi::Result<Self, Code> {
         let mut config = BashToolConfig::new(options.cwd);
         if let Some(name) = options.name {
             config.name = name;
@@ -314,9 +315,10 @@ impl BashTool {
         config.auto_background_after =
             options::deadline("autoBackgroundAfterMs", options.auto_background_after_ms)?;
         config.sandbox = SandboxArg::policy(options.sandbox)?;
-        let inner = CoreTool::new(config).map_err(core_error)?;
+        let inner = Arc::new(CoreTool::new(config).map_err(core_error)?);
+        teardown::close_with_env(&env, &inner).map_err(from_napi)?;
         Ok(BashTool {
-            inner: Arc::new(inner),
+            inner,
             has_ui: options.has_ui.unwrap_or(defaults::HAS_UI),
         })
     }

@@ -9,12 +9,15 @@
 //! `Internal` rejection, never an abort of the host or a promise left
 //! pending.
 
+use std::sync::Arc;
+
 use conch_core::CancelToken;
 use napi::bindgen_prelude::{Env, Object, ToNapiValue};
 
 use crate::errors::{Code, from_napi, guarded, rejection};
 use crate::signal::{Attached, Signal};
 use crate::stream::{Callback, Chunks};
+use crate::teardown::{self, InFlight};
 
 /// An error a call rejects with, made into a JS value on the JS thread.
 pub trait Reject: Send + 'static {
@@ -96,6 +99,9 @@ where
     E: Reject,
     W: FnOnce(&Chunks<C>) -> Result<T, E> + Send + 'static,
 {
+    // Cancelled if the environment ends first (a terminated Worker).
+    let in_flight = Arc::new(InFlight(cancel.clone()));
+    teardown::close_with_env(env, &in_flight).map_err(from_napi)?;
     let attached = match signal {
         Some(signal) => signal.attach(env, &cancel).map_err(from_napi)?,
         None => None,
@@ -112,6 +118,7 @@ where
     let thread = conch_threads::run(move || {
         let chunks = Chunks::new(callback, cancel);
         let result = contained(|| work(&chunks));
+        drop(in_flight);
         let thrown = chunks.finish();
         deferred.resolve(move |env: Env| guarded_settlement(&env, attached, thrown, result));
     });
