@@ -17,7 +17,7 @@ use crate::private_dir;
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all};
 use crate::process::pump::Pump;
 use crate::process::stop::{Stop, Stopper};
-use crate::process::tree::{self, Pid, Rung};
+use crate::process::tree::{self, EscalationStep, Pid};
 use crate::process::watch::Watch;
 use crate::protocol::{self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusRecord};
 
@@ -48,7 +48,7 @@ pub(super) struct Line<'a> {
 }
 
 /// Where the event loop of one run is, between steps.
-pub(super) struct Looping {
+pub(super) struct LoopState {
     /// bash's children when the run started (background jobs of earlier runs).
     baseline: Vec<Pid>,
     yield_at: Option<Instant>,
@@ -58,7 +58,7 @@ pub(super) struct Looping {
     replaced: bool,
     frozen: bool,
     resumed: bool,
-    /// While the ladder is on its SIGINT rung, who got it (see Interrupts).
+    /// While the escalation is on its SIGINT step, who got it (see Interrupts).
     interrupts: Option<tree::Interrupts>,
     output_open: bool,
     status_open: bool,
@@ -66,7 +66,7 @@ pub(super) struct Looping {
     file: Option<PathBuf>,
 }
 
-impl Drop for Looping {
+impl Drop for LoopState {
     fn drop(&mut self) {
         if let Some(path) = self.file.take() {
             let _ = std::fs::remove_file(path);
@@ -74,8 +74,8 @@ impl Drop for Looping {
     }
 }
 
-/// Sends one run to bash; [`drive`] drives it.
-pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Result<Looping> {
+/// Sends one run to bash; [`run_loop_until`] runs its loop.
+pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Result<LoopState> {
     let Line {
         command,
         cwd,
@@ -112,7 +112,7 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
     let baseline = baseline_of(bash);
     // bash dead before reading the line is reported like any death.
     let exited = send_all(&bash.input, &message).is_err();
-    Ok(Looping {
+    Ok(LoopState {
         baseline,
         yield_at,
         stopper,
@@ -130,11 +130,11 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
 
 /// The event loop of one run, from where `lp` left it until the run ends
 /// (`Some`) or `until` passes (`None`).
-pub(super) fn drive(
+pub(super) fn run_loop_until(
     bash: &mut Bash,
     pump: &mut Pump<'_>,
     waker: &Waker,
-    lp: &mut Looping,
+    lp: &mut LoopState,
     until: Option<Instant>,
 ) -> Result<Option<Ending>> {
     let mut watch = Watch::new(
@@ -144,17 +144,17 @@ pub(super) fn drive(
         waker,
     )
     .resume(lp.output_open, lp.status_open);
-    let ending = drive_turns(bash, pump, &mut watch, lp, until);
+    let ending = loop_turns(bash, pump, &mut watch, lp, until);
     lp.output_open = watch.output_open();
     lp.status_open = watch.status_open();
     ending
 }
 
-fn drive_turns(
+fn loop_turns(
     bash: &mut Bash,
     pump: &mut Pump<'_>,
     watch: &mut Watch<'_>,
-    lp: &mut Looping,
+    lp: &mut LoopState,
     until: Option<Instant>,
 ) -> Result<Option<Ending>> {
     while lp.record.is_none() && !lp.exited {
@@ -192,7 +192,7 @@ fn drive_turns(
                 yielded: true,
             }));
         }
-        let rung = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
+        let step = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
         if (lp.record.is_some() || lp.exited) && !lp.frozen {
             // The command has ended (a cancel from its last chunk's callback,
             // say): nothing is left to stop, and bash, back in its loop,
@@ -212,8 +212,8 @@ fn drive_turns(
             tree::signal_all(&[bash.pid()], protocol::unwind_signal(bash.seq));
             lp.frozen = true;
         }
-        match rung {
-            Some(Rung::Signal(sig)) => {
+        match step {
+            Some(EscalationStep::Signal(sig)) => {
                 let mut pids = targets(bash.pid(), &lp.baseline);
                 // A closed status pipe with bash alive means `exec`: the
                 // process is now the command itself.
@@ -227,7 +227,7 @@ fn drive_turns(
                     tree::signal_all(&pids, sig);
                 }
             }
-            // Still on the SIGINT rung: a process that missed it (bash
+            // Still on the SIGINT step: a process that missed it (bash
             // had not exec'd it yet, or started it before it could unwind)
             // gets it now.
             None if lp.frozen => {
@@ -237,7 +237,7 @@ fn drive_turns(
             }
             // Every signal went unheeded (or bash itself is stuck in a
             // builtin loop): end it all.
-            Some(Rung::Exhausted) => {
+            Some(EscalationStep::Exhausted) => {
                 tree::signal_all(&targets(bash.pid(), &lp.baseline), Signal::KILL);
                 tree::signal_all(&[bash.pid()], Signal::KILL);
             }
@@ -245,7 +245,7 @@ fn drive_turns(
         }
         // Once what it ran is gone, bash goes on, to unwind and report. If
         // it cannot (stuck in a builtin that never reaches a trap), the
-        // ladder runs out and it is killed above: the session ends.
+        // escalation runs out and it is killed above: the session ends.
         if lp.frozen && !lp.resumed && targets(bash.pid(), &lp.baseline).is_empty() {
             tree::signal_all(&[bash.pid()], Signal::CONT);
             lp.resumed = true;

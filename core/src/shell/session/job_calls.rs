@@ -22,7 +22,7 @@ use crate::protocol::{self, Kind, SEQ_MODULUS};
 use crate::pty::Key;
 use crate::shell::options::RunOptions;
 use crate::shell::queue::Place;
-use crate::shell::state::{self, Extra};
+use crate::shell::state::{self, StateAdditions};
 use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
@@ -33,7 +33,7 @@ use super::{Bash, STARTUP_TIMEOUT, Shell, State};
 impl Shell {
     /// Makes the output pipe of a run that left `left` running, something
     /// still holding it, a job.
-    pub(super) fn adopt(
+    pub(super) fn leftovers_to_job(
         &self,
         out: OwnedFd,
         left: Vec<Pid>,
@@ -42,7 +42,7 @@ impl Shell {
     ) {
         let processes = Processes::Left {
             pids: left,
-            grace: self.config.ladder.grace,
+            grace: self.config.escalation.grace,
         };
         self.jobs.add(NewJob {
             spec: self.job_spec(command, started, processes, None),
@@ -133,7 +133,7 @@ impl Shell {
             child,
             input,
             Role::Session { spared, seq },
-            self.config.ladder.grace,
+            self.config.escalation.grace,
         );
         let timeout = opts.timeout;
         let id = self.jobs.add(NewJob {
@@ -149,7 +149,7 @@ impl Shell {
         });
         let restore = private_dir::write_private(
             &private_dir::unique_name("session"),
-            state::restore_text(dump, &Extra::default()).as_bytes(),
+            state::restore_text(dump, &StateAdditions::default()).as_bytes(),
         )?;
         let bash = self.spawn_bash(&self.cwd(), Some(restore))?;
         self.bash_pid.store(bash.pid(), Ordering::SeqCst);
@@ -209,7 +209,7 @@ impl Shell {
         let _turn = place.wait(&CancelToken::new());
         self.check_open()?;
         let started = (SystemTime::now(), Instant::now());
-        let mut state = self.state.lease();
+        let mut state = self.state.take();
         let cwd = match &opts.cwd {
             Some(dir) => resolve_dir(&self.cwd(), dir)?,
             None => self.cwd(),
@@ -225,10 +225,10 @@ impl Shell {
         }
         let text = state::restore_text(
             &dump,
-            &Extra {
+            &StateAdditions {
                 env: &env,
                 command: Some(&command),
-                ..Extra::default()
+                ..StateAdditions::default()
             },
         );
         let file = private_dir::write_private(&private_dir::unique_name("job"), text.as_bytes())?;
@@ -239,7 +239,7 @@ impl Shell {
             cwd: &cwd,
             stdin: opts.stdin,
             pty: opts.pty,
-            grace: self.config.ladder.grace,
+            grace: self.config.escalation.grace,
             sandbox: self.config.confinement.clone(),
         });
         let jobs::Launched {
@@ -323,7 +323,7 @@ impl Shell {
         Ok(())
     }
 
-    /// Kills a job's whole tree with the kill ladder (SIGINT, SIGTERM,
+    /// Kills a job's whole tree with the kill escalation (SIGINT, SIGTERM,
     /// SIGKILL, the grace between) and returns its final poll: what it
     /// wrote since the last poll, status `killed` (or how it had ended).
     pub fn kill(&self, job: JobId) -> Result<JobPoll> {

@@ -17,7 +17,7 @@
 //! (one run, as a state machine driven in steps), `event_loop.rs` (the
 //! loop that watches a run until its status arrives or it is stopped),
 //! `job_calls.rs` (the job entry points, and a run's leftovers made jobs)
-//! and `lease.rs` (the session's state, held by one run at a time).
+//! and `state_guard.rs` (the session's state, held by one run at a time).
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -41,19 +41,19 @@ use crate::process::io::{Waker, poll, pollin, send_all, socketpair};
 use crate::process::sandbox::{Confinement, SandboxApplied, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
-use crate::process::tree::{self, KillLadder, Pid};
+use crate::process::tree::{self, Escalation, Pid};
 use crate::protocol::{self, Kind, StatusParser};
 use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
 mod event_loop;
 mod job_calls;
-mod lease;
 mod run;
+mod state_guard;
 
 use event_loop::wait_record_until;
-use lease::StateSlot;
 pub use run::Run;
+use state_guard::StateSlot;
 
 /// How long bash may take to start and source the snapshot.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -69,7 +69,7 @@ struct Config {
     prefix: Option<String>,
     max_bytes: usize,
     artifacts: Option<crate::artifact::ArtifactStore>,
-    ladder: KillLadder,
+    escalation: Escalation,
     job_artifact_cap: u64,
     /// What every bash of the session enters (see [`crate::process::sandbox`]).
     confinement: Option<Arc<Confinement>>,
@@ -210,7 +210,7 @@ impl Shell {
             prefix: opts.prefix.clone(),
             max_bytes: opts.max_bytes,
             artifacts: opts.artifacts.clone(),
-            ladder: opts.kill_ladder,
+            escalation: opts.kill_ladder,
             job_artifact_cap: opts.job_artifact_cap,
             confinement: sandbox.as_ref().map(SessionSandbox::confinement),
             fifos: sandbox.as_ref().map(|s| s.pipes().to_path_buf()),
@@ -235,7 +235,7 @@ impl Shell {
             sandbox: Mutex::new(sandbox),
         };
         {
-            let mut state = shell.state.lease();
+            let mut state = shell.state.take();
             let bash = shell.spawn_bash(&shell.cwd(), None)?;
             shell.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
@@ -253,7 +253,7 @@ impl Shell {
     /// [`Shell::live_bash`] without the wait for a new bash's start-up.
     fn prepare_bash(&self, state: &mut State) -> Result<()> {
         if state.bash.as_ref().is_some_and(Bash::has_exited) {
-            self.bury(state);
+            self.discard_dead_bash(state);
         }
         if state.bash.is_none() {
             let bash = self.spawn_bash(&self.cwd(), None)?;
@@ -318,14 +318,14 @@ impl Shell {
 
     /// Kills bash and everything below it (once: bash is taken).
     fn end_session(&self) {
-        let mut state = self.state.lease();
+        let mut state = self.state.take();
         self.jobs.mark_all_killed();
         self.jobs.close();
         if let Some(bash) = state.bash.take() {
             // Frozen first: bash starts nothing more while what it runs is
             // terminated.
             tree::signal_all(&[bash.pid()], Signal::STOP);
-            tree::terminate(&tree::descendants(bash.pid()), self.config.ladder.grace);
+            tree::terminate(&tree::descendants(bash.pid()), self.config.escalation.grace);
             reap(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
@@ -354,7 +354,7 @@ impl Shell {
     }
 
     /// Forgets a bash that died between runs, killing what it left.
-    fn bury(&self, state: &mut State) {
+    fn discard_dead_bash(&self, state: &mut State) {
         if let Some(bash) = state.bash.take() {
             self.jobs.mark_all_killed();
             reap(bash);

@@ -32,9 +32,9 @@ use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
 use super::event_loop::{
-    Ending, Line, Looping, drive, new_children, send_line, targets, wait_record,
+    Ending, Line, LoopState, new_children, run_loop_until, send_line, targets, wait_record,
 };
-use super::lease::Lease;
+use super::state_guard::StateGuard;
 use super::{Bash, STARTUP_TIMEOUT, Shell, reap};
 
 impl Shell {
@@ -96,12 +96,12 @@ impl Shell {
             };
             match self.start_run(place, opts, until) {
                 Err(e) => return Poll::Ready(Err(e)),
-                Ok(Begun::Later(place, opts)) => {
+                Ok(StartOutcome::Later(place, opts)) => {
                     *stage = Stage::Queued { place, opts };
                     return Poll::Pending;
                 }
-                Ok(Begun::Ended(result)) => return Poll::Ready(Ok(result)),
-                Ok(Begun::Started(started)) => *stage = Stage::Started(started),
+                Ok(StartOutcome::Ended(result)) => return Poll::Ready(Ok(result)),
+                Ok(StartOutcome::Started(started)) => *stage = Stage::Started(started),
             }
         }
         let Stage::Started(run) = stage else {
@@ -120,7 +120,7 @@ impl Shell {
             Err(e) => {
                 *lock(&self.current) = None;
                 // A bash left in the middle of a command is killed as the
-                // run drops (see `Lease`).
+                // run drops (see `StateGuard`).
                 *stage = Stage::Ended;
                 Poll::Ready(Err(e))
             }
@@ -133,19 +133,19 @@ impl Shell {
         place: Place,
         opts: Box<RunOptions>,
         until: Option<Instant>,
-    ) -> Result<Begun> {
+    ) -> Result<StartOutcome> {
         self.check_place(&place)?;
         self.check_open()?;
         check_command(&opts.command, &opts.env)?;
         let cancel = opts.cancel.clone().unwrap_or_default();
         let turn = match place.wait_until(&cancel, until) {
-            Waited::Later(place) => return Ok(Begun::Later(place, opts)),
+            Waited::Later(place) => return Ok(StartOutcome::Later(place, opts)),
             Waited::Cancelled => None,
             Waited::Turn(turn) => Some(turn),
         };
         let started = (SystemTime::now(), Instant::now());
         self.check_open()?;
-        let mut state = self.state.lease();
+        let mut state = self.state.take();
         let run_cwd = match &opts.cwd {
             Some(dir) => Some(resolve_dir(&self.cwd(), dir)?),
             None => None,
@@ -164,15 +164,15 @@ impl Shell {
         });
         let session_cwd = Some(self.cwd().to_string_lossy().into_owned());
         let Some(turn) = turn.filter(|_| !cancel.is_cancelled()) else {
-            return Ok(Begun::Ended(BashResult::cancelled_before_start(
+            return Ok(StartOutcome::Ended(BashResult::cancelled_before_start(
                 sink.dump(None),
                 session_cwd,
             )));
         };
         self.prepare_bash(&mut state)?;
-        Ok(Begun::Started(Box::new(Started {
+        Ok(StartOutcome::Started(Box::new(Started {
             opts: *opts,
-            lease: state,
+            state,
             run_cwd,
             started,
             pump: Some(Pump::new(sink, &mut |_: &str| {}).into_parts()),
@@ -190,23 +190,23 @@ impl Shell {
         on_chunk: &mut dyn FnMut(&str),
     ) -> Result<Option<Ending>> {
         if run.sent.is_none() {
-            if !self.ready_until(&mut run.lease, until)? {
+            if !self.ready_until(&mut run.state, until)? {
                 return Ok(None);
             }
             run.sent = Some(self.send(run)?);
-            run.lease.mid_command = true;
+            run.state.mid_command = true;
         }
         let sent = run.sent.as_mut().expect("sent above");
         let mut pump = Pump::from_parts(run.pump.take().expect("the run's sink"), on_chunk);
-        let bash = run.lease.bash.as_mut().expect("bash present");
-        let ending = drive(bash, &mut pump, &self.waker, &mut sent.looping, until);
+        let bash = run.state.bash.as_mut().expect("bash present");
+        let ending = run_loop_until(bash, &mut pump, &self.waker, &mut sent.loop_state, until);
         run.pump = Some(pump.into_parts());
         ending
     }
 
     /// Sends the command of `run` to its ready bash.
     fn send(&self, run: &mut Started) -> Result<Sent> {
-        let state = &mut *run.lease;
+        let state = &mut *run.state;
         let opts = &run.opts;
         let reset = std::mem::take(&mut state.reset_pending);
         // The state to go on with if the command is moved to the
@@ -245,7 +245,7 @@ impl Shell {
             None => None,
         };
         let bash = state.bash.as_mut().expect("bash started above");
-        let looping = send_line(
+        let loop_state = send_line(
             bash,
             Line {
                 command: &command,
@@ -253,14 +253,14 @@ impl Shell {
                 env: &opts.env,
                 yield_at: standby.as_ref().map(|(after, _)| run.started.1 + *after),
             },
-            Stopper::new(opts.timeout, run_token.clone(), self.config.ladder),
+            Stopper::new(opts.timeout, run_token.clone(), self.config.escalation),
         )?;
         Ok(Sent {
             reset,
             run_token,
             standby,
             _links: [link, wake],
-            looping,
+            loop_state,
         })
     }
 
@@ -275,7 +275,7 @@ impl Shell {
         *lock(&self.current) = None;
         let Started {
             opts,
-            lease: mut state,
+            mut state,
             started,
             pump,
             sent,
@@ -309,7 +309,7 @@ impl Shell {
             let bash = state.bash.as_mut().expect("bash present");
             if self.restart(bash).is_err() {
                 // It cannot take the new start-up: the next run starts afresh.
-                self.bury(&mut state);
+                self.discard_dead_bash(&mut state);
             }
         } else if ending.exited {
             self.jobs.mark_all_killed();
@@ -319,14 +319,14 @@ impl Shell {
             // What the command started and left behind dies with it.
             let bash = state.bash.as_ref().expect("bash present");
             let left = targets(bash.pid(), &ending.baseline);
-            tree::terminate(&left, self.config.ladder.grace);
+            tree::terminate(&left, self.config.escalation.grace);
         }
         if let Some(bash) = state.bash.as_mut().filter(|b| !b.replaced) {
             let left = new_children(bash, &ending.baseline);
             if !left.is_empty()
                 && let Some(old) = switch_output(bash, &mut pump)?
             {
-                self.adopt(old, left, &opts.command, started);
+                self.leftovers_to_job(old, left, &opts.command, started);
             }
         }
         let outcome = Outcome {
@@ -418,7 +418,7 @@ enum Stage {
 }
 
 /// How a run's first step ended.
-enum Begun {
+enum StartOutcome {
     Later(Place, Box<RunOptions>),
     Ended(BashResult),
     Started(Box<Started>),
@@ -427,7 +427,7 @@ enum Begun {
 /// A run holding its turn and the session's state.
 struct Started {
     opts: RunOptions,
-    lease: Lease,
+    state: StateGuard,
     run_cwd: Option<PathBuf>,
     started: (SystemTime, Instant),
     /// The sink and read buffer (a pump without its callback).
@@ -445,7 +445,7 @@ struct Sent {
     run_token: CancelToken,
     /// The caller's cancel to the run's token, the run's token to the waker.
     _links: [CancelGuard; 2],
-    looping: Looping,
+    loop_state: LoopState,
 }
 
 impl<S: Deref<Target = Shell>> Run<S> {
@@ -495,7 +495,7 @@ impl<S: Deref<Target = Shell>> Drop for Run<S> {
         sent.run_token.cancel();
         let shell = &*self.shell;
         let stage = &mut self.stage;
-        // A panic here leaves the run as it was: its lease then kills the
+        // A panic here leaves the run as it was: its state guard then kills the
         // bash it was using.
         let _ = catch_unwind(AssertUnwindSafe(|| {
             while shell.step(stage, None, &mut |_| {}).is_pending() {}
