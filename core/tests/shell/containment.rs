@@ -9,7 +9,7 @@ use crate::common::{
     CUT, ESCALATION, HANG, Seen, alive, gone, number_after, procs_with, unique_sleep, wait_until,
 };
 use conch_core::CancelToken;
-use conch_core::process::tree::Escalation;
+use conch_core::process::Escalation;
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
