@@ -165,7 +165,7 @@ impl Exits {
     }
 
     /// After `shell` was closed: waits (a bounded time: what a kill
-    /// ladder and a job's collection take, many times over) until the end
+    /// escalation and a job's collection take, many times over) until the end
     /// of each of its jobs was told, then stops the events.
     fn finish(&self, shell: &Shell) {
         let jobs: Vec<JobId> = shell.jobs().iter().map(|j| j.job).collect();
@@ -273,7 +273,7 @@ impl Session {
 }
 
 /// A request on a job that may block (a poll's wait, a write to a job
-/// that does not read, a kill's ladder).
+/// that does not read, a kill's escalation).
 enum JobCall {
     Poll(PollOptions),
     Write(String),

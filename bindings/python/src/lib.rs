@@ -13,6 +13,7 @@ mod cancel;
 mod command;
 mod convert;
 mod errors;
+mod execute;
 mod exit_hook;
 mod job_tool;
 mod jobs;
@@ -46,6 +47,10 @@ mod _conch {
     #[pymodule_export]
     use crate::errors::_panic;
     #[pymodule_export]
+    use crate::execute::{
+        _shutdown, close_all_sessions, close_session, execute_bash, execute_shell,
+    };
+    #[pymodule_export]
     use crate::job_tool::PyJobTool;
     #[pymodule_export]
     use crate::jobs::{PyJobInfo, PyJobPoll};
@@ -56,9 +61,7 @@ mod _conch {
     #[pymodule_export]
     use crate::sandbox::PySandboxApplied;
     #[pymodule_export]
-    use crate::shell::{
-        _shutdown, PyShell, close_all_sessions, close_session, execute_bash, execute_shell,
-    };
+    use crate::shell::PyShell;
     #[pymodule_export]
     use crate::tool::{PyBashTool, PyToolResult};
 

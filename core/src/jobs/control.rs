@@ -188,7 +188,7 @@ impl Control {
         }
     }
 
-    /// Kills the command's whole tree as the kill ladder does (SIGINT,
+    /// Kills the command's whole tree as the kill escalation does (SIGINT,
     /// SIGTERM, SIGKILL, a grace period after each). The root is frozen
     /// meanwhile, so it starts nothing more and stays the subreaper of
     /// what dies. A bash started for the job is then killed; the session's
@@ -203,7 +203,7 @@ impl Control {
         if let Some(unwind) = self.unwind {
             tree::signal_all(&[self.pid], unwind);
         }
-        tree::climb_blocking(|| self.below(), self.grace);
+        tree::escalate_blocking(|| self.below(), self.grace);
         match self.session {
             Some(_) => tree::signal_all(&[self.pid], Signal::CONT),
             None => self.reap(),

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rustix::process::Signal;
 
-use super::table::Board;
+use super::table::JobEnds;
 use super::{
     Control, FINISHED_KEPT_FOR, JobExitHook, JobId, JobInfo, JobPoll, JobStatus, PollOptions,
 };
@@ -54,7 +54,7 @@ pub(crate) struct Job {
     state: Mutex<State>,
     /// Signalled on new output, on the end, and on a poll's cancel.
     changed: Condvar,
-    board: Arc<Board>,
+    job_ends: Arc<JobEnds>,
     on_exit: Option<JobExitHook>,
 }
 
@@ -79,7 +79,7 @@ impl Job {
     pub(crate) fn new(
         id: JobId,
         spec: JobSpec,
-        board: Arc<Board>,
+        job_ends: Arc<JobEnds>,
         on_exit: Option<JobExitHook>,
     ) -> Job {
         let JobSpec {
@@ -108,7 +108,7 @@ impl Job {
                 read_to_end: false,
             }),
             changed: Condvar::new(),
-            board,
+            job_ends,
             on_exit,
         }
     }
@@ -150,7 +150,7 @@ impl Job {
         state.ended = Some(Instant::now());
         drop(state);
         self.changed.notify_all();
-        self.board.job_ended();
+        self.job_ends.job_ended();
         let job = self.clone();
         let spawned = std::thread::Builder::new()
             .name("conch-job-end".into())
@@ -193,9 +193,9 @@ impl Job {
         self.mark_stopped(JobStatus::Killed);
     }
 
-    /// Kills the job's whole tree with the kill ladder and waits (a
+    /// Kills the job's whole tree with the kill escalation and waits (a
     /// bounded time) for its output to close. Blocks for up to the
-    /// ladder's graces.
+    /// escalation's graces.
     pub(crate) fn kill(&self, why: JobStatus) {
         if !self.mark_stopped(why) && lock(&self.state).status != JobStatus::Running {
             return;
@@ -209,7 +209,7 @@ impl Job {
                     control.reap();
                 }
             }
-            Processes::Left { pids, grace } => tree::climb_blocking(|| tree_of(pids), *grace),
+            Processes::Left { pids, grace } => tree::escalate_blocking(|| tree_of(pids), *grace),
         }
         self.wait_end(END_WAIT);
     }

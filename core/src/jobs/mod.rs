@@ -79,7 +79,7 @@ pub struct JobOptions {
     pub cwd: Option<PathBuf>,
     /// Variables exported for the job only.
     pub env: Vec<(String, String)>,
-    /// Kills the job's whole tree (the kill ladder) this long after it
+    /// Kills the job's whole tree (the kill escalation) this long after it
     /// started, whatever the session runs meanwhile. `None`: no deadline.
     pub timeout: Option<Duration>,
     /// Give the job an input pipe for [`crate::Shell::write`] and

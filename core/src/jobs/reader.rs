@@ -130,7 +130,7 @@ fn run(reader: &'static Reader) {
             if w.deadline.is_some_and(|t| t <= Instant::now()) && !w.done() {
                 w.deadline = None;
                 let job = w.job.clone();
-                // The ladder takes its graces: not on this thread.
+                // The escalation takes its graces: not on this thread.
                 let _ = std::thread::Builder::new()
                     .name("conch-job-timeout".into())
                     .spawn(move || job.kill(JobStatus::TimedOut));

@@ -13,7 +13,7 @@ use crate::{CancelToken, Error, Result};
 
 pub(crate) struct JobTable {
     inner: Mutex<Inner>,
-    board: Arc<Board>,
+    job_ends: Arc<JobEnds>,
     max_jobs: usize,
     on_exit: Option<JobExitHook>,
 }
@@ -28,12 +28,12 @@ struct Inner {
 /// Where ends are announced, for [`JobTable::wait_any`]: a count of ends
 /// and its condition variable.
 #[derive(Default)]
-pub(crate) struct Board {
+pub(crate) struct JobEnds {
     ends: Mutex<u64>,
     changed: Condvar,
 }
 
-impl Board {
+impl JobEnds {
     pub(crate) fn job_ended(&self) {
         *lock(&self.ends) += 1;
         self.changed.notify_all();
@@ -55,7 +55,7 @@ impl JobTable {
     pub(crate) fn new(max_jobs: usize, on_exit: Option<JobExitHook>) -> JobTable {
         JobTable {
             inner: Mutex::default(),
-            board: Arc::default(),
+            job_ends: Arc::default(),
             max_jobs,
             on_exit,
         }
@@ -85,7 +85,7 @@ impl JobTable {
         let job = Arc::new(Job::new(
             id,
             new.spec,
-            self.board.clone(),
+            self.job_ends.clone(),
             self.on_exit.clone(),
         ));
         job.push_status(&new.initial_status);
@@ -124,7 +124,7 @@ impl JobTable {
     }
 
     /// The session closes: kills every running job conch runs in a bash
-    /// (all at once: each climbs its ladder on a thread of its own), then
+    /// (all at once: each is killed on a thread of its own), then
     /// collects every such bash, finished jobs' too.
     pub(crate) fn close(&self) {
         let rooted: Vec<Arc<Job>> = lock(&self.inner)
@@ -158,14 +158,14 @@ impl JobTable {
             .collect::<Result<Vec<_>>>()?;
         let _wake = cancel.on_cancel({
             // Notified under the lock, where the waiter rechecks the token.
-            let board = self.board.clone();
+            let job_ends = self.job_ends.clone();
             move || {
-                let _ends = lock(&board.ends);
-                board.changed.notify_all();
+                let _ends = lock(&job_ends.ends);
+                job_ends.changed.notify_all();
             }
         });
         let deadline = deadline_after(timeout);
-        let mut ends = lock(&self.board.ends);
+        let mut ends = lock(&self.job_ends.ends);
         loop {
             if let Some(job) = jobs.iter().find(|j| !j.is_running()) {
                 return Ok(Some(job.id));
@@ -174,7 +174,7 @@ impl JobTable {
             if passed(deadline, now) || cancel.is_cancelled() {
                 return Ok(None);
             }
-            ends = wait_until(&self.board.changed, ends, deadline, now);
+            ends = wait_until(&self.job_ends.changed, ends, deadline, now);
         }
     }
 }

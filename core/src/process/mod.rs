@@ -11,8 +11,9 @@ pub mod sandbox;
 pub(crate) mod spawner;
 pub(crate) mod stop;
 pub(crate) mod supervised;
-pub mod tree;
+pub(crate) mod tree;
 pub(crate) mod watch;
 
 pub use io::grow_pipe;
 pub use spawner::find_on_path;
+pub use tree::Escalation;

@@ -1,9 +1,9 @@
 //! Deciding when and how to stop a running command: its deadline, its
-//! cancel token and a satisfied head limit, then the kill ladder.
+//! cancel token and a satisfied head limit, then the kill escalation.
 
 use std::time::{Duration, Instant};
 
-use super::tree::{Climb, KillLadder, Rung};
+use super::tree::{Escalating, Escalation, EscalationStep};
 use crate::CancelToken;
 use crate::sync::deadline_after;
 
@@ -16,13 +16,13 @@ pub enum Stop {
     Head,
 }
 
-/// Watches the deadline, the cancel token and the head limit, and climbs
-/// the kill ladder once one of them fires.
+/// Watches the deadline, the cancel token and the head limit, and starts
+/// the kill escalation once one of them fires.
 pub struct Stopper {
     deadline: Option<Instant>,
     cancel: CancelToken,
-    ladder: KillLadder,
-    climb: Option<Climb>,
+    escalation: Escalation,
+    escalating: Option<Escalating>,
     pub reason: Option<Stop>,
 }
 
@@ -30,27 +30,27 @@ impl Stopper {
     /// The clock starts now: callers create the stopper when the command
     /// starts. A timeout too far away for the clock (the faces refuse
     /// those, a Rust caller may pass `Duration::MAX`) is no deadline.
-    pub fn new(timeout: Option<Duration>, cancel: CancelToken, ladder: KillLadder) -> Self {
+    pub fn new(timeout: Option<Duration>, cancel: CancelToken, escalation: Escalation) -> Self {
         Stopper {
             deadline: timeout.and_then(deadline_after),
             cancel,
-            ladder,
-            climb: None,
+            escalation,
+            escalating: None,
             reason: None,
         }
     }
 
     /// When the event loop must wake up at the latest.
     pub fn wake_at(&self) -> Option<Instant> {
-        match &self.climb {
+        match &self.escalating {
             Some(c) => c.next_at(),
             None => self.deadline,
         }
     }
 
-    /// Checks the triggers at `now`; returns the ladder rung due, if any.
-    pub fn check(&mut self, now: Instant, head_satisfied: bool) -> Option<Rung> {
-        if self.climb.is_none() {
+    /// Checks the triggers at `now`; returns the escalation step due, if any.
+    pub fn check(&mut self, now: Instant, head_satisfied: bool) -> Option<EscalationStep> {
+        if self.escalating.is_none() {
             self.reason = if self.cancel.is_cancelled() {
                 Some(Stop::Cancel)
             } else if self.deadline.is_some_and(|d| now >= d) {
@@ -61,8 +61,8 @@ impl Stopper {
                 None
             };
             self.reason?;
-            self.climb = Some(self.ladder.climb());
+            self.escalating = Some(self.escalation.start());
         }
-        self.climb.as_mut()?.due(now)
+        self.escalating.as_mut()?.due(now)
     }
 }

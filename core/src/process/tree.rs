@@ -248,12 +248,12 @@ pub fn terminate(pids: &[Pid], grace: Duration) {
     }
 }
 
-/// The kill ladder climbed on this thread, for a caller with no output to
+/// The kill escalation run on this thread, for a caller with no output to
 /// drain meanwhile (a job, whose output its reader thread takes): each
-/// rung's signal to what `targets` gives at that moment, then up to
+/// step's signal to what `targets` gives at that moment, then up to
 /// `grace` for it to go; done as soon as nothing is left.
-pub fn climb_blocking(targets: impl Fn() -> Vec<Pid>, grace: Duration) {
-    for signal in RUNGS {
+pub fn escalate_blocking(targets: impl Fn() -> Vec<Pid>, grace: Duration) {
+    for signal in SIGNALS {
         let pids = targets();
         if pids.is_empty() {
             return;
@@ -267,42 +267,42 @@ pub fn climb_blocking(targets: impl Fn() -> Vec<Pid>, grace: Duration) {
 /// grace, SIGKILL, grace. Driven by the caller's event loop (which must keep
 /// draining output meanwhile, or a dying process may block on a full pipe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KillLadder {
+pub struct Escalation {
     /// Time given after each signal before the next, stronger one.
     pub grace: Duration,
 }
 
-impl Default for KillLadder {
+impl Default for Escalation {
     fn default() -> Self {
-        KillLadder {
+        Escalation {
             grace: Duration::from_millis(500),
         }
     }
 }
 
-/// What the ladder asks for at a moment.
+/// What the escalation asks for at a moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rung {
+pub enum EscalationStep {
     /// Send this signal to the targets now.
     Signal(Signal),
     /// Every signal was sent and its grace passed: the target is wedged.
     Exhausted,
 }
 
-/// One climb of a [`KillLadder`], started at the moment of the abort.
+/// One [`Escalation`] in progress, started at the moment of the abort.
 #[derive(Debug, Clone)]
-pub struct Climb {
+pub struct Escalating {
     grace: Duration,
     step: usize,
     next_at: Instant,
 }
 
-const RUNGS: [Signal; 3] = [Signal::INT, Signal::TERM, Signal::KILL];
+const SIGNALS: [Signal; 3] = [Signal::INT, Signal::TERM, Signal::KILL];
 
-impl KillLadder {
-    /// Starts climbing: the first rung is due at once.
-    pub fn climb(&self) -> Climb {
-        Climb {
+impl Escalation {
+    /// Starts escalating: the first step is due at once.
+    pub fn start(&self) -> Escalating {
+        Escalating {
             grace: self.grace,
             step: 0,
             next_at: Instant::now(),
@@ -310,24 +310,24 @@ impl KillLadder {
     }
 }
 
-impl Climb {
-    /// The rung due at `now`, if any; advances past it.
-    pub fn due(&mut self, now: Instant) -> Option<Rung> {
-        if now < self.next_at || self.step > RUNGS.len() {
+impl Escalating {
+    /// The step due at `now`, if any; advances past it.
+    pub fn due(&mut self, now: Instant) -> Option<EscalationStep> {
+        if now < self.next_at || self.step > SIGNALS.len() {
             return None;
         }
-        let rung = match RUNGS.get(self.step) {
-            Some(&sig) => Rung::Signal(sig),
-            None => Rung::Exhausted,
+        let step = match SIGNALS.get(self.step) {
+            Some(&sig) => EscalationStep::Signal(sig),
+            None => EscalationStep::Exhausted,
         };
         self.step += 1;
         self.next_at = now + self.grace;
-        Some(rung)
+        Some(step)
     }
 
-    /// When the next rung is due (`None` once exhausted).
+    /// When the next step is due (`None` once exhausted).
     pub fn next_at(&self) -> Option<Instant> {
-        (self.step <= RUNGS.len()).then_some(self.next_at)
+        (self.step <= SIGNALS.len()).then_some(self.next_at)
     }
 }
 
@@ -455,20 +455,20 @@ mod tests {
     }
 
     #[test]
-    fn ladder_steps_in_order() {
-        let ladder = KillLadder {
+    fn escalation_steps_in_order() {
+        let escalation = Escalation {
             grace: Duration::from_millis(10),
         };
-        let mut c = ladder.climb();
+        let mut c = escalation.start();
         let t0 = Instant::now();
-        assert_eq!(c.due(t0), Some(Rung::Signal(Signal::INT)));
+        assert_eq!(c.due(t0), Some(EscalationStep::Signal(Signal::INT)));
         assert_eq!(c.due(t0), None);
         let t1 = t0 + Duration::from_millis(10);
-        assert_eq!(c.due(t1), Some(Rung::Signal(Signal::TERM)));
+        assert_eq!(c.due(t1), Some(EscalationStep::Signal(Signal::TERM)));
         let t2 = t1 + Duration::from_millis(10);
-        assert_eq!(c.due(t2), Some(Rung::Signal(Signal::KILL)));
+        assert_eq!(c.due(t2), Some(EscalationStep::Signal(Signal::KILL)));
         let t3 = t2 + Duration::from_millis(10);
-        assert_eq!(c.due(t3), Some(Rung::Exhausted));
+        assert_eq!(c.due(t3), Some(EscalationStep::Exhausted));
         assert_eq!(c.next_at(), None);
         assert_eq!(c.due(t3 + Duration::from_secs(1)), None);
     }

@@ -20,10 +20,10 @@
 //! the command printed is lost. A process that outlives the child and keeps
 //! the terminal open (`set -m; sleep 30 & disown`) cannot hold the call: the
 //! drain stops once the stream has been quiet for [`DRAIN_QUIET`] or
-//! [`DRAIN_MAX`] after the exit. Timeout, `kill()` and the cancel token climb
-//! the kill ladder (SIGINT, grace, SIGTERM, grace, SIGKILL) over every
+//! [`DRAIN_MAX`] after the exit. Timeout, `kill()` and the cancel token start
+//! the kill escalation (SIGINT, grace, SIGTERM, grace, SIGKILL) over every
 //! process of the run: the child, its descendants and every member of its
-//! session, re-collected at each rung; the call ends once they are gone.
+//! session, re-collected at each step; the call ends once they are gone.
 //!
 //! Bad input is an error of the call, worded as the shell engine words it:
 //! a NUL in the command, a bad variable, a missing working directory
@@ -58,7 +58,7 @@ use crate::process::sandbox::{Sandbox, SessionSandbox};
 use crate::process::spawner::{find_on_path, is_executable};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
-use crate::process::tree::{self, KillLadder, Pid, Rung};
+use crate::process::tree::{self, Escalation, EscalationStep, Pid};
 use crate::sync::lock;
 use crate::{Error, Result};
 
@@ -79,7 +79,7 @@ const DRAIN_MAX: Duration = Duration::from_millis(250);
 
 /// Bytes read per `read(2)`; a PTY hands out at most a few KiB at a time.
 const READ_SIZE: usize = 64 * 1024;
-/// Bytes handled per wake-up before the deadline and the ladder are checked
+/// Bytes handled per wake-up before the deadline and the escalation are checked
 /// again, so a flood cannot delay a timeout.
 const READ_BUDGET: usize = 1024 * 1024;
 /// While a stopped run's leftovers die, how often to look for them.
@@ -116,7 +116,7 @@ pub struct PtyOptions {
     /// Bound of the output kept for the model, and its artifact.
     pub sink: SinkOptions,
     /// The escalation on timeout and cancel.
-    pub kill_ladder: KillLadder,
+    pub kill_ladder: Escalation,
     /// The sandbox the command runs in (made for this run, removed after
     /// it); `None`: none.
     pub sandbox: Option<Sandbox>,
@@ -136,7 +136,7 @@ impl Default for PtyOptions {
             non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),
             sink: SinkOptions::default(),
-            kill_ladder: KillLadder::default(),
+            kill_ladder: Escalation::default(),
             sandbox: None,
         }
     }
@@ -246,7 +246,7 @@ impl PtySession {
             Err(message) => return Ok(PtyResult::start_failure(sink, &message)),
         };
         let stopper = Stopper::new(opts.timeout, ctl.stop.clone(), opts.kill_ladder);
-        let mut run = Run {
+        let mut pty_loop = PtyLoop {
             ctl: &ctl,
             screen: &self.screen,
             sink: &mut sink,
@@ -255,8 +255,8 @@ impl PtySession {
             text: String::new(),
             buf: vec![0; READ_SIZE],
         };
-        let (status, stop) = run.drive(child, stopper);
-        run.finish();
+        let (status, stop) = pty_loop.run(child, stopper);
+        pty_loop.finish();
         active.child = None;
         drop(active);
         drop(sandbox);
@@ -302,7 +302,7 @@ impl PtySession {
         })
     }
 
-    /// Stops the running command: the kill ladder over its processes; the
+    /// Stops the running command: the kill escalation over its processes; the
     /// result says `cancelled`. Returns at once.
     pub fn kill(&self) -> Result<()> {
         self.control()?.stop.cancel();
@@ -529,7 +529,7 @@ fn prepare(
 }
 
 /// One run's event loop state.
-struct Run<'a, F: FnMut(&str)> {
+struct PtyLoop<'a, F: FnMut(&str)> {
     ctl: &'a Control,
     screen: &'a Mutex<Screen>,
     sink: &'a mut OutputSink,
@@ -540,10 +540,10 @@ struct Run<'a, F: FnMut(&str)> {
     buf: Vec<u8>,
 }
 
-impl<F: FnMut(&str)> Run<'_, F> {
-    /// Runs until the child is reaped and its output drained (or the ladder
+impl<F: FnMut(&str)> PtyLoop<'_, F> {
+    /// Runs until the child is reaped and its output drained (or the escalation
     /// gave up); returns the exit code and why it was stopped, if it was.
-    fn drive(&mut self, child: &mut Process, mut stopper: Stopper) -> (Option<i32>, Option<Stop>) {
+    fn run(&mut self, child: &mut Process, mut stopper: Stopper) -> (Option<i32>, Option<Stop>) {
         let pid = child.pid();
         let pidfd = pidfd_open(pid).ok();
         let mut status: Option<Option<i32>> = None;
@@ -557,13 +557,13 @@ impl<F: FnMut(&str)> Run<'_, F> {
         loop {
             let now = Instant::now();
             match stopper.check(now, false) {
-                Some(Rung::Signal(sig)) => {
+                Some(EscalationStep::Signal(sig)) => {
                     let targets = run_targets(pid);
                     leftovers = !targets.is_empty();
                     rescan_at = now + LEFTOVER_RESCAN;
                     tree::signal_all(&targets, sig);
                 }
-                Some(Rung::Exhausted) => break,
+                Some(EscalationStep::Exhausted) => break,
                 None => {}
             }
             let stopping_with_leftovers = stopper.reason.is_some() && leftovers;

@@ -32,7 +32,7 @@ use crate::process::sandbox::{Sandbox, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch, find_on_path};
 use crate::process::stop::Stopper;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
-use crate::process::tree::{self, KillLadder, Rung};
+use crate::process::tree::{self, Escalation, EscalationStep};
 use crate::process::watch::Watch;
 use crate::run_result::{BashResult, Outcome, conclude};
 use crate::{CancelToken, Error, Result};
@@ -56,7 +56,7 @@ pub struct ExecuteOptions {
     pub artifact: Option<ArtifactSlot>,
     pub head_lines: Option<usize>,
     pub tail_lines: Option<usize>,
-    pub kill_ladder: KillLadder,
+    pub kill_ladder: Escalation,
     /// The sandbox the command runs in (made for this run, removed after
     /// it); `None`: none.
     pub sandbox: Option<Sandbox>,
@@ -78,7 +78,7 @@ impl Default for ExecuteOptions {
             artifact: None,
             head_lines: None,
             tail_lines: None,
-            kill_ladder: KillLadder::default(),
+            kill_ladder: Escalation::default(),
             sandbox: None,
         }
     }
@@ -183,8 +183,8 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
                 break;
             }
             match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
-                Some(Rung::Signal(sig)) => tree::signal_all(&tree::descendants(pid), sig),
-                Some(Rung::Exhausted) => tree::signal_all(&[pid], Signal::KILL),
+                Some(EscalationStep::Signal(sig)) => tree::signal_all(&tree::descendants(pid), sig),
+                Some(EscalationStep::Exhausted) => tree::signal_all(&[pid], Signal::KILL),
                 None => {}
             }
         }

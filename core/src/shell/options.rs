@@ -13,7 +13,7 @@ use crate::error::{BadValue, Result};
 use crate::jobs::JobExitHook;
 use crate::process::env::EnvPolicy;
 use crate::process::sandbox::Sandbox;
-use crate::process::tree::KillLadder;
+use crate::process::tree::Escalation;
 
 /// Which rc snapshot a session sources at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +73,8 @@ pub struct ShellOptions {
     /// is the process's private directory
     /// ([`ArtifactStore::process_default`]).
     pub artifacts: Option<ArtifactStore>,
-    /// Grace between the signals of the kill ladder.
-    pub kill_ladder: KillLadder,
+    /// Grace between the signals of the kill escalation.
+    pub kill_ladder: Escalation,
     /// Jobs the session runs at once, at most (see [`crate::Shell::start`]).
     pub max_jobs: usize,
     /// Bytes one job's artifact takes, at most.
@@ -97,7 +97,7 @@ impl Default for ShellOptions {
             env_policy: EnvPolicy::default(),
             max_bytes: defaults::MAX_BYTES,
             artifacts: Some(ArtifactStore::process_default()),
-            kill_ladder: KillLadder::default(),
+            kill_ladder: Escalation::default(),
             max_jobs: defaults::MAX_JOBS,
             job_artifact_cap: defaults::JOB_ARTIFACT_CAP,
             on_job_exit: None,

@@ -64,7 +64,7 @@ const BASH_OWN: &[&str] = &[
 
 /// What goes on top of the session's state.
 #[derive(Default)]
-pub struct Extra<'a> {
+pub struct StateAdditions<'a> {
     /// Where to go (a job's own cwd; already validated).
     pub cwd: Option<&'a Path>,
     /// Variables to export.
@@ -78,7 +78,7 @@ pub struct Extra<'a> {
 
 /// The text to source: the dump `dump` (as [`dump_script`] wrote it) with
 /// the variables filtered, then `extra`.
-pub fn restore_text(dump: &[u8], extra: &Extra<'_>) -> String {
+pub fn restore_text(dump: &[u8], extra: &StateAdditions<'_>) -> String {
     let dump = String::from_utf8_lossy(dump);
     let (vars, rest) = dump.split_once('\0').unwrap_or((&dump, ""));
     let mut text = String::with_capacity(dump.len() + 256);
@@ -155,10 +155,10 @@ mod tests {
         assert!(status.success());
         let text = restore_text(
             &std::fs::read(&dump).unwrap(),
-            &Extra {
+            &StateAdditions {
                 env: &[("JOB".into(), "it's".into())],
                 command: Some("f ok"),
-                ..Extra::default()
+                ..StateAdditions::default()
             },
         );
         let file = dir.join("restore");
@@ -189,9 +189,9 @@ mod tests {
         let dump = b"declare -- x=\"1\"\0set -o errexit\nset -o verbose\nset -o xtrace\nf () \n{ \n    :\n}\n";
         let job = restore_text(
             dump,
-            &Extra {
+            &StateAdditions {
                 command: Some("true"),
-                ..Extra::default()
+                ..StateAdditions::default()
             },
         );
         assert!(
@@ -206,7 +206,7 @@ mod tests {
             job.ends_with("__conch_c=$'true' __conch_on=$'set -v\\nset -x\\n'\n"),
             "{job}"
         );
-        let session = restore_text(dump, &Extra::default());
+        let session = restore_text(dump, &StateAdditions::default());
         assert!(
             session.contains("set -o verbose\nset -o xtrace\n") && !session.contains("__conch_on"),
             "{session}"

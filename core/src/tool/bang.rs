@@ -1,6 +1,12 @@
 //! The bang surface: commands the *user* runs (`!cmd` in a UI, `bash` over
 //! RPC), next to the model's tool calls.
 //!
+//! The names are the vocabulary of the coding-agent host conch was first
+//! built for, kept so its users find them: a *bang* command is one the user
+//! types after `!` in the host's UI (run by conch, not by the model), and a
+//! [`BashExecution`] is the host's record of one such command, which the
+//! host can later show to the model.
+//!
 //! A [`BashSession`] has its own persistent bash, so the user's `!cd dir`
 //! or `!export X=1` persist from one bang command to the next (and never
 //! leak into the model's tool shell). A run has a timeout (default 300 s,

@@ -22,6 +22,10 @@
 //!
 //! Live output reaches `on_update` as the tail of the output, at most once
 //! per `update_interval` (see [`super::updates`]).
+//!
+//! `PI_NO_PTY` is the variable the coding-agent host conch was first built
+//! for already sets to turn its terminal off; conch honours it beside its
+//! own `CONCH_NO_PTY`, so a host that sets either gets the same engine.
 
 use std::path::PathBuf;
 use std::sync::Arc;

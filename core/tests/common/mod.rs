@@ -17,9 +17,9 @@ pub const HANG: Duration = Duration::from_secs(10);
 /// when it fires, even on a busy machine.
 pub const CUT: Duration = Duration::from_secs(3);
 
-/// The longest the default kill ladder takes once it starts: SIGINT, a
+/// The longest the default kill escalation takes once it starts: SIGINT, a
 /// 500 ms grace, SIGTERM, a 500 ms grace, SIGKILL.
-pub const LADDER: Duration = Duration::from_secs(1);
+pub const ESCALATION: Duration = Duration::from_secs(1);
 
 /// Pids of live `sleep` processes whose argument is exactly `marker` (a
 /// unique duration), so shells that merely mention it do not count.

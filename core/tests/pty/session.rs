@@ -7,7 +7,7 @@ use std::sync::mpsc::channel;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{self, CUT, HANG, LADDER, Seen, alive, gone, number_after, wait_until};
+use crate::common::{self, CUT, ESCALATION, HANG, Seen, alive, gone, number_after, wait_until};
 use conch_core::CancelToken;
 use conch_core::pty::{PtyOptions, PtyResult, PtySession};
 
@@ -230,7 +230,7 @@ fn cut_by_timeout(command: &str, check: impl FnOnce(&str)) -> PtyResult {
     );
     // The commands would run for 1000 s if the timeout did not end them.
     let took = started.elapsed();
-    assert!(took < CUT + LADDER + HANG, "{took:?}");
+    assert!(took < CUT + ESCALATION + HANG, "{took:?}");
     // As a shell run reads: cancelled too, no exit code, the notice first.
     assert!(r.timed_out && r.cancelled && r.exit_code.is_none(), "{r:?}");
     let notice = format!("[Command timed out after {} seconds]\n", CUT.as_secs());

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    CUT, HANG, LADDER, Seen, alive, gone, number_after, procs_with, unique_sleep, wait_until,
+    CUT, ESCALATION, HANG, Seen, alive, gone, number_after, procs_with, unique_sleep, wait_until,
 };
 use conch_core::CancelToken;
-use conch_core::process::tree::KillLadder;
+use conch_core::process::Escalation;
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
@@ -147,7 +147,7 @@ fn abort_kills_grandchildren_and_the_session_works_after() {
     sh.abort();
     let r = runner.join().unwrap();
     // Not stopped, the sleeps would hold the run for 1000 s.
-    assert!(t.elapsed() < LADDER + HANG, "{:?}", t.elapsed());
+    assert!(t.elapsed() < ESCALATION + HANG, "{:?}", t.elapsed());
     assert!(r.cancelled && !r.timed_out);
     assert_eq!(r.output, "[Command cancelled]\nbegin\n");
     assert!(sleeps_gone(&a) && sleeps_gone(&b));
@@ -185,7 +185,7 @@ fn a_cancel_token_cancels_and_a_cancelled_token_never_starts() {
     assert!(r.cancelled && !r.timed_out);
     assert_eq!(r.output, "[Command cancelled]\nstarted\n");
     // Not stopped, the sleep would hold the run for 100 s.
-    assert!(start_time.elapsed() < LADDER + HANG);
+    assert!(start_time.elapsed() < ESCALATION + HANG);
 }
 
 /// Whether process `pid` ignores `signal` (its `SigIgn:` mask).
@@ -204,7 +204,7 @@ fn ignored_signals_and_builtin_loops_end_at_timeout_plus_grace() {
     let sh = Arc::new(
         Shell::new(ShellOptions {
             snapshot: Snapshot::None,
-            kill_ladder: KillLadder { grace },
+            kill_ladder: Escalation { grace },
             ..ShellOptions::default()
         })
         .unwrap(),
@@ -231,7 +231,7 @@ fn ignored_signals_and_builtin_loops_end_at_timeout_plus_grace() {
         let r = runner.join().unwrap();
         let took = start_time.elapsed();
         // The timeout, then at most three graces; either command would run
-        // 100 s or forever if the ladder stopped short of SIGKILL.
+        // 100 s or forever if the escalation stopped short of SIGKILL.
         assert!(took < CUT + grace * 3 + HANG, "{cmd}: {took:?}");
         assert!(r.timed_out && r.cancelled, "{cmd}");
         if let Some(pid) = sleep {

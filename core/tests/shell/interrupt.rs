@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{HANG, LADDER, Seen, alive, gone, procs_with, unique_sleep, wait_until};
+use crate::common::{ESCALATION, HANG, Seen, alive, gone, procs_with, unique_sleep, wait_until};
 use conch_core::shell::{BashResult, RunOptions, Shell};
 
 fn shell() -> Arc<Shell> {
@@ -139,7 +139,7 @@ fn a_shell_that_cannot_come_back_ends_and_says_so() {
     let start = Instant::now();
     let r = timed_out(&sh, "read -r x < /dev/zero");
     assert!(
-        start.elapsed() < Duration::from_secs(1) + LADDER * 2 + HANG,
+        start.elapsed() < Duration::from_secs(1) + ESCALATION * 2 + HANG,
         "{:?}",
         start.elapsed()
     );
@@ -162,7 +162,7 @@ fn deaf_to_int_and_term_is_interrupted_deaf_to_every_signal_ends_the_session() {
     let start = Instant::now();
     let r = timed_out(&sh, "trap '' INT TERM RTMAX RTMAX-1; while :; do :; done");
     assert!(
-        start.elapsed() < Duration::from_secs(1) + LADDER * 2 + HANG,
+        start.elapsed() < Duration::from_secs(1) + ESCALATION * 2 + HANG,
         "{:?}",
         start.elapsed()
     );

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::common::{CUT, HANG, LADDER, procs_with, unique_sleep, wait_until};
+use crate::common::{CUT, ESCALATION, HANG, procs_with, unique_sleep, wait_until};
 use conch_core::shell::{BashResult, ExecuteOptions, execute_shell};
 
 fn exec(cmd: &str) -> conch_core::shell::BashResult {
@@ -94,7 +94,7 @@ fn timeout_kills_the_tree() {
         &[&marker],
     );
     assert!(
-        start.elapsed() < CUT + LADDER + HANG,
+        start.elapsed() < CUT + ESCALATION + HANG,
         "{:?}",
         start.elapsed()
     );

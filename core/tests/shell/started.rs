@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{CUT, HANG, LADDER, alive, gone, procs_with, unique_sleep, wait_until};
+use crate::common::{CUT, ESCALATION, HANG, alive, gone, procs_with, unique_sleep, wait_until};
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
 use conch_core::{Error, JobExitHook, JobId, JobOptions, JobPoll, JobStatus, PollOptions};
 use regex::Regex;
@@ -358,7 +358,7 @@ fn a_job_timeout_kills_its_tree_setsid_escapes_included() {
         && procs_with(&escaped).len() == 1));
     let p = poll(&sh, job, HANG);
     assert_eq!((p.status, p.exit_code), (JobStatus::TimedOut, None));
-    assert!(wait_until(LADDER, || procs_with(&inner).is_empty()
+    assert!(wait_until(ESCALATION, || procs_with(&inner).is_empty()
         && procs_with(&escaped).is_empty()));
 }
 
@@ -472,7 +472,7 @@ fn a_kill_is_not_kept_waiting_by_a_write_the_job_does_not_read() {
     let asked = Instant::now();
     let fin = sh.kill(job).unwrap();
     // The write gives up after 10 s; the kill must not wait for it.
-    assert!(asked.elapsed() < LADDER + CUT, "{:?}", asked.elapsed());
+    assert!(asked.elapsed() < ESCALATION + CUT, "{:?}", asked.elapsed());
     assert_eq!(fin.status, JobStatus::Killed);
     match writer.join().unwrap() {
         Err(Error::NoInput(why)) => assert!(why.contains("bytes were written"), "{why}"),

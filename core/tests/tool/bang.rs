@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{HANG, LADDER, Seen};
+use crate::common::{ESCALATION, HANG, Seen};
 use conch_core::shell::Snapshot;
 use conch_core::tool::{BangOptions, BashSession, BashSessionConfig, model_text};
 
@@ -95,7 +95,7 @@ fn abort_from_another_thread_ends_the_command_at_once() {
     let aborted_at = aborter.join().unwrap();
     // Not stopped, the sleep would hold the run for 100 s.
     assert!(
-        aborted_at.elapsed() < LADDER + HANG,
+        aborted_at.elapsed() < ESCALATION + HANG,
         "{:?}",
         aborted_at.elapsed()
     );
@@ -119,7 +119,7 @@ fn bang_commands_have_a_timeout() {
     let s = session("timeout", |c, _| c.timeout = Some(Duration::from_secs(1)));
     let start = Instant::now();
     let r = s.execute_bash("/bin/sleep 100", |_| {}).unwrap();
-    assert!(start.elapsed() < Duration::from_secs(1) + LADDER + HANG);
+    assert!(start.elapsed() < Duration::from_secs(1) + ESCALATION + HANG);
     assert!(r.timed_out && r.cancelled);
     assert_eq!(r.output, "[Command timed out after 1 seconds]\n");
     // a per-run timeout wins (the session's would cut the sleep)

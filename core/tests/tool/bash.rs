@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::Fixture;
-use crate::common::{CUT, HANG, LADDER};
+use crate::common::{CUT, ESCALATION, HANG};
 use conch_core::command::intercept::Rule;
 use conch_core::output::notice::{Direction, TruncatedBy};
 use conch_core::shell::Snapshot;
@@ -103,7 +103,7 @@ fn timeout_is_a_failure_that_starts_with_the_notice() {
         )
     );
     assert!(
-        start.elapsed() < CUT + LADDER + HANG,
+        start.elapsed() < CUT + ESCALATION + HANG,
         "{:?}",
         start.elapsed()
     );
@@ -120,7 +120,10 @@ fn timeout_zero_is_clamped_to_one_second() {
     assert_eq!(e.message(), "[Command timed out after 1 seconds]");
     // The clamped timeout ran its full second (a timeout never fires early).
     assert!(took >= Duration::from_secs(1), "{took:?}");
-    assert!(took < Duration::from_secs(1) + LADDER + HANG, "{took:?}");
+    assert!(
+        took < Duration::from_secs(1) + ESCALATION + HANG,
+        "{took:?}"
+    );
 }
 
 #[test]
@@ -163,7 +166,7 @@ fn abort_by_the_caller_is_an_abort_error_and_the_tool_recovers() {
         },
     );
     // Not stopped, the sleep would hold the call for 100 s.
-    assert!(start.elapsed() < LADDER + HANG, "{:?}", start.elapsed());
+    assert!(start.elapsed() < ESCALATION + HANG, "{:?}", start.elapsed());
     match outcome {
         Err(ToolError::Aborted { message, details }) => {
             assert_eq!(message, "[Command cancelled]\nstarted");

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::Fixture;
-use crate::common::{CUT, HANG, LADDER};
+use crate::common::{CUT, ESCALATION, HANG};
 use conch_core::CancelToken;
 use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,
@@ -73,7 +73,7 @@ fn results_follow_the_table_on_the_terminal_too() {
             CUT.as_secs()
         )
     );
-    assert!(start.elapsed() < CUT + LADDER + HANG);
+    assert!(start.elapsed() < CUT + ESCALATION + HANG);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn stopped_once_started(
         },
     );
     // Not stopped, the command would hold the call for 100 s.
-    assert!(start.elapsed() < LADDER + HANG, "{:?}", start.elapsed());
+    assert!(start.elapsed() < ESCALATION + HANG, "{:?}", start.elapsed());
     outcome
 }
 

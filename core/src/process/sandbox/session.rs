@@ -94,7 +94,7 @@ pub struct SessionSandbox {
 
 /// What, besides the policy, a session's sandbox lets bash read.
 #[derive(Debug)]
-pub struct Extra<'a> {
+pub struct SessionPaths<'a> {
     /// The session's starting cwd (written too).
     pub cwd: &'a Path,
     /// Where the session dir is made (conch's private directory).
@@ -109,7 +109,7 @@ impl SessionSandbox {
     /// [`Error::SandboxUnavailable`] naming what this kernel or host lacks,
     /// unless `policy.best_effort` (then [`SessionSandbox::applied`] says
     /// what did not apply).
-    pub fn new(policy: &Sandbox, extra: Extra<'_>) -> Result<SessionSandbox> {
+    pub fn new(policy: &Sandbox, extra: SessionPaths<'_>) -> Result<SessionSandbox> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         if let Some(n) = policy.limits.open_files
@@ -263,7 +263,7 @@ impl SessionSandbox {
         readable.extend(snapshot.map(Path::to_path_buf));
         SessionSandbox::new(
             policy,
-            Extra {
+            SessionPaths {
                 cwd,
                 base,
                 readable,

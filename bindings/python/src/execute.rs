@@ -1,0 +1,182 @@
+//! `conch.execute_shell` (one command in a fresh process),
+//! `conch.execute_bash` (a command in a cached session) and the calls that
+//! close cached sessions; `conch.Shell`, the session a host holds itself,
+//! is in `shell.rs`.
+
+use std::path::PathBuf;
+
+use conch_core::defaults;
+use conch_core::shell::registry::{self, ExecuteBashOptions};
+use conch_core::shell::{self, ExecuteOptions};
+use pyo3::prelude::*;
+
+use crate::cancel::{PyCancelToken, run_token};
+use crate::convert::{
+    self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
+};
+use crate::errors::{guard, to_py};
+use crate::exit_hook;
+use crate::offload::offload;
+use crate::open_shells;
+use crate::result::PyBashResult;
+use crate::signature::{py_default, text_signature};
+
+#[doc = text_signature!(
+    "execute_shell(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
+    "cancel=None, head=None, tail=None, non_interactive_env=", py_default!(non_interactive_env),
+    ", max_bytes=", py_default!(max_bytes),
+    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), sandbox=None)",
+)]
+/// Runs ``command`` once in a fresh ``<shell> -c`` process (default
+/// ``bash``; ``sh``, ``zsh``... work too) and returns a
+/// ``conch.BashResult``. Nothing carries over between calls; nothing the
+/// command started outlives it. Options as for ``Shell`` and ``Shell.run``
+/// (a ``sandbox`` is made for this run and removed after it).
+#[pyfunction]
+#[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
+                    head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
+                    max_bytes=Whole::Int(defaults::MAX_BYTES as i64), artifacts_dir=None,
+                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(), sandbox=None),
+           text_signature = None)]
+#[allow(clippy::too_many_arguments)]
+pub fn execute_shell(
+    py: Python<'_>,
+    command: String,
+    shell: Option<PathBuf>,
+    cwd: Option<PathBuf>,
+    env: Option<&Bound<'_, PyAny>>,
+    timeout: Option<Seconds>,
+    on_chunk: Option<Bound<'_, PyAny>>,
+    cancel: Option<PyRef<'_, PyCancelToken>>,
+    head: Option<Whole>,
+    tail: Option<Whole>,
+    non_interactive_env: bool,
+    max_bytes: Whole,
+    artifacts_dir: Option<&Bound<'_, PyAny>>,
+    inherit_env: &str,
+    exclude_env: Vec<String>,
+    sandbox: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyBashResult> {
+    guard(|| {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let opts = ExecuteOptions {
+            command,
+            shell,
+            cwd,
+            env: env_pairs(env)?,
+            timeout: seconds("timeout", timeout)?,
+            cancel: Some(token.clone()),
+            non_interactive_env,
+            env_policy: env_policy(inherit_env, exclude_env)?,
+            max_bytes: convert::max_bytes(max_bytes)?,
+            artifacts: artifacts(artifacts_dir)?,
+            head_lines: count("head", head)?,
+            tail_lines: count("tail", tail)?,
+            sandbox: crate::sandbox::sandbox(sandbox)?,
+            ..ExecuteOptions::default()
+        };
+        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+            shell::execute_shell(opts, sink)
+        })?;
+        result.map(PyBashResult::from).map_err(to_py)
+    })
+}
+
+#[doc = text_signature!(
+    "execute_bash(command, *, session_key=None, shell=None, prefix=None, snapshot=",
+    py_default!(snapshot),
+    ", session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
+    "cancel=None, head=None, tail=None, artifacts_dir=None, sandbox=None)",
+)]
+/// Runs ``command`` in a cached persistent session: calls with the same
+/// ``session_key``, ``shell``,
+/// ``prefix``, ``snapshot`` and ``session_env`` share one bash, so state
+/// carries over. Timeout and cancellation come back in the result
+/// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
+/// in ``output``). Idle sessions are closed after a while and past a
+/// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``
+/// close them now. ``sandbox``: as for ``Shell`` (sessions with different
+/// sandboxes are different sessions). Other options as for ``Shell.run``.
+#[pyfunction]
+#[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg::default(),
+                    session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
+                    head=None, tail=None, artifacts_dir=None, sandbox=None),
+           text_signature = None)]
+#[allow(clippy::too_many_arguments)]
+pub fn execute_bash(
+    py: Python<'_>,
+    command: String,
+    session_key: Option<String>,
+    shell: Option<PathBuf>,
+    prefix: Option<String>,
+    snapshot: SnapshotArg,
+    session_env: Option<&Bound<'_, PyAny>>,
+    cwd: Option<PathBuf>,
+    env: Option<&Bound<'_, PyAny>>,
+    timeout: Option<Seconds>,
+    on_chunk: Option<Bound<'_, PyAny>>,
+    cancel: Option<PyRef<'_, PyCancelToken>>,
+    head: Option<Whole>,
+    tail: Option<Whole>,
+    artifacts_dir: Option<&Bound<'_, PyAny>>,
+    sandbox: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyBashResult> {
+    guard(|| {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let opts = ExecuteBashOptions {
+            session_key,
+            shell,
+            prefix,
+            snapshot: snapshot.0,
+            session_env: env_pairs(session_env)?,
+            cwd,
+            env: env_pairs(env)?,
+            timeout: seconds("timeout", timeout)?,
+            cancel: Some(token.clone()),
+            artifacts: artifacts(artifacts_dir)?,
+            artifact: None,
+            head_lines: count("head", head)?,
+            tail_lines: count("tail", tail)?,
+            yield_after: None,
+        };
+        let sandbox = crate::sandbox::sandbox(sandbox)?;
+        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+            registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
+        })?;
+        result.map(PyBashResult::from).map_err(to_py)
+    })
+}
+
+/// Closes the cached ``execute_bash`` sessions of ``session_key`` (killing
+/// what they still run).
+#[pyfunction]
+pub fn close_session(py: Python<'_>, session_key: String) -> PyResult<()> {
+    guard(|| {
+        py.detach(move || registry::close(&session_key));
+        Ok(())
+    })
+}
+
+/// Closes every cached ``execute_bash`` session.
+#[pyfunction]
+pub fn close_all_sessions(py: Python<'_>) -> PyResult<()> {
+    guard(|| {
+        py.detach(registry::close_all);
+        Ok(())
+    })
+}
+
+/// Closes every open ``Shell`` and cached session; registered with
+/// ``atexit`` so nothing a session started outlives the host.
+#[pyfunction]
+pub fn _shutdown(py: Python<'_>) -> PyResult<()> {
+    guard(|| {
+        py.detach(|| {
+            exit_hook::shut_down();
+            open_shells::close_all();
+        });
+        Ok(())
+    })
+}

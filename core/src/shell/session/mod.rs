@@ -1,0 +1,561 @@
+//! `Shell`: one long-lived real bash that runs command after command.
+//!
+//! bash runs in its own session as a child subreaper, killed if the host
+//! dies. Commands arrive as data on a socket (see [`crate::protocol`]), their
+//! stdout and stderr share one pipe, and completion arrives on a separate
+//! status pipe the command cannot write to. One `poll` on the caller's
+//! thread watches output, status, bash's pidfd and a cancel waker, so a run
+//! returns the moment its status arrives, abort and timeout act at once, and
+//! a background job holding the output pipe can never hold a call. A run
+//! that leaves something running hands bash a new pipe before it returns;
+//! the old one, if something still holds it, becomes a job of the session
+//! ([`crate::jobs`]), so what the job writes later is its own, never a
+//! later run's.
+//!
+//! This file holds the session's life: creating it, starting, restarting
+//! and collecting its bash, closing it. The rest is by concern: `run.rs`
+//! (one run, as a state machine driven in steps), `event_loop.rs` (the
+//! loop that watches a run until its status arrives or it is stopped),
+//! `job_calls.rs` (the job entry points, and a run's leftovers made jobs)
+//! and `state_guard.rs` (the session's state, held by one run at a time).
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::process::Signal;
+
+use super::options::{ShellOptions, Snapshot};
+use super::queue::{Place, Queue};
+use super::reentry::BusyKey;
+use super::snapshot;
+use crate::cwd::{resolve_dir, utf8_path};
+use crate::jobs::JobTable;
+use crate::process::child::Process;
+use crate::process::env::os_env;
+use crate::process::env::{build_env, validate_var};
+use crate::process::io::{Waker, poll, pollin, send_all, socketpair};
+use crate::process::sandbox::{Confinement, SandboxApplied, SessionSandbox};
+use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
+use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
+use crate::process::tree::{self, Escalation, Pid};
+use crate::protocol::{self, Kind, StatusParser};
+use crate::sync::lock;
+use crate::{CancelToken, Error, Result};
+
+mod event_loop;
+mod job_calls;
+mod run;
+mod state_guard;
+
+use event_loop::wait_record_until;
+pub use run::Run;
+use state_guard::StateSlot;
+
+/// How long bash may take to start and source the snapshot.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a stopping run checks whether the command's processes are gone.
+const STOP_POLL: Duration = Duration::from_millis(1);
+
+/// Everything fixed at creation.
+struct Config {
+    shell: PathBuf,
+    env: Vec<(String, String)>,
+    snapshot: Option<String>,
+    unset_script: String,
+    prefix: Option<String>,
+    max_bytes: usize,
+    artifacts: Option<crate::artifact::ArtifactStore>,
+    escalation: Escalation,
+    job_artifact_cap: u64,
+    /// What every bash of the session enters (see [`crate::process::sandbox`]).
+    confinement: Option<Arc<Confinement>>,
+    /// Where a sandboxed session's pipes are FIFOs (see [`named_pipe`]).
+    fifos: Option<PathBuf>,
+}
+
+/// A live bash process and our ends of its pipes.
+struct Bash {
+    child: Process,
+    input: OwnedFd,
+    out: OwnedFd,
+    status: OwnedFd,
+    pidfd: OwnedFd,
+    parser: StatusParser,
+    seq: u64,
+    /// bash answered the startup text (see [`Shell::ready`]).
+    ready: bool,
+    /// A command's `exit` replaced the bash in this process with a fresh
+    /// one (protocol's `EXIT_TRAP`): the next run is a reset.
+    replaced: bool,
+    /// The state file it starts from, removed once it is ready.
+    restore: Option<PathBuf>,
+    /// When it must have answered its start-up text (set when a run first
+    /// waits for it).
+    ready_by: Option<Instant>,
+    /// Where its pipes are FIFOs (a sandboxed session: see
+    /// [`named_pipe`]); `None`: plain pipes, opened through `/proc`.
+    fifos: Option<PathBuf>,
+    /// Its `EXIT` trap (`protocol::exit_trap`), which a run that says
+    /// `trap` puts back.
+    exit_trap: String,
+}
+
+impl Bash {
+    /// One run for this bash (`protocol::run`).
+    fn message(&self, kind: Kind, payload: &str) -> Vec<u8> {
+        protocol::run(self.seq, self.out.as_raw_fd(), kind, payload)
+    }
+
+    /// Where it opens the host's pipe ends by number.
+    fn pipes(&self) -> String {
+        match &self.fifos {
+            Some(dir) => dir.to_string_lossy().into_owned(),
+            None => format!("/proc/{}/fd", std::process::id()),
+        }
+    }
+}
+
+struct State {
+    bash: Option<Bash>,
+    /// A bash got through its start-up before, so the next start is a reset.
+    started: bool,
+    /// The bash was started afresh since the last run (for a job's start):
+    /// the next run reports the reset.
+    reset_pending: bool,
+}
+
+/// A persistent bash session. `Send + Sync`: `run` may be called from any
+/// thread (runs queue in order), `abort` from any thread at any moment.
+pub struct Shell {
+    config: Config,
+    state: Arc<StateSlot>,
+    queue: Arc<Queue>,
+    /// Marks the threads waiting for a run of this shell (its callbacks'
+    /// threads), so a run started from a callback fails instead of waiting
+    /// for itself.
+    busy: BusyKey,
+    /// The session cwd: where the last run left bash. Apart from `state`,
+    /// so it is readable while a run holds `state` (from its own callback,
+    /// say).
+    cwd: Mutex<PathBuf>,
+    current: Mutex<Option<CancelToken>>,
+    bash_pid: AtomicI32,
+    closed: AtomicBool,
+    /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
+    waker: Arc<Waker>,
+    /// What runs left writing in the background.
+    jobs: JobTable,
+    /// The session's sandbox (its temp directory, cgroups), closed with it.
+    sandbox: Mutex<Option<SessionSandbox>>,
+    sandbox_applied: Option<SandboxApplied>,
+}
+
+impl Shell {
+    /// Starts bash (failing early for a bad shell path or cwd). It does not
+    /// wait for bash to get through its start-up (a few milliseconds, more
+    /// with a large snapshot): the first run does, so a host can open many
+    /// sessions at once and they start in parallel. A shell that starts but
+    /// cannot run the session is reported by that run.
+    pub fn new(opts: ShellOptions) -> Result<Shell> {
+        let shell = match &opts.shell {
+            Some(p) => p.clone(),
+            None => {
+                find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
+            }
+        };
+        let host_cwd = std::env::current_dir()
+            .map_err(|e| Error::io("cannot read the current directory", e))?;
+        let cwd = match &opts.cwd {
+            Some(dir) => resolve_dir(&host_cwd, dir)?,
+            None => host_cwd,
+        };
+        for (k, v) in &opts.session_env {
+            validate_var(k, v)?;
+        }
+        let snapshot = match &opts.snapshot {
+            Snapshot::None => None,
+            Snapshot::Auto => snapshot::for_shell(&shell),
+            Snapshot::Path(p) => Some(p.clone()),
+        };
+        let snapshot = snapshot
+            .map(|p| utf8_path(&p).map(str::to_string))
+            .transpose()?;
+        let mut env = build_env(
+            &opts.env_policy,
+            opts.non_interactive_env,
+            &opts.session_env,
+        );
+        let sandbox = match &opts.sandbox {
+            Some(policy) => {
+                let sandbox = SessionSandbox::for_shell(
+                    policy,
+                    &cwd,
+                    &shell,
+                    snapshot.as_deref().map(Path::new),
+                )?;
+                sandbox.set_tmpdir(&mut env);
+                Some(sandbox)
+            }
+            None => None,
+        };
+        let config = Config {
+            env,
+            unset_script: opts.env_policy.bash_unset_script(),
+            shell,
+            snapshot,
+            prefix: opts.prefix.clone(),
+            max_bytes: opts.max_bytes,
+            artifacts: opts.artifacts.clone(),
+            escalation: opts.kill_ladder,
+            job_artifact_cap: opts.job_artifact_cap,
+            confinement: sandbox.as_ref().map(SessionSandbox::confinement),
+            fifos: sandbox.as_ref().map(|s| s.pipes().to_path_buf()),
+        };
+        let queue: Arc<Queue> = Arc::default();
+        let shell = Shell {
+            config,
+            state: Arc::new(StateSlot::new(State {
+                bash: None,
+                started: false,
+                reset_pending: false,
+            })),
+            busy: BusyKey::of(queue.clone()),
+            queue,
+            cwd: Mutex::new(cwd),
+            current: Mutex::new(None),
+            bash_pid: AtomicI32::new(0),
+            closed: AtomicBool::new(false),
+            waker: Arc::new(Waker::new()?),
+            jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
+            sandbox_applied: sandbox.as_ref().map(|s| s.applied().clone()),
+            sandbox: Mutex::new(sandbox),
+        };
+        {
+            let mut state = shell.state.take();
+            let bash = shell.spawn_bash(&shell.cwd(), None)?;
+            shell.bash_pid.store(bash.pid(), Ordering::SeqCst);
+            state.bash = Some(bash);
+        }
+        Ok(shell)
+    }
+
+    /// Makes sure a bash is there and ready: a dead one is buried, a
+    /// missing one started (the next run then reports a reset).
+    fn live_bash(&self, state: &mut State) -> Result<()> {
+        self.prepare_bash(state)?;
+        self.ready(state)
+    }
+
+    /// [`Shell::live_bash`] without the wait for a new bash's start-up.
+    fn prepare_bash(&self, state: &mut State) -> Result<()> {
+        if state.bash.as_ref().is_some_and(Bash::has_exited) {
+            self.discard_dead_bash(state);
+        }
+        if state.bash.is_none() {
+            let bash = self.spawn_bash(&self.cwd(), None)?;
+            self.bash_pid.store(bash.pid(), Ordering::SeqCst);
+            state.bash = Some(bash);
+            state.reset_pending |= state.started;
+        }
+        if let Some(bash) = state.bash.as_mut().filter(|b| b.replaced) {
+            bash.replaced = false;
+            state.reset_pending = true;
+        }
+        Ok(())
+    }
+
+    /// Cancels the running command (if any), from any thread.
+    pub fn abort(&self) {
+        if let Some(token) = lock(&self.current).as_ref() {
+            token.cancel();
+        }
+    }
+
+    /// Pids of the processes bash still runs in the background (direct
+    /// children of bash; orphans of a double fork are re-parented to it).
+    pub fn background_jobs(&self) -> Vec<u32> {
+        let pid = self.bash_pid.load(Ordering::SeqCst);
+        if pid <= 0 {
+            return Vec::new();
+        }
+        tree::children(pid)
+            .into_iter()
+            .filter(|&p| tree::is_alive(p))
+            .map(|p| p as u32)
+            .collect()
+    }
+
+    /// What of the session's sandbox is in force; `None`: the session has
+    /// no sandbox. Everything asked is, unless the sandbox was made with
+    /// `best_effort` on a kernel or host lacking something: then
+    /// [`SandboxApplied::not_applied`] names it.
+    pub fn sandbox_applied(&self) -> Option<&SandboxApplied> {
+        self.sandbox_applied.as_ref()
+    }
+
+    /// The session's current working directory, as the last run left it
+    /// (never waits for a run in progress).
+    pub fn cwd(&self) -> PathBuf {
+        lock(&self.cwd).clone()
+    }
+
+    /// Kills whatever the session still runs (the current command, background
+    /// jobs, bash) and refuses further runs. Idempotent; also done on drop.
+    /// Called from a callback of a run of this shell, it cancels that run
+    /// and returns at once; the session ends as the run returns.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.abort();
+        if self.busy.is_entered() {
+            return;
+        }
+        self.end_session();
+    }
+
+    /// Kills bash and everything below it (once: bash is taken).
+    fn end_session(&self) {
+        let mut state = self.state.take();
+        self.jobs.mark_all_killed();
+        self.jobs.close();
+        if let Some(bash) = state.bash.take() {
+            // Frozen first: bash starts nothing more while what it runs is
+            // terminated.
+            tree::signal_all(&[bash.pid()], Signal::STOP);
+            tree::terminate(&tree::descendants(bash.pid()), self.config.escalation.grace);
+            reap(bash);
+        }
+        self.bash_pid.store(0, Ordering::SeqCst);
+        if let Some(sandbox) = lock(&self.sandbox).as_mut() {
+            sandbox.close();
+        }
+    }
+
+    /// Refuses a place taken on another shell (it would never be served).
+    fn check_place(&self, place: &Place) -> Result<()> {
+        if place.belongs_to(&self.queue) {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(
+                "the queue place was taken on another shell".into(),
+            ))
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            Err(Error::Closed("shell"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Forgets a bash that died between runs, killing what it left.
+    fn discard_dead_bash(&self, state: &mut State) {
+        if let Some(bash) = state.bash.take() {
+            self.jobs.mark_all_killed();
+            reap(bash);
+        }
+    }
+
+    /// Starts bash in `cwd` and sends it the start-up text (the snapshot
+    /// and the protocol loop); [`Shell::ready`] waits for its answer.
+    /// With `restore`, a state file (see [`state`]) the bash sources in
+    /// place of the snapshot, with an empty environment (the file sets
+    /// the session's); it is removed once bash is ready.
+    fn spawn_bash(&self, cwd: &Path, restore: Option<PathBuf>) -> Result<Bash> {
+        let (theirs, input) = socketpair()?;
+        let launch = Launch {
+            program: self.config.shell.clone(),
+            // `$0` is the shell's name, as in `bash -c` run from a `PATH`.
+            arg0: Some(self.shell_name().into()),
+            args: ["--noprofile", "--norc", "-c", protocol::BOOTSTRAP]
+                .map(OsString::from)
+                .into(),
+            env: match restore {
+                Some(_) => Vec::new(),
+                None => os_env(&self.config.env),
+            },
+            cwd: Some(cwd.to_path_buf()),
+            on_host_death: HostDeath::Freeze,
+            sandbox: self.config.confinement.clone(),
+            ..Launch::default()
+        };
+        let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
+        let fifos = self.config.fifos.clone();
+        let Supervised {
+            child,
+            out,
+            status,
+            pidfd,
+        } = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
+        let mut bash = Bash {
+            child,
+            input,
+            out,
+            status,
+            pidfd,
+            parser: StatusParser::default(),
+            seq: 0,
+            ready: false,
+            replaced: false,
+            restore,
+            ready_by: None,
+            fifos,
+            exit_trap: String::new(),
+        };
+        bash.exit_trap = protocol::exit_trap(&protocol::ExitTrap {
+            pipes: &bash.pipes(),
+            status_fd: bash.status.as_raw_fd(),
+            shell: &self.config.shell.to_string_lossy(),
+            name: &self.shell_name(),
+        });
+        let text = self.startup_text(&bash, true);
+        if let Err(e) = send_all(&bash.input, &text) {
+            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
+        }
+        Ok(bash)
+    }
+
+    /// `command` as bash gets it: after the configured prefix, if any.
+    fn prefixed(&self, command: &str) -> String {
+        match &self.config.prefix {
+            Some(prefix) => format!("{prefix} {command}"),
+            None => command.to_string(),
+        }
+    }
+
+    /// The shell's file name (`bash`): its `$0` in the session.
+    fn shell_name(&self) -> String {
+        self.config.shell.file_name().map_or_else(
+            || self.config.shell.to_string_lossy().into_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        )
+    }
+
+    /// The start-up text for `bash`: `first` for the bash the host started
+    /// (its environment set), else for the one a command's `exit` put in
+    /// its place.
+    fn startup_text(&self, bash: &Bash, first: bool) -> Vec<u8> {
+        let restore = bash
+            .restore
+            .as_deref()
+            .and_then(Path::to_str)
+            .filter(|_| first);
+        protocol::startup(&protocol::Startup {
+            snapshot: self
+                .config
+                .snapshot
+                .as_deref()
+                .filter(|_| restore.is_none()),
+            unset_script: if restore.is_some() {
+                ""
+            } else {
+                &self.config.unset_script
+            },
+            restore,
+            exit_trap: &bash.exit_trap,
+            out_fd: bash.out.as_raw_fd(),
+            exports: if first { &[] } else { &self.config.env },
+        })
+    }
+
+    /// Sends the start-up text to the fresh bash a command's `exit` put in
+    /// the place of the old one; the next run waits for its answer.
+    fn restart(&self, bash: &mut Bash) -> std::io::Result<()> {
+        bash.parser = StatusParser::default();
+        bash.seq = 0;
+        bash.ready = false;
+        bash.ready_by = None;
+        bash.replaced = true;
+        send_all(&bash.input, &self.startup_text(bash, false))
+    }
+
+    /// Waits, once per bash, until it has sourced the snapshot and entered
+    /// the protocol loop; a bash that does not is killed and reported.
+    fn ready(&self, state: &mut State) -> Result<()> {
+        self.ready_until(state, None).map(drop)
+    }
+
+    /// [`Shell::ready`], waiting no later than `until`: false if bash has
+    /// not answered by then (and its start-up time is not up).
+    fn ready_until(&self, state: &mut State, until: Option<Instant>) -> Result<bool> {
+        let bash = state.bash.as_mut().expect("bash started");
+        if bash.ready {
+            return Ok(true);
+        }
+        let by = *bash
+            .ready_by
+            .get_or_insert_with(|| Instant::now() + STARTUP_TIMEOUT);
+        let started = match wait_record_until(bash, 0, (by, STARTUP_TIMEOUT), until) {
+            Ok(None) => return Ok(false),
+            Ok(Some(_)) => Ok(()),
+            Err(why) => Err(why),
+        };
+        if let Some(file) = bash.restore.take() {
+            let _ = std::fs::remove_file(file);
+        }
+        match started {
+            Ok(()) => {
+                bash.ready = true;
+                state.started = true;
+                Ok(true)
+            }
+            Err(why) => {
+                let bash = state.bash.take().expect("bash started");
+                self.bash_pid.store(0, Ordering::SeqCst);
+                Err(self.failed_start(bash, why))
+            }
+        }
+    }
+
+    fn failed_start(&self, bash: Bash, why: String) -> Error {
+        let ended = match reap(bash) {
+            Some(status) => describe_exit(status),
+            None => "it could not be waited for".to_string(),
+        };
+        Error::Spawn(format!(
+            "{} did not start a session: {why} ({ended})",
+            self.config.shell.display()
+        ))
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Bash {
+    fn pid(&self) -> Pid {
+        self.child.pid()
+    }
+
+    /// Whether bash has exited (its pidfd is readable), without blocking.
+    fn has_exited(&self) -> bool {
+        let mut fds = [pollin(self.pidfd.as_raw_fd())];
+        poll(&mut fds, Some(Instant::now())).is_ok_and(|n| n > 0)
+    }
+}
+
+/// Kills and collects bash (live or dead) with what is left of its session.
+///
+/// A bash frozen alive with nothing below it left nothing anywhere: as a
+/// subreaper it gets the orphans of whatever it started. Once it is dead,
+/// orphans keep the session id after re-parenting elsewhere, and only a
+/// scan of every process on the machine reaches them; the scan comes
+/// before the wait so the pid (and with it the session id) cannot have
+/// been reused yet.
+fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
+    tree::signal_all(&[bash.pid()], Signal::STOP);
+    let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
+    let _ = bash.child.kill();
+    if !alone {
+        tree::signal_all(&tree::session_members(bash.pid()), Signal::KILL);
+    }
+    bash.child.wait().ok()
+}
