@@ -18,6 +18,7 @@ pub mod pty;
 pub mod shell;
 pub mod sync;
 pub mod tool;
+pub mod wire;
 
 pub use artifact::{Artifact, ArtifactSlot, ArtifactStore};
 pub use cancel::CancelToken;

@@ -1,8 +1,7 @@
 //! Structured core values (tool details, truncation metadata) as plain
-//! Python dicts, with snake_case keys as everywhere else in the module.
-//!
-//! The core serializes them for JSON hosts (camelCase keys); going through
-//! that one serialization keeps the dicts complete as fields are added.
+//! Python dicts, with the core's snake_case keys (see `conch_core::wire`);
+//! going through that one serialization keeps the dicts complete as fields
+//! are added.
 
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
