@@ -1,18 +1,25 @@
-//! `docs/api/schema.json` is the JSON Schema of the core's options and
-//! results, generated from their serde form ([`conch_core::wire::schema`]);
-//! this test regenerates it and fails when the checked-in copy differs, so
-//! a field cannot change without the schema (and the faces' types made
-//! from it) changing too. `CONCH_BLESS=1 cargo test -p conch-core --test
-//! schema` rewrites it, on a developer's machine only: with `CI` set,
-//! `CONCH_BLESS` fails the test.
+//! Every file generated from the core's types, regenerated and compared
+//! with the checked-in copy, so a field cannot change without them (and
+//! their review) changing too:
+//!
+//! - `docs/api/schema.json`: the JSON Schema of the options and results
+//!   ([`conch_core::wire::schema`]);
+//! - `bindings/python/python/conch/_types.py`: the Python face's result
+//!   classes (frozen dataclasses the binding fills from the serialized
+//!   result), made from that schema.
+//!
+//! `CONCH_BLESS=1 cargo test -p conch-core --test schema` rewrites them, on
+//! a developer's machine only: with `CI` set, `CONCH_BLESS` fails the test.
 
 use std::path::Path;
+
+use serde_json::{Map, Value};
 
 fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
-/// Whether this run rewrites the file: `CONCH_BLESS=1`; any other value,
+/// Whether this run rewrites the files: `CONCH_BLESS=1`; any other value,
 /// or `CONCH_BLESS` under CI, fails.
 fn bless() -> bool {
     let Some(value) = std::env::var_os("CONCH_BLESS") else {
@@ -20,24 +27,24 @@ fn bless() -> bool {
     };
     assert!(
         !in_ci(),
-        "CONCH_BLESS is set while CI is set: CI never rewrites docs/api/schema.json"
+        "CONCH_BLESS is set while CI is set: CI checks the generated files, it never rewrites them"
     );
     assert!(
         value == "1",
-        "CONCH_BLESS={value:?}: set it to 1 to rewrite docs/api/schema.json, or unset it"
+        "CONCH_BLESS={value:?}: set it to 1 to rewrite the generated files, or unset it"
     );
     true
 }
 
-#[test]
-fn checked_in_schema_is_up_to_date() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/api/schema.json");
-    let generated = serde_json::to_string_pretty(&conch_core::wire::schema()).unwrap() + "\n";
+/// Compares (or, blessed, writes) the file at `path` (from the repository
+/// root) with `generated`.
+fn check(path: &str, generated: &str) {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
     if bless() {
-        std::fs::write(&path, &generated).expect("writing docs/api/schema.json");
+        std::fs::write(&full, generated).unwrap_or_else(|e| panic!("writing {path}: {e}"));
         return;
     }
-    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    let current = std::fs::read_to_string(&full).unwrap_or_default();
     if current != generated {
         let first = current
             .lines()
@@ -51,12 +58,247 @@ fn checked_in_schema_is_up_to_date() {
                 .to_string()
         };
         panic!(
-            "docs/api/schema.json is stale: it differs from what the core's types generate.\n\
+            "{path} is stale: it differs from what the core's types generate.\n\
              first difference at line {}:\n  checked in: {}\n  generated:  {}\n\
              Regenerate it with: CONCH_BLESS=1 cargo test -p conch-core --test schema",
             first + 1,
             line(&current),
-            line(&generated),
+            line(generated),
         );
     }
+}
+
+fn defs() -> Map<String, Value> {
+    match conch_core::wire::schema()["$defs"].take() {
+        Value::Object(defs) => defs,
+        other => panic!("$defs is not an object: {other}"),
+    }
+}
+
+#[test]
+fn checked_in_schema_is_up_to_date() {
+    let schema = conch_core::wire::schema();
+    check(
+        "docs/api/schema.json",
+        &(serde_json::to_string_pretty(&schema).unwrap() + "\n"),
+    );
+}
+
+/// The plain dicts of the Python face (`ToolResult.details`), in this order.
+const PYTHON_DICTS: &[&str] = &["Details", "Meta", "Truncation", "LineRange"];
+
+/// The result classes of the Python face, in this order.
+const PYTHON_RESULTS: &[&str] = &[
+    "BashResult",
+    "PtyResult",
+    "JobPoll",
+    "JobInfo",
+    "SandboxApplied",
+];
+
+#[test]
+fn python_result_classes_are_up_to_date() {
+    check(
+        "bindings/python/python/conch/_types.py",
+        &python_types(&defs()),
+    );
+}
+
+/// A doc comment as plain text for another language: rustdoc links
+/// (`` [`x`] ``, `` [`x`](y) ``) become the code they show, without the
+/// crate path.
+fn plain_doc(text: &str) -> String {
+    let links = regex::Regex::new(r"\[(`[^`]*`)\](\([^)]*\))?").unwrap();
+    links
+        .replace_all(text, "$1")
+        .replace("crate::", "")
+        .replace("super::", "")
+}
+
+/// A definition's fields: those always present in declaration order (as
+/// `required` lists them), with the long texts (`output`, `command`) last,
+/// so a printed result shows its counts first; then those that may be
+/// left out, each with `false`.
+fn fields(def: &Value) -> Vec<(String, Value, bool)> {
+    let props = def["properties"].as_object().expect("properties");
+    let mut names: Vec<String> = def["required"]
+        .as_array()
+        .map(|r| r.iter().map(|n| n.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default();
+    names.sort_by_key(|n| matches!(n.as_str(), "output" | "command"));
+    let mut out: Vec<(String, Value, bool)> = names
+        .iter()
+        .map(|n| (n.clone(), props[n].clone(), true))
+        .collect();
+    for (name, prop) in props {
+        if !names.contains(name) {
+            out.push((name.clone(), prop.clone(), false));
+        }
+    }
+    out
+}
+
+/// The names a definition's enum takes (`enum`, or `oneOf` of `const`s).
+fn enum_values(def: &Value) -> Option<Vec<String>> {
+    if let Some(values) = def["enum"].as_array() {
+        return Some(values.iter().map(|v| v.to_string()).collect());
+    }
+    def["oneOf"].as_array().map(|variants| {
+        variants
+            .iter()
+            .map(|v| v["const"].to_string())
+            .collect::<Vec<_>>()
+    })
+}
+
+fn python_type(prop: &Value) -> String {
+    if let Some(members) = prop["anyOf"].as_array() {
+        return members
+            .iter()
+            .map(python_type)
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
+    if prop["type"] == "null" {
+        return "None".into();
+    }
+    if let Some(target) = prop["$ref"].as_str() {
+        return target.rsplit('/').next().unwrap().to_string();
+    }
+    let one = |kind: &str| match kind {
+        "integer" => "int".to_string(),
+        "number" => "float".to_string(),
+        "string" => "str".to_string(),
+        "boolean" => "bool".to_string(),
+        "array" => format!("list[{}]", python_type(&prop["items"])),
+        other => panic!("no Python type for {other}"),
+    };
+    match &prop["type"] {
+        Value::String(kind) => one(kind),
+        Value::Array(kinds) => {
+            let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str().unwrap()).collect();
+            let mut text: Vec<String> = kinds
+                .iter()
+                .filter(|k| **k != "null")
+                .map(|k| one(k))
+                .collect();
+            if kinds.contains(&"null") {
+                text.push("None".into());
+            }
+            text.join(" | ")
+        }
+        other => panic!("no Python type for {other}"),
+    }
+}
+
+fn python_docstring(text: &str, indent: &str) -> String {
+    let text = plain_doc(text)
+        .replace('\\', "\\\\")
+        .replace("\"\"\"", "\\\"\\\"\\\"");
+    let body: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{indent}{l}")
+            }
+        })
+        .collect();
+    if body.len() == 1 {
+        format!("{indent}\"\"\"{}\"\"\"\n", text)
+    } else {
+        format!(
+            "{indent}\"\"\"{}\n{indent}\"\"\"\n",
+            body.join("\n").trim_start()
+        )
+    }
+}
+
+fn python_types(defs: &Map<String, Value>) -> String {
+    let mut out = String::from(
+        "\"\"\"The results of the core as Python classes: generated from docs/api/schema.json\n\
+         by core/tests/schema.rs, do not edit (regenerate with\n\
+         ``CONCH_BLESS=1 cargo test -p conch-core --test schema``). The binding\n\
+         fills them from the core's serialized result.\"\"\"\n\n\
+         from __future__ import annotations\n\n\
+         from dataclasses import dataclass\n\
+         from typing import TYPE_CHECKING, Literal, TypedDict\n\n\
+         if TYPE_CHECKING:\n    \
+         from typing_extensions import NotRequired\n",
+    );
+    let mut aliases = std::collections::BTreeSet::new();
+    for name in PYTHON_RESULTS.iter().chain(PYTHON_DICTS) {
+        for (_, prop, _) in fields(&defs[*name]) {
+            if let Some(target) = prop["$ref"].as_str() {
+                let target = target.rsplit('/').next().unwrap().to_string();
+                if enum_values(&defs[&target]).is_some() {
+                    aliases.insert(target);
+                }
+            }
+        }
+    }
+    for alias in &aliases {
+        let values = enum_values(&defs[alias]).expect("a referenced type is an enum");
+        out.push_str(&format!(
+            "\n{alias} = Literal[{}]\n{}",
+            values.join(", "),
+            python_docstring(defs[alias]["description"].as_str().unwrap_or(alias), ""),
+        ));
+    }
+    for name in PYTHON_RESULTS {
+        let def = &defs[*name];
+        out.push_str(&format!("\n\n@dataclass(frozen=True)\nclass {name}:\n"));
+        out.push_str(&python_docstring(
+            def["description"].as_str().unwrap_or(name),
+            "    ",
+        ));
+        for (field, prop, _) in fields(def) {
+            out.push_str(&format!("\n    {field}: {}\n", python_type(&prop)));
+            let mut doc = prop["description"].as_str().unwrap_or_default().to_string();
+            if prop["x-unit"] == "seconds" {
+                doc.push_str(if field == "started" {
+                    " In seconds since the Unix epoch."
+                } else {
+                    " In seconds."
+                });
+            }
+            if !doc.trim().is_empty() {
+                out.push_str(&python_docstring(doc.trim(), "    "));
+            }
+        }
+    }
+    for name in PYTHON_DICTS {
+        let def = &defs[*name];
+        out.push_str(&format!("\n\nclass {name}(TypedDict):\n"));
+        out.push_str(&python_docstring(
+            def["description"].as_str().unwrap_or(name),
+            "    ",
+        ));
+        for (field, prop, present) in fields(def) {
+            let kind = python_type(&prop);
+            // Left out when absent, never `null`.
+            let kind = if present {
+                kind
+            } else {
+                format!("NotRequired[{}]", kind.trim_end_matches(" | None"))
+            };
+            out.push_str(&format!("\n    {field}: {kind}\n"));
+            if let Some(doc) = prop["description"].as_str() {
+                out.push_str(&python_docstring(doc.trim(), "    "));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "\n\n__all__ = [{}]\n",
+        aliases
+            .iter()
+            .map(String::as_str)
+            .chain(PYTHON_RESULTS.iter().copied())
+            .chain(PYTHON_DICTS.iter().copied())
+            .map(|n| format!("\"{n}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
 }

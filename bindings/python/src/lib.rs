@@ -15,8 +15,6 @@ mod convert;
 mod errors;
 mod exit_hook;
 mod job_tool;
-mod jobs;
-mod json;
 mod offload;
 mod open_shells;
 mod pty;
@@ -48,13 +46,7 @@ mod _conch {
     #[pymodule_export]
     use crate::job_tool::PyJobTool;
     #[pymodule_export]
-    use crate::jobs::{PyJobInfo, PyJobPoll};
-    #[pymodule_export]
-    use crate::pty::{PyPtyResult, PyPtySession};
-    #[pymodule_export]
-    use crate::result::PyBashResult;
-    #[pymodule_export]
-    use crate::sandbox::PySandboxApplied;
+    use crate::pty::PyPtySession;
     #[pymodule_export]
     use crate::shell::{
         _shutdown, PyShell, close_all_sessions, close_session, execute_bash, execute_shell,
