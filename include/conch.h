@@ -1173,7 +1173,8 @@ struct conch_cancel_token *conch_cancel_token_new(void);
  * run started with it later returns cancelled at once. Idempotent.
  *
  * # Safety
- * `token` is NULL or a live token.
+ * `token` is a live token; NULL is refused (`CONCH_ERR_INVALID_ARG`), never
+ * a crash.
  */
 int conch_cancel_token_cancel(const struct conch_cancel_token *token);
 
@@ -1636,7 +1637,8 @@ int conch_shell_run(struct conch_shell *shell,
  * Callable from any thread, including from inside a chunk callback.
  *
  * # Safety
- * `shell` is NULL or a live handle.
+ * `shell` is a live handle; NULL is refused (`CONCH_ERR_INVALID_ARG`), never
+ * a crash.
  */
 int conch_shell_abort(struct conch_shell *shell);
 

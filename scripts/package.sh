@@ -39,6 +39,7 @@ cp "$TARGET_DIR/release/libconch.so" "$TARGET_DIR/release/libconch.a" "$C_DIR/li
 # The release profile keeps line tables for backtraces; a package does not.
 strip --strip-debug "$C_DIR/bin/conch" "$C_DIR/lib/libconch.so" "$C_DIR/lib/libconch.a"
 cp include/conch.h "$C_DIR/include/"
+cp LICENSE-MIT LICENSE-APACHE "$C_DIR/"
 # Relocatable: paths relative to the .pc file, wherever the tree is unpacked.
 sed -e 's|@LIBDIR@|${pcfiledir}/..|' -e 's|@INCLUDEDIR@|${pcfiledir}/../../include|' \
   -e "s|@VERSION@|$VERSION|" ffi/conch.pc.in >"$C_DIR/lib/pkgconfig/conch.pc"
@@ -59,7 +60,7 @@ mkdir -p "$NODE_STAGE/conch"
 (cd bindings/node && npm ci --no-audit --no-fund --silent &&
   npx napi build --platform --release --strip --output-dir "$NODE_STAGE/build" >/dev/null)
 cp bindings/node/{package.json,conch.js,conch.mjs,conch.d.ts,index.js,index.d.ts} "$NODE_STAGE/conch/"
-cp README.md "$NODE_STAGE/conch/"
+cp README.md LICENSE-MIT LICENSE-APACHE "$NODE_STAGE/conch/"
 # The published main package: no dev dependencies or scripts, not private,
 # the native addon in its platform package (an optional dependency, which
 # npm installs only on a matching platform; index.js loads it from there).
@@ -77,13 +78,27 @@ fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n')
 EOF
 (cd "$NODE_STAGE/conch" && "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --npm-dir npm >/dev/null)
 PLATFORM="$NODE_STAGE/conch/npm/linux-x64-gnu"
-cp "$NODE_STAGE/build/conch.linux-x64-gnu.node" "$PLATFORM/"
+cp "$NODE_STAGE/build/conch.linux-x64-gnu.node" LICENSE-MIT LICENSE-APACHE "$PLATFORM/"
+node -e 'const fs = require("fs"); const f = process.argv[1]; const p = JSON.parse(fs.readFileSync(f, "utf8"));
+  p.files.push("LICENSE-MIT", "LICENSE-APACHE"); fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' "$PLATFORM/package.json"
 (cd "$NODE_STAGE/conch" && rm -rf npm/*/README.md && mv npm "$NODE_STAGE/npm" &&
   npm pack --silent --pack-destination "$OUT" >/dev/null)
 (cd "$NODE_STAGE/npm/linux-x64-gnu" && npm pack --silent --pack-destination "$OUT" >/dev/null)
 rm -rf "$NODE_STAGE"
 
 ls -l "$OUT"
+
+echo "== package: every package carries both licence texts"
+for licence in LICENSE-MIT LICENSE-APACHE; do
+  python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' \
+    "$OUT"/conch-"$VERSION"-*.whl | grep -q "\.dist-info/licenses/$licence\$" ||
+    { echo "the wheel lacks $licence"; exit 1; }
+  for tgz in "$OUT"/conch-"$VERSION".tgz "$OUT"/conch-linux-x64-gnu-"$VERSION".tgz; do
+    tar -tzf "$tgz" | grep -qx "package/$licence" || { echo "$tgz lacks $licence"; exit 1; }
+  done
+  tar -tzf "$OUT/$C_NAME.tar.gz" | grep -qx "$C_NAME/$licence" ||
+    { echo "the C tarball lacks $licence"; exit 1; }
+done
 
 echo "== install: a PATH with no cargo or rustc"
 # Only the directories of the tools a user of the packages has.

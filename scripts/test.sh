@@ -21,6 +21,9 @@ fi
 
 echo "== toolchains"; cargo --version; python3 --version; node --version
 
+echo "== docs: README.md is a page, every relative link resolves"
+python3 scripts/check-docs.py
+
 echo "== rust: fmt, clippy, tests"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

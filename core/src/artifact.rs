@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
@@ -283,7 +283,9 @@ impl ArtifactStore {
     pub fn resolve(&self, url: &str) -> Result<String> {
         let id = parse_url(url)?;
         let path = self.locate(id)?;
-        let bytes = fs::read(&path)
+        let mut bytes = Vec::new();
+        open_artifact(id, &path)?
+            .read_to_end(&mut bytes)
             .map_err(|e| Error::io(format!("reading artifact {}", path.display()), e))?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
@@ -329,14 +331,16 @@ impl ArtifactStore {
     /// Reads `window` of artifact `id`, holding no more than the window's
     /// text (and one buffer) whatever the artifact's lines are like.
     fn scan(&self, id: &str, window: Window) -> Result<ArtifactPage> {
-        let id = if id.starts_with(URL_SCHEME) {
+        // Any URL is read as one, so `file:///x` is "not an artifact://
+        // URL", not a malformed id.
+        let id = if id.contains("://") {
             parse_url(id)?
         } else {
             check_id(id)?
         };
         let path = self.locate(id)?;
         let context = || format!("reading artifact {}", path.display());
-        let file = fs::File::open(&path).map_err(|e| Error::io(context(), e))?;
+        let file = open_artifact(id, &path)?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let Window {
             offset_line,
@@ -453,13 +457,9 @@ impl ArtifactStore {
         }
         available.sort_by(|a, b| numeric_order(a, b));
         available.dedup();
-        let list = if available.is_empty() {
-            "none".to_string()
-        } else {
-            available.join(", ")
-        };
         Err(Error::NotFound(format!(
-            "Artifact {id} not found. Available: {list}"
+            "Artifact {id} not found. Available: {}",
+            id_list(&available)
         )))
     }
 
@@ -484,6 +484,29 @@ impl ArtifactStore {
             .max();
         Ok(max.map_or(0, |max| max.saturating_add(1)))
     }
+}
+
+/// Opens the file of artifact `id` for reading, if it is a regular file
+/// and not a link: conch writes only regular files there, and a link
+/// planted in a shared directory (`3.bash.log -> /etc/passwd`) must not
+/// make a reader serve another file.
+fn open_artifact(id: &str, path: &Path) -> Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refused =
+        || Error::InvalidArgument(format!("Artifact {id} is not a regular file: refused"));
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => refused(),
+            _ => Error::io(format!("reading artifact {}", path.display()), e),
+        })?;
+    let is_file = file
+        .metadata()
+        .map_err(|e| Error::io(format!("reading artifact {}", path.display()), e))?
+        .is_file();
+    if is_file { Ok(file) } else { Err(refused()) }
 }
 
 /// The id of an `artifact://<id>` URL (a trailing `/` is allowed).
@@ -515,6 +538,49 @@ fn check_id(id: &str) -> Result<&str> {
 fn leading_id(name: &str) -> Option<&str> {
     let (digits, _) = name.split_once('.')?;
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+}
+
+/// The most runs of ids a not-found error lists: a directory shared by
+/// many runs holds thousands, and the model reads every byte of the text.
+const LISTED_RUNS: usize = 20;
+
+/// Sorted ids as a not-found error lists them: `none`, `2, 10`, or runs
+/// of three or more consecutive ids as ranges (`0-602`); past
+/// [`LISTED_RUNS`] runs, the first and last halves around `…`, with the
+/// count of ids.
+fn id_list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        return "none".into();
+    }
+    let mut runs: Vec<&[String]> = Vec::new();
+    let mut start = 0;
+    for i in 1..=ids.len() {
+        let follows = i < ids.len()
+            && matches!(
+                (ids[i - 1].parse::<u64>(), ids[i].parse::<u64>()),
+                (Ok(a), Ok(b)) if a.checked_add(1) == Some(b)
+            );
+        if !follows {
+            runs.push(&ids[start..i]);
+            start = i;
+        }
+    }
+    let shown = |run: &&[String]| match run {
+        [first, _, .., last] => format!("{first}-{last}"),
+        _ => run.join(", "),
+    };
+    if runs.len() <= LISTED_RUNS {
+        return runs.iter().map(shown).collect::<Vec<_>>().join(", ");
+    }
+    let half = LISTED_RUNS / 2;
+    let head: Vec<String> = runs[..half].iter().map(shown).collect();
+    let tail: Vec<String> = runs[runs.len() - half..].iter().map(shown).collect();
+    format!(
+        "{}, …, {} ({} artifacts)",
+        head.join(", "),
+        tail.join(", "),
+        ids.len()
+    )
 }
 
 /// Orders decimal strings by value, whatever their length.
@@ -591,6 +657,23 @@ mod tests {
             parse_url("file:///x"),
             Err(Error::InvalidArgument(_))
         ));
+    }
+
+    #[test]
+    fn lists_ids_in_runs_and_bounds_the_list() {
+        let ids = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>();
+        assert_eq!(id_list(&[]), "none");
+        assert_eq!(id_list(&ids(&[0, 1])), "0, 1");
+        assert_eq!(id_list(&ids(&[2, 10])), "2, 10");
+        assert_eq!(id_list(&ids(&(0..603).collect::<Vec<_>>())), "0-602");
+        assert_eq!(id_list(&ids(&[0, 1, 2, 5, 7, 8, 9, 10])), "0-2, 5, 7-10");
+        let sparse: Vec<u64> = (0..600).map(|n| n * 2).collect();
+        let text = id_list(&ids(&sparse));
+        assert_eq!(
+            text,
+            "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, …, \
+             1180, 1182, 1184, 1186, 1188, 1190, 1192, 1194, 1196, 1198 (600 artifacts)"
+        );
     }
 
     #[test]

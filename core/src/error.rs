@@ -59,7 +59,7 @@ impl Error {
 /// A value an option does not take: what the option must be, and what it
 /// got. The parsers of option values (`FromStr` of [`crate::Snapshot`],
 /// [`crate::process::env::Inherit`], the number checks of
-/// [`crate::shell::options`]) return it without the option's name, which
+/// [`crate::input`]) return it without the option's name, which
 /// only the face knows; [`BadValue::named`] makes the error a face reports:
 /// `<name> must be <expected>, got <got>`, the same text on every face.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

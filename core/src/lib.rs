@@ -9,12 +9,17 @@
 pub mod artifact;
 pub mod cancel;
 pub mod command;
+pub(crate) mod cwd;
 pub mod defaults;
 pub mod error;
+pub mod input;
 pub mod jobs;
 pub mod output;
+pub(crate) mod private_dir;
 pub mod process;
+pub(crate) mod protocol;
 pub mod pty;
+pub(crate) mod run_result;
 pub mod shell;
 pub mod sync;
 pub mod tool;

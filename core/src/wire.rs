@@ -9,7 +9,7 @@
 //! own name (`timeout`, `elapsed`), a point in time the seconds since the
 //! Unix epoch (`started`); an absent result value is `null`; an option left
 //! out, or `null`, takes its default. A value the core checks is read by the
-//! core's own parser for it (see [`crate::shell::options`]), so a bad one is
+//! core's own parser for it (see [`crate::input`]), so a bad one is
 //! refused with the text every face gives: `<name> must be …, got …`.
 //!
 //! The faces that speak camelCase and milliseconds (Node, the CLI's JSON
@@ -27,7 +27,7 @@ use serde::{Deserialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::artifact::ArtifactStore;
-use crate::shell::options::{
+use crate::input::{
     Number, TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
 };
 
@@ -146,8 +146,8 @@ pub fn schema() -> Value {
     use crate::jobs::{JobInfo, JobOptions, JobPoll, PollOptions};
     use crate::process::sandbox::{Sandbox, SandboxApplied};
     use crate::pty::PtyResult;
-    use crate::shell::{BashResult, RunOptions, ShellOptions};
     use crate::tool::{BashToolArgs, Details, JobToolArgs};
+    use crate::{BashResult, RunOptions, ShellOptions};
 
     let mut defs = Map::new();
     let mut options = generator(Contract::Deserialize);
@@ -288,8 +288,9 @@ where
 /// name the wire gives the option.
 pub(crate) mod read {
     use super::*;
+    use crate::input::{limit_option, port_option};
     use crate::process::env::Inherit;
-    use crate::process::sandbox::{Network, limit_option, port_option};
+    use crate::process::sandbox::Network;
     use crate::shell::Snapshot;
 
     pub fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
@@ -425,7 +426,7 @@ pub(crate) mod read {
     }
 
     pub fn until<'de, D: Deserializer<'de>>(d: D) -> Result<Option<regex::Regex>, D::Error> {
-        optional(d, |s: String| crate::jobs::until_option("until", &s))
+        optional(d, |s: String| crate::input::until_option("until", &s))
     }
 }
 

@@ -36,7 +36,8 @@ pub extern "C" fn conch_cancel_token_new() -> *mut conch_cancel_token {
 /// run started with it later returns cancelled at once. Idempotent.
 ///
 /// # Safety
-/// `token` is NULL or a live token.
+/// `token` is a live token; NULL is refused (`CONCH_ERR_INVALID_ARG`), never
+/// a crash.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_cancel_token_cancel(token: *const conch_cancel_token) -> c_int {
     boundary::status("conch_cancel_token_cancel", || {

@@ -8,7 +8,8 @@
 
 use std::ffi::{CString, c_char, c_int};
 
-use conch_core::jobs::{epoch_ms, until_option};
+use conch_core::input::until_option;
+use conch_core::jobs::epoch_ms;
 use conch_core::{JobInfo, JobOptions, JobPoll, JobStatus, PollOptions};
 
 use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owned, out_arg};

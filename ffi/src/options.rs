@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use conch_core::BadValue;
 use conch_core::artifact::ArtifactStore;
+use conch_core::input::{
+    TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
+};
 use conch_core::output::DEFAULT_MAX_BYTES;
 use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
-use conch_core::shell::options::{
-    TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
-};
 
 use crate::artifact::conch_artifact_store;
 use crate::boundary::{opt_str_arg, opt_str_list};

@@ -6,7 +6,8 @@
 use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
 
-use conch_core::process::sandbox::{SandboxApplied, limit_option, port_option};
+use conch_core::input::{limit_option, port_option};
+use conch_core::process::sandbox::SandboxApplied;
 use conch_core::{BadValue, Error, Limits, Network, Sandbox};
 
 use crate::boundary::{self, free_c_string, into_raw_or_null, opt_c_owned, opt_str_list, out_arg};

@@ -270,7 +270,8 @@ pub unsafe extern "C" fn conch_shell_run(
 /// Callable from any thread, including from inside a chunk callback.
 ///
 /// # Safety
-/// `shell` is NULL or a live handle.
+/// `shell` is a live handle; NULL is refused (`CONCH_ERR_INVALID_ARG`), never
+/// a crash.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn conch_shell_abort(shell: *mut conch_shell) -> c_int {
     boundary::status("conch_shell_abort", || {

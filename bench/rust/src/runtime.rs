@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use conch_core::process::io::grow_pipe;
+use conch_core::process::grow_pipe;
 use conch_core::{RunOptions, Shell, ShellOptions, Snapshot};
 
 /// Runs one command at a time and reports its output's size as it arrives.

@@ -23,7 +23,7 @@ use std::ffi::OsString;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use conch_core::command::bytes::command_from_bytes;
-use conch_core::shell::options::{TimeUnit, count_option, timeout_option};
+use conch_core::input::{TimeUnit, count_option, timeout_option};
 
 /// The layout of a subcommand's help: its synopsis first (the usage as
 /// written in each `Args`), then what it does, its arguments and options.

@@ -7,6 +7,7 @@ mod interrupt;
 mod mcp;
 mod paths;
 mod pty;
+mod requests;
 mod rpc;
 mod run;
 mod sandbox_flags;

@@ -35,11 +35,13 @@
 //! requests; those of `abort_bash`, `job_list` and the other job requests,
 //! good or bad, are sent as soon as they are ready. A line that is not a valid request gets
 //! `{"type": "response", "success": false, "error": "…"}` (with the `id`
-//! and `command` when they could be read) and the server goes on. At the
-//! end of stdin, the queued commands finish, then conch exits, unless
-//! nobody reads stdout any more either: then the host is gone, and the
-//! running and queued commands are cancelled at once (a command of the
-//! host's would otherwise run on, unseen, until its timeout).
+//! and `command` when they could be read) and the server goes on. The
+//! end of stdin is the client's goodbye: the running and queued commands
+//! are cancelled and answered and a queued `job_start` never starts;
+//! with `--drain` the queued commands finish first, unless nobody reads
+//! stdout any more either (the host is gone). A stop signal (SIGTERM,
+//! SIGHUP, SIGINT) is a goodbye too, and the server exits within
+//! [`STOP_GRACE`] even when its client no longer reads.
 //!
 //! Commands run in one [`Session`], a persistent [`Shell`] set up as a
 //! [`BashSession`] sets up its own (the bang commands' defaults): `cd` and
@@ -52,7 +54,7 @@
 //! [`BashSession`]: conch_core::tool::BashSession
 
 use std::collections::{HashSet, VecDeque};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Condvar, Mutex};
@@ -61,8 +63,8 @@ use std::time::{Duration, Instant};
 
 use conch_core::Sandbox;
 use conch_core::artifact::ArtifactStore;
-use conch_core::jobs::until_option;
-use conch_core::shell::options::{
+use conch_core::input::until_option;
+use conch_core::input::{
     TimeUnit, count_option, interval_option, max_bytes_option, timeout_option,
 };
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};
@@ -74,6 +76,7 @@ use serde_json::{Value, json};
 
 use crate::args::HELP;
 use crate::paths::default_artifacts_dir;
+use crate::requests::{Next, Requests};
 use crate::sandbox_flags::SandboxFlags;
 
 /// Serve bash over JSON lines on stdin/stdout
@@ -421,25 +424,31 @@ pub fn main(p: Args) -> Result<i32, String> {
     let mut polls = Polls::default();
     // Cancel tokens of the bash requests not answered yet, oldest first.
     let pending: Arc<Mutex<VecDeque<CancelToken>>> = Arc::default();
+    // Fired at the client's goodbye (the end of stdin, without `--drain`):
+    // a `job_start` still queued then is refused, never started.
+    let goodbye = CancelToken::new();
     let (jobs, queue) = channel::<Job>();
     let worker = {
-        let (session, pending) = (session.clone(), pending.clone());
+        let (session, pending, goodbye) = (session.clone(), pending.clone(), goodbye.clone());
         std::thread::Builder::new()
             .name("conch-rpc-run".into())
-            .spawn(move || run_jobs(queue, &session, &out, &pending))
+            .spawn(move || run_jobs(queue, &session, &out, &pending, &goodbye))
             .map_err(|e| format!("cannot start the command thread: {e}"))?
     };
 
-    let mut stdin = std::io::stdin().lock();
+    let mut requests =
+        Requests::new().map_err(|e| format!("cannot watch the stop signals: {e}"))?;
     let mut line = Vec::new();
     let mut status = 0;
+    let mut stopped = false;
     loop {
-        line.clear();
-        // Bytes, not `lines()`: a line that is not UTF-8 is a bad request to
-        // answer, not the end of the input.
-        match stdin.read_until(b'\n', &mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
+        match requests.next(&mut line) {
+            Ok(Next::Line) => {}
+            Ok(Next::End) => break,
+            Ok(Next::Stopped) => {
+                stopped = true;
+                break;
+            }
             Err(e) => {
                 crate::eprint_line(&format!("conch rpc: cannot read stdin: {e}"));
                 status = 1;
@@ -483,7 +492,13 @@ pub fn main(p: Args) -> Result<i32, String> {
     }
     // The end of stdin is the client's goodbye: what it asked for is
     // cancelled, unless it asked for a drain and still reads the replies.
-    if !p.drain || stdout_reader_gone() {
+    // A stop signal cancels it all the same, and the server ends within
+    // a bound even when nobody reads its replies.
+    if stopped {
+        exit_after(STOP_GRACE);
+    }
+    if stopped || !p.drain || stdout_reader_gone() {
+        goodbye.cancel();
         for cancel in lock(&pending).iter() {
             cancel.cancel();
         }
@@ -497,6 +512,21 @@ pub fn main(p: Args) -> Result<i32, String> {
     polls.cancel();
     polls.join();
     Ok(status)
+}
+
+/// How long a stopped server waits to answer what was in flight.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Ends the process after `grace`, with status 0, if it has not ended by
+/// then (a client that stops reading blocks the replies forever). What
+/// the session still runs dies with the host, through the host's guard.
+fn exit_after(grace: Duration) {
+    let _ = std::thread::Builder::new()
+        .name("conch-rpc-stop".into())
+        .spawn(move || {
+            std::thread::sleep(grace);
+            std::process::exit(0);
+        });
 }
 
 /// Whether the read end of stdout is closed (a pipe whose reader exited
@@ -513,15 +543,22 @@ fn stdout_reader_gone() -> bool {
         && fds[0].revents().intersects(PollFlags::ERR | PollFlags::HUP)
 }
 
+/// The reply to a `job_start` still queued when the client said goodbye.
+const NOT_STARTED: &str = "not started: the input ended first";
+
 fn run_jobs(
     queue: Receiver<Job>,
     session: &Session,
     out: &Out,
     pending: &Mutex<VecDeque<CancelToken>>,
+    goodbye: &CancelToken,
 ) {
     for job in queue {
         match job {
             Job::Reply(reply) => out.send(&reply),
+            Job::Start { id, .. } if goodbye.is_cancelled() => {
+                out.send(&error_reply(&id, Some("job_start"), NOT_STARTED));
+            }
             Job::Start { id, opts } => {
                 out.send(&match session.shell().and_then(|shell| shell.start(opts)) {
                     Ok(job) => success("job_start", &id, json!({ "job": job })),

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use conch_core::process::sandbox::{limit_option, port_option};
-use conch_core::shell::options::parse_option;
+use conch_core::input::parse_option;
+use conch_core::input::{limit_option, port_option};
 use conch_core::{Limits, Network, Sandbox};
 
 #[derive(clap::Args, Debug, Default)]

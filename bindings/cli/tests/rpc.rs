@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 mod common;
-use common::{HANG_GUARD, wait_exit, wait_sleep_100};
+use common::{HANG_GUARD, wait_exit, wait_sleep_100, wait_until};
 
 /// A running `conch rpc` with a line reader on its stdout.
 struct Server {
@@ -628,6 +628,98 @@ fn the_end_of_stdin_cancels_the_running_command_and_ends_the_server() {
         started.elapsed()
     );
     assert!(!running(&stamp), "the command outlived the server");
+}
+
+#[test]
+fn a_job_start_queued_at_the_end_of_stdin_never_runs() {
+    let mut server = Server::start("eof-job");
+    let stamp = format!("1000.{}2", std::process::id());
+    let marker = server.dir.join("SIDEFX");
+    server.send(
+        &json!({"id": 1, "type": "bash", "command": format!("/bin/sleep {stamp}")}).to_string(),
+    );
+    server.send(
+        &json!({"id": 2, "type": "job_start", "command": format!("echo ran > {}", marker.display())})
+            .to_string(),
+    );
+    wait_running(&stamp);
+    drop(server.stdin.take());
+    let bash = server.response(HANG_GUARD);
+    assert_eq!(
+        (&bash["id"], &bash["data"]["cancelled"]),
+        (&json!(1), &json!(true)),
+        "{bash}"
+    );
+    let start = server.response(HANG_GUARD);
+    assert_eq!(
+        (&start["id"], &start["command"], &start["success"]),
+        (&json!(2), &json!("job_start"), &json!(false)),
+        "{start}"
+    );
+    assert_eq!(
+        start["error"], "not started: the input ended first",
+        "{start}"
+    );
+    assert_eq!(wait_exit(&mut server.child).code(), Some(0));
+    assert!(
+        !marker.exists(),
+        "the queued job ran after the end of stdin"
+    );
+}
+
+#[test]
+fn a_stop_signal_answers_the_running_command_and_exits_0() {
+    for (n, signal) in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT]
+        .into_iter()
+        .enumerate()
+    {
+        let mut server = Server::start("stop");
+        let stamp = format!("1000.{}3{n}", std::process::id());
+        server.send(
+            &json!({"id": 1, "type": "bash", "command": format!("/bin/sleep {stamp}")}).to_string(),
+        );
+        wait_running(&stamp);
+        // SAFETY: kill(2) on the server's own pid, a process of this test.
+        assert_eq!(unsafe { libc::kill(server.child.id() as i32, signal) }, 0);
+        let reply = server.response(HANG_GUARD);
+        assert_eq!(
+            (&reply["id"], &reply["data"]["cancelled"]),
+            (&json!(1), &json!(true)),
+            "signal {signal}: {reply}"
+        );
+        assert_eq!(
+            wait_exit(&mut server.child).code(),
+            Some(0),
+            "signal {signal}"
+        );
+        wait_until("the command is gone", || !running(&stamp));
+    }
+}
+
+#[test]
+fn a_stopped_server_whose_client_stopped_reading_exits_anyway() {
+    let stamp = format!("1000.{}4", std::process::id());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conch"))
+        .arg("rpc")
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Fills the pipe to the client, who never reads it, while it sleeps.
+    let command = format!("(head -c 10000000 /dev/zero | tr '\\0' x) & /bin/sleep {stamp}");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"id": 1, "type": "bash", "command": command})
+    )
+    .unwrap();
+    wait_running(&stamp);
+    // SAFETY: kill(2) on the server's own pid, a process of this test.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(wait_exit(&mut child).code(), Some(0));
+    wait_until("the command is gone", || !running(&stamp));
 }
 
 #[test]

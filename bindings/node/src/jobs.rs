@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conch_core::jobs::{self as core, until_option};
-use conch_core::shell::options::{TimeUnit, count_option, interval_option, max_bytes_option};
+use conch_core::input::until_option;
+use conch_core::input::{TimeUnit, count_option, interval_option, max_bytes_option};
+use conch_core::jobs as core;
 use napi_derive::napi;
 
 use crate::errors::{JsResult, core_error};

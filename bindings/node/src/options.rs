@@ -11,11 +11,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use conch_core::artifact::ArtifactStore;
-use conch_core::process::env::EnvPolicy as CoreEnvPolicy;
-use conch_core::shell::Snapshot;
-use conch_core::shell::options::{
+use conch_core::input::{
     TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
 };
+use conch_core::process::env::EnvPolicy as CoreEnvPolicy;
+use conch_core::shell::Snapshot;
 use conch_core::{BadValue, defaults};
 use napi_derive::napi;
 

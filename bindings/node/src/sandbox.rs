@@ -6,8 +6,8 @@
 //! policy does not have is an error, never ignored (a misspelt limit must
 //! not vanish).
 
-use conch_core::process::sandbox::{limit_option, port_option};
-use conch_core::shell::options::parse_option;
+use conch_core::input::parse_option;
+use conch_core::input::{limit_option, port_option};
 use conch_core::{Limits, Network, Sandbox};
 use napi::ValueType;
 use napi::bindgen_prelude::{

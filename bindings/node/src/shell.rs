@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use conch_core::jobs::{JobExitHook, JobId, signal_option};
+use conch_core::input::signal_option;
+use conch_core::jobs::{JobExitHook, JobId};
 use conch_core::shell as core;
 use conch_core::{CancelToken, defaults};
 use napi::Status;

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use conch_core::input::count_option;
 use conch_core::output::notice::{Direction, TruncatedBy, Truncation as CoreTruncation};
-use conch_core::shell::options::count_option;
 use conch_core::tool::{
     BashTool as CoreTool, BashToolArgs as CoreArgs, BashToolConfig, Details,
     JobTool as CoreJobTool, JobToolArgs as CoreJobArgs, ToolContext, ToolError,

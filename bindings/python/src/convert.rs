@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use conch_core::JobId;
 use conch_core::artifact::ArtifactStore;
-use conch_core::process::env::{EnvPolicy, Inherit};
-use conch_core::shell::Snapshot;
-use conch_core::shell::options::{
+use conch_core::input::{
     TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
 };
+use conch_core::process::env::{EnvPolicy, Inherit};
+use conch_core::shell::Snapshot;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyString};

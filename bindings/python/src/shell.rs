@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use conch_core::jobs::until_option;
+use conch_core::input::until_option;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions, RunOptions, ShellOptions};
 use conch_core::{CancelToken, Error, JobId, JobOptions, PollOptions, defaults};

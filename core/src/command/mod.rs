@@ -5,7 +5,7 @@
 pub mod bytes;
 pub mod intercept;
 pub mod normalize;
-pub mod segment;
+pub(crate) mod segment;
 pub mod tokenize;
 
 pub use normalize::{NormalizedCommand, apply_head_tail, normalize_bash_command};

@@ -61,7 +61,7 @@ pub(crate) struct Control {
     /// earlier children are spared.
     session: Option<Vec<Pid>>,
     /// The signal that has the session's bash abandon the command (see
-    /// `shell::protocol`'s unwind trap); `None` for a bash started for the job.
+    /// `crate::protocol`'s unwind trap); `None` for a bash started for the job.
     unwind: Option<Signal>,
     file: Option<PathBuf>,
     grace: Duration,
@@ -81,7 +81,7 @@ impl Control {
                 false,
                 None,
                 Some(spared),
-                Some(crate::shell::protocol::unwind_signal(seq)),
+                Some(crate::protocol::unwind_signal(seq)),
             ),
         };
         Control {
@@ -193,7 +193,7 @@ impl Control {
     /// meanwhile, so it starts nothing more and stays the subreaper of
     /// what dies. A bash started for the job is then killed; the session's
     /// bash is told to abandon the command (as a run's abort does, see
-    /// `shell::protocol`'s unwind trap) and let go: the job ends when it
+    /// `crate::protocol`'s unwind trap) and let go: the job ends when it
     /// has ([`Control::reap`] if it does not).
     pub(crate) fn kill(&self) {
         if lock(&self.root).is_none() {

@@ -13,7 +13,7 @@ use super::{
 use crate::CancelToken;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::tree::{self, Pid};
-use crate::shell::protocol::StatusParser;
+use crate::protocol::StatusParser;
 use crate::sync::{deadline_after, lock, passed, wait_until};
 
 /// How long [`Job::kill`] waits for the output to close once the tree is

@@ -17,7 +17,7 @@ use crate::process::io::{
 };
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
-use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
+use crate::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
 /// The root's `-c` script; `$1` is the state file. The root first moves

@@ -17,8 +17,9 @@
 //!   a stray `ESC [` never swallows the lines after it; an unterminated
 //!   sequence is dropped once it passes [`MAX_SEQUENCE_BYTES`] (the text after
 //!   that point shows again) or at the end of the stream;
-//! - removes C0 controls except `\n` and `\t`, DEL and the C1 controls
-//!   U+0080–U+009F;
+//! - removes C0 controls except `\n` and `\t`, DEL, the C1 controls
+//!   U+0080–U+009F and the bidirectional controls (U+202A–U+202E,
+//!   U+2066–U+2069);
 //! - turns carriage returns into line breaks, as a terminal would show them:
 //!   `\r` ends the current line (so progress bars become one line per update),
 //!   a `\n` right after it is absorbed (`\r\n` and `\r\r\n` give one `\n`), and
@@ -218,8 +219,8 @@ impl Sanitizer {
                 _ => match decode(&bytes[i..]) {
                     Decoded::Char(width) => {
                         // plain_run_end stops at no other character.
-                        debug_assert!(is_c1(bytes, i));
-                        if bytes[i + 1] == 0x9B {
+                        debug_assert!(is_removed(bytes, i));
+                        if is_c1(bytes, i) && bytes[i + 1] == 0x9B {
                             self.begin_sequence(State::Csi, 2);
                             return i + 2;
                         }
@@ -364,12 +365,34 @@ fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
         i = plain_ascii_end(bytes, i);
         match bytes.get(i) {
             Some(&b) if b >= 0x80 => match decode(&bytes[i..]) {
-                Decoded::Char(width) if !is_c1(bytes, i) => i += width,
+                Decoded::Char(width) if !is_removed(bytes, i) => i += width,
                 _ => return i,
             },
             _ => return i,
         }
     }
+}
+
+/// Whether the (valid) character at `i` is one the sanitizer removes: a
+/// C1 control, or a bidirectional control.
+#[inline(always)]
+fn is_removed(bytes: &[u8], i: usize) -> bool {
+    is_c1(bytes, i) || is_bidi_control(bytes, i)
+}
+
+/// Whether a bidirectional embedding, override or isolate control starts
+/// at `i`: U+202A–U+202E (`E2 80 AA`–`E2 80 AE`) and U+2066–U+2069
+/// (`E2 81 A6`–`E2 81 A9`). They reorder how the text after them is
+/// displayed, so what a person reviewing a transcript sees differs from
+/// what the model read (`U+202E` turns `exe.txt` into `txt.exe`).
+#[inline(always)]
+fn is_bidi_control(bytes: &[u8], i: usize) -> bool {
+    bytes[i] == 0xE2
+        && match (bytes.get(i + 1), bytes.get(i + 2)) {
+            (Some(0x80), Some(&b)) => (0xAA..=0xAE).contains(&b),
+            (Some(0x81), Some(&b)) => (0xA6..=0xA9).contains(&b),
+            _ => false,
+        }
 }
 
 /// Whether a C1 control (U+0080–U+009F, encoded `C2 80`–`C2 9F`) starts at `i`.

@@ -218,7 +218,7 @@ pub fn build_env(
     env
 }
 
-/// `env` as [`super::spawner::Launch`] takes it.
+/// `env` as `process::spawner::Launch` takes it.
 pub fn os_env(env: &[(String, String)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     env.iter().map(|(k, v)| (k.into(), v.into())).collect()
 }

@@ -5,7 +5,7 @@
 //! escapes) goes on under init. So each process conch starts as the root
 //! of a tree (a session's bash, a one-shot command's supervisor, a PTY
 //! command) is only *frozen* by the host's death
-//! ([`HostDeath::Freeze`](super::spawner::HostDeath)), its tree intact
+//! (`HostDeath::Freeze` of `process::spawner`), its tree intact
 //! with the root as the subreaper of every orphan, and one small process
 //! per host, the *guard*, takes those trees down.
 //!

@@ -2,14 +2,17 @@
 //! a command gets, spawning contained children, moving a running command's
 //! output and stopping it, and finding/killing every process it started.
 
-pub mod child;
+pub(crate) mod child;
 pub mod env;
-pub mod io;
+pub(crate) mod io;
 pub mod lifeline;
-pub mod pump;
+pub(crate) mod pump;
 pub mod sandbox;
-pub mod spawner;
-pub mod stop;
-pub mod supervised;
+pub(crate) mod spawner;
+pub(crate) mod stop;
+pub(crate) mod supervised;
 pub mod tree;
-pub mod watch;
+pub(crate) mod watch;
+
+pub use io::grow_pipe;
+pub use spawner::find_on_path;

@@ -10,7 +10,7 @@ use std::process::ExitStatus;
 use super::child::Process;
 use super::io::{named_pipe, output_pipe, pidfd_open, pipe, set_nonblocking};
 use super::spawner::{Launch, spawn};
-use crate::shell::protocol::{PROTOCOL_FD, STATUS_FD};
+use crate::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
 
 /// Our side of a supervised child.

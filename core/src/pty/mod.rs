@@ -6,7 +6,7 @@
 
 pub mod keys;
 mod result;
-pub mod screen;
+mod screen;
 mod session;
 mod spawn;
 mod utf8;

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::output::{OutputSink, OutputSummary};
 use crate::process::stop::Stop;
-use crate::shell::BashResult;
-use crate::shell::result::{Outcome, add_stop_notice};
+use crate::run_result::BashResult;
+use crate::run_result::{Outcome, add_stop_notice};
 
 /// How a PTY run ended.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]

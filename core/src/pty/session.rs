@@ -49,6 +49,7 @@ use super::screen::Screen;
 use super::spawn::ChildSpec;
 use super::utf8::Utf8Stream;
 use crate::cancel::CancelToken;
+use crate::cwd::resolve_dir;
 use crate::output::{OutputSink, SinkOptions};
 use crate::process::child::Process;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
@@ -58,7 +59,6 @@ use crate::process::spawner::{find_on_path, is_executable};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
 use crate::process::tree::{self, KillLadder, Pid, Rung};
-use crate::shell::cwd::resolve_dir;
 use crate::sync::lock;
 use crate::{Error, Result};
 

@@ -2,21 +2,17 @@
 //! small protocol), [`execute_shell`] (a fresh process per call), the rc
 //! [`snapshot`], and the process-wide session [`registry`].
 
-pub mod cwd;
-pub mod oneshot;
-pub mod options;
-pub(crate) mod private_dir;
-pub mod protocol;
+mod oneshot;
+mod options;
 mod queue;
 pub mod reentry;
 pub mod registry;
-pub mod result;
-pub mod session;
+mod session;
 pub mod snapshot;
 mod state;
 
+pub use crate::run_result::BashResult;
 pub use oneshot::{ExecuteOptions, execute_shell};
 pub use options::{RunOptions, ShellOptions, Snapshot};
 pub use queue::Place;
-pub use result::BashResult;
 pub use session::{Run, Shell};

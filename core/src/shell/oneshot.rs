@@ -21,9 +21,8 @@ use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 
-use super::cwd::resolve_dir;
-use super::result::{BashResult, Outcome, conclude};
 use crate::artifact::{ArtifactSlot, ArtifactStore};
+use crate::cwd::resolve_dir;
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, validate_var};
@@ -35,6 +34,7 @@ use crate::process::stop::Stopper;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Rung};
 use crate::process::watch::Watch;
+use crate::run_result::{BashResult, Outcome, conclude};
 use crate::{CancelToken, Error, Result};
 
 /// One command to run in a fresh process.

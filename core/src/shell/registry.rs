@@ -17,10 +17,10 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use super::options::{RunOptions, ShellOptions, Snapshot};
-use super::result::BashResult;
 use super::session::Shell;
 use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::process::sandbox::Sandbox;
+use crate::run_result::BashResult;
 use crate::sync::lock;
 use crate::{CancelToken, Result};
 

@@ -1,7 +1,7 @@
 //! `Shell`: one long-lived real bash that runs command after command.
 //!
 //! bash runs in its own session as a child subreaper, killed if the host
-//! dies. Commands arrive as data on a socket (see [`super::protocol`]), their
+//! dies. Commands arrive as data on a socket (see [`crate::protocol`]), their
 //! stdout and stderr share one pipe, and completion arrives on a separate
 //! status pipe the command cannot write to. One `poll` on the caller's
 //! thread watches output, status, bash's pidfd and a cancel waker, so a run
@@ -24,23 +24,20 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rustix::process::Signal;
 
-use super::cwd::{resolve_dir, utf8_path};
 use super::options::{RunOptions, ShellOptions, Snapshot};
-use super::protocol::{
-    self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
-};
 use super::queue::{Place, Queue, Turn, Waited};
 use super::reentry::BusyKey;
-use super::result::{BashResult, Outcome, conclude};
+use super::snapshot;
 use super::state::{self, Extra};
-use super::{private_dir, snapshot};
 use crate::cancel::CancelGuard;
+use crate::cwd::{resolve_dir, utf8_path};
 use crate::jobs::{
     self, Control, JobId, JobInfo, JobOptions, JobPoll, JobStatus, JobTable, PollOptions,
     Processes, Role,
 };
 use crate::jobs::{JobSpec, NewJob};
 use crate::output::sink::{OutputSink, SinkOptions};
+use crate::private_dir;
 use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
@@ -55,7 +52,11 @@ use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised, status_code};
 use crate::process::tree::{self, KillLadder, Pid, Rung};
 use crate::process::watch::Watch;
+use crate::protocol::{
+    self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusParser, StatusRecord,
+};
 use crate::pty::Key;
+use crate::run_result::{BashResult, Outcome, conclude};
 use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
@@ -875,7 +876,7 @@ impl Shell {
     /// Sends a signal (`"TERM"`, `"SIGINT"`, `"9"`…) to every process of a
     /// running job.
     pub fn signal(&self, job: JobId, signal: &str) -> Result<()> {
-        let signal = jobs::signal_option("signal", signal)?;
+        let signal = crate::input::signal_option("signal", signal)?;
         self.check_open()?;
         let found = self.jobs.get(job)?;
         if found.is_running() {

@@ -20,10 +20,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rustix::process::Signal;
 
-use super::private_dir::private_dir;
-use super::protocol::single_quote;
+use crate::private_dir::private_dir;
 use crate::process::spawner::{Launch, dev_null, spawn};
 use crate::process::tree;
+use crate::protocol::single_quote;
 use crate::sync::lock;
 
 /// The longest a user's rc may take to load.

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::protocol::{ansi_c_quote, single_quote};
+use crate::protocol::{ansi_c_quote, single_quote};
 
 /// The script the session's bash runs to write its state to `path`.
 pub fn dump_script(path: &str) -> String {

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use super::bash_tool::BashToolArgs;
 use super::job_tool::{JOB_OPS, JobToolArgs, unknown_op};
 use super::result::ToolError;
+use crate::input::count_option;
 use crate::jobs::JobId;
-use crate::shell::options::count_option;
 
 impl BashToolArgs {
     /// Reads the model's `bash` arguments from JSON (see the module docs).

@@ -41,9 +41,9 @@ use crate::output::{OutputSink, Sanitizer};
 use crate::process::sandbox::Sandbox;
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
+use crate::run_result::stop_notice;
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
-use crate::shell::result::stop_notice;
 use crate::shell::{BashResult, Snapshot};
 use crate::{CancelToken, Error, Result, defaults};
 
@@ -245,8 +245,9 @@ pub struct BashTool {
 }
 
 impl BashTool {
-    /// Checks the configuration: the interceptor's rules must all compile
-    /// (a bad rule is an error here, not a rule silently skipped). A
+    /// Checks the configuration: the interceptor's rules must all compile,
+    /// whether it is on or not (a bad rule is an error here, not a rule
+    /// silently skipped). A
     /// relative `cwd` is taken relative to the host's current directory.
     pub fn new(mut config: BashToolConfig) -> Result<BashTool> {
         if config.cwd.is_relative() {
@@ -258,10 +259,13 @@ impl BashTool {
             // Fail closed at once, not at the first call.
             sandbox.check()?;
         }
-        let intercept = match (&config.rules, config.interceptor) {
+        // Rules are checked even while the interceptor is off: a host that
+        // turns it on later must not learn then that a rule never compiled.
+        let rules = config.rules.as_deref().map(check_rules).transpose()?;
+        let intercept = match (rules, config.interceptor) {
             (_, false) => Intercept::Off,
             (None, true) => Intercept::Defaults,
-            (Some(rules), true) => Intercept::Custom(check_rules(rules)?),
+            (Some(rules), true) => Intercept::Custom(rules),
         };
         let artifacts = Some(ArtifactStore::for_option(config.artifacts_dir.clone())?);
         Ok(BashTool {
@@ -410,7 +414,7 @@ impl BashTool {
             Some(dir) => expand_home(dir),
             None => self.config.cwd.clone(),
         };
-        crate::shell::cwd::resolve_dir(&self.config.cwd, &dir)
+        crate::cwd::resolve_dir(&self.config.cwd, &dir)
     }
 
     /// The options that pick this tool's persistent session in the
@@ -573,7 +577,7 @@ fn expand_home(dir: &str) -> PathBuf {
 mod tests {
     use super::*;
     use crate::output::{OutputSink, SinkOptions};
-    use crate::shell::result::Outcome;
+    use crate::run_result::Outcome;
 
     #[test]
     fn timeouts_are_clamped_to_one_second_to_one_hour() {

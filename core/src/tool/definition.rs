@@ -30,7 +30,7 @@ use crate::defaults;
 use crate::jobs::JobId;
 use crate::output::notice::format_size;
 use crate::process::sandbox::{Network, Sandbox};
-use crate::shell::result::seconds;
+use crate::run_result::seconds;
 
 /// What a host registers for one tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,8 +141,9 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
     let job = &config.job_tool_name;
     let mut text = String::from(
         "Runs a bash command in a persistent shell session and returns its output (stdout and \
-         stderr merged, in order). Variables, functions and aliases carry over to the next call; \
-         the working directory does not: each call starts in the project directory, or in `cwd`.",
+         stderr merged, in order). Variables and functions carry over to the next call (aliases \
+         too, once `shopt -s expand_aliases` is set); the working directory does not: each call \
+         starts in the project directory, or in `cwd`.",
     );
     if !config.virtual_terminal {
         text.push_str(

@@ -1,16 +1,16 @@
 //! The tool surfaces: what a host calls when the model calls `bash`
 //! ([`BashTool`]), when the user types `!cmd` ([`BashSession`]), and what
-//! its UI shows of them ([`render`], [`expand`]).
+//! its UI shows of them ([`render`], [`expand_output`]).
 
 mod args;
-pub mod bang;
-pub mod bash_tool;
-pub mod config;
-pub mod definition;
-pub mod expand;
-pub mod job_tool;
+mod bang;
+mod bash_tool;
+mod config;
+mod definition;
+mod expand;
+mod job_tool;
 pub mod render;
-pub mod result;
+mod result;
 mod selection;
 mod updates;
 

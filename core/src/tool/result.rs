@@ -25,7 +25,7 @@ use serde::Serialize;
 use super::selection::{Limits, select};
 use crate::output::notice::{Truncation, format_output_notice};
 use crate::output::sink::notice_line;
-use crate::shell::BashResult;
+use crate::run_result::BashResult;
 
 /// Metadata the host keeps next to the text.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -25,7 +25,7 @@ use std::path::Path;
 use crate::command::normalize::apply_head_tail;
 use crate::output::notice::{Direction, LineRange, TruncatedBy, Truncation};
 use crate::output::{DEFAULT_MAX_BYTES, count_lines};
-use crate::shell::BashResult;
+use crate::run_result::BashResult;
 
 /// Line limits of the complete stream: the first `head` lines, then the
 /// last `tail` of those.

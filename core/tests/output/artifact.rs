@@ -155,6 +155,46 @@ fn resolve_errors_use_the_reference_texts() {
 }
 
 #[test]
+fn a_link_or_a_fifo_in_the_directory_is_refused_not_followed() {
+    let dir = temp_dir("links");
+    fs::create_dir_all(&dir).unwrap();
+    let secret = dir.join("outside.txt");
+    fs::write(&secret, "secret\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("3.bash.log")).unwrap();
+    let fifo = dir.join("4.bash.log");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let store = ArtifactStore::new(&dir);
+    for id in ["3", "4"] {
+        let refused = format!("Artifact {id} is not a regular file: refused");
+        let url = format!("artifact://{id}");
+        assert_eq!(store.resolve(&url).unwrap_err().to_string(), refused);
+        assert_eq!(store.read(id, 0, None).unwrap_err().to_string(), refused);
+        let page = store.read_page(&url, 0, None, 1024);
+        assert_eq!(page.unwrap_err().to_string(), refused);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn another_scheme_is_not_an_artifact_url() {
+    let store = ArtifactStore::new(temp_dir("scheme"));
+    for read in [
+        store.read("file:///etc/passwd", 0, None),
+        store
+            .read_page("file:///etc/passwd", 0, None, 1024)
+            .map(|p| p.text),
+        store.resolve("file:///etc/passwd"),
+    ] {
+        assert_eq!(
+            read.unwrap_err().to_string(),
+            "Not an artifact:// URL: file:///etc/passwd"
+        );
+    }
+}
+
+#[test]
 fn read_returns_line_ranges() {
     let dir = temp_dir("read");
     fs::create_dir_all(&dir).unwrap();

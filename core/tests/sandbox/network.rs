@@ -52,7 +52,7 @@ fn attempts(tcp: u16, udp: u16) -> Vec<String> {
 }
 
 fn spawner_has(name: &str) -> bool {
-    conch_core::process::spawner::find_on_path(name).is_some()
+    conch_core::process::find_on_path(name).is_some()
 }
 
 const UNIX_OK: &str = "python3 -c \"import socket; a,b=socket.socketpair(); a.send(b'x'); \

@@ -88,7 +88,7 @@ fn play(sh: &Shell, step: &Value, job: JobId, last: &mut JobId) -> conch_core::R
         }
         "poll" => {
             let until = match o["until"].as_str() {
-                Some(pattern) => Some(conch_core::jobs::until_option("until", pattern)?),
+                Some(pattern) => Some(conch_core::input::until_option("until", pattern)?),
                 None => None,
             };
             let opts = PollOptions {

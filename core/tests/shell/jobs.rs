@@ -236,7 +236,7 @@ fn shared_vectors() {
         for p in case["polls"].as_array().unwrap() {
             let job = p["job"].as_u64().map_or(own, |j| j as u32);
             let o = &p["options"];
-            let opts = conch_core::jobs::until_option("until", o["until"].as_str().unwrap_or(""))
+            let opts = conch_core::input::until_option("until", o["until"].as_str().unwrap_or(""))
                 .map(|re| PollOptions {
                     wait: Duration::from_millis(o["wait_ms"].as_u64().unwrap_or(0)),
                     until: o["until"].is_string().then_some(re),

@@ -143,6 +143,26 @@ fn death_returns_status_and_respawns_in_the_last_cwd() {
 }
 
 #[test]
+fn a_command_that_breaks_the_status_descriptor_ends_the_session_at_once() {
+    let sh = shell();
+    let dir = tempdir();
+    run(&sh, &format!("cd {dir}"));
+    for cmd in ["ulimit -n 20", "ulimit -n 5", "ulimit -n 30"] {
+        // Far above the hang bound: a run that waited for its report
+        // would end only at its timeout.
+        let mut opts = RunOptions::new(cmd);
+        opts.timeout = Some(Duration::from_secs(30));
+        let start = Instant::now();
+        let r = sh.run(opts, |_| {}).unwrap();
+        assert!(start.elapsed() < HANG, "{cmd}: {:?}", start.elapsed());
+        assert!(r.session_ended && !r.timed_out, "{cmd}: {r:?}");
+        let next = run(&sh, "pwd");
+        assert_eq!(next.output, format!("{dir}\n"), "after {cmd}");
+        assert!(next.session_reset, "after {cmd}");
+    }
+}
+
+#[test]
 fn run_env_and_cwd_are_scoped_to_the_run() {
     let sh = shell();
     let dir = tempdir();

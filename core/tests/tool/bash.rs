@@ -361,12 +361,17 @@ fn custom_rules_replace_the_defaults_and_bad_ones_fail_at_new() {
     c.interceptor = true;
     c.rules = Some(vec![rule("ok"), rule("(unclosed")]);
     let _ = std::fs::remove_dir_all(&c.cwd);
-    let err = BashTool::new(c).err().expect("an invalid rule is an error");
-    assert!(
-        err.to_string()
-            .starts_with("interceptor rule 1 (`(unclosed`)"),
-        "{err}"
-    );
+    for interceptor in [true, false] {
+        c.interceptor = interceptor;
+        let err = BashTool::new(c.clone())
+            .err()
+            .expect("an invalid rule is an error");
+        assert!(
+            err.to_string()
+                .starts_with("interceptor rule 1 (`(unclosed`)"),
+            "interceptor {interceptor}: {err}"
+        );
+    }
 }
 
 // ---- artifacts and truncation ----------------------------------------

@@ -10,8 +10,10 @@
 //!
 //! stdout is the protocol: nothing else is ever written to it (commands
 //! write to conch's pipes, never to the server's stdio). When the client
-//! goes away (stdin ends) or the server is told to stop (SIGTERM, SIGINT),
-//! every command and job the tools started is killed before it exits.
+//! goes away (stdin ends) or the server is told to stop (SIGTERM, SIGHUP,
+//! SIGINT), every command and job the tools started is killed before it
+//! exits, within [`STOP_GRACE`] of the signal even when the client no
+//! longer reads.
 
 mod server;
 
@@ -73,34 +75,51 @@ pub fn main(p: Args) -> Result<i32, String> {
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let stop = service.cancellation_token();
-        tokio::spawn(async move {
-            stop_signal().await;
-            stop.cancel();
+        let stopped = std::sync::Arc::new(tokio::sync::Notify::new());
+        tokio::spawn({
+            let stopped = stopped.clone();
+            async move {
+                stop_signal().await;
+                stop.cancel();
+                stopped.notify_one();
+            }
         });
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("MCP server failed: {e}"))
+        // A stopped server whose client no longer reads could wait for
+        // ever to write its last replies: it gives them `STOP_GRACE`.
+        tokio::select! {
+            ended = service.waiting() => ended
+                .map(drop)
+                .map_err(|e| format!("MCP server failed: {e}")),
+            () = async {
+                stopped.notified().await;
+                tokio::time::sleep(STOP_GRACE).await;
+            } => Ok(()),
+        }
     });
     // Not waiting for the runtime's threads: its stdin reader may be
     // blocked in a read that only the client can end.
     runtime.shutdown_background();
     // Whatever ended the server, nothing it started outlives it.
     registry::close_all();
-    outcome.map(|_| 0)
+    outcome.map(|()| 0)
 }
 
-/// SIGTERM or SIGINT, the ways a client or a user stops the server.
+/// How long a stopped server waits to write what was in flight.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// SIGTERM, SIGHUP or SIGINT, the ways a client or a user stops the server.
 async fn stop_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
+    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
         signal(SignalKind::interrupt()),
     ) else {
         return std::future::pending().await;
     };
     tokio::select! {
         _ = term.recv() => {}
+        _ = hup.recv() => {}
         _ = int.recv() => {}
     }
 }

@@ -264,3 +264,56 @@ def test_the_interceptor_option(project):
             assert text_of(r).startswith("Blocked: Use the `read` tool instead of cat/head/tail.")
 
     anyio.run(main)
+
+
+def test_a_stopped_server_exits_though_its_client_stopped_reading(project):
+    """SIGTERM while the client reads nothing more (a 1 MB resource read
+    fills the pipe to it): the server exits anyway, and kills what the tools
+    started. Raw JSON-RPC lines, since an SDK client always reads."""
+    import signal
+    import subprocess
+
+    stamp = f"1000.{os.getpid()}7"
+    server = subprocess.Popen(
+        [CONCH, "mcp", "--cwd", str(project / "work"), "--artifacts", str(project / "artifacts")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def send(message):
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        server.stdin.flush()
+
+    def reply(id_):
+        while True:
+            line = json.loads(server.stdout.readline())
+            if line.get("id") == id_:
+                return line
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+        reply(1)
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "seq 1 300000"}}})
+        text = reply(2)["result"]["content"][0]["text"]
+        uri = re.search(r"Full: (artifact://\d+)\]$", text).group(1)
+        send({"id": 3, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": f"/bin/sleep {stamp}", "async": True}}})
+        reply(3)
+        send({"id": 4, "method": "resources/read", "params": {"uri": uri}})
+        # Its 1 MB reply is never read.
+        time.sleep(0.5)
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=GUARD) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    deadline = time.monotonic() + GUARD
+    while time.monotonic() < deadline and any(
+            stamp in p.read_text(errors="replace")
+            for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists()):
+        time.sleep(0.05)
+    assert not any(stamp in p.read_text(errors="replace")
+                   for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists())

@@ -18,14 +18,14 @@ mod cgroup;
 mod confine;
 mod session;
 
-pub use confine::Confinement;
-pub use session::{Extra, SessionSandbox, TEST_LANDLOCK_ABI_VAR, landlock_abi};
+pub(crate) use confine::Confinement;
+pub(crate) use session::SessionSandbox;
+pub use session::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BadValue, Result};
-use crate::shell::options::Number;
 use crate::wire::{read, shape};
 
 /// What a sandboxed session may do. Built by a host; [`Default`] is the
@@ -169,28 +169,10 @@ pub struct SandboxApplied {
     pub not_applied: Vec<String>,
 }
 
-/// A limit as a face receives it, named `name` there: a whole number >= 1
-/// (a limit of nothing would stop every command; leave it out for none).
-pub fn limit_option(name: &str, value: impl Number) -> Result<u64> {
-    value
-        .whole()
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value.shown()).named(name))
-}
-
-/// A TCP port as a face receives it, named `name` there: 1 to 65535.
-pub fn port_option(name: &str, value: impl Number) -> Result<u16> {
-    value
-        .whole()
-        .and_then(|n| u16::try_from(n).ok())
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| BadValue::new("a TCP port, 1 to 65535", value.shown()).named(name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell::options::parse_option;
+    use crate::input::parse_option;
 
     #[test]
     fn network_parses_allow_and_deny_only() {
@@ -201,21 +183,6 @@ mod tests {
             err.to_string(),
             r#"network must be "allow" or "deny", got "off""#
         );
-    }
-
-    #[test]
-    fn limits_and_ports_refuse_what_cannot_be_meant() {
-        assert_eq!(limit_option("cpu_seconds", 5i64).unwrap(), 5);
-        let zero = limit_option("cpu_seconds", 0i64).unwrap_err();
-        assert_eq!(
-            zero.to_string(),
-            "cpu_seconds must be >= 1 (a whole number), got 0"
-        );
-        assert!(limit_option("cpuSeconds", 1.5f64).is_err());
-        assert_eq!(port_option("port", 8080.0f64).unwrap(), 8080);
-        for bad in [0i64, 65536, -1] {
-            assert!(port_option("port", bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

@@ -258,7 +258,7 @@ impl SessionSandbox {
         shell: &Path,
         snapshot: Option<&Path>,
     ) -> Result<SessionSandbox> {
-        let base = crate::shell::private_dir::private_dir()?;
+        let base = crate::private_dir::private_dir()?;
         let mut readable = vec![base.clone(), shell.to_path_buf()];
         readable.extend(snapshot.map(Path::to_path_buf));
         SessionSandbox::new(
@@ -280,11 +280,6 @@ impl SessionSandbox {
     /// What the child applies (shared by every bash of the session).
     pub fn confinement(&self) -> Arc<Confinement> {
         self.confinement.clone()
-    }
-
-    /// The session's private temp directory (its `TMPDIR`).
-    pub fn tmp(&self) -> &Path {
-        &self.tmp
     }
 
     /// Where the session's pipes are FIFOs: its bash opens them again by

@@ -312,7 +312,12 @@ const LOOP_MARK: &str = "@LOOP@";
 /// script already left the command's status in `$__conch_s`), `unhijack!`
 /// runs, an interrupt's `DEBUG` trap is taken away (see [`UNWIND_TRAP`]),
 /// the trailer is read and `seq NUL status NUL $PWD NUL` goes to
-/// descriptor 62 (so the host has its answer while bash tidies up). Then
+/// descriptor 62 (so the host has its answer while bash tidies up); a
+/// bash that cannot write it (the command closed descriptor 62 for good,
+/// or `ulimit -n 20` kept bash from putting it back after the `eval`)
+/// exits at once with the command's status, its `EXIT` trap taken away
+/// first, so the run ends as the session does instead of waiting for a
+/// report that cannot come. Then
 /// the loop's working variables are unset and the next header is read.
 /// The loop then reads the payload and runs it. A command is read into
 /// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed
@@ -345,7 +350,7 @@ const LOOP_TEMPLATE: &str = concat!(
     "[[ -z ${__conch_int-} ]] || { builtin unset -v __conch_int; builtin trap - DEBUG; \
 [[ -n ${__conch_ext-} ]] || builtin shopt -u extdebug; builtin unset -v __conch_ext; builtin unset -f __conch_ret; }; \
 __conch_t=; builtin read -r -N 16 -u 63 __conch_t; builtin unset -v __conch_ab; __conch_n=${__conch_t:7:1}; \
-builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"$PWD\" >&62; \
+{ builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"$PWD\" >&62 || { builtin trap - EXIT; builtin exit \"$__conch_s\"; }; }; \
 builtin unset -v __conch_s __conch_t __conch_b; \
 __conch_h=; ! builtin read -r -N 10 -u 63 __conch_h; do \
 case ${__conch_h:8} in \
