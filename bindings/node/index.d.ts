@@ -625,6 +625,8 @@ export interface PtyResult {
   totalBytes: number
   outputLines: number
   outputBytes: number
+  /** Set when the full stream was spilled to `artifact://<artifactId>`. */
+  artifactId?: string
 }
 
 /** The size of a job's terminal. */

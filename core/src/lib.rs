@@ -23,6 +23,7 @@ pub(crate) mod run_result;
 pub mod shell;
 pub mod sync;
 pub mod tool;
+pub mod wire;
 
 pub use artifact::{Artifact, ArtifactSlot, ArtifactStore};
 pub use cancel::CancelToken;

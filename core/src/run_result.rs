@@ -11,8 +11,7 @@ use crate::process::stop::Stop;
 /// [`OutputSummary`] (reachable as fields of the result itself, e.g.
 /// `result.output`); the rest says how the run ended. The fields and their
 /// meaning are the same on every face (docs/api/rust.md).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct BashResult {
     /// The text kept, `[notice]\n` first when the run was stopped, and its
     /// counts.
@@ -22,6 +21,7 @@ pub struct BashResult {
     pub exit_code: Option<i32>,
     /// True on abort and on timeout.
     pub cancelled: bool,
+    /// The deadline ended the command.
     pub timed_out: bool,
     /// The shell's cwd after the command.
     pub working_dir: Option<String>,

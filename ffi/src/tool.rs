@@ -179,11 +179,12 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
     }
 }
 
-/// Details as the JSON the other faces hand out.
+/// Details as the JSON the other faces hand out (camelCase, as Node's).
 fn details_json(details: Option<&conch_core::tool::Details>) -> FfiResult<Option<String>> {
     details
         .map(|d| {
-            serde_json::to_string(d)
+            serde_json::to_value(d)
+                .map(|v| conch_core::wire::camel_case(v).to_string())
                 .map_err(|e| FfiError::internal(format!("cannot serialize the details: {e}")))
         })
         .transpose()

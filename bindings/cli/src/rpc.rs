@@ -70,6 +70,7 @@ use conch_core::input::{
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};
 use conch_core::sync::lock;
 use conch_core::tool::{BashSessionConfig, clamp_timeout};
+use conch_core::wire::camel_case;
 use conch_core::{CancelToken, Error, JobExitHook, JobId, JobInfo, JobOptions, PollOptions};
 use serde_json::{Value, json};
 
@@ -157,7 +158,7 @@ impl Exits {
             return;
         }
         let job = info.job;
-        let mut event = json!(info);
+        let mut event = camel_case(json!(info));
         event["type"] = "job_exit".into();
         out.send(&event);
         state.told.insert(job);
@@ -299,12 +300,12 @@ impl JobCall {
     fn run(self, shell: &Shell, job: JobId, cancel: &CancelToken) -> conch_core::Result<Value> {
         let done = json!({ "job": job });
         Ok(match self {
-            JobCall::Poll(opts) => json!(shell.poll(job, &opts, Some(cancel))?),
+            JobCall::Poll(opts) => camel_case(json!(shell.poll(job, &opts, Some(cancel))?)),
             JobCall::Write(data) => shell.write(job, data.as_bytes()).map(|()| done)?,
             JobCall::CloseStdin => shell.close_stdin(job).map(|()| done)?,
             JobCall::Key(key) => shell.write_key(job, &key).map(|()| done)?,
             JobCall::Signal(signal) => shell.signal(job, &signal).map(|()| done)?,
-            JobCall::Kill => json!(shell.kill(job)?),
+            JobCall::Kill => camel_case(json!(shell.kill(job)?)),
         })
     }
 }
@@ -369,7 +370,7 @@ fn success(command: &str, id: &Value, data: Value) -> Value {
 /// started).
 fn job_list(session: &Session, id: &Value) -> Value {
     let jobs = session.started().map(|s| s.jobs()).unwrap_or_default();
-    success("job_list", id, json!(jobs))
+    success("job_list", id, camel_case(json!(jobs)))
 }
 
 /// Whether replies to requests of this type are sent as soon as they are
@@ -570,7 +571,7 @@ fn run_jobs(
                 });
                 lock(pending).pop_front();
                 out.send(&match result {
-                    Ok(data) => json!({"type": "response", "id": id, "command": "bash", "success": true, "data": data}),
+                    Ok(data) => json!({"type": "response", "id": id, "command": "bash", "success": true, "data": camel_case(json!(data))}),
                     Err(e) => json!({"type": "response", "id": id, "command": "bash", "success": false, "error": e.to_string()}),
                 });
             }

@@ -85,7 +85,9 @@ pub fn main(p: Args) -> Result<i32, String> {
     );
     if p.json {
         let json = match (&run.bash, &run.outcome) {
-            (Some(result), _) => serde_json::to_string(result),
+            (Some(result), _) => {
+                serde_json::to_string(&conch_core::wire::camel_case(serde_json::json!(result)))
+            }
             (
                 None,
                 Err(ToolError::Blocked {

@@ -67,6 +67,8 @@ pub struct PtyResult {
     pub total_bytes: i64,
     pub output_lines: i64,
     pub output_bytes: i64,
+    /// Set when the full stream was spilled to `artifact://<artifactId>`.
+    pub artifact_id: Option<String>,
 }
 
 impl From<CorePtyResult> for PtyResult {
@@ -81,6 +83,7 @@ impl From<CorePtyResult> for PtyResult {
             total_bytes: count(r.summary.total_bytes),
             output_lines: count(r.summary.output_lines),
             output_bytes: count(r.summary.output_bytes),
+            artifact_id: r.summary.artifact_id,
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::errors::{guard, to_py};
 use crate::exit_hook;
 use crate::offload::offload;
 use crate::open_shells;
-use crate::result::PyBashResult;
+use crate::result::{Class, to_python};
 use crate::signature::{py_default, text_signature};
 
 #[doc = text_signature!(
@@ -56,7 +56,7 @@ pub fn execute_shell(
     inherit_env: &str,
     exclude_env: Vec<String>,
     sandbox: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyBashResult> {
+) -> PyResult<Py<PyAny>> {
     guard(|| {
         let on_chunk = callback("on_chunk", on_chunk)?;
         let (token, _link) = run_token(cancel.as_deref());
@@ -79,7 +79,7 @@ pub fn execute_shell(
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
             shell::execute_shell(opts, sink)
         })?;
-        result.map(PyBashResult::from).map_err(to_py)
+        to_python(py, Class::BashResult, &result.map_err(to_py)?)
     })
 }
 
@@ -121,7 +121,7 @@ pub fn execute_bash(
     tail: Option<Whole>,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     sandbox: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyBashResult> {
+) -> PyResult<Py<PyAny>> {
     guard(|| {
         let on_chunk = callback("on_chunk", on_chunk)?;
         let (token, _link) = run_token(cancel.as_deref());
@@ -145,7 +145,7 @@ pub fn execute_bash(
         let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
             registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
         })?;
-        result.map(PyBashResult::from).map_err(to_py)
+        to_python(py, Class::BashResult, &result.map_err(to_py)?)
     })
 }
 

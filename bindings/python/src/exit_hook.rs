@@ -25,8 +25,6 @@ use std::time::{Duration, Instant};
 use conch_core::{JobExitHook, JobInfo};
 use pyo3::prelude::*;
 
-use crate::jobs::PyJobInfo;
-
 /// How long interpreter exit waits for `on_job_exit` calls under way.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
 
@@ -84,7 +82,7 @@ fn call(slot: &Slot, info: JobInfo) {
         };
         let callable = callable.into_bound(py);
         let result = crate::errors::guard(|| {
-            let info = Py::new(py, PyJobInfo::from(info))?;
+            let info = crate::result::to_python(py, crate::result::Class::JobInfo, &info)?;
             callable.call1((info,))
         });
         if let Err(err) = result {

@@ -72,7 +72,7 @@ impl PyJobTool {
     /// The tool's definition for the model, ``{"name", "description",
     /// "input_schema"}``, to register with an LLM API as it is.
     fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| crate::json::to_py_verbatim(py, &self.inner.definition()))
+        guard(|| crate::result::plain(py, &self.inner.definition()))
     }
 
     fn __repr__(&self) -> &'static str {

@@ -16,8 +16,6 @@ mod errors;
 mod execute;
 mod exit_hook;
 mod job_tool;
-mod jobs;
-mod json;
 mod offload;
 mod open_shells;
 mod pty;
@@ -53,13 +51,7 @@ mod _conch {
     #[pymodule_export]
     use crate::job_tool::PyJobTool;
     #[pymodule_export]
-    use crate::jobs::{PyJobInfo, PyJobPoll};
-    #[pymodule_export]
-    use crate::pty::{PyPtyResult, PyPtySession};
-    #[pymodule_export]
-    use crate::result::PyBashResult;
-    #[pymodule_export]
-    use crate::sandbox::PySandboxApplied;
+    use crate::pty::PyPtySession;
     #[pymodule_export]
     use crate::shell::PyShell;
     #[pymodule_export]

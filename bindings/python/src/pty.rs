@@ -8,14 +8,13 @@ use conch_core::defaults;
 use conch_core::output::SinkOptions;
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{self, Seconds, Whole, callback, cells, env_pairs, seconds};
 use crate::errors::{guard, to_py};
 use crate::offload::offload;
-use crate::repr::{py_bool, py_code};
 use crate::signature::{py_default, text_signature};
 
 /// A pseudo-terminal that runs one command at a time (``bash -c``), for
@@ -83,7 +82,7 @@ impl PyPtySession {
         cancel: Option<PyRef<'_, PyCancelToken>>,
         max_bytes: Whole,
         sandbox: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyPtyResult> {
+    ) -> PyResult<Py<PyAny>> {
         guard(|| {
             let on_chunk = callback("on_chunk", on_chunk)?;
             let (token, _link) = run_token(cancel.as_deref());
@@ -107,7 +106,7 @@ impl PyPtySession {
             let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
                 session.start(opts, sink)
             })?;
-            result.map(PyPtyResult::from).map_err(to_py)
+            crate::result::to_python(py, crate::result::Class::PtyResult, &result.map_err(to_py)?)
         })
     }
 
@@ -216,58 +215,5 @@ impl PyPtySession {
         exc: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
         guard(|| aio::exit(slf.getattr("__exit__")?, exc))
-    }
-}
-
-/// How a PTY command ended. ``exit_code``: its status (``128 + signal``
-/// when a signal ended it), ``None`` if it could not start or was stopped
-/// before it did. ``cancelled``: stopped by ``kill()`` or ``cancel``;
-/// ``timed_out``: by the timeout. ``output`` and the counts are as in
-/// ``conch.BashResult`` (sanitized text for a model).
-#[pyclass(frozen, get_all, module = "conch", name = "PtyResult")]
-pub struct PyPtyResult {
-    pub exit_code: Option<i32>,
-    pub cancelled: bool,
-    pub timed_out: bool,
-    pub output: String,
-    pub truncated: bool,
-    pub total_lines: u64,
-    pub total_bytes: u64,
-    pub output_lines: u64,
-    pub output_bytes: u64,
-    pub artifact_id: Option<String>,
-}
-
-impl From<pty::PtyResult> for PyPtyResult {
-    fn from(r: pty::PtyResult) -> Self {
-        PyPtyResult {
-            exit_code: r.exit_code,
-            cancelled: r.cancelled,
-            timed_out: r.timed_out,
-            output: r.summary.output,
-            truncated: r.summary.truncated,
-            total_lines: r.summary.total_lines,
-            total_bytes: r.summary.total_bytes,
-            output_lines: r.summary.output_lines,
-            output_bytes: r.summary.output_bytes,
-            artifact_id: r.summary.artifact_id,
-        }
-    }
-}
-
-#[pymethods]
-impl PyPtyResult {
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        guard(|| {
-            Ok(format!(
-                "PtyResult(exit_code={}, cancelled={}, timed_out={}, truncated={}, total_bytes={}, output={})",
-                py_code(self.exit_code),
-                py_bool(self.cancelled),
-                py_bool(self.timed_out),
-                py_bool(self.truncated),
-                self.total_bytes,
-                PyString::new(py, &self.output).repr()?
-            ))
-        })
     }
 }

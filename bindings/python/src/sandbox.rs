@@ -9,14 +9,12 @@ use std::path::PathBuf;
 
 use conch_core::input::parse_option;
 use conch_core::input::{limit_option, port_option};
-use conch_core::process::sandbox::SandboxApplied;
 use conch_core::{Limits, Network, Sandbox};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyList, PyString};
+use pyo3::types::{PyBool, PyString};
 
 use crate::convert::Whole;
-use crate::errors::{guard, invalid, to_py};
-use crate::repr::py_bool;
+use crate::errors::{invalid, to_py};
 
 /// The name the options of a sandbox have in errors.
 const NAME: &str = "sandbox";
@@ -178,68 +176,4 @@ fn flag(value: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
             shown(value)
         ))
     })
-}
-
-/// What of a session's sandbox is in force, as ``Shell.sandbox_applied``
-/// returns it (same fields in every face, snake_case as in the core).
-///
-/// Everything asked applies unless the sandbox was ``best_effort``:
-/// ``landlock_abi`` is the kernel's Landlock ABI (``0``: none);
-/// ``filesystem``: the filesystem rules (Landlock); ``network``: the socket
-/// filter of ``network="deny"`` (``False`` with ``"allow"``);
-/// ``tcp_ports``: the allowed TCP ports (``False`` when none are asked);
-/// ``scopes``: no signal to, nor abstract UNIX socket of, a process outside
-/// the sandbox (when the kernel has it); ``limits``: the per-process
-/// limits; ``processes`` and ``session_memory``: those limits (a cgroup;
-/// ``False`` when not asked). ``not_applied``: what was asked and did not
-/// apply, each with why.
-#[pyclass(frozen, eq, get_all, module = "conch", name = "SandboxApplied")]
-#[derive(Clone, PartialEq)]
-pub struct PySandboxApplied {
-    pub landlock_abi: u32,
-    pub filesystem: bool,
-    pub network: bool,
-    pub tcp_ports: bool,
-    pub scopes: bool,
-    pub limits: bool,
-    pub processes: bool,
-    pub session_memory: bool,
-    pub not_applied: Vec<String>,
-}
-
-impl From<&SandboxApplied> for PySandboxApplied {
-    fn from(a: &SandboxApplied) -> Self {
-        PySandboxApplied {
-            landlock_abi: a.landlock_abi,
-            filesystem: a.filesystem,
-            network: a.network,
-            tcp_ports: a.tcp_ports,
-            scopes: a.scopes,
-            limits: a.limits,
-            processes: a.processes,
-            session_memory: a.session_memory,
-            not_applied: a.not_applied.clone(),
-        }
-    }
-}
-
-#[pymethods]
-impl PySandboxApplied {
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        guard(|| {
-            Ok(format!(
-                "SandboxApplied(landlock_abi={}, filesystem={}, network={}, tcp_ports={}, \
-                 scopes={}, limits={}, processes={}, session_memory={}, not_applied={})",
-                self.landlock_abi,
-                py_bool(self.filesystem),
-                py_bool(self.network),
-                py_bool(self.tcp_ports),
-                py_bool(self.scopes),
-                py_bool(self.limits),
-                py_bool(self.processes),
-                py_bool(self.session_memory),
-                PyList::new(py, &self.not_applied)?.repr()?,
-            ))
-        })
-    }
 }

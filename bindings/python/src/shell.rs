@@ -19,11 +19,9 @@ use crate::convert::{
 };
 use crate::errors::{guard, to_py};
 use crate::exit_hook;
-use crate::jobs::{PyJobInfo, PyJobPoll};
 use crate::offload::{drive_here, offload};
 use crate::open_shells;
-use crate::result::PyBashResult;
-use crate::sandbox::PySandboxApplied;
+use crate::result::{Class, to_python};
 use crate::signature::{py_default, text_signature};
 
 #[doc = text_signature!(
@@ -75,7 +73,7 @@ pub struct PyShell {
     /// The `on_job_exit` callable, for the garbage collector.
     on_job_exit: Option<Arc<exit_hook::Slot>>,
     /// What of the sandbox is in force (the core's, kept past `close()`).
-    sandbox_applied: Option<PySandboxApplied>,
+    sandbox_applied: Option<conch_core::SandboxApplied>,
 }
 
 /// The core shell while open. `close()` drops this object's share of it at
@@ -161,7 +159,7 @@ impl PyShell {
                 .map(Arc::new)
                 .map_err(to_py)?;
             open_shells::track(&inner);
-            let sandbox_applied = inner.sandbox_applied().map(PySandboxApplied::from);
+            let sandbox_applied = inner.sandbox_applied().cloned();
             Ok(PyShell {
                 state: Mutex::new(State::Open(inner)),
                 on_job_exit: slot,
@@ -210,7 +208,7 @@ impl PyShell {
         head: Option<Whole>,
         tail: Option<Whole>,
         yield_after: Option<Seconds>,
-    ) -> PyResult<PyBashResult> {
+    ) -> PyResult<Py<PyAny>> {
         guard(|| {
             let on_chunk = callback("on_chunk", on_chunk)?;
             let (token, _link) = run_token(cancel.as_deref());
@@ -231,7 +229,7 @@ impl PyShell {
             let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
                 run.drive(Some(until), sink)
             })?;
-            result.map(PyBashResult::from).map_err(to_py)
+            to_python(py, Class::BashResult, &result.map_err(to_py)?)
         })
     }
 
@@ -273,12 +271,15 @@ impl PyShell {
     /// background (``(sleep 1; echo late) &``, ``server &``), oldest first:
     /// every running job and the last finished ones, each a
     /// ``conch.JobInfo``. ``[]`` once the shell is closed.
-    fn jobs(&self) -> PyResult<Vec<PyJobInfo>> {
+    fn jobs(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
         guard(|| {
-            Ok(match &*self.lock() {
-                State::Open(shell) => shell.jobs().into_iter().map(PyJobInfo::from).collect(),
+            let jobs = match &*self.lock() {
+                State::Open(shell) => shell.jobs(),
                 State::Closed(_) => Vec::new(),
-            })
+            };
+            jobs.iter()
+                .map(|info| to_python(py, Class::JobInfo, info))
+                .collect()
         })
     }
 
@@ -313,7 +314,7 @@ impl PyShell {
         max_bytes: Option<Whole>,
         cursor: Option<Whole>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
-    ) -> PyResult<PyJobPoll> {
+    ) -> PyResult<Py<PyAny>> {
         guard(|| {
             let job = convert::job(job)?;
             let opts = PollOptions {
@@ -331,7 +332,7 @@ impl PyShell {
                 let token = token.clone();
                 move |_| shell.poll(job, &opts, Some(&token))
             })?;
-            poll.map(PyJobPoll::from).map_err(to_py)
+            to_python(py, Class::JobPoll, &poll.map_err(to_py)?)
         })
     }
 
@@ -511,13 +512,12 @@ impl PyShell {
     /// wrote since the last poll, status ``"killed"`` (or how it had ended
     /// already). Blocks up to a few seconds, GIL released. Raises
     /// ``NotFoundError``, ``ClosedError``.
-    fn kill(&self, py: Python<'_>, job: Whole) -> PyResult<PyJobPoll> {
+    fn kill(&self, py: Python<'_>, job: Whole) -> PyResult<Py<PyAny>> {
         guard(|| {
             let job = convert::job(job)?;
             let shell = self.open()?;
-            offload(py, None, &CancelToken::new(), move |_| shell.kill(job))?
-                .map(PyJobPoll::from)
-                .map_err(to_py)
+            let poll = offload(py, None, &CancelToken::new(), move |_| shell.kill(job))?;
+            to_python(py, Class::JobPoll, &poll.map_err(to_py)?)
         })
     }
 
@@ -594,8 +594,11 @@ impl PyShell {
     /// why). ``None`` for a shell without a sandbox. Still answers once the
     /// shell is closed.
     #[getter]
-    fn sandbox_applied(&self) -> Option<PySandboxApplied> {
-        self.sandbox_applied.clone()
+    fn sandbox_applied(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.sandbox_applied
+            .as_ref()
+            .map(|applied| to_python(py, Class::SandboxApplied, applied))
+            .transpose()
     }
 
     #[getter]

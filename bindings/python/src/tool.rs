@@ -15,7 +15,6 @@ use crate::cancel::{PyCancelToken, run_token};
 use crate::command::rule_from_py;
 use crate::convert::{self, Seconds, SnapshotArg, Whole, callback, env_pairs};
 use crate::errors::{self, guard, invalid, to_py};
-use crate::json;
 use crate::offload::offload;
 use crate::pty::PyPtySession;
 use crate::signature::{py_default, text_signature};
@@ -195,7 +194,7 @@ impl PyBashTool {
     /// "input_schema"}`` (a JSON Schema of exactly what ``execute``
     /// accepts), to register with an LLM API as it is.
     fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| json::to_py_verbatim(py, &self.inner.definition()))
+        guard(|| crate::result::plain(py, &self.inner.definition()))
     }
 
     /// The store outputs are spilled to (``None`` without
@@ -295,7 +294,7 @@ pub(crate) fn details_to_py(
     details: Option<&tool::Details>,
 ) -> PyResult<Option<Py<PyAny>>> {
     details
-        .map(|d| json::to_py(py, d).map(Bound::unbind))
+        .map(|d| crate::result::plain(py, d).map(Bound::unbind))
         .transpose()
 }
 

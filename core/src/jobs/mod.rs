@@ -39,7 +39,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use regex::Regex;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::wire::{read, shape};
 
 /// A job's number in its session, from 1, never reused.
 pub type JobId = u32;
@@ -71,23 +74,32 @@ impl std::fmt::Debug for JobExitHook {
 }
 
 /// A command to start as a job ([`crate::Shell::start`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct JobOptions {
+    /// The bash command.
     pub command: String,
     /// Directory to start in, resolved against the session cwd (`None`:
     /// the session cwd).
+    #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Variables exported for the job only.
+    #[serde(default, deserialize_with = "read::env")]
+    #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
     /// Kills the job's whole tree (the kill escalation) this long after it
     /// started, whatever the session runs meanwhile. `None`: no deadline.
+    #[serde(default, deserialize_with = "read::timeout")]
+    #[schemars(schema_with = "shape::optional_seconds")]
     pub timeout: Option<Duration>,
     /// Give the job an input pipe for [`crate::Shell::write`] and
     /// [`crate::Shell::close_stdin`] (otherwise its stdin is `/dev/null`).
+    #[serde(default)]
     pub stdin: bool,
     /// Run it on a terminal of this size (columns, rows): its input and
     /// output are the terminal, keys can be sent, programs that want a
-    /// terminal get one.
+    /// terminal get one. On the wire: `{"cols": C, "rows": R}`.
+    #[serde(default, deserialize_with = "read::terminal")]
+    #[schemars(schema_with = "shape::terminal")]
     pub pty: Option<(u16, u16)>,
 }
 
@@ -102,7 +114,7 @@ impl JobOptions {
 }
 
 /// Where a job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     /// Its command runs, or something still holds its output.
@@ -130,16 +142,23 @@ impl JobStatus {
 }
 
 /// What [`crate::Shell::poll`] waits for and reads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct PollOptions {
     /// The longest the poll waits for the job to end or `until` to match
     /// (zero: read what is there and return).
+    #[serde(deserialize_with = "read::wait")]
+    #[schemars(schema_with = "shape::seconds")]
     pub wait: Duration,
     /// Return as soon as the output read by this poll matches (the match
     /// may span what arrived in several pieces).
+    #[serde(deserialize_with = "read::until")]
+    #[schemars(schema_with = "shape::optional_string")]
     pub until: Option<Regex>,
     /// The most output one poll returns: the newest, when more arrived
     /// (default: the session's `max_bytes`).
+    #[serde(deserialize_with = "read::poll_max_bytes")]
+    #[schemars(schema_with = "shape::positive")]
     pub max_bytes: Option<usize>,
     /// Read from this offset of the job's output instead of where the
     /// previous poll stopped.
@@ -147,10 +166,11 @@ pub struct PollOptions {
 }
 
 /// What one poll of a job read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct JobPoll {
+    /// The job's number in its session.
     pub job: JobId,
+    /// Where the job is in its life.
     pub status: JobStatus,
     /// The command's exit status once it ended by itself (128 + N for a
     /// signal N); `None` while it runs, when it was killed or timed out,
@@ -175,29 +195,36 @@ pub struct JobPoll {
     /// The artifact reached the job's cap: it holds the first bytes of the
     /// output, not all of it (memory goes on keeping the newest).
     pub artifact_truncated: bool,
-    /// Since the job started, until it ended (JSON: `elapsedMs`).
-    #[serde(rename = "elapsedMs", serialize_with = "millis")]
+    /// Since the job started, until it ended.
+    #[serde(serialize_with = "crate::wire::secs")]
+    #[schemars(schema_with = "shape::seconds")]
     pub elapsed: Duration,
 }
 
 /// One job as [`crate::Shell::jobs`] lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct JobInfo {
+    /// The job's number in its session.
     pub job: JobId,
     /// The command that started it.
     pub command: String,
+    /// Where the job is in its life.
     pub status: JobStatus,
+    /// As [`JobPoll::exit_code`].
     pub exit_code: Option<i32>,
-    /// When the command that started it started (JSON: `startedMs`, since
-    /// the Unix epoch).
-    #[serde(rename = "startedMs", serialize_with = "epoch_millis")]
+    /// When the command that started it started (since the Unix epoch).
+    #[serde(serialize_with = "crate::wire::epoch_secs")]
+    #[schemars(schema_with = "shape::seconds")]
     pub started: SystemTime,
-    /// JSON: `elapsedMs`.
-    #[serde(rename = "elapsedMs", serialize_with = "millis")]
+    /// Since the job started, until it ended.
+    #[serde(serialize_with = "crate::wire::secs")]
+    #[schemars(schema_with = "shape::seconds")]
     pub elapsed: Duration,
+    /// Bytes of sanitized output the job has written so far.
     pub total_bytes: u64,
+    /// The artifact holding the whole output, once it outgrew memory.
     pub artifact_id: Option<String>,
+    /// The artifact reached the job's cap.
     pub artifact_truncated: bool,
 }
 
@@ -205,12 +232,4 @@ pub struct JobInfo {
 pub fn epoch_ms(time: SystemTime) -> u64 {
     time.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
-}
-
-fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(d.as_millis() as u64)
-}
-
-fn epoch_millis<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(epoch_ms(*t))
 }

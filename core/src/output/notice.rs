@@ -4,15 +4,15 @@
 //! output was cut, and its text ends with [`format_output_notice`]:
 //! `[Showing lines A-B of T (50.0KB limit). Full: artifact://<id>]`, which
 //! tells the model what it is missing and where the rest is. The metadata is
-//! handed to JS, Python and JSON hosts as is, so it serializes with camelCase
-//! keys, and absent values are left out.
+//! handed to JS, Python and JSON hosts as is (see [`crate::wire`]), and
+//! absent values are left out.
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
 /// Which end of the output was kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Head,
@@ -20,7 +20,7 @@ pub enum Direction {
 }
 
 /// Which limit cut the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TruncatedBy {
     Bytes,
@@ -28,17 +28,18 @@ pub enum TruncatedBy {
 }
 
 /// Lines `start..=end` (1-based) of the whole output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LineRange {
     pub start: u64,
     pub end: u64,
 }
 
 /// What was shown of an output, and where the whole of it is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Truncation {
+    /// Which end of the output was kept.
     pub direction: Direction,
+    /// Which limit cut the output.
     pub truncated_by: TruncatedBy,
     /// Lines and bytes of the whole output.
     pub total_lines: u64,
@@ -177,15 +178,15 @@ mod tests {
     }
 
     #[test]
-    fn serializes_camel_case_without_absent_fields() {
+    fn serializes_without_absent_fields() {
         let t = Truncation::from_counts(true, 10, 100, 4, 100, None, Some(51_200)).unwrap();
         let json = serde_json::to_value(&t).unwrap();
         assert_eq!(
             json,
             serde_json::json!({
-                "direction": "tail", "truncatedBy": "lines", "totalLines": 10,
-                "totalBytes": 100, "outputLines": 4, "outputBytes": 100,
-                "maxBytes": 51200, "shownRange": {"start": 7, "end": 10}
+                "direction": "tail", "truncated_by": "lines", "total_lines": 10,
+                "total_bytes": 100, "output_lines": 4, "output_bytes": 100,
+                "max_bytes": 51200, "shown_range": {"start": 7, "end": 10}
             })
         );
     }

@@ -90,19 +90,21 @@ impl Default for SinkOptions {
     }
 }
 
-/// What a finished sink hands back. Serialized with camelCase keys, as a
-/// part of [`crate::BashResult`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What a finished sink hands back; serialized as a part of
+/// [`crate::BashResult`] (see [`crate::wire`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct OutputSummary {
     /// The kept text, prefixed with `[notice]\n` when a notice was given.
     pub output: String,
     /// `output` is not the whole stream.
     pub truncated: bool,
+    /// Lines of the whole stream.
     pub total_lines: u64,
+    /// Bytes of the whole (sanitized) stream.
     pub total_bytes: u64,
-    /// Lines and bytes of `output`, the notice excluded.
+    /// Lines of `output`, the notice excluded.
     pub output_lines: u64,
+    /// Bytes of `output`, the notice excluded.
     pub output_bytes: u64,
     /// Set when the artifact file holds the whole stream.
     pub artifact_id: Option<String>,

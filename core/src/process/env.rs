@@ -107,7 +107,8 @@ fn bash_internal(name: &str) -> bool {
 }
 
 /// Which host variables a shell inherits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Inherit {
     /// Every host variable (minus exclusions and bash internals).
     All,
@@ -143,8 +144,11 @@ impl std::str::FromStr for Inherit {
 }
 
 /// What a host lets through to the shell.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct EnvPolicy {
+    /// Which host variables reach the shell.
+    #[serde(deserialize_with = "crate::wire::read::inherit")]
     pub inherit: Inherit,
     /// Glob patterns (`*` and `?`) of names to drop, e.g. `*_KEY`, `*SECRET*`.
     pub exclude: Vec<String>,

@@ -12,7 +12,7 @@ use crate::run_result::BashResult;
 use crate::run_result::{Outcome, add_stop_notice};
 
 /// How a PTY run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct PtyResult {
     /// The exit status (`128 + signal` when a signal ended the command);
     /// `None` when the run was stopped (timeout, kill, cancel) or the
@@ -25,6 +25,7 @@ pub struct PtyResult {
     pub timed_out: bool,
     /// The sanitized output for the model: `[Command timed out after N
     /// seconds]` or `[Command cancelled]` first when the run was stopped.
+    #[serde(flatten)]
     pub summary: OutputSummary,
 }
 

@@ -14,6 +14,9 @@ use crate::jobs::JobExitHook;
 use crate::process::env::EnvPolicy;
 use crate::process::sandbox::Sandbox;
 use crate::process::tree::Escalation;
+use crate::wire::{read, shape};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// Which rc snapshot a session sources at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,34 +55,54 @@ impl FromStr for Snapshot {
     }
 }
 
-/// How a [`super::Shell`] is created.
-#[derive(Debug, Clone)]
+/// How a [`super::Shell`] is created. On the wire (see [`crate::wire`])
+/// the session's variables are `env` and the store `artifacts_dir`; the
+/// kill ladder and the job exit hook are set by the host only.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct ShellOptions {
     /// bash to run; `None`: `bash` from `PATH`.
     pub shell: Option<PathBuf>,
     /// Starting directory; `None`: the host's cwd.
     pub cwd: Option<PathBuf>,
     /// Variables exported in the session (after the policy and defaults).
+    #[serde(rename = "env", deserialize_with = "read::env")]
+    #[schemars(schema_with = "shape::env")]
     pub session_env: Vec<(String, String)>,
+    /// The rc snapshot sourced at start: `"auto"` (the user's), `"none"`,
+    /// or the path of a snapshot file.
+    #[serde(deserialize_with = "read::snapshot")]
+    #[schemars(schema_with = "shape::snapshot")]
     pub snapshot: Snapshot,
     /// Prepended to every command: `<prefix> <command>`.
     pub prefix: Option<String>,
     /// Apply [`crate::process::env::NON_INTERACTIVE_ENV`].
     pub non_interactive_env: bool,
+    /// Which host variables reach the shell.
     pub env_policy: EnvPolicy,
     /// Bytes of output kept in memory per run.
+    #[serde(deserialize_with = "read::max_bytes")]
+    #[schemars(schema_with = "shape::positive")]
     pub max_bytes: usize,
     /// Where full outputs are spilled; `None`: no artifacts. The default
     /// is the process's private directory
     /// ([`ArtifactStore::process_default`]).
+    #[serde(rename = "artifacts_dir", deserialize_with = "read::artifacts_dir")]
+    #[schemars(schema_with = "shape::optional_string")]
     pub artifacts: Option<ArtifactStore>,
     /// Grace between the signals of the kill escalation.
+    #[serde(skip)]
     pub kill_ladder: Escalation,
     /// Jobs the session runs at once, at most (see [`crate::Shell::start`]).
+    #[serde(deserialize_with = "read::max_jobs")]
+    #[schemars(schema_with = "shape::positive")]
     pub max_jobs: usize,
     /// Bytes one job's artifact takes, at most.
+    #[serde(deserialize_with = "read::job_artifact_cap")]
+    #[schemars(schema_with = "shape::positive")]
     pub job_artifact_cap: u64,
     /// Told of every job's end.
+    #[serde(skip)]
     pub on_job_exit: Option<JobExitHook>,
     /// The sandbox around everything the session runs; `None`: none.
     pub sandbox: Option<Sandbox>,
@@ -106,26 +129,41 @@ impl Default for ShellOptions {
     }
 }
 
-/// One command to run.
-#[derive(Debug, Clone, Default)]
+/// One command to run. On the wire (see [`crate::wire`]) the line limits
+/// are `head` and `tail`; the cancel token and the artifact are set by the
+/// host only.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct RunOptions {
+    /// The bash command.
     pub command: String,
     /// Directory for this run only, resolved against the session cwd.
+    #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Variables for this run only.
+    #[serde(default, deserialize_with = "read::env")]
+    #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
-    /// `None`: no deadline.
+    /// The deadline, from the command's start; `None`: none.
+    #[serde(default, deserialize_with = "read::timeout")]
+    #[schemars(schema_with = "shape::optional_seconds")]
     pub timeout: Option<Duration>,
+    /// Cancels the run from any thread.
+    #[serde(skip)]
     pub cancel: Option<CancelToken>,
     /// Keep only the first N lines of the whole stream (and stop the command
     /// once they are complete, as `| head -n N` would).
+    #[serde(default, rename = "head", deserialize_with = "read::head")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub head_lines: Option<usize>,
     /// Keep only the last N lines (after `head_lines`).
+    #[serde(default, rename = "tail", deserialize_with = "read::tail")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub tail_lines: Option<usize>,
     /// Where the whole output goes if it spills: an artifact the caller
     /// reserved, or a store's next id; otherwise the shell's store's next
     /// id, if it has a store. Either way a store's id is reserved only
     /// when the output spills.
+    #[serde(skip)]
     pub artifact: Option<ArtifactSlot>,
     /// When the command still runs this long after it started, the run
     /// returns with its output so far and the command goes on as a job
@@ -133,6 +171,8 @@ pub struct RunOptions {
     /// the state it had before the command. `None`: the run waits for the
     /// command (or its timeout). With the session's jobs at their limit
     /// the command stays in the foreground.
+    #[serde(default, deserialize_with = "read::yield_after")]
+    #[schemars(schema_with = "shape::optional_seconds")]
     pub yield_after: Option<Duration>,
 }
 

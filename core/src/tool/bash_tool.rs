@@ -145,8 +145,9 @@ impl Default for BashToolConfig {
 }
 
 /// The model's arguments to `bash` (JSON hosts deserialize them as given).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 pub struct BashToolArgs {
+    /// The bash command to run.
     pub command: String,
     /// Directory to run in, relative to the tool's cwd.
     #[serde(default)]

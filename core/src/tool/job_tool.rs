@@ -49,7 +49,7 @@ pub(crate) fn unknown_op(op: &str) -> String {
 }
 
 /// The model's arguments to `job`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 pub struct JobToolArgs {
     /// `poll`, `write`, `kill` or `list`.
     pub op: String,

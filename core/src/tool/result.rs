@@ -28,8 +28,7 @@ use crate::output::sink::notice_line;
 use crate::run_result::BashResult;
 
 /// Metadata the host keeps next to the text.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Meta {
     /// Set when the text is not the whole output the command was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,8 +36,9 @@ pub struct Meta {
 }
 
 /// The structured part of a tool result.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Details {
+    /// Metadata the host keeps next to the text.
     pub meta: Meta,
 }
 
@@ -69,11 +69,7 @@ pub struct ToolResult {
 
 /// A failed tool call. Its `Display` is the text the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolError {
     /// The interceptor steered the command to another tool; nothing ran.
     /// `message` is `Blocked: <why>\n\nOriginal command: <command>`.
@@ -357,6 +353,6 @@ mod tests {
         assert_eq!(t.artifact_id.as_deref(), Some("3"));
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json["kind"], "failed");
-        assert_eq!(json["details"]["meta"]["truncation"]["totalLines"], 5000);
+        assert_eq!(json["details"]["meta"]["truncation"]["total_lines"], 5000);
     }
 }

@@ -121,17 +121,17 @@ fn sink_vectors() {
         }
         let summary = sink.dump(case["notice"].as_str());
         let actual = serde_json::to_value(&summary).unwrap();
-        // The summary serializes as part of a BashResult, in camelCase.
-        for (field, key) in [
-            ("output", "output"),
-            ("truncated", "truncated"),
-            ("total_lines", "totalLines"),
-            ("total_bytes", "totalBytes"),
-            ("output_lines", "outputLines"),
-            ("output_bytes", "outputBytes"),
-            ("artifact_id", "artifactId"),
+        // The summary serializes as part of a BashResult.
+        for field in [
+            "output",
+            "truncated",
+            "total_lines",
+            "total_bytes",
+            "output_lines",
+            "output_bytes",
+            "artifact_id",
         ] {
-            assert_eq!(actual[key], expect[field], "{name}: {field}");
+            assert_eq!(actual[field], expect[field], "{name}: {field}");
         }
         if let Some(text) = expect["artifact_text"].as_str() {
             let path = &artifact.as_ref().unwrap().path;

@@ -18,17 +18,12 @@ from . import _aio
 from ._conch import (
     Artifact,
     ArtifactStore,
-    BashResult,
     BashTool,
     CancelToken,
     Interception,
-    JobInfo,
-    JobPoll,
     JobTool,
     NormalizedCommand,
-    PtyResult,
     PtySession,
-    SandboxApplied,
     Sanitizer,
     Shell,
     ToolResult,
@@ -44,6 +39,7 @@ from ._conch import (
     sanitize_text,
 )
 from ._conch import _shutdown
+from ._types import BashResult, JobInfo, JobPoll, PtyResult, SandboxApplied
 from ._errors import (
     BlockedError,
     ClosedError,

@@ -22,12 +22,17 @@ pub(crate) use confine::Confinement;
 pub(crate) use session::SessionSandbox;
 pub use session::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::error::{BadValue, Result};
+use crate::wire::{read, shape};
 
 /// What a sandboxed session may do. Built by a host; [`Default`] is the
 /// strict policy: write only in the session's cwd and its private temp
 /// directory, read everywhere, no network, no limits.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct Sandbox {
     /// Paths the session may write, beyond the two it always may: its
     /// starting cwd and a private temp directory made for it and given to
@@ -37,10 +42,15 @@ pub struct Sandbox {
     /// and what bash itself needs to start (its binary, libraries, `/dev`)
     /// are readable either way.
     pub readable: Option<Vec<PathBuf>>,
+    /// Whether the session may open network sockets.
+    #[serde(deserialize_with = "read::network")]
     pub network: Network,
     /// TCP ports the session may connect to while `network` is
     /// [`Network::Deny`].
+    #[serde(deserialize_with = "read::ports")]
+    #[schemars(schema_with = "shape::ports")]
     pub allow_tcp_ports: Vec<u16>,
+    /// Resource limits.
     pub limits: Limits,
     /// Apply what the kernel supports and go on without the rest, instead
     /// of failing. What was applied is then reported by the session.
@@ -63,7 +73,8 @@ impl Sandbox {
 
 /// Whether a sandboxed session may open network sockets. `AF_UNIX`
 /// sockets (local IPC, not the network) are always allowed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Network {
     /// Every socket family.
     Allow,
@@ -91,21 +102,34 @@ impl FromStr for Network {
 /// Resource limits of a sandboxed session; `None`: no limit. The first four
 /// bind each process a command starts (not bash itself, whose own use is
 /// the session's); the last two bind the session as a whole.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// CPU time of each process, in seconds (`RLIMIT_CPU`).
+    #[serde(deserialize_with = "read::cpu_seconds")]
+    #[schemars(schema_with = "shape::positive")]
     pub cpu_seconds: Option<u64>,
     /// Address space of each process, in bytes (`RLIMIT_AS`).
+    #[serde(deserialize_with = "read::memory_bytes")]
+    #[schemars(schema_with = "shape::positive")]
     pub memory_bytes: Option<u64>,
     /// Largest file a process may write, in bytes (`RLIMIT_FSIZE`).
+    #[serde(deserialize_with = "read::file_size_bytes")]
+    #[schemars(schema_with = "shape::positive")]
     pub file_size_bytes: Option<u64>,
     /// Descriptors each process may hold open (`RLIMIT_NOFILE`).
+    #[serde(deserialize_with = "read::open_files")]
+    #[schemars(schema_with = "shape::positive")]
     pub open_files: Option<u64>,
     /// Processes the whole session may have at once (a cgroup's
     /// `pids` cap: a count per user, `RLIMIT_NPROC`, does not bind root).
+    #[serde(deserialize_with = "read::processes")]
+    #[schemars(schema_with = "shape::positive")]
     pub processes: Option<u64>,
     /// Memory the whole session may use at once, in bytes (a cgroup's
     /// memory cap).
+    #[serde(deserialize_with = "read::session_memory_bytes")]
+    #[schemars(schema_with = "shape::positive")]
     pub session_memory_bytes: Option<u64>,
 }
 
@@ -120,7 +144,7 @@ impl Limits {
 /// everything the policy asked for, unless it was made with
 /// [`Sandbox::best_effort`] on a kernel or host that lacks something,
 /// which [`SandboxApplied::not_applied`] then names.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SandboxApplied {
     /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: u32,

@@ -1,0 +1,593 @@
+//! The serialized form of the core's options and results, defined once by
+//! their serde derives, and the JSON Schema derived from it
+//! ([`schema`], checked in as `docs/api/schema.json`): what every face
+//! converts through instead of copying fields by hand.
+//!
+//! The rule on the wire: keys are the Rust field names (snake_case), or the
+//! name every face gives the option where the two differ (`env`, `head`,
+//! `artifacts_dir`); a duration is a number of seconds under the field's
+//! own name (`timeout`, `elapsed`), a point in time the seconds since the
+//! Unix epoch (`started`); an absent result value is `null`; an option left
+//! out, or `null`, takes its default. A value the core checks is read by the
+//! core's own parser for it (see [`crate::input`]), so a bad one is
+//! refused with the text every face gives: `<name> must be …, got …`.
+//!
+//! The faces that speak camelCase and milliseconds (Node, the CLI's JSON
+//! lines, the C face's JSON texts) take a serialized value through
+//! [`camel_case`]: every key to camelCase, and each duration key
+//! ([`DURATION_KEYS`]) to `<key>Ms` in milliseconds.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use schemars::SchemaGenerator;
+use schemars::generate::{Contract, SchemaSettings};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serializer};
+use serde_json::{Map, Value, json};
+
+use crate::artifact::ArtifactStore;
+use crate::input::{
+    Number, TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
+};
+
+/// The keys whose values are durations or times in seconds on the wire;
+/// [`camel_case`] gives them as `<key>Ms` in milliseconds. A test checks
+/// the list against the schema (each such field is marked
+/// `"x-unit": "seconds"` there).
+pub const DURATION_KEYS: &[&str] = &["elapsed", "started", "timeout", "wait", "yield_after"];
+
+/// The keys whose values are maps of the user's own names (variables),
+/// which neither mapping touches.
+const VERBATIM_KEYS: &[&str] = &["env"];
+
+/// `value`, serialized by the core's rule, for a face that speaks camelCase
+/// and milliseconds: `total_lines` → `totalLines`, `elapsed: 1.5` →
+/// `elapsedMs: 1500`. Values inside are kept as they are.
+pub fn camel_case(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (key, item) in map {
+                if DURATION_KEYS.contains(&key.as_str()) {
+                    out.insert(format!("{}Ms", camel_key(&key)), millis(item));
+                } else if VERBATIM_KEYS.contains(&key.as_str()) {
+                    out.insert(key, item);
+                } else {
+                    out.insert(camel_key(&key), camel_case(item));
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(camel_case).collect()),
+        other => other,
+    }
+}
+
+/// The inverse of [`camel_case`], for what a camelCase face sends:
+/// `maxBytes` → `max_bytes`, `timeoutMs: 1500` → `timeout: 1.5`.
+pub fn from_camel_case(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (key, item) in map {
+                let snake = snake_key(&key);
+                match snake.strip_suffix("_ms") {
+                    Some(base) if DURATION_KEYS.contains(&base) => {
+                        out.insert(base.to_string(), seconds(item));
+                    }
+                    _ if VERBATIM_KEYS.contains(&snake.as_str()) => {
+                        out.insert(snake, item);
+                    }
+                    _ => {
+                        out.insert(snake, from_camel_case(item));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(from_camel_case).collect()),
+        other => other,
+    }
+}
+
+/// `truncatedBy` → `truncated_by`.
+pub fn snake_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Milliseconds as seconds; anything else (`null`, a wrong type the
+/// reader refuses) stays as it is.
+fn seconds(millis: Value) -> Value {
+    match millis.as_f64() {
+        Some(ms) => Value::from(ms / 1000.0),
+        None => millis,
+    }
+}
+
+/// `truncated_by` → `truncatedBy`.
+pub fn camel_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Seconds as whole milliseconds (the JSON faces' unit); `null` stays.
+fn millis(seconds: Value) -> Value {
+    match seconds.as_f64() {
+        Some(s) => Value::from((s * 1000.0).round() as u64),
+        None => seconds,
+    }
+}
+
+/// The JSON Schema (draft 2020-12) of every option and result the faces
+/// exchange with the core, each under `$defs` by its Rust name: options as
+/// the core reads them, results as it writes them.
+pub fn schema() -> Value {
+    use crate::jobs::{JobInfo, JobOptions, JobPoll, PollOptions};
+    use crate::process::sandbox::{Sandbox, SandboxApplied};
+    use crate::pty::PtyResult;
+    use crate::tool::{BashToolArgs, Details, JobToolArgs};
+    use crate::{BashResult, RunOptions, ShellOptions};
+
+    let mut defs = Map::new();
+    let mut options = generator(Contract::Deserialize);
+    for_each_root(&mut options, &mut defs, |g| {
+        vec![
+            g.subschema_for::<ShellOptions>(),
+            g.subschema_for::<RunOptions>(),
+            g.subschema_for::<JobOptions>(),
+            g.subschema_for::<PollOptions>(),
+            g.subschema_for::<Sandbox>(),
+            g.subschema_for::<BashToolArgs>(),
+            g.subschema_for::<JobToolArgs>(),
+        ]
+    });
+    let mut results = generator(Contract::Serialize);
+    for_each_root(&mut results, &mut defs, |g| {
+        vec![
+            g.subschema_for::<BashResult>(),
+            g.subschema_for::<PtyResult>(),
+            g.subschema_for::<JobPoll>(),
+            g.subschema_for::<JobInfo>(),
+            g.subschema_for::<SandboxApplied>(),
+            g.subschema_for::<Details>(),
+        ]
+    });
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "conch options and results",
+        "description": "Generated from the core's types (core/src/wire.rs); do not edit.",
+        "$defs": Value::Object(defs),
+    })
+}
+
+fn generator(contract: Contract) -> SchemaGenerator {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.contract = contract;
+    settings.into_generator()
+}
+
+/// Adds the definitions `roots` makes to `defs`; a name both contracts
+/// define must mean the same (a type read and written differently would
+/// need two names).
+fn for_each_root(
+    generator: &mut SchemaGenerator,
+    defs: &mut Map<String, Value>,
+    roots: impl FnOnce(&mut SchemaGenerator) -> Vec<schemars::Schema>,
+) {
+    roots(generator);
+    for (name, def) in generator.take_definitions(true) {
+        if let Some(known) = defs.get(&name) {
+            assert_eq!(known, &def, "{name} reads and writes differently");
+        }
+        defs.insert(name, def);
+    }
+}
+
+/// Serializes a duration as seconds.
+pub(crate) fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Serializes a time as seconds since the Unix epoch, to the millisecond
+/// (0 for a time before it).
+pub(crate) fn epoch_secs<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(crate::jobs::epoch_ms(*t) as f64 / 1000.0)
+}
+
+/// A number as a face sends it: an integer (of any sign) or a float, handed
+/// to the core's checks as it came.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Num::Int(n) => n.fmt(f),
+            Num::Float(n) => f.write_str(&n.shown()),
+        }
+    }
+}
+
+impl Number for Num {
+    fn whole(self) -> Option<u64> {
+        match self {
+            Num::Int(n) => n.whole(),
+            Num::Float(n) => n.whole(),
+        }
+    }
+
+    fn shown(self) -> String {
+        self.to_string()
+    }
+}
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Num, E> {
+                Ok(Num::Int(n))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Num, E> {
+                Ok(i64::try_from(n).map_or(Num::Float(n as f64), Num::Int))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Num, E> {
+                Ok(Num::Float(n))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `T` read from the wire, then checked by `check` (a core parser, whose
+/// error is the face's error text); `null` is `None`.
+fn optional<'de, D, T, R>(
+    d: D,
+    check: impl FnOnce(T) -> crate::Result<R>,
+) -> Result<Option<R>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)?
+        .map(check)
+        .transpose()
+        .map_err(de::Error::custom)
+}
+
+/// Reading the checked options, one function per option name (serde's
+/// `deserialize_with` takes a path): each calls the core's parser under the
+/// name the wire gives the option.
+pub(crate) mod read {
+    use super::*;
+    use crate::input::{limit_option, port_option};
+    use crate::process::env::Inherit;
+    use crate::process::sandbox::Network;
+    use crate::shell::Snapshot;
+
+    pub fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        optional(d, |s: f64| timeout_option("timeout", s, TimeUnit::Seconds))
+    }
+
+    pub fn yield_after<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        optional(d, |s: f64| {
+            timeout_option("yield_after", s, TimeUnit::Seconds)
+        })
+    }
+
+    pub fn wait<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        optional(d, |s: f64| interval_option("wait", s, TimeUnit::Seconds))
+            .map(Option::unwrap_or_default)
+    }
+
+    pub fn head<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        optional(d, |n: Num| count_option("head", n))
+    }
+
+    pub fn tail<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        optional(d, |n: Num| count_option("tail", n))
+    }
+
+    pub fn max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+        optional(d, |n: Num| max_bytes_option("max_bytes", n))
+            .map(|n| n.unwrap_or(crate::defaults::MAX_BYTES))
+    }
+
+    pub fn poll_max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        optional(d, |n: Num| max_bytes_option("max_bytes", n))
+    }
+
+    pub fn max_jobs<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+        optional(d, |n: Num| max_bytes_option("max_jobs", n))
+            .map(|n| n.unwrap_or(crate::defaults::MAX_JOBS))
+    }
+
+    pub fn job_artifact_cap<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        optional(d, |n: Num| limit_option("job_artifact_cap", n))
+            .map(|n| n.unwrap_or(crate::defaults::JOB_ARTIFACT_CAP))
+    }
+
+    pub fn snapshot<'de, D: Deserializer<'de>>(d: D) -> Result<Snapshot, D::Error> {
+        optional(d, |s: String| parse_option("snapshot", &s)).map(Option::unwrap_or_default)
+    }
+
+    pub fn inherit<'de, D: Deserializer<'de>>(d: D) -> Result<Inherit, D::Error> {
+        optional(d, |s: String| parse_option("inherit", &s)).map(Option::unwrap_or_default)
+    }
+
+    pub fn network<'de, D: Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
+        optional(d, |s: String| parse_option("network", &s)).map(Option::unwrap_or_default)
+    }
+
+    pub fn ports<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u16>, D::Error> {
+        optional(d, |ports: Vec<Num>| {
+            ports
+                .into_iter()
+                .map(|p| port_option("allow_tcp_ports", p))
+                .collect()
+        })
+        .map(Option::unwrap_or_default)
+    }
+
+    /// One function per limit, each naming its own field.
+    macro_rules! limits {
+        ($($name:ident),*) => {$(
+            pub fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+                optional(d, |n: Num| limit_option(stringify!($name), n))
+            }
+        )*};
+    }
+    limits!(
+        cpu_seconds,
+        memory_bytes,
+        file_size_bytes,
+        open_files,
+        processes,
+        session_memory_bytes
+    );
+
+    /// `artifacts_dir`: a directory; `null` or left out: the process's
+    /// private directory (as [`crate::ShellOptions::default`]).
+    pub fn artifacts_dir<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<ArtifactStore>, D::Error> {
+        let dir = Option::<PathBuf>::deserialize(d)?;
+        ArtifactStore::for_option(dir)
+            .map(Some)
+            .map_err(de::Error::custom)
+    }
+
+    /// Variables as a JSON object `{"NAME": "value"}`, in the order given.
+    pub fn env<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Vec<(String, String)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a mapping of str to str")
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Vec::new())
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Vec::new())
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some(pair) = map.next_entry()? {
+                    pairs.push(pair);
+                }
+                Ok(pairs)
+            }
+        }
+        d.deserialize_any(V)
+    }
+
+    /// A terminal size `{"cols": C, "rows": R}`, each a count.
+    pub fn terminal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(u16, u16)>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Size {
+            cols: Num,
+            rows: Num,
+        }
+        optional(d, |size: Size| {
+            let side =
+                |name, n| count_option(name, n).map(|n| u16::try_from(n).unwrap_or(u16::MAX));
+            Ok((side("cols", size.cols)?, side("rows", size.rows)?))
+        })
+    }
+
+    pub fn until<'de, D: Deserializer<'de>>(d: D) -> Result<Option<regex::Regex>, D::Error> {
+        optional(d, |s: String| crate::input::until_option("until", &s))
+    }
+}
+
+/// Schemas of the wire forms the derives cannot see, for
+/// `#[schemars(schema_with = …)]`.
+pub(crate) mod shape {
+    use schemars::{Schema, SchemaGenerator, json_schema};
+
+    /// A duration or a time in seconds, marked with its unit so a face
+    /// knows to convert it.
+    pub fn seconds(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "number", "minimum": 0, "x-unit": "seconds"})
+    }
+
+    /// [`seconds`], or `null`.
+    pub fn optional_seconds(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["number", "null"], "exclusiveMinimum": 0, "x-unit": "seconds"})
+    }
+
+    /// A count, or `null`.
+    pub fn optional_count(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["integer", "null"], "minimum": 0})
+    }
+
+    /// A count of at least one, or `null` (the default).
+    pub fn positive(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["integer", "null"], "minimum": 1})
+    }
+
+    /// `{"NAME": "value"}`.
+    pub fn env(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["object", "null"], "additionalProperties": {"type": "string"}})
+    }
+
+    /// A terminal size, or `null`.
+    pub fn terminal(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": ["object", "null"],
+            "properties": {
+                "cols": {"type": "integer", "minimum": 0},
+                "rows": {"type": "integer", "minimum": 0}
+            },
+            "required": ["cols", "rows"],
+            "additionalProperties": false
+        })
+    }
+
+    /// `"auto"`, `"none"` or the path of a snapshot file.
+    pub fn snapshot(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["string", "null"], "minLength": 1})
+    }
+
+    /// A string, or `null`.
+    pub fn optional_string(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["string", "null"]})
+    }
+
+    /// TCP ports.
+    pub fn ports(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": ["array", "null"], "items": {"type": "integer", "minimum": 1, "maximum": 65535}})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camel_case_maps_keys_and_durations() {
+        let value = json!({"total_lines": 3, "elapsed": 1.5, "started": 1700000000.123,
+                           "meta": {"truncated_by": "bytes", "shown_range": {"start": 1}},
+                           "list": [{"exit_code": null}], "timeout": null,
+                           "env": {"MY_VAR": "1"}});
+        assert_eq!(
+            camel_case(value),
+            json!({"totalLines": 3, "elapsedMs": 1500, "startedMs": 1700000000123u64,
+                   "meta": {"truncatedBy": "bytes", "shownRange": {"start": 1}},
+                   "list": [{"exitCode": null}], "timeoutMs": null,
+                   "env": {"MY_VAR": "1"}})
+        );
+        assert_eq!(
+            from_camel_case(
+                json!({"maxBytes": 5, "yieldAfterMs": 1500, "envPolicy": {"inherit": "all"},
+                                   "env": {"myVar": "x"}})
+            ),
+            json!({"max_bytes": 5, "yield_after": 1.5, "env_policy": {"inherit": "all"},
+                   "env": {"myVar": "x"}})
+        );
+    }
+
+    /// The options read off the wire, checked by the core's own parsers:
+    /// a bad value gets the text every face gives.
+    #[test]
+    fn options_are_read_with_the_core_checks() {
+        use crate::{RunOptions, Sandbox, ShellOptions};
+        let run: RunOptions = serde_json::from_str(
+            r#"{"command": "ls", "timeout": 1.5, "head": 3, "tail": null, "env": {"B": "1", "A": "2"}}"#,
+        )
+        .unwrap();
+        assert_eq!(run.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!((run.head_lines, run.tail_lines), (Some(3), None));
+        assert_eq!(
+            run.env,
+            [("B".into(), "1".into()), ("A".into(), "2".into())]
+        );
+        let error = |value: Value| {
+            serde_json::from_value::<RunOptions>(value)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            error(json!({"command": "ls", "timeout": -1})),
+            "timeout must be a positive number of seconds up to 2147483.647, got -1"
+        );
+        assert_eq!(
+            error(json!({"command": "ls", "head": 1.5})),
+            "head must be >= 0 (a whole number), got 1.5"
+        );
+        let shell: ShellOptions = serde_json::from_value(json!({
+            "snapshot": "none", "max_bytes": 10, "env_policy": {"inherit": "core"},
+            "sandbox": {"network": "allow", "limits": {"cpu_seconds": 5}}
+        }))
+        .unwrap();
+        assert_eq!(shell.snapshot, crate::shell::Snapshot::None);
+        assert_eq!(shell.max_bytes, 10);
+        assert_eq!(shell.max_jobs, crate::defaults::MAX_JOBS);
+        assert_eq!(shell.sandbox.unwrap().limits.cpu_seconds, Some(5));
+        let bad = serde_json::from_value::<Sandbox>(json!({"network": "off"})).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            r#"network must be "allow" or "deny", got "off""#
+        );
+        let bad = serde_json::from_value::<ShellOptions>(json!({"max_bytes": 0})).unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "max_bytes must be >= 1 (a whole number), got 0"
+        );
+    }
+
+    #[test]
+    fn duration_keys_are_the_schemas_seconds() {
+        fn walk(value: &Value, found: &mut std::collections::BTreeSet<String>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(Value::Object(props)) = map.get("properties") {
+                        for (key, prop) in props {
+                            if prop.to_string().contains("\"x-unit\":\"seconds\"") {
+                                found.insert(key.clone());
+                            }
+                        }
+                    }
+                    map.values().for_each(|v| walk(v, found));
+                }
+                Value::Array(items) => items.iter().for_each(|v| walk(v, found)),
+                _ => {}
+            }
+        }
+        let mut found = std::collections::BTreeSet::new();
+        walk(&schema(), &mut found);
+        let listed: std::collections::BTreeSet<String> =
+            DURATION_KEYS.iter().map(|k| k.to_string()).collect();
+        assert_eq!(found, listed);
+    }
+}
