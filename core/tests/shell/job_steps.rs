@@ -8,8 +8,6 @@ use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 use conch_core::{Error, JobId, JobOptions, PollOptions};
 use serde_json::Value;
 
-use crate::jobs::camel;
-
 #[test]
 fn shared_vectors() {
     let path = concat!(
@@ -46,7 +44,7 @@ fn shared_vectors() {
     }
 }
 
-/// Runs one step; its result as JSON (camelCase, as the core serializes).
+/// Runs one step; its result as JSON (snake_case, as the core serializes).
 fn play(sh: &Shell, step: &Value, job: JobId, last: &mut JobId) -> conch_core::Result<Value> {
     let o = &step["options"];
     let ms = |v: &Value| Duration::from_millis(v.as_u64().unwrap_or(0));
@@ -134,7 +132,7 @@ fn expect(got: &Value, want: &Value, at: &str) {
     match want {
         Value::Object(fields) => {
             for (key, want) in fields {
-                assert_eq!(&got[camel(key)], want, "{at}: {key} of {got}");
+                assert_eq!(&got[key], want, "{at}: {key} of {got}");
             }
         }
         Value::Array(items) => {
