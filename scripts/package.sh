@@ -89,14 +89,16 @@ rm -rf "$NODE_STAGE"
 ls -l "$OUT"
 
 echo "== package: every package carries both licence texts"
+# Each listing is read whole (grep without -q): a grep that quits at its
+# first match would end the listing with SIGPIPE, a failure under pipefail.
 for licence in LICENSE-MIT LICENSE-APACHE; do
   python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' \
-    "$OUT"/conch-"$VERSION"-*.whl | grep -q "\.dist-info/licenses/$licence\$" ||
+    "$OUT"/conch-"$VERSION"-*.whl | grep "\.dist-info/licenses/$licence\$" >/dev/null ||
     { echo "the wheel lacks $licence"; exit 1; }
   for tgz in "$OUT"/conch-"$VERSION".tgz "$OUT"/conch-linux-x64-gnu-"$VERSION".tgz; do
-    tar -tzf "$tgz" | grep -qx "package/$licence" || { echo "$tgz lacks $licence"; exit 1; }
+    tar -tzf "$tgz" | grep -x "package/$licence" >/dev/null || { echo "$tgz lacks $licence"; exit 1; }
   done
-  tar -tzf "$OUT/$C_NAME.tar.gz" | grep -qx "$C_NAME/$licence" ||
+  tar -tzf "$OUT/$C_NAME.tar.gz" | grep -x "$C_NAME/$licence" >/dev/null ||
     { echo "the C tarball lacks $licence"; exit 1; }
 done
 
