@@ -52,8 +52,9 @@ impl DerefMut for BashResult {
     }
 }
 
-/// How a run ended, besides its output.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a run ended, besides its output. The default: no status, not
+/// stopped, no session change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outcome {
     /// The status the command reported, if any.
     pub exit_code: Option<i32>,
@@ -153,12 +154,9 @@ impl BashResult {
         working_dir: Option<String>,
     ) -> Self {
         let outcome = Outcome {
-            exit_code: None,
             stop: Some(Stop::Cancel),
             working_dir,
-            session_reset: false,
-            session_ended: false,
-            backgrounded: None,
+            ..Outcome::default()
         };
         BashResult::new(summary, outcome, None)
     }

@@ -2,6 +2,12 @@
 //! which runs the blocking method on its own thread and cancels it when the
 //! awaiting task is cancelled (a few lines of Python that asyncio users can
 //! read, instead of a Rust async runtime).
+//!
+//! The methods several classes share the same way are written once, as
+//! macros that each make a `#[pymethods]` block of their own (PyO3's
+//! `multiple-pymethods`): the context-manager protocol
+//! ([`context_manager!`]) and the twins that take their method's first
+//! argument, `cancel` and the other options ([`coroutine_twins!`]).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -36,16 +42,104 @@ pub fn enter<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     PyModule::import(obj.py(), "conch._aio")?.call_method1("aenter", (obj,))
 }
 
-/// The coroutine `aexit(exit, *exc)`, which runs the blocking `exit(*exc)`
-/// (a `__exit__`) on a thread of its own (`__aexit__`).
+/// The coroutine `aexit(obj.__exit__, *exc)`, which runs the blocking
+/// `__exit__(*exc)` of `obj` on a thread of its own (`__aexit__`).
 pub fn exit<'py>(
-    exit: Bound<'py, PyAny>,
+    obj: &Bound<'py, PyAny>,
     exc: &Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = exit.py();
+    let py = obj.py();
+    let exit = obj.getattr("__exit__")?;
     let args: Vec<Bound<'py, PyAny>> = std::iter::once(exit).chain(exc.iter()).collect();
     let args = PyTuple::new(py, args)?;
     PyModule::import(py, "conch._aio")?
         .getattr("aexit")?
         .call1(args)
 }
+
+/// `with` and `async with` on `$class`: `__enter__` and `__aenter__` give
+/// the object itself; `__exit__` runs `$leave` (given the object and the
+/// GIL token) and lets the exception propagate; `__aexit__` runs
+/// `__exit__` on a thread of its own ([`exit`]), so the event loop runs on
+/// meanwhile. The async methods take their docstrings from the caller.
+macro_rules! context_manager {
+    (
+        $class:ty,
+        exit: |$this:ident, $py:pat_param| $leave:expr,
+        $(#[doc = $aenter:literal])+
+        __aenter__,
+        $(#[doc = $aexit:literal])+
+        __aexit__,
+    ) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            fn __enter__(slf: ::pyo3::Py<Self>) -> ::pyo3::Py<Self> {
+                slf
+            }
+
+            #[pyo3(signature = (*_exc))]
+            fn __exit__(
+                &self,
+                py: ::pyo3::Python<'_>,
+                _exc: &::pyo3::Bound<'_, ::pyo3::types::PyTuple>,
+            ) -> ::pyo3::PyResult<bool> {
+                let ($this, $py) = (self, py);
+                $leave?;
+                Ok(false)
+            }
+
+            $(#[doc = $aenter])+
+            fn __aenter__<'py>(
+                slf: &::pyo3::Bound<'py, Self>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
+                $crate::errors::guard(|| $crate::aio::enter(slf.as_any()))
+            }
+
+            $(#[doc = $aexit])+
+            #[pyo3(signature = (*exc))]
+            fn __aexit__<'py>(
+                slf: &::pyo3::Bound<'py, Self>,
+                exc: &::pyo3::Bound<'py, ::pyo3::types::PyTuple>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
+                $crate::errors::guard(|| $crate::aio::exit(slf.as_any(), exc))
+            }
+        }
+    };
+}
+pub(crate) use context_manager;
+
+/// `*_async` twins of `$class`'s blocking methods, each `$twin(first, *,
+/// cancel=None, **options)` returning [`coroutine`] of `$method` with the
+/// same arguments. The docstrings come from the caller.
+macro_rules! coroutine_twins {
+    (
+        $class:ty;
+        $(
+            $(#[doc = $doc:literal])+
+            fn $twin:ident($first:ident) awaits $method:ident;
+        )+
+    ) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            $(
+                $(#[doc = $doc])+
+                #[pyo3(signature = ($first, *, cancel=None, **options))]
+                fn $twin<'py>(
+                    slf: &::pyo3::Bound<'py, Self>,
+                    $first: ::pyo3::Bound<'py, ::pyo3::PyAny>,
+                    cancel: Option<::pyo3::Bound<'py, ::pyo3::PyAny>>,
+                    options: Option<::pyo3::Bound<'py, ::pyo3::types::PyDict>>,
+                ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
+                    $crate::errors::guard(|| {
+                        let call = ::pyo3::types::PyAnyMethods::getattr(
+                            slf.as_any(),
+                            stringify!($method),
+                        )?;
+                        $crate::aio::coroutine(call, $first, cancel, options)
+                    })
+                }
+            )+
+        }
+    };
+}
+pub(crate) use coroutine_twins;

@@ -8,7 +8,6 @@ use conch_core::defaults;
 use conch_core::output::SinkOptions;
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
@@ -110,18 +109,6 @@ impl PyPtySession {
         })
     }
 
-    /// ``start`` as a coroutine (same arguments). Cancelling the awaiting
-    /// task kills the command; ``on_chunk`` is called on a worker thread.
-    #[pyo3(signature = (command, *, cancel=None, **options))]
-    fn start_async<'py>(
-        slf: &Bound<'py, Self>,
-        command: Bound<'py, PyAny>,
-        cancel: Option<Bound<'py, PyAny>>,
-        options: Option<Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::coroutine(slf.getattr("start")?, command, cancel, options))
-    }
-
     /// Sends input to the running command as typed (``bytes`` or ``str``):
     /// Kitty keyboard sequences become legacy bytes, cursor keys follow the
     /// terminal's mode. Blocks while the terminal's input buffer is full.
@@ -187,33 +174,26 @@ impl PyPtySession {
             Ok(format!("<conch.PtySession {state} {cols}x{rows}>"))
         })
     }
+}
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
+aio::coroutine_twins! {
+    PyPtySession;
+    /// ``start`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task kills the command; ``on_chunk`` is called on a worker thread.
+    fn start_async(command) awaits start;
+}
 
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        guard(|| {
-            if self.inner.is_running() {
-                // Only fails when the command ended meanwhile.
-                let _ = self.inner.kill();
-            }
-            Ok(false)
-        })
-    }
-
+aio::context_manager! {
+    PyPtySession,
+    exit: |session, _py| guard(|| {
+        if session.inner.is_running() {
+            // Only fails when the command ended meanwhile.
+            let _ = session.inner.kill();
+        }
+        Ok(())
+    }),
     /// ``async with``: the session itself.
-    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::enter(slf.as_any()))
-    }
-
+    __aenter__,
     /// ``async with`` exit: kills a running command, as ``with`` does.
-    #[pyo3(signature = (*exc))]
-    fn __aexit__<'py>(
-        slf: &Bound<'py, Self>,
-        exc: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::exit(slf.getattr("__exit__")?, exc))
-    }
+    __aexit__,
 }

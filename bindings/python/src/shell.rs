@@ -233,19 +233,6 @@ impl PyShell {
         })
     }
 
-    /// ``run`` as a coroutine (same arguments). Cancelling the awaiting
-    /// task stops the command and its process tree; the task ends once it
-    /// has stopped. ``on_chunk`` is called on a worker thread.
-    #[pyo3(signature = (command, *, cancel=None, **options))]
-    fn run_async<'py>(
-        slf: &Bound<'py, Self>,
-        command: Bound<'py, PyAny>,
-        cancel: Option<Bound<'py, PyAny>>,
-        options: Option<Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::coroutine(slf.getattr("run")?, command, cancel, options))
-    }
-
     /// Cancels the command running now (if any), from any thread. The
     /// blocked ``run`` returns with ``cancelled=True``.
     fn abort(&self) -> PyResult<()> {
@@ -334,18 +321,6 @@ impl PyShell {
             })?;
             to_python(py, Class::JobPoll, &poll.map_err(to_py)?)
         })
-    }
-
-    /// ``poll`` as a coroutine (same arguments). Cancelling the awaiting
-    /// task ends the wait (never the job); the task ends once it has.
-    #[pyo3(signature = (job, *, cancel=None, **options))]
-    fn poll_async<'py>(
-        slf: &Bound<'py, Self>,
-        job: Bound<'py, PyAny>,
-        cancel: Option<Bound<'py, PyAny>>,
-        options: Option<Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::coroutine(slf.getattr("poll")?, job, cancel, options))
     }
 
     /// Starts ``command`` as a job beside the session and returns its id
@@ -648,29 +623,25 @@ impl PyShell {
             slot.clear();
         }
     }
+}
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
+aio::coroutine_twins! {
+    PyShell;
+    /// ``run`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task stops the command and its process tree; the task ends once it
+    /// has stopped. ``on_chunk`` is called on a worker thread.
+    fn run_async(command) awaits run;
+    /// ``poll`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task ends the wait (never the job); the task ends once it has.
+    fn poll_async(job) awaits poll;
+}
 
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        self.close(py)?;
-        Ok(false)
-    }
-
+aio::context_manager! {
+    PyShell,
+    exit: |shell, py| shell.close(py),
     /// ``async with``: the shell itself.
-    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::enter(slf.as_any()))
-    }
-
+    __aenter__,
     /// ``async with`` exit: ``close()`` on a thread of its own, so the
     /// event loop runs on while the session's processes are killed.
-    #[pyo3(signature = (*exc))]
-    fn __aexit__<'py>(
-        slf: &Bound<'py, Self>,
-        exc: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::exit(slf.getattr("__exit__")?, exc))
-    }
+    __aexit__,
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use conch_core::defaults;
 use conch_core::tool::{self, BashToolArgs, BashToolConfig, ToolContext, ToolUpdate};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString};
 
 use crate::aio;
 use crate::artifact::PyArtifactStore;
@@ -229,30 +229,15 @@ impl PyBashTool {
             ))
         })
     }
+}
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) -> PyResult<bool> {
-        self.close(py)?;
-        Ok(false)
-    }
-
+aio::context_manager! {
+    PyBashTool,
+    exit: |tool, py| tool.close(py),
     /// ``async with``: the tool itself.
-    fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::enter(slf.as_any()))
-    }
-
+    __aenter__,
     /// ``async with`` exit: ``close()`` on a thread of its own.
-    #[pyo3(signature = (*exc))]
-    fn __aexit__<'py>(
-        slf: &Bound<'py, Self>,
-        exc: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        guard(|| aio::exit(slf.getattr("__exit__")?, exc))
-    }
+    __aexit__,
 }
 
 /// What a successful call hands back: ``text`` for the model, ``details``

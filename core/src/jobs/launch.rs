@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use portable_pty::{PtySize, native_pty_system};
-
 use super::{Control, Role};
 use crate::process::io::{
     Read, output_pipe, pipe, poll, pollin, read, set_nonblocking, socketpair,
@@ -18,6 +16,7 @@ use crate::process::io::{
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
 use crate::protocol::{PROTOCOL_FD, STATUS_FD};
+use crate::pty::open_terminal;
 use crate::{Error, Result};
 
 /// The root's `-c` script; `$1` is the state file. The root first moves
@@ -193,28 +192,14 @@ fn wait_ready(status: &OwnedFd) -> Result<Vec<u8>> {
 /// A terminal of `cols` × `rows`: the master (non-blocking) and the slave.
 fn terminal(cols: u16, rows: u16) -> Result<(OwnedFd, OwnedFd)> {
     let failed = |e: String| Error::Spawn(format!("cannot open a PTY: {e}"));
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .map_err(|e| failed(e.to_string()))?;
-    let fd = pair
-        .master
-        .as_raw_fd()
-        .ok_or_else(|| failed("no master descriptor".into()))?;
-    // SAFETY: `fd` is the open master of `pair`, alive for this borrow;
+    // The pair stays open until the clone and the slave are made.
+    let (_pair, fd, tty) = open_terminal(cols, rows).map_err(Error::Spawn)?;
+    // SAFETY: `fd` is the open master of `_pair`, alive for this borrow;
     // the clone owns a descriptor of its own.
     let master = unsafe { BorrowedFd::borrow_raw(fd) }
         .try_clone_to_owned()
         .map_err(|e| failed(e.to_string()))?;
     set_nonblocking(master.as_fd()).map_err(|e| failed(e.to_string()))?;
-    let tty = pair
-        .master
-        .tty_name()
-        .ok_or_else(|| failed("the terminal has no name".into()))?;
     let slave = OpenOptions::new()
         .read(true)
         .write(true)

@@ -223,6 +223,17 @@ pub fn os_env(env: &[(String, String)]) -> Vec<(std::ffi::OsString, std::ffi::Os
     env.iter().map(|(k, v)| (k.into(), v.into())).collect()
 }
 
+/// Refuses a command bash cannot be given (a NUL byte) and variables it
+/// cannot hold, before anything waits or runs.
+pub(crate) fn check_command(command: &str, env: &[(String, String)]) -> crate::Result<()> {
+    if command.contains('\0') {
+        return Err(crate::Error::InvalidArgument(
+            "command contains a NUL byte".into(),
+        ));
+    }
+    env.iter().try_for_each(|(k, v)| validate_var(k, v))
+}
+
 /// Checks that a variable name is a valid shell identifier and a value has
 /// no NUL byte (neither can be passed to a process otherwise).
 pub fn validate_var(name: &str, value: &str) -> crate::Result<()> {

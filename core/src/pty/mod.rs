@@ -17,3 +17,4 @@ pub use screen::Screen;
 pub use session::{
     DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, PtyOptions, PtySession,
 };
+pub(crate) use spawn::open_terminal;

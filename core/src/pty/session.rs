@@ -39,20 +39,20 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use portable_pty::{MasterPty, PtySize, native_pty_system};
+use portable_pty::{MasterPty, PtySize};
 use rustix::io::Errno;
 use rustix::process::Signal;
 
 use super::keys::{Key, normalize_input};
 use super::result::PtyResult;
 use super::screen::Screen;
-use super::spawn::ChildSpec;
+use super::spawn::{ChildSpec, open_terminal};
 use super::utf8::Utf8Stream;
 use crate::cancel::CancelToken;
 use crate::cwd::resolve_dir;
 use crate::output::{OutputSink, SinkOptions};
 use crate::process::child::Process;
-use crate::process::env::{EnvPolicy, build_env, validate_var};
+use crate::process::env::{EnvPolicy, build_env, check_command};
 use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready, set_nonblocking};
 use crate::process::sandbox::{Sandbox, SessionSandbox};
 use crate::process::spawner::{find_on_path, is_executable};
@@ -433,12 +433,7 @@ struct Checked {
 
 /// The input as the shell engine checks it, with its error texts.
 fn check(opts: &PtyOptions) -> Result<Checked> {
-    if opts.command.contains('\0') {
-        return Err(Error::InvalidArgument("command contains a NUL byte".into()));
-    }
-    for (k, v) in &opts.env {
-        validate_var(k, v)?;
-    }
+    check_command(&opts.command, &opts.env)?;
     let host_cwd =
         std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
     let cwd = match &opts.cwd {
@@ -485,22 +480,7 @@ fn prepare(
         sandbox.set_tmpdir(&mut env);
     }
 
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .map_err(|e| format!("cannot open a PTY: {e}"))?;
-    let fd = pair
-        .master
-        .as_raw_fd()
-        .ok_or("cannot open a PTY: no master descriptor")?;
-    let tty = pair
-        .master
-        .tty_name()
-        .ok_or("cannot open a PTY: the terminal has no name")?;
+    let (pair, fd, tty) = open_terminal(cols, rows)?;
     let waker = Waker::new().map_err(|e| e.to_string())?;
     let ended = Waker::new().map_err(|e| e.to_string())?;
     let control = Control {

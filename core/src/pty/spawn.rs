@@ -1,4 +1,6 @@
-//! Starting a PTY run's child, with the shared spawner.
+//! Opening a terminal, and starting a PTY run's child on it with the shared
+//! spawner. Jobs started with a terminal (`jobs::launch`) open theirs here
+//! too.
 //!
 //! The child leads a new session with the PTY as its controlling terminal
 //! (so ctrl+c and SIGWINCH reach it): the slave becomes its stdin, stdout
@@ -11,15 +13,40 @@
 
 use std::fs::OpenOptions;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use portable_pty::{PtyPair, PtySize, native_pty_system};
 
 use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, spawn};
+
+/// A new terminal of `cols` × `rows`: the pair, its master's descriptor
+/// and the path of its slave. The error reads `cannot open a PTY: …`.
+pub(crate) fn open_terminal(cols: u16, rows: u16) -> Result<(PtyPair, RawFd, PathBuf), String> {
+    let failed = |e: &dyn std::fmt::Display| format!("cannot open a PTY: {e}");
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|e| failed(&e))?;
+    let fd = pair
+        .master
+        .as_raw_fd()
+        .ok_or_else(|| failed(&"no master descriptor"))?;
+    let tty = pair
+        .master
+        .tty_name()
+        .ok_or_else(|| failed(&"the terminal has no name"))?;
+    Ok((pair, fd, tty))
+}
 
 /// What the child runs: `program -c command`, with exactly `env`, in `cwd`.
 pub(super) struct ChildSpec {
@@ -64,7 +91,6 @@ mod tests {
 
     use super::*;
     use crate::process::tree::Pid;
-    use portable_pty::{PtySize, native_pty_system};
 
     /// Fields of `/proc/<pid>/stat` after the command name.
     fn stat_fields(pid: Pid) -> Vec<String> {

@@ -25,7 +25,7 @@ use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::cwd::resolve_dir;
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::env::os_env;
-use crate::process::env::{EnvPolicy, build_env, validate_var};
+use crate::process::env::{EnvPolicy, build_env, check_command};
 use crate::process::io::{Waker, pipe};
 use crate::process::pump::Pump;
 use crate::process::sandbox::{Sandbox, SessionSandbox};
@@ -88,12 +88,7 @@ impl Default for ExecuteOptions {
 /// exits (not when its pipes close: background jobs cannot hold the call;
 /// what it leaves in its session is killed).
 pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Result<BashResult> {
-    if opts.command.contains('\0') {
-        return Err(Error::InvalidArgument("command contains a NUL byte".into()));
-    }
-    for (k, v) in &opts.env {
-        validate_var(k, v)?;
-    }
+    check_command(&opts.command, &opts.env)?;
     let host_cwd =
         std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
     let cwd = match &opts.cwd {

@@ -242,26 +242,23 @@ fn is_stop_notice(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_result::Outcome;
 
     fn result(output: &str, exit_code: Option<i32>) -> BashResult {
-        BashResult {
-            summary: crate::output::OutputSummary {
-                output: output.to_string(),
-                truncated: false,
-                total_lines: crate::output::count_lines(output),
-                total_bytes: output.len() as u64,
-                output_lines: crate::output::count_lines(output),
-                output_bytes: output.len() as u64,
-                artifact_id: None,
-            },
+        let summary = crate::output::OutputSummary {
+            output: output.to_string(),
+            truncated: false,
+            total_lines: crate::output::count_lines(output),
+            total_bytes: output.len() as u64,
+            output_lines: crate::output::count_lines(output),
+            output_bytes: output.len() as u64,
+            artifact_id: None,
+        };
+        let outcome = Outcome {
             exit_code,
-            cancelled: false,
-            timed_out: false,
-            working_dir: None,
-            session_reset: false,
-            session_ended: false,
-            backgrounded: None,
-        }
+            ..Outcome::default()
+        };
+        BashResult::assemble(summary, outcome)
     }
 
     fn stopped(output: &str, timed_out: bool) -> BashResult {

@@ -229,27 +229,24 @@ fn read_lines(path: &Path, first: u64, end: u64, max_bytes: usize) -> Option<Rea
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_result::Outcome;
 
     /// A result whose sink kept `kept` of a `total_lines`-line stream.
     fn result(kept: &str, truncated: bool, total_lines: u64) -> BashResult {
-        BashResult {
-            summary: crate::output::OutputSummary {
-                output: kept.to_string(),
-                truncated,
-                total_lines,
-                total_bytes: total_lines * 7,
-                output_lines: count_lines(kept),
-                output_bytes: kept.len() as u64,
-                artifact_id: truncated.then(|| "4".to_string()),
-            },
+        let summary = crate::output::OutputSummary {
+            output: kept.to_string(),
+            truncated,
+            total_lines,
+            total_bytes: total_lines * 7,
+            output_lines: count_lines(kept),
+            output_bytes: kept.len() as u64,
+            artifact_id: truncated.then(|| "4".to_string()),
+        };
+        let outcome = Outcome {
             exit_code: Some(0),
-            cancelled: false,
-            timed_out: false,
-            working_dir: None,
-            session_reset: false,
-            session_ended: false,
-            backgrounded: None,
-        }
+            ..Outcome::default()
+        };
+        BashResult::assemble(summary, outcome)
     }
 
     fn lines(range: std::ops::RangeInclusive<u64>) -> String {

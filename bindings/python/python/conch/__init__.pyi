@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, TypedDict, final
+from typing import Any, Literal, Protocol, TypedDict, final
 
 from typing_extensions import NotRequired, Self
 
@@ -79,12 +79,33 @@ class CancelToken:
     def cancel(self) -> None: ...
     def is_cancelled(self) -> bool: ...
 
+class _ContextManager(Protocol):
+    """``with`` and ``async with``, as ``Shell``, ``PtySession`` and
+    ``BashTool`` each define them: entering gives the object, leaving
+    closes it (a ``PtySession`` kills its running command) and lets the
+    exception propagate. A protocol, not a runtime base class."""
+
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+    async def __aenter__(self) -> Self: ...
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool: ...
+
 _JobStatus = Literal["running", "exited", "killed", "timed_out"]
 
 _Signal = str | int
 
 @final
-class Shell:
+class Shell(_ContextManager):
     """A persistent bash session; a context manager (closing kills
     everything it still runs)."""
 
@@ -193,20 +214,6 @@ class Shell:
     @property
     def cwd(self) -> Path: ...
     def close(self) -> None: ...
-    def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool: ...
-    async def __aenter__(self) -> Self: ...
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool: ...
 
 def execute_shell(
     command: str,
@@ -351,7 +358,7 @@ class ArtifactStore:
     def read(self, id: str, offset: int = 0, limit: int | None = None) -> str: ...
 
 @final
-class PtySession:
+class PtySession(_ContextManager):
     """A pseudo-terminal running one command at a time, with a virtual screen."""
 
     def __init__(self) -> None: ...
@@ -393,20 +400,6 @@ class PtySession:
     def screen_text(self) -> str: ...
     def cursor_position(self) -> tuple[int, int]: ...
     def size(self) -> tuple[int, int]: ...
-    def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool: ...
-    async def __aenter__(self) -> Self: ...
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool: ...
 
 # Functional form: `async` is a keyword.
 _ToolArgs = TypedDict(
@@ -439,7 +432,7 @@ class ToolResult:
     def details(self) -> _Details | None: ...
 
 @final
-class BashTool:
+class BashTool(_ContextManager):
     """The model's ``bash`` tool (normalize, intercept, cwd, timeout, run, shape)."""
 
     def __new__(
@@ -481,20 +474,6 @@ class BashTool:
     @property
     def pty(self) -> PtySession: ...
     def close(self) -> None: ...
-    def __enter__(self) -> Self: ...
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool: ...
-    async def __aenter__(self) -> Self: ...
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool: ...
 
 @final
 class JobTool:

@@ -16,6 +16,7 @@ use crate::jobs::{
 use crate::jobs::{JobSpec, NewJob};
 use crate::output::sink::SinkOptions;
 use crate::private_dir;
+use crate::process::env::check_command;
 use crate::process::io::send_all;
 use crate::process::tree::Pid;
 use crate::protocol::{self, Kind, SEQ_MODULUS};
@@ -27,7 +28,6 @@ use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
 use super::event_loop::wait_record;
-use super::run::check_command;
 use super::{Bash, STARTUP_TIMEOUT, Shell, State};
 
 impl Shell {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::cancel::CancelGuard;
 use crate::cwd::{resolve_dir, utf8_path};
 use crate::output::sink::{OutputSink, SinkOptions};
-use crate::process::env::validate_var;
+use crate::process::env::check_command;
 use crate::process::io::{named_pipe, output_pipe, send_all};
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
@@ -346,15 +346,6 @@ impl Shell {
             opts.tail_lines,
         ))
     }
-}
-
-/// Refuses a command bash cannot be given (a NUL byte) and variables it
-/// cannot hold, before anything waits or runs.
-pub(super) fn check_command(command: &str, env: &[(String, String)]) -> Result<()> {
-    if command.contains('\0') {
-        return Err(Error::InvalidArgument("command contains a NUL byte".into()));
-    }
-    env.iter().try_for_each(|(k, v)| validate_var(k, v))
 }
 
 /// Gives bash a new output pipe, for a run that left something running
