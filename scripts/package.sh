@@ -1,23 +1,20 @@
 #!/usr/bin/env bash
-# Builds conch's installable packages from one version (the workspace's, in
-# Cargo.toml), then installs each on a PATH without cargo or rustc and runs
-# the examples against it. Writes into target/package/:
+# Makes conch's installable packages of one version (the workspace's, in
+# Cargo.toml) from the release build (scripts/build.sh, run first unless
+# the caller says CONCH_BUILT=1), then installs each on a PATH without
+# cargo or rustc and runs the examples against it. Writes into target/package/:
 #   conch-<v>-cp310-abi3-manylinux_*.whl       Python (abi3: CPython >= 3.10)
 #   conch-<v>.tgz, conch-linux-x64-gnu-<v>.tgz npm: the main package and its
 #                                              platform package (napi-rs layout)
 #   conch-<v>-linux-x64.tar.gz                 C library, header, pkg-config
 #                                              file, and the conch CLI
 # Needs only what scripts/test.sh needs (Rust, Python >= 3.10 with pip,
-# Node 20 with npm, a C compiler, pkg-config); installs maturin and the napi
-# CLI itself. Exits non-zero on any failure.
+# Node 20 with npm, a C compiler, pkg-config). Exits non-zero on any
+# failure.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-export CARGO_TERM_COLOR=never
-
-META=$(cargo metadata --no-deps --format-version 1)
-TARGET_DIR=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' <<<"$META")
-VERSION=$(python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "conch-core"))' <<<"$META")
+source "$(dirname "$0")/paths.sh"
+[ -n "${CONCH_BUILT:-}" ] || "$ROOT/scripts/build.sh"
+cd "$ROOT"
 OUT="$TARGET_DIR/package"
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -29,13 +26,12 @@ NPM_VERSION=$(node -p 'require("./bindings/node/package.json").version')
 [ "$NPM_VERSION" = "$VERSION" ] ||
   { echo "bindings/node/package.json says $NPM_VERSION, Cargo.toml says $VERSION"; exit 1; }
 
-echo "== package: C library and CLI (release)"
-cargo build --release --locked -p conch-ffi -p conch-cli
+echo "== package: C library and CLI"
 C_NAME="conch-$VERSION-linux-x64"
 C_DIR="$OUT/$C_NAME"
 mkdir -p "$C_DIR/bin" "$C_DIR/lib/pkgconfig" "$C_DIR/include"
-cp "$TARGET_DIR/release/conch" "$C_DIR/bin/"
-cp "$TARGET_DIR/release/libconch.so" "$TARGET_DIR/release/libconch.a" "$C_DIR/lib/"
+cp "$RELEASE_DIR/conch" "$C_DIR/bin/"
+cp "$RELEASE_DIR/libconch.so" "$RELEASE_DIR/libconch.a" "$C_DIR/lib/"
 # The release profile keeps line tables for backtraces; a package does not.
 strip --strip-debug "$C_DIR/bin/conch" "$C_DIR/lib/libconch.so" "$C_DIR/lib/libconch.a"
 cp include/conch.h "$C_DIR/include/"
@@ -46,19 +42,12 @@ sed -e 's|@LIBDIR@|${pcfiledir}/..|' -e 's|@INCLUDEDIR@|${pcfiledir}/../../inclu
 tar -C "$OUT" -czf "$OUT/$C_NAME.tar.gz" "$C_NAME"
 rm -rf "$C_DIR"
 
-echo "== package: Python wheel (maturin, abi3, manylinux check)"
-VENV="$OUT/build-venv"
-python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q 'maturin==1.16.0'
-(cd bindings/python && PYO3_PYTHON="$VENV/bin/python" "$VENV/bin/maturin" build --release --locked \
-  --strip --interpreter "$VENV/bin/python" --out "$OUT" --quiet)
-rm -rf "$VENV"
+echo "== package: Python wheel (built abi3, stripped and manylinux-checked by maturin)"
+cp "$WHEEL_DIR"/conch-"$VERSION"-*.whl "$OUT/"
 
 echo "== package: npm packages (napi-rs layout)"
 NODE_STAGE="$OUT/node"
 mkdir -p "$NODE_STAGE/conch"
-(cd bindings/node && npm ci --no-audit --no-fund --silent &&
-  npx napi build --platform --release --strip --output-dir "$NODE_STAGE/build" >/dev/null)
 cp bindings/node/{package.json,conch.js,conch.mjs,conch.d.ts,index.js,index.d.ts} "$NODE_STAGE/conch/"
 cp README.md LICENSE-MIT LICENSE-APACHE "$NODE_STAGE/conch/"
 # The published main package: no dev dependencies or scripts, not private,
@@ -78,7 +67,8 @@ fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n')
 EOF
 (cd "$NODE_STAGE/conch" && "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --npm-dir npm >/dev/null)
 PLATFORM="$NODE_STAGE/conch/npm/linux-x64-gnu"
-cp "$NODE_STAGE/build/conch.linux-x64-gnu.node" LICENSE-MIT LICENSE-APACHE "$PLATFORM/"
+cp bindings/node/conch.linux-x64-gnu.node LICENSE-MIT LICENSE-APACHE "$PLATFORM/"
+strip --strip-debug "$PLATFORM/conch.linux-x64-gnu.node"
 node -e 'const fs = require("fs"); const f = process.argv[1]; const p = JSON.parse(fs.readFileSync(f, "utf8"));
   p.files.push("LICENSE-MIT", "LICENSE-APACHE"); fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' "$PLATFORM/package.json"
 (cd "$NODE_STAGE/conch" && rm -rf npm/*/README.md && mv npm "$NODE_STAGE/npm" &&

@@ -1,31 +1,16 @@
 #!/usr/bin/env bash
-# The C face: builds libconch, checks include/conch.h (compiles as C11 and
-# C++17 with -Wall -Werror, declares exactly the exported symbols), runs the
-# C tests in tests/c/ under valgrind (no leak of any kind, no memory error)
+# The C face, against libconch of the release build (scripts/build.sh, run
+# first unless the caller says CONCH_BUILT=1): checks include/conch.h
+# (compiles as C11 and C++17 with -Wall -Werror, declares exactly the
+# exported symbols), runs the C tests in tests/c/ under valgrind (no leak of any kind, no memory error)
 # and builds and runs examples/c/ against the shared and the static library
-# and through its pkg-config file. Installs valgrind, g++ and pkg-config when
-# missing. Exits non-zero on any failure.
+# and through its pkg-config file. Exits non-zero on any failure.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
+source "$(dirname "$0")/paths.sh"
+[ -n "${CONCH_BUILT:-}" ] || "$ROOT/scripts/build.sh"
+cd "$ROOT"
 
-# Debian packages for the tools the C checks need (CI is a fresh Debian).
-need=()
-command -v valgrind >/dev/null || need+=(valgrind)
-command -v c++ >/dev/null || need+=(g++)
-command -v pkg-config >/dev/null || need+=(pkg-config)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "== c: installing ${need[*]}"
-  SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-echo "== c: build conch-ffi"
-cargo build -p conch-ffi --locked
-META=$(cargo metadata --no-deps --format-version 1)
-TARGET_DIR=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' <<<"$META")
-VERSION=$(python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "conch-ffi"))' <<<"$META")
-LIBDIR="$TARGET_DIR/debug"
+LIBDIR="$RELEASE_DIR"
 OUT="$TARGET_DIR/ctest"
 mkdir -p "$OUT"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pthread -I"$ROOT/include")

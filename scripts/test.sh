@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test of conch on a fresh machine: Rust (fmt, clippy, unit,
-# integration, vectors), and, as the faces land, C, Python and Node.
-# Installs what it needs itself. Exits non-zero on any failure.
+# integration, vectors), C, Python, MCP, Node and the packages. Installs
+# what it needs itself. Exits non-zero on any failure.
+#
+# Builds first, each artifact once: clippy's check, the Rust tests (debug),
+# then the one release build the faces are tested from and the packages are
+# made of (scripts/build.sh). Then the suites run side by side, each into
+# its own log, printed whole when it ends: they wait for processes, not for
+# the CPU, and none counts on being alone (scripts/test-under-load.sh runs
+# all of this with every core busy). Last, how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
@@ -19,23 +26,64 @@ if [ -n "${CONCH_BLESS+set}" ]; then
   exit 1
 fi
 
+START=$(date +%s)
+TIMES=()
+# step NAME COMMAND...: runs a step in the foreground and notes its time.
+step() {
+  local name=$1 began
+  shift
+  began=$(date +%s)
+  echo "== $name"
+  "$@"
+  TIMES+=("$(printf '%5ss  %s' $(($(date +%s) - began)) "$name")")
+}
+
 echo "== toolchains"; cargo --version; python3 --version; node --version
+step "docs: README.md is a page, every relative link resolves" python3 scripts/check-docs.py
+step "rust: fmt" cargo fmt --all --check
+step "rust: the release packages share their dependencies' features" ./scripts/check-features.sh
+step "rust: clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+step "rust: build the tests" cargo test --workspace --locked --no-run
+step "build: the release artifacts" ./scripts/build.sh
 
-echo "== docs: README.md is a page, every relative link resolves"
-python3 scripts/check-docs.py
+# The suites, side by side on the artifacts just built.
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+export CONCH_BUILT=1
+SUITES=(rust python mcp c node packages)
+declare -A COMMAND=(
+  [rust]="cargo test --workspace --locked"
+  [python]=./scripts/test-python.sh
+  [mcp]=./scripts/test-mcp.sh
+  [c]=./scripts/test-c.sh
+  [node]=./scripts/test-node.sh
+  [packages]=./scripts/package.sh
+)
+declare -A SUITE_OF BEGAN
+for suite in "${SUITES[@]}"; do
+  BEGAN[$suite]=$(date +%s)
+  # shellcheck disable=SC2086 # the command is words
+  ${COMMAND[$suite]} >"$LOGS/$suite" 2>&1 &
+  SUITE_OF[$!]=$suite
+done
+failed=()
+# Each log is printed once its suite ends, in the order they end.
+for _ in "${SUITES[@]}"; do
+  status=0
+  wait -n -p ended "${!SUITE_OF[@]}" || status=$?
+  suite=${SUITE_OF[$ended]}
+  took=$(($(date +%s) - BEGAN[$suite]))
+  echo "== suite $suite (${COMMAND[$suite]}): $([ $status = 0 ] && echo passed || echo "FAILED, exit $status") in ${took}s"
+  cat "$LOGS/$suite"
+  TIMES+=("$(printf '%5ss  suite %s%s' "$took" "$suite" "$([ $status = 0 ] || echo ' (FAILED)')")")
+  [ $status = 0 ] || failed+=("$suite")
+done
 
-echo "== rust: fmt, clippy, tests"
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked
-./scripts/test-python.sh
-./scripts/test-mcp.sh
-
-echo "== c: libconch, include/conch.h, C tests under valgrind, example"
-./scripts/test-c.sh
-
-echo "== node: addon, generated index.js/index.d.ts, node:test suite, example"
-./scripts/test-node.sh
-
-echo "== packages: wheel, npm tarballs, C tarball; installed and run without a Rust toolchain"
-./scripts/package.sh
+echo "== times (the suites ran side by side)"
+printf '%s\n' "${TIMES[@]}"
+echo "$(printf '%5ss' $(($(date +%s) - START)))  in all"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "every suite passed"

@@ -193,12 +193,12 @@ describe('close and dispose', () => {
   })
 })
 
-test('npm run build is the release build; the test script uses build:debug', () => {
+test('npm run build is the release build, the one the tests and the packages use', () => {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url)))
   assert.equal(pkg.scripts.build, 'napi build --platform --release')
   assert.equal(pkg.scripts['build:debug'], 'napi build --platform')
-  const script = readFileSync(new URL('../../../scripts/test-node.sh', import.meta.url), 'utf8')
-  assert.match(script, /^npm run build:debug$/m)
+  const script = readFileSync(new URL('../../../scripts/build.sh', import.meta.url), 'utf8')
+  assert.match(script, /^\(cd bindings\/node && npm run --silent build\)$/m)
 })
 
 test('fifty parallel runs leave threads and descriptors as they were', { timeout: 60_000 }, async () => {

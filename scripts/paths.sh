@@ -1,0 +1,16 @@
+# Sourced by the scripts: where the test command's one release build puts
+# each artifact. Every release build names the host triple (`--target`), as
+# `napi build --platform` does, so the Node addon, the wheel, libconch and
+# the CLI share one directory and compile the dependencies they share once.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+META=$(cd "$ROOT" && cargo metadata --no-deps --format-version 1)
+TARGET_DIR=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' <<<"$META")
+VERSION=$(python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "conch-core"))' <<<"$META")
+# libconch.{so,a} and the conch CLI.
+RELEASE_DIR="$TARGET_DIR/$TRIPLE/release"
+# The wheel (the one in it is the one the Python tests import).
+WHEEL_DIR="$TARGET_DIR/wheels"
+# The repository's virtualenv: the wheel, pytest, the MCP SDK, maturin.
+VENV="$ROOT/.venv"
+export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
