@@ -215,7 +215,7 @@ test('sandboxApplied names what of the sandbox is in force', async () => {
     assert.ok(applied.landlockAbi >= 1)
     assert.equal(applied.filesystem, true)
     assert.equal(applied.network, true)
-    assert.equal(applied.limits, true)
+    assert.equal(applied.limits, false) // none asked
     assert.equal(applied.tcpPorts, false)
     assert.equal(applied.processes, false)
     assert.equal(applied.sessionMemory, false)

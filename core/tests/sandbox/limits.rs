@@ -27,6 +27,15 @@ fn bounded(sh: &Shell, command: &str, secs: u64) -> BashResult {
 }
 
 #[test]
+fn the_applied_limits_are_the_ones_asked() {
+    let (dir, sh) = limited("none", Limits::default());
+    let applied = sh.sandbox_applied().unwrap();
+    assert!(!applied.limits && !applied.processes && !applied.session_memory);
+    drop(sh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_cpu_cap_ends_a_busy_loop_and_the_session_goes_on() {
     let (dir, sh) = limited(
         "cpu",
@@ -35,6 +44,7 @@ fn a_cpu_cap_ends_a_busy_loop_and_the_session_goes_on() {
             ..Limits::default()
         },
     );
+    assert!(sh.sandbox_applied().unwrap().limits);
     let started = Instant::now();
     let r = bounded(&sh, "bash -c 'while :; do :; done'", 30);
     assert!(!r.timed_out, "the CPU cap did not end the loop");

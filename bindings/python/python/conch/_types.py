@@ -230,7 +230,9 @@ class SandboxApplied:
     """
 
     limits: bool
-    """The per-process limits (rlimits: always applied)."""
+    """The per-process limits (rlimits, always applied when asked);
+    `false` when none is asked.
+    """
 
     processes: bool
     """`Limits::processes` (a cgroup); `false` when not asked."""

@@ -159,7 +159,8 @@ pub struct SandboxApplied {
     /// sandbox (Landlock ABI 6): applied when the kernel has it, never
     /// required.
     pub scopes: bool,
-    /// The per-process limits (rlimits: always applied).
+    /// The per-process limits (rlimits, always applied when asked);
+    /// `false` when none is asked.
     pub limits: bool,
     /// [`Limits::processes`] (a cgroup); `false` when not asked.
     pub processes: bool,

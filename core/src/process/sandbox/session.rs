@@ -216,7 +216,7 @@ impl SessionSandbox {
                 confinement.rlimits.push((resource, value));
             }
         }
-        applied.limits = true;
+        applied.limits = !confinement.rlimits.is_empty();
 
         // Limits of the session: cgroups.
         let mut cgroup = |controller: &str, file: (&str, &str, u64)| match Cgroup::new(
