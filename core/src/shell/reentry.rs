@@ -62,14 +62,15 @@ impl BusyKey {
         BUSY.with(|busy| busy.borrow().iter().any(|key| key.id() == id))
     }
 
-    /// An error when this thread is inside a run of this key: `call` (as
-    /// the face names it, e.g. `Shell.run`) would wait for itself.
-    pub fn check(&self, call: &str) -> Result<()> {
+    /// An error when this thread is inside a run of this key: `call` (what
+    /// the call asks for, in words every face shares: "a run was
+    /// started") on `object` ("shell", "tool") would wait for itself.
+    pub fn check(&self, call: &str, object: &str) -> Result<()> {
         if self.is_entered() {
             return Err(Error::InvalidArgument(format!(
-                "{call} was called from inside a callback of a run on the same object; \
-                 that run holds the turn until the callback returns, so this call would \
-                 wait forever: make it after the run returns"
+                "{call} from inside a callback of a run on the same {object}: that run \
+                 holds the {object} until the callback returns, so this call would wait \
+                 forever; make it after the run returns"
             )));
         }
         Ok(())
@@ -114,19 +115,21 @@ impl Entered {
 mod tests {
     use super::*;
 
+    const RUN: &str = "a run was started";
+
     #[test]
     fn a_key_is_busy_on_its_thread_while_entered() {
         let key = BusyKey::of(Arc::new(()));
         let other = BusyKey::of(Arc::new(()));
-        assert!(key.check("Shell.run").is_ok());
+        assert!(key.check(RUN, "shell").is_ok());
         let guard = key.enter();
         let nested = key.enter();
-        let err = key.check("Shell.run").unwrap_err().to_string();
+        let err = key.check(RUN, "shell").unwrap_err().to_string();
         assert!(
-            err.starts_with("Shell.run was called from inside a callback"),
+            err.starts_with("a run was started from inside a callback of a run on the same shell:"),
             "{err}"
         );
-        assert!(other.check("Shell.run").is_ok(), "another key is free");
+        assert!(other.check(RUN, "shell").is_ok(), "another key is free");
         let copy = key.clone();
         std::thread::spawn(move || assert!(!copy.is_entered(), "per thread"))
             .join()
@@ -134,9 +137,9 @@ mod tests {
         let marks = entered();
         std::thread::spawn(move || {
             let held = marks.enter();
-            assert!(copy_of(&marks).check("Shell.run").is_err(), "carried over");
+            assert!(copy_of(&marks).check(RUN, "shell").is_err(), "carried over");
             drop(held);
-            assert!(copy_of(&marks).check("Shell.run").is_ok());
+            assert!(copy_of(&marks).check(RUN, "shell").is_ok());
         })
         .join()
         .unwrap();

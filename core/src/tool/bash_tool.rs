@@ -325,7 +325,7 @@ impl BashTool {
 
     /// [`BashTool::execute`], also returning the engine's result.
     pub fn run(&self, args: BashToolArgs, ctx: ToolContext<'_>) -> ToolRun {
-        if let Err(e) = self.busy.check("BashTool.execute") {
+        if let Err(e) = self.busy.check("a call was made", "tool") {
             return ToolRun::refused(ToolError::failed(e.to_string()));
         }
         let _busy = self.busy.enter();

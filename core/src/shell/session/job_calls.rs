@@ -187,7 +187,7 @@ impl Shell {
     /// Fails with [`Error::TooManyJobs`] when the session runs
     /// `max_jobs` jobs already; nothing is started then.
     pub fn start(&self, opts: JobOptions) -> Result<JobId> {
-        self.busy.check("Shell.start")?;
+        self.busy.check("a job was started", "shell")?;
         self.start_in_place(self.queue.place(), opts)
     }
 

@@ -55,7 +55,7 @@ impl Shell {
     /// Fails when this thread is inside a callback of a run of this shell
     /// (see [`Shell::busy_key`]): that place would never be served.
     pub fn reserve(&self) -> Result<Place> {
-        self.busy.check("Shell.run")?;
+        self.busy.check("a run was started", "shell")?;
         Ok(self.queue.place())
     }
 
