@@ -1,6 +1,12 @@
 //! A per-user private directory for conch's own files (rc snapshots, long
 //! command texts): `$TMPDIR/conch-<uid>`, mode 0700, checked to be ours and
 //! not a symlink, so another user cannot plant or read what bash sources.
+//!
+//! The files one host writes for a moment (a session's state on its way to
+//! a job, a long command) are named `<kind>-<pid>-<n>` after the host. They
+//! hold the session's variables, secrets included; a host killed while one
+//! exists cannot remove it, so the first conch of a later host does
+//! ([`sweep`]).
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::PathBuf;
@@ -31,7 +37,43 @@ fn create() -> std::result::Result<PathBuf, String> {
             dir.display()
         ));
     }
+    sweep(&dir);
     Ok(dir)
+}
+
+/// Removes the files of hosts that are gone: `<kind>-<pid>-<n>[.sh]` whose
+/// pid names no process. Directories (a sandboxed session's) are left:
+/// a host in another PID namespace sharing this directory could still be
+/// using one. Best effort: what cannot be read or removed stays.
+fn sweep(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(host_pid) else {
+            continue;
+        };
+        let gone = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+            rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+        });
+        if gone && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The host's pid in a name of [`unique_name`]'s form (`kind-pid-n`,
+/// `.sh` allowed after it); `None` for any other name.
+fn host_pid(name: &str) -> Option<i32> {
+    let name = name.strip_suffix(".sh").unwrap_or(name);
+    let mut parts = name.split('-');
+    let (kind, pid, n) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let kind_ok = !kind.is_empty() && kind.bytes().all(|b| b.is_ascii_lowercase());
+    (kind_ok && digits(pid) && digits(n) && parts.next().is_none())
+        .then(|| pid.parse().ok())
+        .flatten()
 }
 
 /// Writes `contents` to a new file `name` in the private dir with mode 0600.
@@ -58,4 +100,30 @@ pub fn unique_name(kind: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!("{kind}-{}-{n}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_pid_reads_only_the_names_a_host_gives_its_files() {
+        assert_eq!(host_pid("job-123-0"), Some(123));
+        assert_eq!(host_pid("cmd-123-456.sh"), Some(123));
+        assert_eq!(
+            host_pid(&unique_name("state")),
+            Some(std::process::id() as i32)
+        );
+        for other in [
+            "snapshot-1f2e.sh",
+            "job-12",
+            "job-12-x",
+            "Job-1-2",
+            "-1-2",
+            "job--2",
+            "job-1-2-3",
+        ] {
+            assert_eq!(host_pid(other), None, "{other}");
+        }
+    }
 }

@@ -526,8 +526,8 @@ pub struct Startup<'a> {
     pub snapshot: Option<&'a str>,
     /// The env policy's unsets.
     pub unset_script: &'a str,
-    /// A state file to source (see `shell::state`): the session's state
-    /// for a bash that takes the place of one moved to the background.
+    /// A state to run (see `shell::state`): the session's state for a
+    /// bash that takes the place of one moved to the background.
     pub restore: Option<&'a str>,
     /// The session's `EXIT` trap ([`exit_trap`]).
     pub exit_trap: &'a str,
@@ -567,11 +567,13 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
     }
-    if let Some(path) = start.restore {
+    // `eval` runs its text a command at a time, as `source` runs a file:
+    // a `shopt` of the state applies to the functions after it.
+    if let Some(text) = start.restore {
         let _ = write!(
             boot,
-            "builtin source {} </dev/null >/dev/null 2>&1; ",
-            single_quote(path)
+            "builtin eval {} </dev/null >/dev/null 2>&1; ",
+            single_quote(text)
         );
     }
     let _ = write!(

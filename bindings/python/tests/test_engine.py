@@ -279,6 +279,40 @@ def test_setsid_escapee_is_killed_on_abort(shell, marker):
     sleep.assert_gone()
 
 
+def test_a_killed_host_leaves_no_state_file_behind():
+    """The session's state (its variables: secrets too) never waits in a
+    file: not for the bash that takes over from a backgrounded run, not for
+    a job. A host killed by SIGKILL leaves none of its files in conch's
+    private directory."""
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    code = (
+        "import conch\n"
+        "sh = conch.Shell(snapshot=None)\n"
+        "sh.run('export PROBE_SECRET=sk-live-1')\n"
+        "r = sh.run('/bin/sleep 30', yield_after=0.1)\n"
+        "assert r.backgrounded is not None\n"
+        "sh.start('/bin/sleep 30')\n"
+        "print('ready', flush=True)\n"
+        "sh.run('/bin/sleep 30')\n"
+    )
+    host = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout.readline().strip() == "ready"
+        host.kill()
+        host.wait(GUARD)
+    finally:
+        host.kill()
+        host.wait()
+    private = Path(tempfile.gettempdir()) / f"conch-{os.getuid()}"
+    left = [p.name for p in private.iterdir()
+            if f"-{host.pid}-" in p.name and not p.is_dir()]
+    assert left == [], f"a killed host left {left}"
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_nothing_outlives_a_python_host_that_dies(how):
     """A host killed mid-command takes everything its shells started with

@@ -5,7 +5,6 @@
 //! was moved to the background with the command it runs.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,8 +27,6 @@ pub(crate) enum Role {
         /// The write end of its stdin pipe, or its terminal's master.
         input: Option<OwnedFd>,
         terminal: bool,
-        /// The state file it started from, removed when the job is over.
-        file: PathBuf,
     },
     /// The session's bash, moved to the background while it ran the
     /// command itself. `spared` are its children from before the command
@@ -63,23 +60,17 @@ pub(crate) struct Control {
     /// The signal that has the session's bash abandon the command (see
     /// `crate::protocol`'s unwind trap); `None` for a bash started for the job.
     unwind: Option<Signal>,
-    file: Option<PathBuf>,
     grace: Duration,
 }
 
 impl Control {
     /// `hold`: the root waits until it closes.
     pub(crate) fn new(root: Process, hold: OwnedFd, role: Role, grace: Duration) -> Control {
-        let (input, terminal, file, session, unwind) = match role {
-            Role::Started {
-                input,
-                terminal,
-                file,
-            } => (input, terminal, Some(file), None, None),
+        let (input, terminal, session, unwind) = match role {
+            Role::Started { input, terminal } => (input, terminal, None, None),
             Role::Session { spared, seq } => (
                 None,
                 false,
-                None,
                 Some(spared),
                 Some(crate::protocol::unwind_signal(seq)),
             ),
@@ -93,7 +84,6 @@ impl Control {
             hold: Mutex::new(Some(hold)),
             session,
             unwind,
-            file,
             grace,
         }
     }
@@ -244,9 +234,6 @@ impl Control {
         let _ = root.kill();
         tree::signal_all(&tree::session_members(self.pid), Signal::KILL);
         let _ = root.wait();
-        if let Some(file) = &self.file {
-            let _ = std::fs::remove_file(file);
-        }
     }
 }
 

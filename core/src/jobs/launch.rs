@@ -5,13 +5,13 @@ use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Control, Role};
 use crate::process::io::{
-    Read, output_pipe, pipe, poll, pollin, read, set_nonblocking, socketpair,
+    Read, grow_pipe, output_pipe, pipe, poll, pollin, read, set_nonblocking, socketpair,
 };
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
@@ -19,7 +19,8 @@ use crate::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::pty::open_terminal;
 use crate::{Error, Result};
 
-/// The root's `-c` script; `$1` is the state file. The root first moves
+/// The root's `-c` script; `$1` is where its state is read from
+/// ([`STATE_FD`]). The root first moves
 /// the job's output from its own stderr to descriptor 61 and sends its
 /// stderr to `/dev/null`: what bash says of the subshell's end (`Killed
 /// ( … )`, with the protocol's text) is the root's and must not reach the
@@ -27,9 +28,10 @@ use crate::{Error, Result};
 /// pipe: from then on a signal to the job reaches the command), closes the
 /// status and hold descriptors, takes the output back as its stderr, takes
 /// the argument, clears the positional parameters (before `source`, which
-/// would otherwise leave `BASH_ARGV` holding them), sources the file (the
-/// session's state, then the job's variables, its command in `$__conch_c`
-/// and the `set -x`/`set -v` held back for it in `$__conch_on`), shows the
+/// would otherwise leave `BASH_ARGV` holding them), sources the state (the
+/// session's, then the job's variables, its command in `$__conch_c` and
+/// the `set -x`/`set -v` held back for it in `$__conch_on`) and closes its
+/// descriptor, shows the
 /// command as `BASH_EXECUTION_STRING` as `bash -c` does, and `eval`s it,
 /// its own first step unsetting the variables that carried it. Then the
 /// root reports `1 NUL status NUL NUL` (a status record of run 1), lets go
@@ -41,11 +43,22 @@ use crate::{Error, Result};
 /// root.
 const ROOT: &str = "builtin trap : INT; exec 61>&2 2>/dev/null; \
 ( builtin printf r >&62; exec 62>&- 63<&- 2>&61 61>&-; \
-__conch_f=$1; builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; \
+__conch_f=$1; builtin set --; builtin source \"$__conch_f\" </dev/null >/dev/null 2>&1; exec 60<&-; \
 BASH_EXECUTION_STRING=$__conch_c; \
 builtin eval \"builtin unset -v __conch_f __conch_c __conch_on; $__conch_on$__conch_c\" ); \
-builtin printf '1\\0%s\\0\\0' \"$?\" >&62; exec 61>&- 62>&- >/dev/null </dev/null; \
+builtin printf '1\\0%s\\0\\0' \"$?\" >&62; exec 60<&- 61>&- 62>&- >/dev/null </dev/null; \
 builtin read -r -u 63 _";
+
+/// The descriptor the root reads its state from (as `/dev/fd/60`): the
+/// read end of a pipe the host fills. The state holds the session's
+/// variables, secrets included: in a pipe it is gone once read, where a
+/// file would outlive a host that is killed. (60 is the session loop's
+/// output descriptor; a root runs no loop.)
+const STATE_FD: i32 = 60;
+
+/// What a pipe holds at the most (Linux's default limit for a user): a
+/// larger state is written by a thread as the root reads it.
+const STATE_PIPE_BYTES: usize = 1 << 20;
 
 /// The byte the job's subshell writes on the status pipe once it exists.
 const READY: u8 = b'r';
@@ -63,8 +76,8 @@ pub(crate) struct Spec<'a> {
     pub shell: &'a Path,
     /// `$0`.
     pub name: &'a str,
-    /// The state file (removed when the job is over).
-    pub state: PathBuf,
+    /// The state (see `crate::shell::state`) the job starts from.
+    pub state: String,
     pub cwd: &'a Path,
     pub stdin: bool,
     pub pty: Option<(u16, u16)>,
@@ -92,14 +105,12 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     let (status, status_w) = pipe()?;
     set_nonblocking(&status)?;
     let (hold, hold_theirs) = socketpair()?;
-    let state = spec
-        .state
-        .to_str()
-        .ok_or_else(|| Error::InvalidArgument("the state file's path is not UTF-8".into()))?;
+    let (state, rest) = state_pipe(spec.state)?;
+    let state_path = format!("/dev/fd/{STATE_FD}");
     let mut launch = Launch {
         program: spec.shell.to_path_buf(),
         arg0: Some(spec.name.into()),
-        args: ["--noprofile", "--norc", "-c", ROOT, spec.name, state]
+        args: ["--noprofile", "--norc", "-c", ROOT, spec.name, &state_path]
             .map(OsString::from)
             .into(),
         cwd: Some(spec.cwd.to_path_buf()),
@@ -108,6 +119,7 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
         fds: vec![
             (status_w.as_raw_fd(), STATUS_FD),
             (hold_theirs.as_raw_fd(), PROTOCOL_FD),
+            (state.as_raw_fd(), STATE_FD),
         ],
         sandbox: spec.sandbox.clone(),
         ..Launch::default()
@@ -144,24 +156,66 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     };
     let program = launch.program.display().to_string();
     let root = spawn(launch).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
-    drop((keep, status_w, hold_theirs));
+    drop((keep, status_w, hold_theirs, state));
+    if let Some(rest) = rest {
+        rest.finish();
+    }
     let initial_status = wait_ready(&status)?;
     let terminal = spec.pty.is_some();
     Ok(Launched {
-        control: Control::new(
-            root,
-            hold,
-            Role::Started {
-                input,
-                terminal,
-                file: spec.state,
-            },
-            spec.grace,
-        ),
+        control: Control::new(root, hold, Role::Started { input, terminal }, spec.grace),
         output,
         status,
         initial_status,
     })
+}
+
+/// A pipe holding `state` for a root to read: its read end, and what is
+/// left to write when the state is larger than the pipe holds.
+fn state_pipe(state: String) -> Result<(OwnedFd, Option<StateWriter>)> {
+    let (read, write) = pipe()?;
+    grow_pipe(&read, state.len().clamp(1, STATE_PIPE_BYTES));
+    let room = rustix::pipe::fcntl_getpipe_size(&read).unwrap_or(0);
+    if state.len() <= room {
+        // The read end is ours: the write cannot block or meet a closed
+        // pipe.
+        rustix::io::write(&write, state.as_bytes())
+            .map_err(|e| Error::io("cannot pass a job its state", e.into()))?;
+        return Ok((read, None));
+    }
+    Ok((read, Some(StateWriter { write, state })))
+}
+
+/// The write end of a state pipe and the state, for a thread to write as
+/// the root reads.
+struct StateWriter {
+    write: OwnedFd,
+    state: String,
+}
+
+impl StateWriter {
+    /// Writes the state on a thread of its own, which ends once it is
+    /// written or the root is gone (`EPIPE`: SIGPIPE is blocked on that
+    /// thread, so it never reaches the host).
+    fn finish(self) {
+        std::thread::spawn(move || {
+            // SAFETY: a signal-mask call on this thread's own mask.
+            unsafe {
+                let mut pipe: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut pipe);
+                libc::sigaddset(&mut pipe, libc::SIGPIPE);
+                libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
+            }
+            let mut data = self.state.as_bytes();
+            while !data.is_empty() {
+                match rustix::io::write(&self.write, data) {
+                    Ok(n) => data = &data[n..],
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
+                }
+            }
+        });
+    }
 }
 
 /// Waits for the ready byte on the (non-blocking) status pipe, for at

@@ -41,8 +41,9 @@ fn a_run_from_its_own_callback_is_refused_and_the_outer_run_goes_on() {
         let err = result.unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
         assert!(
-            err.to_string()
-                .starts_with("Shell.run was called from inside a callback"),
+            err.to_string().starts_with(
+                "a run was started from inside a callback of a run on the same shell:"
+            ),
             "{err}"
         );
     }

@@ -417,6 +417,21 @@ fn misuse_of_jobs_gets_typed_errors() {
 }
 
 #[test]
+fn a_job_gets_a_state_larger_than_a_pipe_holds() {
+    let sh = crate::clean_shell();
+    // 3 MiB of variables: more than the state pipe holds at once.
+    sh.run(
+        RunOptions::new("BIG=$(head -c 3145728 /dev/zero | tr '\\0' x); f() { echo in-f; }"),
+        |_| {},
+    )
+    .unwrap();
+    let job = start(&sh, "echo ${#BIG}; f");
+    let p = poll(&sh, job, HANG);
+    assert_eq!((p.status, p.exit_code), (JobStatus::Exited, Some(0)));
+    assert_eq!(p.output, "3145728\nin-f\n");
+}
+
+#[test]
 fn a_signal_right_after_start_reaches_the_command() {
     let sh = crate::clean_shell();
     for _ in 0..5 {

@@ -681,7 +681,9 @@ fn a_call_from_its_own_update_callback_fails_at_once() {
     for result in nested {
         match result {
             Err(ToolError::Failed { message, .. }) => assert!(
-                message.starts_with("BashTool.execute was called from inside a callback"),
+                message.starts_with(
+                    "a call was made from inside a callback of a run on the same tool:"
+                ),
                 "{message}"
             ),
             other => panic!("expected a failure, got {other:?}"),

@@ -147,11 +147,8 @@ impl Shell {
             status: Some(status),
             initial_status: parser.into_pending(),
         });
-        let restore = private_dir::write_private(
-            &private_dir::unique_name("session"),
-            state::restore_text(dump, &StateAdditions::default()).as_bytes(),
-        )?;
-        let bash = self.spawn_bash(&self.cwd(), Some(restore))?;
+        let restore = state::restore_text(dump, &StateAdditions::default());
+        let bash = self.spawn_bash(&self.cwd(), Some(&restore))?;
         self.bash_pid.store(bash.pid(), Ordering::SeqCst);
         state.bash = Some(bash);
         id.ok_or_else(|| Error::Spawn("cannot read the output of a background job".into()))
@@ -231,29 +228,21 @@ impl Shell {
                 ..StateAdditions::default()
             },
         );
-        let file = private_dir::write_private(&private_dir::unique_name("job"), text.as_bytes())?;
-        let launched = jobs::launch(jobs::Spec {
-            shell: &self.config.shell,
-            name: &self.shell_name(),
-            state: file.clone(),
-            cwd: &cwd,
-            stdin: opts.stdin,
-            pty: opts.pty,
-            grace: self.config.escalation.grace,
-            sandbox: self.config.confinement.clone(),
-        });
         let jobs::Launched {
             control,
             output,
             status,
             initial_status,
-        } = match launched {
-            Ok(launched) => launched,
-            Err(e) => {
-                let _ = std::fs::remove_file(&file);
-                return Err(e);
-            }
-        };
+        } = jobs::launch(jobs::Spec {
+            shell: &self.config.shell,
+            name: &self.shell_name(),
+            state: text,
+            cwd: &cwd,
+            stdin: opts.stdin,
+            pty: opts.pty,
+            grace: self.config.escalation.grace,
+            sandbox: self.config.confinement.clone(),
+        })?;
         let processes = Processes::Root {
             control,
             seq: jobs::ROOT_SEQ,

@@ -91,8 +91,6 @@ struct Bash {
     /// A command's `exit` replaced the bash in this process with a fresh
     /// one (protocol's `EXIT_TRAP`): the next run is a reset.
     replaced: bool,
-    /// The state file it starts from, removed once it is ready.
-    restore: Option<PathBuf>,
     /// When it must have answered its start-up text (set when a run first
     /// waits for it).
     ready_by: Option<Instant>,
@@ -363,10 +361,12 @@ impl Shell {
 
     /// Starts bash in `cwd` and sends it the start-up text (the snapshot
     /// and the protocol loop); [`Shell::ready`] waits for its answer.
-    /// With `restore`, a state file (see [`state`]) the bash sources in
-    /// place of the snapshot, with an empty environment (the file sets
-    /// the session's); it is removed once bash is ready.
-    fn spawn_bash(&self, cwd: &Path, restore: Option<PathBuf>) -> Result<Bash> {
+    /// With `restore`, the session's state (see [`state`]) the bash runs
+    /// in place of the snapshot, with an empty environment (the state sets
+    /// the session's). It goes in the start-up text, never into a file:
+    /// it holds the session's variables, secrets included, and a file
+    /// would outlive a host that is killed.
+    fn spawn_bash(&self, cwd: &Path, restore: Option<&str>) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
         let launch = Launch {
             program: self.config.shell.clone(),
@@ -402,7 +402,6 @@ impl Shell {
             seq: 0,
             ready: false,
             replaced: false,
-            restore,
             ready_by: None,
             fifos,
             exit_trap: String::new(),
@@ -413,7 +412,7 @@ impl Shell {
             shell: &self.config.shell.to_string_lossy(),
             name: &self.shell_name(),
         });
-        let text = self.startup_text(&bash, true);
+        let text = self.startup_text(&bash, Some(restore));
         if let Err(e) = send_all(&bash.input, &text) {
             return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
         }
@@ -437,14 +436,10 @@ impl Shell {
     }
 
     /// The start-up text for `bash`: `first` for the bash the host started
-    /// (its environment set), else for the one a command's `exit` put in
-    /// its place.
-    fn startup_text(&self, bash: &Bash, first: bool) -> Vec<u8> {
-        let restore = bash
-            .restore
-            .as_deref()
-            .and_then(Path::to_str)
-            .filter(|_| first);
+    /// (its environment set, `Some` of the state it restores, if any),
+    /// `None` for the one a command's `exit` put in its place.
+    fn startup_text(&self, bash: &Bash, first: Option<Option<&str>>) -> Vec<u8> {
+        let restore = first.flatten();
         protocol::startup(&protocol::Startup {
             snapshot: self
                 .config
@@ -459,7 +454,11 @@ impl Shell {
             restore,
             exit_trap: &bash.exit_trap,
             out_fd: bash.out.as_raw_fd(),
-            exports: if first { &[] } else { &self.config.env },
+            exports: if first.is_some() {
+                &[]
+            } else {
+                &self.config.env
+            },
         })
     }
 
@@ -471,7 +470,7 @@ impl Shell {
         bash.ready = false;
         bash.ready_by = None;
         bash.replaced = true;
-        send_all(&bash.input, &self.startup_text(bash, false))
+        send_all(&bash.input, &self.startup_text(bash, None))
     }
 
     /// Waits, once per bash, until it has sourced the snapshot and entered
@@ -495,9 +494,6 @@ impl Shell {
             Ok(Some(_)) => Ok(()),
             Err(why) => Err(why),
         };
-        if let Some(file) = bash.restore.take() {
-            let _ = std::fs::remove_file(file);
-        }
         match started {
             Ok(()) => {
                 bash.ready = true;
