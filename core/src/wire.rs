@@ -181,6 +181,19 @@ pub fn schema() -> Value {
     })
 }
 
+/// The properties `T` reads on the wire, by key, each with its schema (as
+/// [`schema`] lists them), so a face that takes options by name (Python's
+/// keyword arguments) refuses a name the core has no option for, as the
+/// language refuses an unknown argument, and knows every new one with no
+/// change of its own.
+pub fn option_properties<T: schemars::JsonSchema>() -> Map<String, Value> {
+    let schema = generator(Contract::Deserialize).into_root_schema_for::<T>();
+    match schema.get("properties") {
+        Some(Value::Object(props)) => props.clone(),
+        _ => Map::new(),
+    }
+}
+
 fn generator(contract: Contract) -> SchemaGenerator {
     let mut settings = SchemaSettings::draft2020_12();
     settings.contract = contract;
@@ -325,14 +338,18 @@ pub(crate) mod read {
         optional(d, |n: Num| max_bytes_option("max_bytes", n))
     }
 
+    /// `0` is a session that starts no job, as every face takes it.
     pub fn max_jobs<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-        optional(d, |n: Num| max_bytes_option("max_jobs", n))
+        optional(d, |n: Num| count_option("max_jobs", n))
             .map(|n| n.unwrap_or(crate::defaults::MAX_JOBS))
     }
 
+    /// `0`: a job's artifact keeps nothing, as every face takes it.
     pub fn job_artifact_cap<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        optional(d, |n: Num| limit_option("job_artifact_cap", n))
-            .map(|n| n.unwrap_or(crate::defaults::JOB_ARTIFACT_CAP))
+        optional(d, |n: Num| {
+            count_option("job_artifact_cap", n).map(|n| n as u64)
+        })
+        .map(|n| n.unwrap_or(crate::defaults::JOB_ARTIFACT_CAP))
     }
 
     pub fn snapshot<'de, D: Deserializer<'de>>(d: D) -> Result<Snapshot, D::Error> {
@@ -474,9 +491,10 @@ pub(crate) mod shape {
         })
     }
 
-    /// `"auto"`, `"none"` or the path of a snapshot file.
+    /// `"auto"`, `"none"` or the path of a snapshot file; its default
+    /// shown, as the derive shows the others' (`null` reads as it).
     pub fn snapshot(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": ["string", "null"], "minLength": 1})
+        json_schema!({"type": ["string", "null"], "minLength": 1, "default": crate::defaults::SNAPSHOT})
     }
 
     /// A string, or `null`.

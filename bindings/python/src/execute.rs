@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{
-    self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
+    self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, seconds,
 };
 use crate::errors::{guard, to_py};
 use crate::exit_hook;
@@ -25,7 +25,7 @@ use crate::signature::{py_default, text_signature};
     "execute_shell(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
     "cancel=None, head=None, tail=None, non_interactive_env=", py_default!(non_interactive_env),
     ", max_bytes=", py_default!(max_bytes),
-    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), sandbox=None)",
+    ", artifacts_dir=None, env_policy=None, sandbox=None)",
 )]
 /// Runs ``command`` once in a fresh ``<shell> -c`` process (default
 /// ``bash``; ``sh``, ``zsh``... work too) and returns a
@@ -36,7 +36,7 @@ use crate::signature::{py_default, text_signature};
 #[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
                     max_bytes=Whole::Int(defaults::MAX_BYTES as i64), artifacts_dir=None,
-                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(), sandbox=None),
+                    env_policy=None, sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
 pub fn execute_shell(
@@ -53,8 +53,7 @@ pub fn execute_shell(
     non_interactive_env: bool,
     max_bytes: Whole,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
-    inherit_env: &str,
-    exclude_env: Vec<String>,
+    env_policy: Option<&Bound<'_, PyAny>>,
     sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     guard(|| {
@@ -68,7 +67,7 @@ pub fn execute_shell(
             timeout: seconds("timeout", timeout)?,
             cancel: Some(token.clone()),
             non_interactive_env,
-            env_policy: env_policy(inherit_env, exclude_env)?,
+            env_policy: crate::options::value("env_policy", env_policy)?,
             max_bytes: convert::max_bytes(max_bytes)?,
             artifacts: artifacts(artifacts_dir)?,
             head_lines: count("head", head)?,
