@@ -635,6 +635,13 @@ typedef struct conch_job_options {
    * See `pty_cols`.
    */
   uint16_t pty_rows;
+  /**
+   * More options as a JSON object, the core's `JobOptions` serialized
+   * (snake_case keys, durations in seconds, as `docs/api/schema.json`
+   * lists them; not `command`). An option set here and by its typed field
+   * too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_job_options;
 
 /**
@@ -914,6 +921,14 @@ typedef struct conch_shell_options {
    * while `conch_shell_new` runs); NULL: none.
    */
   const struct conch_sandbox *sandbox;
+  /**
+   * More options as a JSON object, the core's `ShellOptions` in its
+   * serialized form (snake_case keys, as `docs/api/schema.json` lists
+   * them): every option, including those added after this header, with
+   * no new field. An option set here and by its typed field too is
+   * `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_shell_options;
 
 /**
@@ -959,6 +974,13 @@ typedef struct conch_run_options {
    * with the state it had before the command. 0: never.
    */
   uint64_t yield_after_ms;
+  /**
+   * More options as a JSON object, the core's `RunOptions` serialized
+   * (snake_case keys, durations in seconds, as `docs/api/schema.json`
+   * lists them; not `command`). An option set here and by its typed field
+   * too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_run_options;
 
 /**

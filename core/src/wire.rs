@@ -194,6 +194,89 @@ pub fn option_properties<T: schemars::JsonSchema>() -> Map<String, Value> {
     }
 }
 
+/// Every option of the option type `def` (`"ShellOptions"`,
+/// `"RunOptions"`, `"JobOptions"`…) in [`schema`] but `command`, each with
+/// a value it takes and one of a JSON type it does not: what each face's
+/// test walks, so it proves the face takes every option the core type has,
+/// one added later included. The values come from the schema's types, but
+/// for a few a type cannot give (a bash to run, a snapshot choice, a
+/// sandbox that starts where the kernel has none).
+pub fn option_samples(def: &str) -> Vec<(String, Value, Value)> {
+    let schema = schema();
+    let defs = &schema["$defs"];
+    let props = defs[def]["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    props
+        .into_iter()
+        .filter(|(key, _)| key != "command")
+        .map(|(key, prop)| {
+            let valid = match key.as_str() {
+                "shell" => json!("bash"),
+                "snapshot" => json!("none"),
+                "sandbox" => json!({"best_effort": true}),
+                _ => sample(&prop, defs),
+            };
+            let kinds = kinds(&prop, defs);
+            let wrong = if !kinds.contains(&"string") {
+                json!("x")
+            } else if !kinds.contains(&"integer") && !kinds.contains(&"number") {
+                json!(7)
+            } else {
+                json!(["x"])
+            };
+            (key, valid, wrong)
+        })
+        .collect()
+}
+
+/// The JSON types a property takes.
+fn kinds<'a>(prop: &'a Value, defs: &'a Value) -> Vec<&'a str> {
+    if let Some(target) = prop["$ref"].as_str() {
+        return kinds(&defs[target.rsplit('/').next().unwrap_or_default()], defs);
+    }
+    if let Some(any) = prop["anyOf"].as_array().or(prop["oneOf"].as_array()) {
+        return any.iter().flat_map(|p| kinds(p, defs)).collect();
+    }
+    match &prop["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => vec!["object"],
+    }
+}
+
+/// A value `prop` takes: its first constant, the smallest count, five
+/// seconds, `true`, `"."` for a string, one variable for a map of them,
+/// each property of an object.
+fn sample(prop: &Value, defs: &Value) -> Value {
+    if let Some(target) = prop["$ref"].as_str() {
+        return sample(&defs[target.rsplit('/').next().unwrap_or_default()], defs);
+    }
+    if let Some(first) = prop["oneOf"].as_array().and_then(|v| v.first()) {
+        return first["const"].clone();
+    }
+    if let Some(first) = prop["anyOf"].as_array().and_then(|v| v.first()) {
+        return sample(first, defs);
+    }
+    let kind = kinds(prop, defs).into_iter().find(|k| *k != "null");
+    match kind.unwrap_or("null") {
+        "boolean" => json!(true),
+        "integer" => json!(prop["minimum"].as_u64().unwrap_or(1).max(1)),
+        "number" => json!(5.0),
+        "string" => json!("."),
+        "array" => json!([]),
+        "object" => match prop["properties"].as_object() {
+            Some(props) => props
+                .iter()
+                .map(|(key, p)| (key.clone(), sample(p, defs)))
+                .collect(),
+            None => json!({"CONCH_SAMPLE": "1"}),
+        },
+        _ => Value::Null,
+    }
+}
+
 fn generator(contract: Contract) -> SchemaGenerator {
     let mut settings = SchemaSettings::draft2020_12();
     settings.contract = contract;

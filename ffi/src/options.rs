@@ -18,7 +18,7 @@ use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
 
 use crate::artifact::conch_artifact_store;
-use crate::boundary::{opt_str_arg, opt_str_list};
+use crate::boundary::{env_list, opt_str_arg, opt_str_list};
 use crate::cancel::conch_cancel_token;
 use crate::handle;
 use crate::status::{FfiError, FfiResult};
@@ -175,4 +175,128 @@ pub(crate) unsafe fn artifacts(
 pub(crate) unsafe fn cancel(token: *const conch_cancel_token) -> Option<conch_core::CancelToken> {
     // SAFETY: forwarded from the caller.
     unsafe { handle::opt_ref(token) }.cloned()
+}
+
+/// What a struct's `options_json` sets: the core option type read from it
+/// by its serde derive (the serialized form `docs/api/schema.json`
+/// describes, snake_case), and the keys it named. C keeps typed fields for
+/// what a host sets without a JSON library; `options_json` carries every
+/// other option of the core type, so one the core adds reaches C with no
+/// change of the header. Each typed field is merged with it by
+/// [`Given::pick`]; the fields C has none for come from the JSON whole.
+pub(crate) struct FromJson<T> {
+    /// The options as read (defaults where the JSON names nothing).
+    pub(crate) value: T,
+    /// The keys the JSON set, to merge the typed fields with.
+    pub(crate) given: Given,
+}
+
+/// The keys an `options_json` set, and the name of the field it came in.
+pub(crate) struct Given {
+    keys: Vec<String>,
+    name: String,
+}
+
+/// `options_json` (NULL: none) as the core type `T`; `command` is the typed
+/// `command` field of a struct that has one (the JSON then must not set it).
+///
+/// # Safety
+/// `text` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn from_json<T: serde::de::DeserializeOwned>(
+    text: *const c_char,
+    name: &str,
+    command: Option<&str>,
+) -> FfiResult<FromJson<T>> {
+    // SAFETY: forwarded from the caller.
+    let text = unsafe { opt_str_arg(text, name) }?;
+    let mut object = match text.map(serde_json::from_str::<serde_json::Value>) {
+        None => serde_json::Map::new(),
+        Some(Ok(serde_json::Value::Object(object))) => object,
+        Some(Ok(_)) => return Err(FfiError::arg(format!("{name} must be a JSON object"))),
+        Some(Err(e)) => return Err(FfiError::arg(format!("{name} is not JSON: {e}"))),
+    };
+    let keys: Vec<String> = object.keys().cloned().collect();
+    let given = Given {
+        keys,
+        name: name.to_string(),
+    };
+    if let Some(command) = command {
+        given.pick("command", "opts->command", Some(()), ())?;
+        object.insert("command".into(), command.into());
+    }
+    let value = serde_json::from_value(serde_json::Value::Object(object))
+        .map_err(|e| FfiError::arg(format!("{name}: {e}")))?;
+    Ok(FromJson { value, given })
+}
+
+impl Given {
+    /// The value of option `key`: the typed field `field`'s when it is set
+    /// (`Some`), the JSON's otherwise. Set both ways, it is the caller's
+    /// mistake, never a silent choice of one.
+    pub(crate) fn pick<V>(
+        &self,
+        key: &str,
+        field: &str,
+        typed: Option<V>,
+        json: V,
+    ) -> FfiResult<V> {
+        match typed {
+            Some(_) if self.has(key) => Err(FfiError::arg(format!(
+                "{} sets \"{key}\", which {field} sets too: set it one way",
+                self.name
+            ))),
+            Some(value) => Ok(value),
+            None => Ok(json),
+        }
+    }
+
+    /// A path option: the typed field (`opts-><key>`, NULL: unset) or the
+    /// JSON's.
+    ///
+    /// # Safety
+    /// `p` is NULL or a NUL-terminated string.
+    pub(crate) unsafe fn path(
+        &self,
+        key: &str,
+        p: *const c_char,
+        json: Option<PathBuf>,
+    ) -> FfiResult<Option<PathBuf>> {
+        let field = format!("opts->{key}");
+        // SAFETY: forwarded from the caller.
+        let typed = unsafe { opt_path(p, &field) }?;
+        self.pick(key, &field, typed.map(Some), json)
+    }
+
+    /// `env`: the typed `"KEY=VALUE"` list (NULL: unset) or the JSON's.
+    ///
+    /// # Safety
+    /// `list` is NULL or a NULL-terminated array of C strings.
+    pub(crate) unsafe fn env(
+        &self,
+        list: *const *const c_char,
+        json: Vec<(String, String)>,
+    ) -> FfiResult<Vec<(String, String)>> {
+        let typed = (!list.is_null())
+            // SAFETY: forwarded from the caller.
+            .then(|| unsafe { env_list(list, "opts->env") })
+            .transpose()?;
+        self.pick("env", "opts->env", typed, json)
+    }
+
+    /// A duration option: the typed `<key>_ms` field (0: unset) or the
+    /// JSON's.
+    pub(crate) fn millis(
+        &self,
+        key: &str,
+        ms: u64,
+        json: Option<Duration>,
+    ) -> FfiResult<Option<Duration>> {
+        let field = format!("opts->{key}_ms");
+        self.pick(key, &field, timeout(ms, &field)?.map(Some), json)
+    }
+
+    /// Whether the JSON set `key`.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k == key)
+    }
 }

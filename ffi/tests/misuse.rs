@@ -711,6 +711,7 @@ proptest! {
                 on_job_exit: None,
                 user_data: ptr::null_mut(),
                 sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
+                options_json: ptr::null(),
             };
             let sh = conch_shell_new(&o);
             check_pointer(sh, "conch_shell_new")?;
@@ -726,6 +727,7 @@ proptest! {
                     tail_lines: r.tail,
                     cancel,
                     yield_after_ms: 0,
+                    options_json: ptr::null(),
                 };
                 let bad = AtomicUsize::new(0);
                 let mut out: *mut conch_bash_result = ptr::null_mut();
@@ -1173,6 +1175,7 @@ proptest! {
                             stdin_pipe: *stdin,
                             pty_cols: *cols,
                             pty_rows: *rows,
+                            options_json: ptr::null(),
                         };
                         let mut job = 0u32;
                         let rc = conch_shell_start(

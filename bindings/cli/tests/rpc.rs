@@ -1131,72 +1131,24 @@ fn bad_job_start_and_input_requests_get_error_replies() {
     assert_eq!(server.finish(), 0);
 }
 
-/// A valid value of an option, made from its schema: the smallest count,
-/// five seconds, `true`, the server's directory for a string, one variable
-/// for a map of them, each property of an object.
-fn schema_sample(prop: &Value, defs: &Value) -> Value {
-    if let Some(target) = prop["$ref"].as_str() {
-        return schema_sample(&defs[target.rsplit('/').next().unwrap()], defs);
-    }
-    let kinds: Vec<&str> = match &prop["type"] {
-        Value::String(kind) => vec![kind.as_str()],
-        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
-        _ => vec!["object"],
-    };
-    let kind = kinds.into_iter().find(|k| *k != "null").unwrap();
-    match kind {
-        "boolean" => json!(true),
-        "integer" => json!(prop["minimum"].as_u64().unwrap_or(1).max(1)),
-        "number" => json!(5.0),
-        "string" => json!("."),
-        "array" => json!([]),
-        "object" => match prop["properties"].as_object() {
-            Some(props) => props
-                .iter()
-                .map(|(key, p)| (key.clone(), schema_sample(p, defs)))
-                .collect(),
-            None => json!({"CONCH_SAMPLE": "1"}),
-        },
-        other => panic!("no sample of {other}"),
-    }
-}
-
-/// A value of a JSON type the option does not take.
-fn schema_wrong(prop: &Value) -> Value {
-    let text = prop["type"].to_string();
-    if !text.contains("string") {
-        json!("x")
-    } else if !text.contains("integer") && !text.contains("number") {
-        json!(7)
-    } else {
-        json!(["x"])
-    }
-}
-
 /// Every option of `RunOptions` (a `bash` request) and `JobOptions` (a
-/// `job_start`) in `docs/api/schema.json` is a request field, camelCase:
+/// `job_start`) in the core's schema is a request field, camelCase:
 /// a valid value is taken, a wrong JSON type is an error reply naming the
 /// field. Walked from the schema, so an option the core adds is checked
 /// here with no change of the server or of this test.
 #[test]
 fn every_option_of_the_schema_is_a_request_field() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api/schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let defs = &schema["$defs"];
     let mut server = Server::start("schema");
     for (def, kind) in [("RunOptions", "bash"), ("JobOptions", "job_start")] {
-        for (key, prop) in defs[def]["properties"].as_object().unwrap() {
-            if key == "command" {
-                continue;
-            }
-            let field = conch_core::wire::camel_key(key);
+        for (key, valid, wrong) in conch_core::wire::option_samples(def) {
+            let field = conch_core::wire::camel_key(&key);
             let mut request = json!({"type": kind, "command": "true"});
-            request[&field] = schema_sample(prop, defs);
+            request[&field] = valid;
             let data = server.ok(request.clone());
             if kind == "job_start" {
                 server.ok(json!({"type": "job_kill", "job": data["job"]}));
             }
-            request[&field] = schema_wrong(prop);
+            request[&field] = wrong;
             let error = server.refused(request.clone());
             assert!(
                 error.starts_with(&format!("\"{field}\": invalid type")),
