@@ -205,6 +205,23 @@ typedef struct conch_interception {
 } conch_interception;
 
 /**
+ * Which host variables reach the shell: the core's `EnvPolicy`, spelled
+ * `env_policy` with `inherit` and `exclude` on every face. Zeroed: every
+ * host variable, none excluded.
+ */
+typedef struct conch_env_policy {
+  /**
+   * NULL or `"all"`, `"core"` (PATH, HOME, … and `LC_*`), `"none"`.
+   */
+  const char *inherit;
+  /**
+   * Globs (`*`, `?`) of variable names never passed on, e.g. `"*_KEY"`,
+   * `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
+   */
+  const char *const *exclude;
+} conch_env_policy;
+
+/**
  * Resource limits of a sandboxed session; 0: no limit.
  */
 typedef struct conch_sandbox_limits {
@@ -326,14 +343,10 @@ typedef struct conch_execute_options {
    */
   const struct conch_cancel_token *cancel;
   /**
-   * Which host variables the process inherits: NULL or `"all"`, `"core"`,
-   * `"none"`.
+   * Which host variables the process inherits (see `conch_env_policy`;
+   * zeroed: all of them).
    */
-  const char *env_inherit;
-  /**
-   * Globs of variable names never passed on; ended by a NULL pointer.
-   */
-  const char *const *env_exclude;
+  struct conch_env_policy env_policy;
   /**
    * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
    */
@@ -696,14 +709,10 @@ typedef struct conch_pty_options {
    */
   const struct conch_artifact_store *artifact_store;
   /**
-   * Which host variables the command inherits: NULL or `"all"`, `"core"`,
-   * `"none"`.
+   * Which host variables the command inherits (see `conch_env_policy`;
+   * zeroed: all of them).
    */
-  const char *env_inherit;
-  /**
-   * Globs of variable names never passed on; ended by a NULL pointer.
-   */
-  const char *const *env_exclude;
+  struct conch_env_policy env_policy;
   /**
    * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
    */
@@ -875,15 +884,10 @@ typedef struct conch_shell_options {
    */
   const char *prefix;
   /**
-   * Which host variables the session inherits: NULL or `"all"`, `"core"`
-   * (PATH, HOME, … and `LC_*`), `"none"`.
+   * Which host variables the session inherits (see `conch_env_policy`;
+   * zeroed: all of them).
    */
-  const char *env_inherit;
-  /**
-   * Globs (`*`, `?`) of variable names never passed to the session, e.g.
-   * `"*_KEY"`, `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
-   */
-  const char *const *env_exclude;
+  struct conch_env_policy env_policy;
   /**
    * true: do not apply the non-interactive defaults (`PAGER=cat`,
    * `GIT_EDITOR=true`, `CI=1`, …).

@@ -8,7 +8,7 @@ use crate::artifact::conch_artifact_store;
 use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
-use crate::options;
+use crate::options::{self, conch_env_policy};
 use crate::result::{conch_bash_result, into_c};
 use crate::sandbox::{self, conch_sandbox};
 use crate::status::FfiResult;
@@ -42,11 +42,9 @@ pub struct conch_execute_options {
     pub tail_lines: usize,
     /// Cancels the command when cancelled, from any thread; NULL: none.
     pub cancel: *const conch_cancel_token,
-    /// Which host variables the process inherits: NULL or `"all"`, `"core"`,
-    /// `"none"`.
-    pub env_inherit: *const c_char,
-    /// Globs of variable names never passed on; ended by a NULL pointer.
-    pub env_exclude: *const *const c_char,
+    /// Which host variables the process inherits (see `conch_env_policy`;
+    /// zeroed: all of them).
+    pub env_policy: conch_env_policy,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
     pub skip_non_interactive_env: bool,
     /// The sandbox the command runs in (made for this run and removed
@@ -68,7 +66,7 @@ unsafe fn execute_options(opts: &conch_execute_options) -> FfiResult<ExecuteOpti
             timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
             cancel: options::cancel(opts.cancel),
             non_interactive_env: !opts.skip_non_interactive_env,
-            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
+            env_policy: options::env_policy(&opts.env_policy, "opts->")?,
             max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
             artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
             head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,

@@ -123,21 +123,29 @@ pub(crate) unsafe fn snapshot(p: *const c_char, name: &str) -> FfiResult<Snapsho
     unsafe { parsed(p, name) }
 }
 
-/// The env policy from `env_inherit` (NULL or `"all"`, `"core"`, `"none"`)
-/// and `env_exclude` (NULL-terminated globs, NULL: none).
+/// Which host variables reach the shell: the core's `EnvPolicy`, spelled
+/// `env_policy` with `inherit` and `exclude` on every face. Zeroed: every
+/// host variable, none excluded.
+#[repr(C)]
+pub struct conch_env_policy {
+    /// NULL or `"all"`, `"core"` (PATH, HOME, … and `LC_*`), `"none"`.
+    pub inherit: *const c_char,
+    /// Globs (`*`, `?`) of variable names never passed on, e.g. `"*_KEY"`,
+    /// `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
+    pub exclude: *const *const c_char,
+}
+
+/// The core's env policy from a `conch_env_policy`.
 ///
 /// # Safety
-/// `inherit` is NULL or a C string; `exclude` is NULL or a NULL-terminated
-/// array of C strings.
-pub(crate) unsafe fn env_policy(
-    inherit: *const c_char,
-    exclude: *const *const c_char,
-    prefix: &str,
-) -> FfiResult<EnvPolicy> {
+/// `policy.inherit` is NULL or a C string; `policy.exclude` is NULL or a
+/// NULL-terminated array of C strings.
+pub(crate) unsafe fn env_policy(policy: &conch_env_policy, prefix: &str) -> FfiResult<EnvPolicy> {
     // SAFETY: forwarded from the caller.
-    let inherit: Inherit = unsafe { parsed(inherit, &format!("{prefix}env_inherit")) }?;
+    let inherit: Inherit =
+        unsafe { parsed(policy.inherit, &format!("{prefix}env_policy.inherit")) }?;
     // SAFETY: forwarded from the caller.
-    let exclude = unsafe { opt_str_list(exclude, &format!("{prefix}env_exclude")) }?
+    let exclude = unsafe { opt_str_list(policy.exclude, &format!("{prefix}env_policy.exclude")) }?
         .unwrap_or_default()
         .into_iter()
         .map(str::to_string)

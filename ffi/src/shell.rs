@@ -18,7 +18,7 @@ use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc};
 use crate::job_exit::{ExitGate, conch_job_exit_cb};
-use crate::options::{self, FromJson};
+use crate::options::{self, FromJson, conch_env_policy};
 use crate::result::{conch_bash_result, into_c};
 use crate::sandbox::{self, conch_sandbox};
 use crate::status::{FfiError, FfiResult};
@@ -79,12 +79,9 @@ pub struct conch_shell_options {
     pub snapshot: *const c_char,
     /// Text put before every command (`<prefix> <command>`); NULL: none.
     pub prefix: *const c_char,
-    /// Which host variables the session inherits: NULL or `"all"`, `"core"`
-    /// (PATH, HOME, … and `LC_*`), `"none"`.
-    pub env_inherit: *const c_char,
-    /// Globs (`*`, `?`) of variable names never passed to the session, e.g.
-    /// `"*_KEY"`, `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
-    pub env_exclude: *const *const c_char,
+    /// Which host variables the session inherits (see `conch_env_policy`;
+    /// zeroed: all of them).
+    pub env_policy: conch_env_policy,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`,
     /// `GIT_EDITOR=true`, `CI=1`, …).
     pub skip_non_interactive_env: bool,
@@ -185,9 +182,9 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
             )?,
             env_policy: given.pick(
                 "env_policy",
-                "opts->env_inherit",
-                (set(opts.env_inherit) || !opts.env_exclude.is_null())
-                    .then(|| options::env_policy(opts.env_inherit, opts.env_exclude, "opts->"))
+                "opts->env_policy",
+                (set(opts.env_policy.inherit) || !opts.env_policy.exclude.is_null())
+                    .then(|| options::env_policy(&opts.env_policy, "opts->"))
                     .transpose()?,
                 json.env_policy,
             )?,

@@ -22,7 +22,6 @@ use std::time::Duration;
 use conch::artifact::*;
 use conch::cancel::*;
 use conch::command::*;
-use conch::conch_status;
 use conch::execute::*;
 use conch::jobs::*;
 use conch::pty::*;
@@ -32,6 +31,7 @@ use conch::sessions::*;
 use conch::shell::*;
 use conch::strings::*;
 use conch::tool::*;
+use conch::{conch_env_policy, conch_status};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -702,8 +702,10 @@ proptest! {
                 max_bytes: opts.max_bytes,
                 snapshot: arena.text(&opts.snapshot),
                 prefix: arena.text(&opts.prefix),
-                env_inherit: arena.text(&opts.env_inherit),
-                env_exclude: arena.list(&opts.env_exclude),
+                env_policy: conch_env_policy {
+                    inherit: arena.text(&opts.env_inherit),
+                    exclude: arena.list(&opts.env_exclude),
+                },
                 skip_non_interactive_env: opts.skip,
                 artifact_store: store,
                 max_jobs: 0,
@@ -803,8 +805,10 @@ proptest! {
                 head_lines: r.head,
                 tail_lines: r.tail,
                 cancel,
-                env_inherit: arena.text(&opts.env_inherit),
-                env_exclude: arena.list(&opts.env_exclude),
+                env_policy: conch_env_policy {
+                    inherit: arena.text(&opts.env_inherit),
+                    exclude: arena.list(&opts.env_exclude),
+                },
                 skip_non_interactive_env: opts.skip,
                 sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
             };
@@ -990,8 +994,10 @@ proptest! {
                 max_bytes,
                 artifacts_dir: ptr::null(),
                 artifact_store: ptr::null(),
-                env_inherit: ptr::null(),
-                env_exclude: ptr::null(),
+                env_policy: conch_env_policy {
+                    inherit: ptr::null(),
+                    exclude: ptr::null(),
+                },
                 skip_non_interactive_env: false,
                 sandbox: ptr::null(),
             };

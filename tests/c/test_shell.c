@@ -581,9 +581,9 @@ static void test_execute_shell(void) {
             "got \"\"",
             "the core's message, naming the field");
   so.snapshot = "sometimes";
-  so.env_inherit = "some";
-  CHECK(conch_shell_new(&so) == NULL, "bad env_inherit");
-  CHECK(strstr(conch_last_error(), "env_inherit") != NULL, "the error names the field");
+  so.env_policy.inherit = "some";
+  CHECK(conch_shell_new(&so) == NULL, "bad env_policy.inherit");
+  CHECK(strstr(conch_last_error(), "opts->env_policy.inherit must be") != NULL, "the error names the field");
 }
 
 static void test_env_policy(void) {
@@ -592,7 +592,7 @@ static void test_env_policy(void) {
   conch_shell_options so = {0};
   const char *exclude[] = {"*_KEY", NULL};
   so.snapshot = "none";
-  so.env_exclude = exclude;
+  so.env_policy.exclude = exclude;
   conch_shell *sh = conch_shell_new(&so);
   if (!CHECK(sh != NULL, "shell with an env policy")) return;
   conch_bash_result *r = run(sh, "echo ${CONCH_CTEST_SECRET_KEY-dropped} $CONCH_CTEST_PLAIN $PAGER");
