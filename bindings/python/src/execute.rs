@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use conch_core::defaults;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions};
+use conch_core::{CancelToken, defaults};
 use pyo3::prelude::*;
 
 use crate::cancel::{PyCancelToken, run_token};
@@ -56,16 +56,14 @@ pub fn execute_shell(
     env_policy: Option<&Bound<'_, PyAny>>,
     sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    guard(|| {
-        let on_chunk = callback("on_chunk", on_chunk)?;
-        let (token, _link) = run_token(cancel.as_deref());
+    run_once(py, on_chunk, cancel, |token| {
         let opts = ExecuteOptions {
             command,
             shell,
             cwd,
             env: env_pairs(env)?,
             timeout: seconds("timeout", timeout)?,
-            cancel: Some(token.clone()),
+            cancel: Some(token),
             non_interactive_env,
             env_policy: crate::options::value("env_policy", env_policy)?,
             max_bytes: convert::max_bytes(max_bytes)?,
@@ -75,10 +73,7 @@ pub fn execute_shell(
             sandbox: crate::sandbox::sandbox(sandbox)?,
             ..ExecuteOptions::default()
         };
-        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-            shell::execute_shell(opts, sink)
-        })?;
-        to_python(py, Class::BashResult, &result.map_err(to_py)?)
+        Ok(move |sink: &mut dyn FnMut(&str)| shell::execute_shell(opts, sink))
     })
 }
 
@@ -121,9 +116,7 @@ pub fn execute_bash(
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    guard(|| {
-        let on_chunk = callback("on_chunk", on_chunk)?;
-        let (token, _link) = run_token(cancel.as_deref());
+    run_once(py, on_chunk, cancel, |token| {
         let opts = ExecuteBashOptions {
             session_key,
             shell,
@@ -133,7 +126,7 @@ pub fn execute_bash(
             cwd,
             env: env_pairs(env)?,
             timeout: seconds("timeout", timeout)?,
-            cancel: Some(token.clone()),
+            cancel: Some(token),
             artifacts: artifacts(artifacts_dir)?,
             artifact: None,
             head_lines: count("head", head)?,
@@ -141,9 +134,30 @@ pub fn execute_bash(
             yield_after: None,
         };
         let sandbox = crate::sandbox::sandbox(sandbox)?;
-        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+        Ok(move |sink: &mut dyn FnMut(&str)| {
             registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
-        })?;
+        })
+    })
+}
+
+/// What the one-shot calls share: `on_chunk` checked, a cancel token for
+/// the run (linked to the caller's `cancel`), `prepare(token)` making the
+/// run from the options, the run on a worker thread with its chunks fed
+/// to `on_chunk` on this one, and its result as a `conch.BashResult`.
+fn run_once<F>(
+    py: Python<'_>,
+    on_chunk: Option<Bound<'_, PyAny>>,
+    cancel: Option<PyRef<'_, PyCancelToken>>,
+    prepare: impl FnOnce(CancelToken) -> PyResult<F>,
+) -> PyResult<Py<PyAny>>
+where
+    F: FnOnce(&mut dyn FnMut(&str)) -> conch_core::Result<conch_core::BashResult> + Send + 'static,
+{
+    guard(|| {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let run = prepare(token.clone())?;
+        let result = offload(py, on_chunk.as_ref(), &token, run)?;
         to_python(py, Class::BashResult, &result.map_err(to_py)?)
     })
 }
