@@ -147,7 +147,7 @@ pub fn schema() -> Value {
     use crate::process::sandbox::{Sandbox, SandboxApplied};
     use crate::pty::PtyResult;
     use crate::tool::{BashToolArgs, Details, JobToolArgs};
-    use crate::{BashResult, RunOptions, ShellOptions};
+    use crate::{BashResult, ExecuteOptions, RunOptions, ShellOptions};
 
     let mut defs = Map::new();
     let mut options = generator(Contract::Deserialize);
@@ -155,6 +155,7 @@ pub fn schema() -> Value {
         vec![
             g.subschema_for::<ShellOptions>(),
             g.subschema_for::<RunOptions>(),
+            g.subschema_for::<ExecuteOptions>(),
             g.subschema_for::<JobOptions>(),
             g.subschema_for::<PollOptions>(),
             g.subschema_for::<Sandbox>(),

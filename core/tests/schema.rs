@@ -534,6 +534,7 @@ fn tool_input_schemas_take_the_argument_types() {
 const PYTHON_OPTIONS: &[(&str, &str)] = &[
     ("ShellOptions", "shell_options"),
     ("RunOptions", "run_options"),
+    ("ExecuteOptions", "execute_options"),
     ("JobOptions", "job_options"),
 ];
 

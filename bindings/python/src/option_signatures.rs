@@ -20,6 +20,14 @@ macro_rules! run_options {
 }
 pub(crate) use run_options;
 
+/// The keyword parameters of `ExecuteOptions`.
+macro_rules! execute_options {
+    () => {
+        "artifacts_dir=None, cwd=None, env=None, env_policy=None, head=None, max_bytes=51200, non_interactive_env=True, sandbox=None, shell=None, tail=None, timeout=None"
+    };
+}
+pub(crate) use execute_options;
+
 /// The keyword parameters of `JobOptions`.
 macro_rules! job_options {
     () => {

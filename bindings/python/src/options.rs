@@ -72,19 +72,6 @@ pub fn read<T: DeserializeOwned + JsonSchema>(
     })
 }
 
-/// One option `value` named `name` as `T` (an option of a call whose other
-/// parameters are not a core type yet); `None` is `T`'s default.
-pub fn value<T: DeserializeOwned + Default>(
-    name: &str,
-    value: Option<&Bound<'_, PyAny>>,
-) -> PyResult<T> {
-    match value.filter(|v| !v.is_none()) {
-        Some(value) => pythonize::depythonize::<T>(&plain(value)?)
-            .map_err(|err| refused(value.py(), err, Some(name))),
-        None => Ok(T::default()),
-    }
-}
-
 /// The Python error for what `pythonize` refused.
 fn refused(py: Python<'_>, err: pythonize::PythonizeError, name: Option<&str>) -> PyErr {
     let text = err.to_string();

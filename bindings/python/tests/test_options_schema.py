@@ -1,5 +1,5 @@
 """Every option of the core's option types (``docs/api/schema.json``:
-ShellOptions, RunOptions, JobOptions) is a keyword argument of the Python
+ShellOptions, RunOptions, ExecuteOptions, JobOptions) is a keyword argument of the Python
 face: a valid value is taken, a value of a wrong JSON type is a
 ``TypeError``. The samples are made from the schema's types, so an option
 added to the core type is walked here with no change of the binding or of
@@ -86,11 +86,14 @@ def call(kind: str, session: conch.Shell, kwargs: dict[str, Any]) -> Any:
             return sh.run("true")
     if kind == "RunOptions":
         return session.run("true", **kwargs)
+    if kind == "ExecuteOptions":
+        return conch.execute_shell("true", **kwargs)
     job = session.start("true", **kwargs)
     return session.kill(job)
 
 
-CASES = [(kind, key, prop) for kind in ("ShellOptions", "RunOptions", "JobOptions") for key, prop in options(kind)]
+KINDS = ("ShellOptions", "RunOptions", "ExecuteOptions", "JobOptions")
+CASES = [(kind, key, prop) for kind in KINDS for key, prop in options(kind)]
 
 
 @pytest.mark.parametrize(("kind", "key", "prop"), CASES, ids=[f"{k}.{n}" for k, n, _ in CASES])
@@ -101,7 +104,7 @@ def test_every_option_of_the_schema_is_a_keyword_argument(shell, tmp_path, kind,
     assert str(raised.value).startswith(key), raised.value
 
 
-@pytest.mark.parametrize("kind", ["ShellOptions", "RunOptions", "JobOptions"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_name_the_core_does_not_read_is_a_type_error(shell, kind):
     with pytest.raises(TypeError, match=r"got an unexpected keyword argument 'no_such_option'$"):
         call(kind, shell, {"no_such_option": 1})

@@ -234,38 +234,42 @@ class Shell(_ContextManager):
 def execute_shell(
     command: str,
     *,
-    shell: _Path | None = None,
+    # schema: ExecuteOptions
+    artifacts_dir: _Path | ArtifactStore | None = None,
     cwd: _Path | None = None,
     env: _Env | None = None,
+    env_policy: _EnvPolicy | None = None,
+    head: int | None = None,
+    max_bytes: int | None = 51200,
+    non_interactive_env: bool = True,
+    sandbox: _Sandbox = None,
+    shell: _Path | None = None,
+    tail: int | None = None,
     timeout: float | None = None,
+    # /schema
     on_chunk: _OnChunk | None = None,
     cancel: CancelToken | None = None,
-    head: int | None = None,
-    tail: int | None = None,
-    non_interactive_env: bool = True,
-    max_bytes: int = 51200,
-    artifacts_dir: _Path | ArtifactStore | None = None,
-    env_policy: _EnvPolicy | None = None,
-    sandbox: _Sandbox = None,
 ) -> BashResult:
     """Runs ``command`` once in a fresh ``<shell> -c`` process."""
 
 async def execute_shell_async(
     command: str,
     *,
-    shell: _Path | None = None,
+    # schema: ExecuteOptions
+    artifacts_dir: _Path | ArtifactStore | None = None,
     cwd: _Path | None = None,
     env: _Env | None = None,
+    env_policy: _EnvPolicy | None = None,
+    head: int | None = None,
+    max_bytes: int | None = 51200,
+    non_interactive_env: bool = True,
+    sandbox: _Sandbox = None,
+    shell: _Path | None = None,
+    tail: int | None = None,
     timeout: float | None = None,
+    # /schema
     on_chunk: _OnChunk | None = None,
     cancel: CancelToken | None = None,
-    head: int | None = None,
-    tail: int | None = None,
-    non_interactive_env: bool = True,
-    max_bytes: int = 51200,
-    artifacts_dir: _Path | ArtifactStore | None = None,
-    env_policy: _EnvPolicy | None = None,
-    sandbox: _Sandbox = None,
 ) -> BashResult: ...
 def execute_bash(
     command: str,
