@@ -414,12 +414,8 @@ pub struct conch_job_options {
 unsafe fn job_options(opts: &conch_job_options) -> FfiResult<JobOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
-        let command = boundary::str_arg(opts.command, "opts->command")?;
-        let FromJson { value: json, given } = options::from_json::<JobOptions>(
-            opts.options_json,
-            "opts->options_json",
-            Some(command),
-        )?;
+        let FromJson { value: json, given } =
+            options::with_command::<JobOptions>(opts.command, opts.options_json)?;
         Ok(JobOptions {
             cwd: given.path("cwd", opts.cwd, json.cwd)?,
             env: given.env(opts.env, json.env)?,

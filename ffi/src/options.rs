@@ -9,6 +9,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use conch_core::BadValue;
+use conch_core::Sandbox;
 use conch_core::artifact::ArtifactStore;
 use conch_core::input::{
     TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
@@ -16,6 +17,8 @@ use conch_core::input::{
 use conch_core::output::DEFAULT_MAX_BYTES;
 use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
+
+use crate::sandbox::conch_sandbox;
 
 use crate::artifact::conch_artifact_store;
 use crate::boundary::{env_list, opt_str_arg, opt_str_list};
@@ -237,6 +240,22 @@ pub(crate) unsafe fn from_json<T: serde::de::DeserializeOwned>(
     Ok(FromJson { value, given })
 }
 
+/// [`from_json`] for a struct with a required `command` (a run, a job, a
+/// one-shot command), whose `options_json` must not set it.
+///
+/// # Safety
+/// `command` and `json` are NULL or NUL-terminated strings.
+pub(crate) unsafe fn with_command<T: serde::de::DeserializeOwned>(
+    command: *const c_char,
+    json: *const c_char,
+) -> FfiResult<FromJson<T>> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let command = crate::boundary::str_arg(command, "opts->command")?;
+        from_json(json, "opts->options_json", Some(command))
+    }
+}
+
 impl Given {
     /// The value of option `key`: the typed field `field`'s when it is set
     /// (`Some`), the JSON's otherwise. Set both ways, it is the caller's
@@ -301,6 +320,90 @@ impl Given {
     ) -> FfiResult<Option<Duration>> {
         let field = format!("opts->{key}_ms");
         self.pick(key, &field, timeout(ms, &field)?.map(Some), json)
+    }
+
+    /// `non_interactive_env`: the typed `skip_non_interactive_env` (false:
+    /// unset) or the JSON's.
+    pub(crate) fn non_interactive(&self, skip: bool, json: bool) -> FfiResult<bool> {
+        self.pick(
+            "non_interactive_env",
+            "opts->skip_non_interactive_env",
+            skip.then_some(false),
+            json,
+        )
+    }
+
+    /// `env_policy`: the typed struct (zeroed: unset) or the JSON's.
+    ///
+    /// # Safety
+    /// As for [`env_policy`].
+    pub(crate) unsafe fn env_policy(
+        &self,
+        policy: &conch_env_policy,
+        json: EnvPolicy,
+    ) -> FfiResult<EnvPolicy> {
+        let typed = (!policy.inherit.is_null() || !policy.exclude.is_null())
+            // SAFETY: forwarded from the caller.
+            .then(|| unsafe { env_policy(policy, "opts->") })
+            .transpose()?;
+        self.pick("env_policy", "opts->env_policy", typed, json)
+    }
+
+    /// `max_bytes`: the typed field (0: unset) or the JSON's.
+    pub(crate) fn max_bytes(&self, bytes: usize, json: usize) -> FfiResult<usize> {
+        let typed = (bytes != 0)
+            .then(|| max_bytes(bytes, "opts->max_bytes"))
+            .transpose()?;
+        self.pick("max_bytes", "opts->max_bytes", typed, json)
+    }
+
+    /// A line limit (`head`, `tail`): the typed `<key>_lines` field (0:
+    /// unset) or the JSON's.
+    pub(crate) fn lines(
+        &self,
+        key: &str,
+        lines: usize,
+        json: Option<usize>,
+    ) -> FfiResult<Option<usize>> {
+        let field = format!("opts->{key}_lines");
+        self.pick(key, &field, line_limit(lines, &field)?.map(Some), json)
+    }
+
+    /// The artifact store: the typed `artifacts_dir` or `artifact_store`
+    /// (both NULL: unset), or the JSON's `artifacts_dir`. Neither set is no
+    /// artifacts, C's default (the JSON's is the process's store).
+    ///
+    /// # Safety
+    /// As for [`artifacts`].
+    pub(crate) unsafe fn artifacts(
+        &self,
+        dir: *const c_char,
+        store: *const conch_artifact_store,
+        json: Option<ArtifactStore>,
+    ) -> FfiResult<Option<ArtifactStore>> {
+        // SAFETY: forwarded from the caller.
+        let typed = unsafe { artifacts(dir, store, "opts->") }?;
+        let json = json.filter(|_| self.has("artifacts_dir"));
+        self.pick(
+            "artifacts_dir",
+            "opts->artifacts_dir",
+            typed.map(Some),
+            json,
+        )
+    }
+
+    /// `sandbox`: the typed pointer (NULL: unset) or the JSON's.
+    ///
+    /// # Safety
+    /// `p` is NULL or points to a valid `conch_sandbox`.
+    pub(crate) unsafe fn sandbox(
+        &self,
+        p: *const conch_sandbox,
+        json: Option<Sandbox>,
+    ) -> FfiResult<Option<Sandbox>> {
+        // SAFETY: forwarded from the caller.
+        let typed = unsafe { crate::sandbox::opt_sandbox(p, "opts->sandbox->") }?;
+        self.pick("sandbox", "opts->sandbox", typed.map(Some), json)
     }
 
     /// Whether the JSON set `key`.

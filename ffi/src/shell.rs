@@ -13,14 +13,14 @@ use std::sync::Arc;
 use conch_core::shell::{RunOptions, Shell, ShellOptions};
 
 use crate::artifact::conch_artifact_store;
-use crate::boundary::{self, out_arg, ref_arg, str_arg};
+use crate::boundary::{self, out_arg, ref_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc};
 use crate::job_exit::{ExitGate, conch_job_exit_cb};
 use crate::options::{self, FromJson, conch_env_policy};
 use crate::result::{conch_bash_result, into_c};
-use crate::sandbox::{self, conch_sandbox};
+use crate::sandbox::conch_sandbox;
 use crate::status::{FfiError, FfiResult};
 
 /// A persistent bash session (opaque): state (cwd, variables, functions,
@@ -153,9 +153,6 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
     unsafe {
         let FromJson { value: json, given } =
             options::from_json::<ShellOptions>(opts.options_json, "opts->options_json", None)?;
-        let set = |p: *const c_char| !p.is_null();
-        // C's default is no artifacts, the JSON's the process's store.
-        let json_artifacts = json.artifacts.filter(|_| given.has("artifacts_dir"));
         Ok(ShellOptions {
             shell: given.path("shell", opts.shell, json.shell)?,
             cwd: given.path("cwd", opts.cwd, json.cwd)?,
@@ -163,7 +160,7 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
             snapshot: given.pick(
                 "snapshot",
                 "opts->snapshot",
-                set(opts.snapshot)
+                (!opts.snapshot.is_null())
                     .then(|| options::snapshot(opts.snapshot, "opts->snapshot"))
                     .transpose()?,
                 json.snapshot,
@@ -174,34 +171,11 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
                 boundary::opt_str_arg(opts.prefix, "opts->prefix")?.map(|p| Some(p.to_string())),
                 json.prefix,
             )?,
-            non_interactive_env: given.pick(
-                "non_interactive_env",
-                "opts->skip_non_interactive_env",
-                opts.skip_non_interactive_env.then_some(false),
-                json.non_interactive_env,
-            )?,
-            env_policy: given.pick(
-                "env_policy",
-                "opts->env_policy",
-                (set(opts.env_policy.inherit) || !opts.env_policy.exclude.is_null())
-                    .then(|| options::env_policy(&opts.env_policy, "opts->"))
-                    .transpose()?,
-                json.env_policy,
-            )?,
-            max_bytes: given.pick(
-                "max_bytes",
-                "opts->max_bytes",
-                (opts.max_bytes != 0)
-                    .then(|| options::max_bytes(opts.max_bytes, "opts->max_bytes"))
-                    .transpose()?,
-                json.max_bytes,
-            )?,
-            artifacts: given.pick(
-                "artifacts_dir",
-                "opts->artifacts_dir",
-                options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?.map(Some),
-                json_artifacts,
-            )?,
+            non_interactive_env: given
+                .non_interactive(opts.skip_non_interactive_env, json.non_interactive_env)?,
+            env_policy: given.env_policy(&opts.env_policy, json.env_policy)?,
+            max_bytes: given.max_bytes(opts.max_bytes, json.max_bytes)?,
+            artifacts: given.artifacts(opts.artifacts_dir, opts.artifact_store, json.artifacts)?,
             max_jobs: given.pick(
                 "max_jobs",
                 "opts->max_jobs",
@@ -214,12 +188,7 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
                 (opts.job_artifact_cap != 0).then_some(opts.job_artifact_cap),
                 json.job_artifact_cap,
             )?,
-            sandbox: given.pick(
-                "sandbox",
-                "opts->sandbox",
-                sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?.map(Some),
-                json.sandbox,
-            )?,
+            sandbox: given.sandbox(opts.sandbox, json.sandbox)?,
             ..json
         })
     }
@@ -230,29 +199,15 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
 unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
-        let command = str_arg(opts.command, "opts->command")?;
-        let FromJson { value: json, given } = options::from_json::<RunOptions>(
-            opts.options_json,
-            "opts->options_json",
-            Some(command),
-        )?;
+        let FromJson { value: json, given } =
+            options::with_command::<RunOptions>(opts.command, opts.options_json)?;
         Ok(RunOptions {
             cwd: given.path("cwd", opts.cwd, json.cwd)?,
             env: given.env(opts.env, json.env)?,
             timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
             cancel: options::cancel(opts.cancel),
-            head_lines: given.pick(
-                "head",
-                "opts->head_lines",
-                options::line_limit(opts.head_lines, "opts->head_lines")?.map(Some),
-                json.head_lines,
-            )?,
-            tail_lines: given.pick(
-                "tail",
-                "opts->tail_lines",
-                options::line_limit(opts.tail_lines, "opts->tail_lines")?.map(Some),
-                json.tail_lines,
-            )?,
+            head_lines: given.lines("head", opts.head_lines, json.head_lines)?,
+            tail_lines: given.lines("tail", opts.tail_lines, json.tail_lines)?,
             yield_after: given.millis("yield_after", opts.yield_after_ms, json.yield_after)?,
             ..json
         })

@@ -811,6 +811,7 @@ proptest! {
                 },
                 skip_non_interactive_env: opts.skip,
                 sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
+                options_json: ptr::null(),
             };
             let mut out: *mut conch_bash_result = ptr::null_mut();
             let out_p = if r.null_out { ptr::null_mut() } else { &mut out as *mut _ };

@@ -1,6 +1,6 @@
 //! `options_json`, the member of each option struct that carries the core's
-//! serialized options: every option of `ShellOptions`, `RunOptions` and
-//! `JobOptions` in the core's schema reaches C through it (walked from the
+//! serialized options: every option of `ShellOptions`, `RunOptions`,
+//! `JobOptions` and `ExecuteOptions` in the core's schema reaches C through it (walked from the
 //! schema, so one the core adds is checked here with no change of the
 //! header or of this test), a wrong JSON type is `CONCH_ERR_INVALID_ARG`,
 //! and an option set both as JSON and by its typed field is refused.
@@ -9,6 +9,7 @@ use std::ffi::{CStr, CString, c_int};
 use std::ptr;
 
 use conch::conch_status;
+use conch::execute::*;
 use conch::jobs::*;
 use conch::result::*;
 use conch::shell::*;
@@ -88,6 +89,25 @@ fn start(sh: *mut conch_shell, json: &serde_json::Value) -> c_int {
     }
 }
 
+/// `conch_execute_shell` of `true` with `json` as its `options_json` (the
+/// shell unused: a one-shot run has none).
+fn execute(_: *mut conch_shell, json: &serde_json::Value) -> c_int {
+    let (command, text) = texts(json);
+    let opts = conch_execute_options {
+        command: command.as_ptr(),
+        options_json: text.as_ptr(),
+        // SAFETY: zeroed is every other field's default.
+        ..unsafe { std::mem::zeroed() }
+    };
+    let mut out: *mut conch_bash_result = ptr::null_mut();
+    // SAFETY: the pointers live through the call; the result is freed once.
+    unsafe {
+        let rc = conch_execute_shell(&opts, None, ptr::null_mut(), &mut out);
+        conch_bash_result_free(out);
+        rc
+    }
+}
+
 const INVALID: c_int = conch_status::CONCH_ERR_INVALID_ARG as c_int;
 
 #[test]
@@ -109,6 +129,7 @@ fn every_option_of_the_schema_reaches_c_through_options_json() {
     for (call, def) in [
         (run as fn(_, &_) -> c_int, "RunOptions"),
         (start, "JobOptions"),
+        (execute, "ExecuteOptions"),
     ] {
         for (key, valid, wrong) in conch_core::wire::option_samples(def) {
             let rc = call(sh, &json!({ &key: valid }));
