@@ -205,6 +205,23 @@ typedef struct conch_interception {
 } conch_interception;
 
 /**
+ * Which host variables reach the shell: the core's `EnvPolicy`, spelled
+ * `env_policy` with `inherit` and `exclude` on every face. Zeroed: every
+ * host variable, none excluded.
+ */
+typedef struct conch_env_policy {
+  /**
+   * NULL or `"all"`, `"core"` (PATH, HOME, … and `LC_*`), `"none"`.
+   */
+  const char *inherit;
+  /**
+   * Globs (`*`, `?`) of variable names never passed on, e.g. `"*_KEY"`,
+   * `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
+   */
+  const char *const *exclude;
+} conch_env_policy;
+
+/**
  * Resource limits of a sandboxed session; 0: no limit.
  */
 typedef struct conch_sandbox_limits {
@@ -326,14 +343,10 @@ typedef struct conch_execute_options {
    */
   const struct conch_cancel_token *cancel;
   /**
-   * Which host variables the process inherits: NULL or `"all"`, `"core"`,
-   * `"none"`.
+   * Which host variables the process inherits (see `conch_env_policy`;
+   * zeroed: all of them).
    */
-  const char *env_inherit;
-  /**
-   * Globs of variable names never passed on; ended by a NULL pointer.
-   */
-  const char *const *env_exclude;
+  struct conch_env_policy env_policy;
   /**
    * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
    */
@@ -344,6 +357,13 @@ typedef struct conch_execute_options {
    * policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
    */
   const struct conch_sandbox *sandbox;
+  /**
+   * More options as a JSON object, the core's `ExecuteOptions`
+   * serialized (snake_case keys, durations in seconds, as
+   * `docs/api/schema.json` lists them; not `command`). An option set here
+   * and by its typed field too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_execute_options;
 
 /**
@@ -635,6 +655,13 @@ typedef struct conch_job_options {
    * See `pty_cols`.
    */
   uint16_t pty_rows;
+  /**
+   * More options as a JSON object, the core's `JobOptions` serialized
+   * (snake_case keys, durations in seconds, as `docs/api/schema.json`
+   * lists them; not `command`). An option set here and by its typed field
+   * too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_job_options;
 
 /**
@@ -689,14 +716,10 @@ typedef struct conch_pty_options {
    */
   const struct conch_artifact_store *artifact_store;
   /**
-   * Which host variables the command inherits: NULL or `"all"`, `"core"`,
-   * `"none"`.
+   * Which host variables the command inherits (see `conch_env_policy`;
+   * zeroed: all of them).
    */
-  const char *env_inherit;
-  /**
-   * Globs of variable names never passed on; ended by a NULL pointer.
-   */
-  const char *const *env_exclude;
+  struct conch_env_policy env_policy;
   /**
    * true: do not apply the non-interactive defaults (`PAGER=cat`, …).
    */
@@ -766,49 +789,23 @@ typedef struct conch_pty_result {
 
 /**
  * What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
- * returns it: everything asked, unless `best_effort` left out what the
- * kernel lacks. Owned by the caller: free it with
- * `conch_sandbox_applied_free`, which also frees `not_applied`.
+ * returns it: the core's `SandboxApplied` in C types (the fields and what
+ * each means are the core's, in `docs/api/schema.json` and
+ * `docs/api/c.md`): each `bool` is true when that part is in force, false
+ * when it is not or was not asked; `not_applied` is what was asked and did
+ * not apply, each with why, joined by `\n`, NULL when everything applied.
+ * Owned by the caller: free it with `conch_sandbox_applied_free`, which
+ * also frees `not_applied`.
  */
 typedef struct conch_sandbox_applied {
-  /**
-   * The kernel's Landlock ABI (0: none).
-   */
   uint32_t landlock_abi;
-  /**
-   * The filesystem rules (Landlock).
-   */
   bool filesystem;
-  /**
-   * The socket filter of `CONCH_NETWORK_DENY` (seccomp); false with
-   * `CONCH_NETWORK_ALLOW`.
-   */
   bool network;
-  /**
-   * The allowed TCP ports (Landlock ABI 4); false when none are asked.
-   */
   bool tcp_ports;
-  /**
-   * No signal to, nor abstract UNIX socket of, a process outside the
-   * sandbox (Landlock ABI 6): applied when the kernel has it.
-   */
   bool scopes;
-  /**
-   * The per-process limits (always applied).
-   */
   bool limits;
-  /**
-   * `limits.processes` (a cgroup); false when not asked.
-   */
   bool processes;
-  /**
-   * `limits.session_memory_bytes` (a cgroup); false when not asked.
-   */
   bool session_memory;
-  /**
-   * What was asked and did not apply, each with why, one a line
-   * (joined by `\n`, no final newline); NULL when everything applied.
-   */
   const char *not_applied;
 } conch_sandbox_applied;
 
@@ -868,15 +865,10 @@ typedef struct conch_shell_options {
    */
   const char *prefix;
   /**
-   * Which host variables the session inherits: NULL or `"all"`, `"core"`
-   * (PATH, HOME, … and `LC_*`), `"none"`.
+   * Which host variables the session inherits (see `conch_env_policy`;
+   * zeroed: all of them).
    */
-  const char *env_inherit;
-  /**
-   * Globs (`*`, `?`) of variable names never passed to the session, e.g.
-   * `"*_KEY"`, `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
-   */
-  const char *const *env_exclude;
+  struct conch_env_policy env_policy;
   /**
    * true: do not apply the non-interactive defaults (`PAGER=cat`,
    * `GIT_EDITOR=true`, `CI=1`, …).
@@ -914,6 +906,14 @@ typedef struct conch_shell_options {
    * while `conch_shell_new` runs); NULL: none.
    */
   const struct conch_sandbox *sandbox;
+  /**
+   * More options as a JSON object, the core's `ShellOptions` in its
+   * serialized form (snake_case keys, as `docs/api/schema.json` lists
+   * them): every option, including those added after this header, with
+   * no new field. An option set here and by its typed field too is
+   * `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_shell_options;
 
 /**
@@ -959,6 +959,13 @@ typedef struct conch_run_options {
    * with the state it had before the command. 0: never.
    */
   uint64_t yield_after_ms;
+  /**
+   * More options as a JSON object, the core's `RunOptions` serialized
+   * (snake_case keys, durations in seconds, as `docs/api/schema.json`
+   * lists them; not `command`). An option set here and by its typed field
+   * too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_run_options;
 
 /**

@@ -147,7 +147,7 @@ pub fn schema() -> Value {
     use crate::process::sandbox::{Sandbox, SandboxApplied};
     use crate::pty::PtyResult;
     use crate::tool::{BashToolArgs, Details, JobToolArgs};
-    use crate::{BashResult, RunOptions, ShellOptions};
+    use crate::{BashResult, ExecuteOptions, RunOptions, ShellOptions};
 
     let mut defs = Map::new();
     let mut options = generator(Contract::Deserialize);
@@ -155,6 +155,7 @@ pub fn schema() -> Value {
         vec![
             g.subschema_for::<ShellOptions>(),
             g.subschema_for::<RunOptions>(),
+            g.subschema_for::<ExecuteOptions>(),
             g.subschema_for::<JobOptions>(),
             g.subschema_for::<PollOptions>(),
             g.subschema_for::<Sandbox>(),
@@ -179,6 +180,102 @@ pub fn schema() -> Value {
         "description": "Generated from the core's types (core/src/wire.rs); do not edit.",
         "$defs": Value::Object(defs),
     })
+}
+
+/// The properties `T` reads on the wire, by key, each with its schema (as
+/// [`schema`] lists them), so a face that takes options by name (Python's
+/// keyword arguments) refuses a name the core has no option for, as the
+/// language refuses an unknown argument, and knows every new one with no
+/// change of its own.
+pub fn option_properties<T: schemars::JsonSchema>() -> Map<String, Value> {
+    let schema = generator(Contract::Deserialize).into_root_schema_for::<T>();
+    match schema.get("properties") {
+        Some(Value::Object(props)) => props.clone(),
+        _ => Map::new(),
+    }
+}
+
+/// Every option of the option type `def` (`"ShellOptions"`,
+/// `"RunOptions"`, `"JobOptions"`…) in [`schema`] but `command`, each with
+/// a value it takes and one of a JSON type it does not: what each face's
+/// test walks, so it proves the face takes every option the core type has,
+/// one added later included. The values come from the schema's types, but
+/// for a few a type cannot give (a bash to run, a snapshot choice, a
+/// sandbox that starts where the kernel has none).
+pub fn option_samples(def: &str) -> Vec<(String, Value, Value)> {
+    let schema = schema();
+    let defs = &schema["$defs"];
+    let props = defs[def]["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    props
+        .into_iter()
+        .filter(|(key, _)| key != "command")
+        .map(|(key, prop)| {
+            let valid = match key.as_str() {
+                "shell" => json!("bash"),
+                "snapshot" => json!("none"),
+                "sandbox" => json!({"best_effort": true}),
+                _ => sample(&prop, defs),
+            };
+            let kinds = kinds(&prop, defs);
+            let wrong = if !kinds.contains(&"string") {
+                json!("x")
+            } else if !kinds.contains(&"integer") && !kinds.contains(&"number") {
+                json!(7)
+            } else {
+                json!(["x"])
+            };
+            (key, valid, wrong)
+        })
+        .collect()
+}
+
+/// The JSON types a property takes.
+fn kinds<'a>(prop: &'a Value, defs: &'a Value) -> Vec<&'a str> {
+    if let Some(target) = prop["$ref"].as_str() {
+        return kinds(&defs[target.rsplit('/').next().unwrap_or_default()], defs);
+    }
+    if let Some(any) = prop["anyOf"].as_array().or(prop["oneOf"].as_array()) {
+        return any.iter().flat_map(|p| kinds(p, defs)).collect();
+    }
+    match &prop["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => vec!["object"],
+    }
+}
+
+/// A value `prop` takes: its first constant, the smallest count, five
+/// seconds, `true`, `"."` for a string, one variable for a map of them,
+/// each property of an object.
+fn sample(prop: &Value, defs: &Value) -> Value {
+    if let Some(target) = prop["$ref"].as_str() {
+        return sample(&defs[target.rsplit('/').next().unwrap_or_default()], defs);
+    }
+    if let Some(first) = prop["oneOf"].as_array().and_then(|v| v.first()) {
+        return first["const"].clone();
+    }
+    if let Some(first) = prop["anyOf"].as_array().and_then(|v| v.first()) {
+        return sample(first, defs);
+    }
+    let kind = kinds(prop, defs).into_iter().find(|k| *k != "null");
+    match kind.unwrap_or("null") {
+        "boolean" => json!(true),
+        "integer" => json!(prop["minimum"].as_u64().unwrap_or(1).max(1)),
+        "number" => json!(5.0),
+        "string" => json!("."),
+        "array" => json!([]),
+        "object" => match prop["properties"].as_object() {
+            Some(props) => props
+                .iter()
+                .map(|(key, p)| (key.clone(), sample(p, defs)))
+                .collect(),
+            None => json!({"CONCH_SAMPLE": "1"}),
+        },
+        _ => Value::Null,
+    }
 }
 
 fn generator(contract: Contract) -> SchemaGenerator {
@@ -325,14 +422,18 @@ pub(crate) mod read {
         optional(d, |n: Num| max_bytes_option("max_bytes", n))
     }
 
+    /// `0` is a session that starts no job, as every face takes it.
     pub fn max_jobs<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-        optional(d, |n: Num| max_bytes_option("max_jobs", n))
+        optional(d, |n: Num| count_option("max_jobs", n))
             .map(|n| n.unwrap_or(crate::defaults::MAX_JOBS))
     }
 
+    /// `0`: a job's artifact keeps nothing, as every face takes it.
     pub fn job_artifact_cap<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        optional(d, |n: Num| limit_option("job_artifact_cap", n))
-            .map(|n| n.unwrap_or(crate::defaults::JOB_ARTIFACT_CAP))
+        optional(d, |n: Num| {
+            count_option("job_artifact_cap", n).map(|n| n as u64)
+        })
+        .map(|n| n.unwrap_or(crate::defaults::JOB_ARTIFACT_CAP))
     }
 
     pub fn snapshot<'de, D: Deserializer<'de>>(d: D) -> Result<Snapshot, D::Error> {
@@ -474,9 +575,10 @@ pub(crate) mod shape {
         })
     }
 
-    /// `"auto"`, `"none"` or the path of a snapshot file.
+    /// `"auto"`, `"none"` or the path of a snapshot file; its default
+    /// shown, as the derive shows the others' (`null` reads as it).
     pub fn snapshot(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": ["string", "null"], "minLength": 1})
+        json_schema!({"type": ["string", "null"], "minLength": 1, "default": crate::defaults::SNAPSHOT})
     }
 
     /// A string, or `null`.

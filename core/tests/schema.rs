@@ -527,3 +527,116 @@ fn tool_input_schemas_take_the_argument_types() {
         );
     }
 }
+
+/// The option types the Python face takes as keyword arguments, each with
+/// the name of the macro of `bindings/python/src/option_signatures.rs` that holds
+/// their text signature.
+const PYTHON_OPTIONS: &[(&str, &str)] = &[
+    ("ShellOptions", "shell_options"),
+    ("RunOptions", "run_options"),
+    ("ExecuteOptions", "execute_options"),
+    ("JobOptions", "job_options"),
+];
+
+/// An option's keyword parameters as the Python face takes them: every
+/// property of the type but `command` (a positional parameter), by name.
+fn python_options(def: &Value) -> Vec<(String, Value)> {
+    let props = def["properties"].as_object().expect("properties");
+    props
+        .iter()
+        .filter(|(name, _)| name.as_str() != "command")
+        .map(|(name, prop)| (name.clone(), prop.clone()))
+        .collect()
+}
+
+/// The Python type of an option in the stub: the schema's, but where
+/// Python takes more (a path, any mapping, a tuple for a terminal size) or
+/// names the shape (`_EnvPolicy`, `_Sandbox`) the stub's own alias.
+fn python_option_type(name: &str, prop: &Value) -> String {
+    match name {
+        "cwd" | "shell" => "_Path | None".into(),
+        "env" => "_Env | None".into(),
+        "snapshot" => "_Snapshot".into(),
+        "artifacts_dir" => "_Path | ArtifactStore | None".into(),
+        "env_policy" => "_EnvPolicy | None".into(),
+        "sandbox" => "_Sandbox".into(),
+        "pty" => "tuple[int, int] | None".into(),
+        _ => python_type(prop),
+    }
+}
+
+/// An option's default as Python source: the schema's when it is a
+/// scalar; otherwise (`[]`, a nested object, none) `None`, which reads as
+/// the core's default.
+fn python_default(prop: &Value) -> String {
+    match &prop["default"] {
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("'{s}'"),
+        _ => "None".into(),
+    }
+}
+
+/// The text signatures of the option parameters, as macros the binding
+/// splices into its `text_signature!`s.
+fn python_signatures(defs: &Map<String, Value>) -> String {
+    let mut out = String::from(
+        "//! The keyword parameters of the Python face's option types as text\n\
+         //! signatures: generated from docs/api/schema.json by\n\
+         //! core/tests/schema.rs (`CONCH_BLESS=1 cargo test -p conch-core --test\n\
+         //! schema`); do not edit. `#[doc]` takes only literals and macros, so\n\
+         //! each is a macro giving a literal.\n",
+    );
+    for (def, name) in PYTHON_OPTIONS {
+        let params: Vec<String> = python_options(&defs[*def])
+            .iter()
+            .map(|(key, prop)| format!("{key}={}", python_default(prop)))
+            .collect();
+        out.push_str(&format!(
+            "\n/// The keyword parameters of `{def}`.\nmacro_rules! {name} {{\n    () => {{\n        \"{}\"\n    }};\n}}\npub(crate) use {name};\n",
+            params.join(", ")
+        ));
+    }
+    out
+}
+
+/// `stub` with every `# schema: NAME` … `# /schema` block of parameters
+/// filled anew.
+fn fill_stub(stub: &str, defs: &Map<String, Value>) -> String {
+    let block = regex::Regex::new(r"(?s)( *)# schema: (\w+)\n.*?# /schema").unwrap();
+    block
+        .replace_all(stub, |c: &regex::Captures<'_>| {
+            let indent = &c[1];
+            let mut out = format!("{indent}# schema: {}\n", &c[2]);
+            for (key, prop) in python_options(&defs[&c[2]]) {
+                out.push_str(&format!(
+                    "{indent}{key}: {} = {},\n",
+                    python_option_type(&key, &prop),
+                    python_default(&prop).replace('\'', "\"")
+                ));
+            }
+            out.push_str(&format!("{indent}# /schema"));
+            out
+        })
+        .into_owned()
+}
+
+#[test]
+fn python_option_parameters_are_up_to_date() {
+    let defs = defs();
+    check(
+        "bindings/python/src/option_signatures.rs",
+        &python_signatures(&defs),
+    );
+    let path = "bindings/python/python/conch/__init__.pyi";
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    let stub = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for (def, _) in PYTHON_OPTIONS {
+        assert!(
+            stub.contains(&format!("# schema: {def}\n")),
+            "{path} has no parameters of {def}"
+        );
+    }
+    check(path, &fill_stub(&stub, &defs));
+}

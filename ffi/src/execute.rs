@@ -5,12 +5,12 @@ use std::ffi::{c_char, c_int, c_void};
 use conch_core::shell::{ExecuteOptions, execute_shell};
 
 use crate::artifact::conch_artifact_store;
-use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
+use crate::boundary::{self, out_arg, ref_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
-use crate::options;
+use crate::options::{self, FromJson, conch_env_policy};
 use crate::result::{conch_bash_result, into_c};
-use crate::sandbox::{self, conch_sandbox};
+use crate::sandbox::conch_sandbox;
 use crate::status::FfiResult;
 
 /// One command for `conch_execute_shell`. Zero-initialize it, then set
@@ -42,17 +42,20 @@ pub struct conch_execute_options {
     pub tail_lines: usize,
     /// Cancels the command when cancelled, from any thread; NULL: none.
     pub cancel: *const conch_cancel_token,
-    /// Which host variables the process inherits: NULL or `"all"`, `"core"`,
-    /// `"none"`.
-    pub env_inherit: *const c_char,
-    /// Globs of variable names never passed on; ended by a NULL pointer.
-    pub env_exclude: *const *const c_char,
+    /// Which host variables the process inherits (see `conch_env_policy`;
+    /// zeroed: all of them).
+    pub env_policy: conch_env_policy,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
     pub skip_non_interactive_env: bool,
     /// The sandbox the command runs in (made for this run and removed
     /// after it; borrowed: read before the command starts); NULL: none. A
     /// policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
     pub sandbox: *const conch_sandbox,
+    /// More options as a JSON object, the core's `ExecuteOptions`
+    /// serialized (snake_case keys, durations in seconds, as
+    /// `docs/api/schema.json` lists them; not `command`). An option set here
+    /// and by its typed field too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+    pub options_json: *const c_char,
 }
 
 /// # Safety
@@ -60,21 +63,23 @@ pub struct conch_execute_options {
 unsafe fn execute_options(opts: &conch_execute_options) -> FfiResult<ExecuteOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
+        let FromJson { value: json, given } =
+            options::with_command::<ExecuteOptions>(opts.command, opts.options_json)?;
         Ok(ExecuteOptions {
-            command: str_arg(opts.command, "opts->command")?.to_string(),
-            shell: options::opt_path(opts.shell, "opts->shell")?,
-            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
-            env: env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
+            shell: given.path("shell", opts.shell, json.shell)?,
+            cwd: given.path("cwd", opts.cwd, json.cwd)?,
+            env: given.env(opts.env, json.env)?,
+            timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
             cancel: options::cancel(opts.cancel),
-            non_interactive_env: !opts.skip_non_interactive_env,
-            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
-            max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
-            artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
-            head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,
-            tail_lines: options::line_limit(opts.tail_lines, "opts->tail_lines")?,
-            sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,
-            ..ExecuteOptions::default()
+            non_interactive_env: given
+                .non_interactive(opts.skip_non_interactive_env, json.non_interactive_env)?,
+            env_policy: given.env_policy(&opts.env_policy, json.env_policy)?,
+            max_bytes: given.max_bytes(opts.max_bytes, json.max_bytes)?,
+            artifacts: given.artifacts(opts.artifacts_dir, opts.artifact_store, json.artifacts)?,
+            head_lines: given.lines("head", opts.head_lines, json.head_lines)?,
+            tail_lines: given.lines("tail", opts.tail_lines, json.tail_lines)?,
+            sandbox: given.sandbox(opts.sandbox, json.sandbox)?,
+            ..json
         })
     }
 }

@@ -15,7 +15,7 @@ use conch_core::{JobInfo, JobOptions, JobPoll, JobStatus, PollOptions};
 use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owned, out_arg};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipBox};
-use crate::options;
+use crate::options::{self, FromJson};
 use crate::shell::conch_shell;
 use crate::status::{FfiError, FfiResult};
 
@@ -402,6 +402,11 @@ pub struct conch_job_options {
     pub pty_cols: u16,
     /// See `pty_cols`.
     pub pty_rows: u16,
+    /// More options as a JSON object, the core's `JobOptions` serialized
+    /// (snake_case keys, durations in seconds, as `docs/api/schema.json`
+    /// lists them; not `command`). An option set here and by its typed field
+    /// too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+    pub options_json: *const c_char,
 }
 
 /// # Safety
@@ -409,14 +414,26 @@ pub struct conch_job_options {
 unsafe fn job_options(opts: &conch_job_options) -> FfiResult<JobOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
+        let FromJson { value: json, given } =
+            options::with_command::<JobOptions>(opts.command, opts.options_json)?;
         Ok(JobOptions {
-            command: boundary::str_arg(opts.command, "opts->command")?.to_string(),
-            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
-            env: boundary::env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
-            stdin: opts.stdin_pipe,
-            pty: (opts.pty_cols != 0 || opts.pty_rows != 0)
-                .then_some((opts.pty_cols, opts.pty_rows)),
+            cwd: given.path("cwd", opts.cwd, json.cwd)?,
+            env: given.env(opts.env, json.env)?,
+            timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
+            stdin: given.pick(
+                "stdin",
+                "opts->stdin_pipe",
+                opts.stdin_pipe.then_some(true),
+                json.stdin,
+            )?,
+            pty: given.pick(
+                "pty",
+                "opts->pty_cols",
+                (opts.pty_cols != 0 || opts.pty_rows != 0)
+                    .then_some(Some((opts.pty_cols, opts.pty_rows))),
+                json.pty,
+            )?,
+            ..json
         })
     }
 }

@@ -42,4 +42,5 @@ pub mod status;
 pub mod strings;
 pub mod tool;
 
+pub use options::conch_env_policy;
 pub use status::conch_status;

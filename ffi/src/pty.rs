@@ -18,7 +18,7 @@ use crate::boundary::{
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc, OwnershipBox};
-use crate::options;
+use crate::options::{self, conch_env_policy};
 use crate::sandbox::{self, conch_sandbox};
 use crate::status::FfiResult;
 
@@ -68,11 +68,9 @@ pub struct conch_pty_options {
     pub artifacts_dir: *const c_char,
     /// A shared store instead of `artifacts_dir` (borrowed); NULL: none.
     pub artifact_store: *const conch_artifact_store,
-    /// Which host variables the command inherits: NULL or `"all"`, `"core"`,
-    /// `"none"`.
-    pub env_inherit: *const c_char,
-    /// Globs of variable names never passed on; ended by a NULL pointer.
-    pub env_exclude: *const *const c_char,
+    /// Which host variables the command inherits (see `conch_env_policy`;
+    /// zeroed: all of them).
+    pub env_policy: conch_env_policy,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`, …).
     pub skip_non_interactive_env: bool,
     /// The sandbox the command runs in (made for this run and removed
@@ -142,7 +140,7 @@ unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
             shell: options::opt_path(opts.shell, "opts->shell")?,
             cancel: options::cancel(opts.cancel),
             non_interactive_env: !opts.skip_non_interactive_env,
-            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
+            env_policy: options::env_policy(&opts.env_policy, "opts->")?,
             sink: SinkOptions {
                 max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
                 // Best effort, as for shell runs: no artifact is no error.

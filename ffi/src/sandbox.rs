@@ -157,31 +157,23 @@ pub(crate) unsafe fn opt_sandbox(
 }
 
 /// What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
-/// returns it: everything asked, unless `best_effort` left out what the
-/// kernel lacks. Owned by the caller: free it with
-/// `conch_sandbox_applied_free`, which also frees `not_applied`.
+/// returns it: the core's `SandboxApplied` in C types (the fields and what
+/// each means are the core's, in `docs/api/schema.json` and
+/// `docs/api/c.md`): each `bool` is true when that part is in force, false
+/// when it is not or was not asked; `not_applied` is what was asked and did
+/// not apply, each with why, joined by `\n`, NULL when everything applied.
+/// Owned by the caller: free it with `conch_sandbox_applied_free`, which
+/// also frees `not_applied`.
 #[repr(C)]
 pub struct conch_sandbox_applied {
-    /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: u32,
-    /// The filesystem rules (Landlock).
     pub filesystem: bool,
-    /// The socket filter of `CONCH_NETWORK_DENY` (seccomp); false with
-    /// `CONCH_NETWORK_ALLOW`.
     pub network: bool,
-    /// The allowed TCP ports (Landlock ABI 4); false when none are asked.
     pub tcp_ports: bool,
-    /// No signal to, nor abstract UNIX socket of, a process outside the
-    /// sandbox (Landlock ABI 6): applied when the kernel has it.
     pub scopes: bool,
-    /// The per-process limits (always applied).
     pub limits: bool,
-    /// `limits.processes` (a cgroup); false when not asked.
     pub processes: bool,
-    /// `limits.session_memory_bytes` (a cgroup); false when not asked.
     pub session_memory: bool,
-    /// What was asked and did not apply, each with why, one a line
-    /// (joined by `\n`, no final newline); NULL when everything applied.
     pub not_applied: *const c_char,
 }
 

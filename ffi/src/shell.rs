@@ -10,18 +10,17 @@ use std::ffi::{c_char, c_int, c_void};
 use std::ops::Deref;
 use std::sync::Arc;
 
-use conch_core::defaults;
 use conch_core::shell::{RunOptions, Shell, ShellOptions};
 
 use crate::artifact::conch_artifact_store;
-use crate::boundary::{self, env_list, out_arg, ref_arg, str_arg};
+use crate::boundary::{self, out_arg, ref_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc};
 use crate::job_exit::{ExitGate, conch_job_exit_cb};
-use crate::options;
+use crate::options::{self, FromJson, conch_env_policy};
 use crate::result::{conch_bash_result, into_c};
-use crate::sandbox::{self, conch_sandbox};
+use crate::sandbox::conch_sandbox;
 use crate::status::{FfiError, FfiResult};
 
 /// A persistent bash session (opaque): state (cwd, variables, functions,
@@ -80,12 +79,9 @@ pub struct conch_shell_options {
     pub snapshot: *const c_char,
     /// Text put before every command (`<prefix> <command>`); NULL: none.
     pub prefix: *const c_char,
-    /// Which host variables the session inherits: NULL or `"all"`, `"core"`
-    /// (PATH, HOME, … and `LC_*`), `"none"`.
-    pub env_inherit: *const c_char,
-    /// Globs (`*`, `?`) of variable names never passed to the session, e.g.
-    /// `"*_KEY"`, `"*TOKEN*"`; ended by a NULL pointer; NULL: none.
-    pub env_exclude: *const *const c_char,
+    /// Which host variables the session inherits (see `conch_env_policy`;
+    /// zeroed: all of them).
+    pub env_policy: conch_env_policy,
     /// true: do not apply the non-interactive defaults (`PAGER=cat`,
     /// `GIT_EDITOR=true`, `CI=1`, …).
     pub skip_non_interactive_env: bool,
@@ -109,6 +105,12 @@ pub struct conch_shell_options {
     /// The sandbox around everything the session runs (borrowed: read
     /// while `conch_shell_new` runs); NULL: none.
     pub sandbox: *const conch_sandbox,
+    /// More options as a JSON object, the core's `ShellOptions` in its
+    /// serialized form (snake_case keys, as `docs/api/schema.json` lists
+    /// them): every option, including those added after this header, with
+    /// no new field. An option set here and by its typed field too is
+    /// `CONCH_ERR_INVALID_ARG`. NULL: none.
+    pub options_json: *const c_char,
 }
 
 /// One command to run. Zero-initialize it, then set `command`.
@@ -137,6 +139,11 @@ pub struct conch_run_options {
     /// goes on as a job (`backgrounded` in the result); the session goes on
     /// with the state it had before the command. 0: never.
     pub yield_after_ms: u64,
+    /// More options as a JSON object, the core's `RunOptions` serialized
+    /// (snake_case keys, durations in seconds, as `docs/api/schema.json`
+    /// lists them; not `command`). An option set here and by its typed field
+    /// too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+    pub options_json: *const c_char,
 }
 
 /// # Safety
@@ -144,30 +151,46 @@ pub struct conch_run_options {
 unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
+        let FromJson { value: json, given } =
+            options::from_json::<ShellOptions>(opts.options_json, "opts->options_json", None)?;
         Ok(ShellOptions {
-            shell: options::opt_path(opts.shell, "opts->shell")?,
-            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
-            session_env: env_list(opts.env, "opts->env")?,
-            snapshot: options::snapshot(opts.snapshot, "opts->snapshot")?,
-            prefix: boundary::opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string),
-            non_interactive_env: !opts.skip_non_interactive_env,
-            env_policy: options::env_policy(opts.env_inherit, opts.env_exclude, "opts->")?,
-            max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
-            artifacts: options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?,
-            max_jobs: or_default(opts.max_jobs, defaults::MAX_JOBS),
-            job_artifact_cap: or_default(opts.job_artifact_cap, defaults::JOB_ARTIFACT_CAP),
-            sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,
-            ..ShellOptions::default()
+            shell: given.path("shell", opts.shell, json.shell)?,
+            cwd: given.path("cwd", opts.cwd, json.cwd)?,
+            session_env: given.env(opts.env, json.session_env)?,
+            snapshot: given.pick(
+                "snapshot",
+                "opts->snapshot",
+                (!opts.snapshot.is_null())
+                    .then(|| options::snapshot(opts.snapshot, "opts->snapshot"))
+                    .transpose()?,
+                json.snapshot,
+            )?,
+            prefix: given.pick(
+                "prefix",
+                "opts->prefix",
+                boundary::opt_str_arg(opts.prefix, "opts->prefix")?.map(|p| Some(p.to_string())),
+                json.prefix,
+            )?,
+            non_interactive_env: given
+                .non_interactive(opts.skip_non_interactive_env, json.non_interactive_env)?,
+            env_policy: given.env_policy(&opts.env_policy, json.env_policy)?,
+            max_bytes: given.max_bytes(opts.max_bytes, json.max_bytes)?,
+            artifacts: given.artifacts(opts.artifacts_dir, opts.artifact_store, json.artifacts)?,
+            max_jobs: given.pick(
+                "max_jobs",
+                "opts->max_jobs",
+                (opts.max_jobs != 0).then_some(opts.max_jobs),
+                json.max_jobs,
+            )?,
+            job_artifact_cap: given.pick(
+                "job_artifact_cap",
+                "opts->job_artifact_cap",
+                (opts.job_artifact_cap != 0).then_some(opts.job_artifact_cap),
+                json.job_artifact_cap,
+            )?,
+            sandbox: given.sandbox(opts.sandbox, json.sandbox)?,
+            ..json
         })
-    }
-}
-
-/// A count whose 0 is the core's default.
-fn or_default<T: PartialEq + Default>(value: T, default: T) -> T {
-    if value == T::default() {
-        default
-    } else {
-        value
     }
 }
 
@@ -176,16 +199,17 @@ fn or_default<T: PartialEq + Default>(value: T, default: T) -> T {
 unsafe fn run_options(opts: &conch_run_options) -> FfiResult<RunOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
+        let FromJson { value: json, given } =
+            options::with_command::<RunOptions>(opts.command, opts.options_json)?;
         Ok(RunOptions {
-            command: str_arg(opts.command, "opts->command")?.to_string(),
-            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
-            env: env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
+            cwd: given.path("cwd", opts.cwd, json.cwd)?,
+            env: given.env(opts.env, json.env)?,
+            timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
             cancel: options::cancel(opts.cancel),
-            head_lines: options::line_limit(opts.head_lines, "opts->head_lines")?,
-            tail_lines: options::line_limit(opts.tail_lines, "opts->tail_lines")?,
-            artifact: None,
-            yield_after: options::timeout(opts.yield_after_ms, "opts->yield_after_ms")?,
+            head_lines: given.lines("head", opts.head_lines, json.head_lines)?,
+            tail_lines: given.lines("tail", opts.tail_lines, json.tail_lines)?,
+            yield_after: given.millis("yield_after", opts.yield_after_ms, json.yield_after)?,
+            ..json
         })
     }
 }

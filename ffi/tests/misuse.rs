@@ -22,7 +22,6 @@ use std::time::Duration;
 use conch::artifact::*;
 use conch::cancel::*;
 use conch::command::*;
-use conch::conch_status;
 use conch::execute::*;
 use conch::jobs::*;
 use conch::pty::*;
@@ -32,6 +31,7 @@ use conch::sessions::*;
 use conch::shell::*;
 use conch::strings::*;
 use conch::tool::*;
+use conch::{conch_env_policy, conch_status};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -702,8 +702,10 @@ proptest! {
                 max_bytes: opts.max_bytes,
                 snapshot: arena.text(&opts.snapshot),
                 prefix: arena.text(&opts.prefix),
-                env_inherit: arena.text(&opts.env_inherit),
-                env_exclude: arena.list(&opts.env_exclude),
+                env_policy: conch_env_policy {
+                    inherit: arena.text(&opts.env_inherit),
+                    exclude: arena.list(&opts.env_exclude),
+                },
                 skip_non_interactive_env: opts.skip,
                 artifact_store: store,
                 max_jobs: 0,
@@ -711,6 +713,7 @@ proptest! {
                 on_job_exit: None,
                 user_data: ptr::null_mut(),
                 sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
+                options_json: ptr::null(),
             };
             let sh = conch_shell_new(&o);
             check_pointer(sh, "conch_shell_new")?;
@@ -726,6 +729,7 @@ proptest! {
                     tail_lines: r.tail,
                     cancel,
                     yield_after_ms: 0,
+                    options_json: ptr::null(),
                 };
                 let bad = AtomicUsize::new(0);
                 let mut out: *mut conch_bash_result = ptr::null_mut();
@@ -801,10 +805,13 @@ proptest! {
                 head_lines: r.head,
                 tail_lines: r.tail,
                 cancel,
-                env_inherit: arena.text(&opts.env_inherit),
-                env_exclude: arena.list(&opts.env_exclude),
+                env_policy: conch_env_policy {
+                    inherit: arena.text(&opts.env_inherit),
+                    exclude: arena.list(&opts.env_exclude),
+                },
                 skip_non_interactive_env: opts.skip,
                 sandbox: sandbox.as_ref().map_or(ptr::null(), |s| s as *const _),
+                options_json: ptr::null(),
             };
             let mut out: *mut conch_bash_result = ptr::null_mut();
             let out_p = if r.null_out { ptr::null_mut() } else { &mut out as *mut _ };
@@ -988,8 +995,10 @@ proptest! {
                 max_bytes,
                 artifacts_dir: ptr::null(),
                 artifact_store: ptr::null(),
-                env_inherit: ptr::null(),
-                env_exclude: ptr::null(),
+                env_policy: conch_env_policy {
+                    inherit: ptr::null(),
+                    exclude: ptr::null(),
+                },
                 skip_non_interactive_env: false,
                 sandbox: ptr::null(),
             };
@@ -1173,6 +1182,7 @@ proptest! {
                             stdin_pipe: *stdin,
                             pty_cols: *cols,
                             pty_rows: *rows,
+                            options_json: ptr::null(),
                         };
                         let mut job = 0u32;
                         let rc = conch_shell_start(

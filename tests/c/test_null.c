@@ -103,8 +103,8 @@ static void execute(void) {
   o.env = bad_env;
   expect_misuse(conch_execute_shell(&o, NULL, NULL, &r), "conch_execute_shell", "opts->env[0]");
   o.env = NULL;
-  o.env_exclude = bad_env;
-  expect_misuse(conch_execute_shell(&o, NULL, NULL, &r), "conch_execute_shell", "opts->env_exclude[0]");
+  o.env_policy.exclude = bad_env;
+  expect_misuse(conch_execute_shell(&o, NULL, NULL, &r), "conch_execute_shell", "opts->env_policy.exclude[0]");
   CHECK(r == NULL, "out untouched on error");
   conch_bash_result_free(NULL);
 }

@@ -581,9 +581,9 @@ static void test_execute_shell(void) {
             "got \"\"",
             "the core's message, naming the field");
   so.snapshot = "sometimes";
-  so.env_inherit = "some";
-  CHECK(conch_shell_new(&so) == NULL, "bad env_inherit");
-  CHECK(strstr(conch_last_error(), "env_inherit") != NULL, "the error names the field");
+  so.env_policy.inherit = "some";
+  CHECK(conch_shell_new(&so) == NULL, "bad env_policy.inherit");
+  CHECK(strstr(conch_last_error(), "opts->env_policy.inherit must be") != NULL, "the error names the field");
 }
 
 static void test_env_policy(void) {
@@ -592,13 +592,41 @@ static void test_env_policy(void) {
   conch_shell_options so = {0};
   const char *exclude[] = {"*_KEY", NULL};
   so.snapshot = "none";
-  so.env_exclude = exclude;
+  so.env_policy.exclude = exclude;
   conch_shell *sh = conch_shell_new(&so);
   if (!CHECK(sh != NULL, "shell with an env policy")) return;
   conch_bash_result *r = run(sh, "echo ${CONCH_CTEST_SECRET_KEY-dropped} $CONCH_CTEST_PLAIN $PAGER");
   if (r) CHECK_STR(r->output, "dropped visible cat\n", "excluded variables never reach bash");
   conch_bash_result_free(r);
   conch_shell_free(sh);
+}
+
+/* options_json: the core's options as JSON, beside the typed fields; an
+   option the header has no field for (env_policy's inherit here, head on a
+   run) reaches the core through it, and one set both ways is refused. */
+static void test_options_json(void) {
+  setenv("CONCH_CTEST_PLAIN", "visible", 1);
+  conch_shell_options so = {0};
+  so.snapshot = "none";
+  so.options_json = "{\"env_policy\": {\"inherit\": \"none\"}, \"env\": {\"FROM_JSON\": \"yes\"}}";
+  conch_shell *sh = conch_shell_new(&so);
+  if (!CHECK(sh != NULL, "shell with options_json")) return;
+  conch_run_options ro = {0};
+  ro.command = "echo ${CONCH_CTEST_PLAIN-none} $FROM_JSON; seq 1 5";
+  ro.options_json = "{\"head\": 2}";
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_shell_run(sh, &ro, NULL, NULL, &r), CONCH_OK, "run with options_json"))
+    CHECK_STR(r->output, "none yes\n1\n", "the JSON's options apply");
+  conch_bash_result_free(r);
+  r = NULL;
+  ro.head_lines = 3;
+  CHECK_RC(conch_shell_run(sh, &ro, NULL, NULL, &r), CONCH_ERR_INVALID_ARG, "head set both ways");
+  CHECK(strstr(conch_last_error(), "opts->options_json sets \"head\", which opts->head_lines sets too") != NULL,
+        "the error names both");
+  conch_bash_result_free(r);
+  conch_shell_free(sh);
+  so.options_json = "{\"max_bytes\": \"x\"}";
+  CHECK(conch_shell_new(&so) == NULL, "a wrong JSON type is refused");
 }
 
 int main(void) {
@@ -619,5 +647,6 @@ int main(void) {
   test_concurrent_runs_queue();
   test_execute_shell();
   test_env_policy();
+  test_options_json();
   return check_finish();
 }

@@ -76,7 +76,7 @@ def run_both(code, env, scratch):
         return None
     bash = (same_text(done.stdout.decode("utf-8", "replace"), bash_dir), done.returncode)
     conch_dir = tempfile.mkdtemp(dir=scratch)
-    with conch.Shell(cwd=conch_dir, env=dict(env, TMP=conch_dir), inherit_env="none", snapshot=None,
+    with conch.Shell(cwd=conch_dir, env=dict(env, TMP=conch_dir), env_policy={"inherit": "none"}, snapshot=None,
                      non_interactive_env=False, max_bytes=1 << 20) as shell:
         result = shell.run(code, timeout=20)
     return bash, (same_text(result.output, conch_dir), result.exit_code)

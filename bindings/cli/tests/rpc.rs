@@ -242,7 +242,7 @@ fn bad_lines_get_error_replies_and_the_server_goes_on() {
         ),
         (
             r#"{"id": 9, "type": "bash", "command": "true", "timeout": "x"}"#,
-            "\"timeout\" must be a number of seconds",
+            "\"timeout\": invalid type: string \"x\", expected f64",
         ),
         (r#"{"id": 10, "type": "reboot"}"#, "Unknown command: reboot"),
     ] {
@@ -1032,31 +1032,31 @@ fn bad_job_start_and_input_requests_get_error_replies() {
     for (request, error) in [
         (
             json!({"type": "job_start", "command": 5}),
-            "\"command\" must be a string",
+            "job_start needs a string \"command\"",
         ),
         (
             json!({"type": "job_start", "command": "true", "env": ["A=1"]}),
-            "\"env\" must be an object of strings",
+            "\"env\": invalid type: sequence, expected a mapping of str to str",
         ),
         (
             json!({"type": "job_start", "command": "true", "env": {"A": 1}}),
-            "\"env\" values must be strings (\"A\" is not)",
+            "\"env\": invalid type: integer `1`, expected a string",
         ),
         (
             json!({"type": "job_start", "command": "true", "stdin": "yes"}),
-            "\"stdin\" must be a boolean",
+            "\"stdin\": invalid type: string \"yes\", expected a boolean",
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": "80x24"}),
-            "\"pty\" must be an object {\"cols\", \"rows\"}",
+            "\"pty\": invalid type: string \"80x24\", expected struct Size",
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": {"cols": 80}}),
-            "\"pty\" needs a number \"rows\"",
+            "\"pty\": missing field `rows`",
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": {"cols": -1, "rows": 24}}),
-            "pty.cols must be >= 0 (a whole number), got -1",
+            "cols must be >= 0 (a whole number), got -1",
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": {"cols": 0, "rows": 24}}),
@@ -1129,4 +1129,31 @@ fn bad_job_start_and_input_requests_get_error_replies() {
     let killed = server.ok(json!({"type": "job_kill", "job": job}));
     assert_eq!(killed["status"], "killed", "{killed}");
     assert_eq!(server.finish(), 0);
+}
+
+/// Every option of `RunOptions` (a `bash` request) and `JobOptions` (a
+/// `job_start`) in the core's schema is a request field, camelCase:
+/// a valid value is taken, a wrong JSON type is an error reply naming the
+/// field. Walked from the schema, so an option the core adds is checked
+/// here with no change of the server or of this test.
+#[test]
+fn every_option_of_the_schema_is_a_request_field() {
+    let mut server = Server::start("schema");
+    for (def, kind) in [("RunOptions", "bash"), ("JobOptions", "job_start")] {
+        for (key, valid, wrong) in conch_core::wire::option_samples(def) {
+            let field = conch_core::wire::camel_key(&key);
+            let mut request = json!({"type": kind, "command": "true"});
+            request[&field] = valid;
+            let data = server.ok(request.clone());
+            if kind == "job_start" {
+                server.ok(json!({"type": "job_kill", "job": data["job"]}));
+            }
+            request[&field] = wrong;
+            let error = server.refused(request.clone());
+            assert!(
+                error.starts_with(&format!("\"{field}\": invalid type")),
+                "{request}: {error}"
+            );
+        }
+    }
 }

@@ -14,11 +14,10 @@ use conch_core::artifact::ArtifactStore;
 use conch_core::input::{
     TimeUnit, count_option, interval_option, max_bytes_option, parse_option, timeout_option,
 };
-use conch_core::process::env::{EnvPolicy, Inherit};
 use conch_core::shell::Snapshot;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyString};
 
 use crate::artifact::PyArtifactStore;
 use crate::errors::{guard, invalid, to_py};
@@ -172,10 +171,62 @@ impl<'a, 'py> FromPyObject<'a, 'py> for SnapshotArg {
     }
 }
 
-/// `inherit_env=` and `exclude_env=` as the core's env policy.
-pub fn env_policy(inherit: &str, exclude: Vec<String>) -> PyResult<EnvPolicy> {
-    let inherit: Inherit = parse_option("inherit_env", inherit).map_err(to_py)?;
-    Ok(EnvPolicy { inherit, exclude })
+/// `options` (a call's keyword arguments) with the value given for `key`
+/// (`None` included) replaced by `respell(value)`: a Python spelling the
+/// core reads in another form.
+fn respelled<'py>(
+    options: Option<&Bound<'py, PyDict>>,
+    key: &str,
+    respell: impl FnOnce(Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    let options = options.copy()?;
+    if let Some(value) = options.get_item(key)? {
+        options.set_item(key, respell(value)?)?;
+    }
+    Ok(Some(options))
+}
+
+/// The keyword arguments of `Shell` with Python's `snapshot=None` (a clean
+/// bash) as `"none"`: the core reads `null` as the default.
+pub fn snapshot_none<'py>(
+    py: Python<'py>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    respelled(options, "snapshot", |value| {
+        Ok(match value.is_none() {
+            true => PyString::new(py, "none").into_any(),
+            false => value,
+        })
+    })
+}
+
+/// The keyword arguments of `Shell.start` with Python's `pty=(cols, rows)`
+/// as the core reads a terminal size, `{"cols": …, "rows": …}`.
+pub fn pty_pair<'py>(
+    py: Python<'py>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    respelled(options, "pty", |pty| {
+        if pty.is_none() {
+            return Ok(pty);
+        }
+        let pair: Vec<Bound<'py, PyAny>> = match pty.cast::<PyString>() {
+            Ok(_) => Vec::new(),
+            Err(_) => pty.extract().unwrap_or_default(),
+        };
+        let [cols, rows] = &pair[..] else {
+            return Err(PyTypeError::new_err(
+                "pty must be a (cols, rows) pair of ints, or None",
+            ));
+        };
+        let size = PyDict::new(py);
+        size.set_item("cols", cols)?;
+        size.set_item("rows", rows)?;
+        Ok(size.into_any())
+    })
 }
 
 /// `artifacts_dir=`: a directory (str or `os.PathLike`) or a
@@ -238,24 +289,4 @@ pub fn signal_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
         "signal must be a str or an int, not {}",
         value.get_type().name()?
     )))
-}
-
-/// `pty=`: a `(cols, rows)` pair (a tuple or a list), each a count that
-/// the terminal clamps as at `PtySession.start` (a zero size is the
-/// core's error); `None`: no terminal.
-pub fn pty_size(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<(u16, u16)>> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(None);
-    };
-    let pair: Vec<Whole> = if value.cast::<PyString>().is_ok() {
-        Vec::new()
-    } else {
-        value.extract().unwrap_or_default()
-    };
-    match pair[..] {
-        [cols, rows] => Ok(Some((cells("cols", cols)?, cells("rows", rows)?))),
-        _ => Err(PyTypeError::new_err(
-            "pty must be a (cols, rows) pair of ints, or None",
-        )),
-    }
 }

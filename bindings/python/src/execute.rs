@@ -5,81 +5,54 @@
 
 use std::path::PathBuf;
 
-use conch_core::defaults;
+use conch_core::CancelToken;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
 
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{
-    self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
-};
+use crate::convert::{Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, seconds};
 use crate::errors::{guard, to_py};
 use crate::exit_hook;
 use crate::offload::offload;
 use crate::open_shells;
+use crate::option_signatures::execute_options;
 use crate::result::{Class, to_python};
 use crate::signature::{py_default, text_signature};
 
-#[doc = text_signature!(
-    "execute_shell(command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
-    "cancel=None, head=None, tail=None, non_interactive_env=", py_default!(non_interactive_env),
-    ", max_bytes=", py_default!(max_bytes),
-    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), sandbox=None)",
-)]
+#[doc = text_signature!("execute_shell(command, *, ", execute_options!(), ", on_chunk=None, cancel=None)")]
 /// Runs ``command`` once in a fresh ``<shell> -c`` process (default
 /// ``bash``; ``sh``, ``zsh``... work too) and returns a
 /// ``conch.BashResult``. Nothing carries over between calls; nothing the
 /// command started outlives it. Options as for ``Shell`` and ``Shell.run``
-/// (a ``sandbox`` is made for this run and removed after it).
+/// (a ``sandbox`` is made for this run and removed after it): the core's
+/// ``ExecuteOptions``, read as ``Shell`` reads its options.
 #[pyfunction]
-#[pyo3(signature = (command, *, shell=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
-                    head=None, tail=None, non_interactive_env=defaults::NON_INTERACTIVE_ENV,
-                    max_bytes=Whole::Int(defaults::MAX_BYTES as i64), artifacts_dir=None,
-                    inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(), sandbox=None),
-           text_signature = None)]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (command, *, on_chunk=None, cancel=None, artifacts_dir=None, sandbox=None, **options),
+       text_signature = None)]
 pub fn execute_shell(
     py: Python<'_>,
-    command: String,
-    shell: Option<PathBuf>,
-    cwd: Option<PathBuf>,
-    env: Option<&Bound<'_, PyAny>>,
-    timeout: Option<Seconds>,
+    command: Bound<'_, PyString>,
     on_chunk: Option<Bound<'_, PyAny>>,
     cancel: Option<PyRef<'_, PyCancelToken>>,
-    head: Option<Whole>,
-    tail: Option<Whole>,
-    non_interactive_env: bool,
-    max_bytes: Whole,
     artifacts_dir: Option<&Bound<'_, PyAny>>,
-    inherit_env: &str,
-    exclude_env: Vec<String>,
     sandbox: Option<&Bound<'_, PyAny>>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
-    guard(|| {
-        let on_chunk = callback("on_chunk", on_chunk)?;
-        let (token, _link) = run_token(cancel.as_deref());
+    run_once(py, on_chunk, cancel, |token| {
         let opts = ExecuteOptions {
-            command,
-            shell,
-            cwd,
-            env: env_pairs(env)?,
-            timeout: seconds("timeout", timeout)?,
-            cancel: Some(token.clone()),
-            non_interactive_env,
-            env_policy: env_policy(inherit_env, exclude_env)?,
-            max_bytes: convert::max_bytes(max_bytes)?,
+            cancel: Some(token),
             artifacts: artifacts(artifacts_dir)?,
-            head_lines: count("head", head)?,
-            tail_lines: count("tail", tail)?,
             sandbox: crate::sandbox::sandbox(sandbox)?,
-            ..ExecuteOptions::default()
+            ..crate::options::read(
+                py,
+                "execute_shell",
+                options,
+                &[("command", command.into_any())],
+            )?
         };
-        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-            shell::execute_shell(opts, sink)
-        })?;
-        to_python(py, Class::BashResult, &result.map_err(to_py)?)
+        Ok(move |sink: &mut dyn FnMut(&str)| shell::execute_shell(opts, sink))
     })
 }
 
@@ -122,9 +95,7 @@ pub fn execute_bash(
     artifacts_dir: Option<&Bound<'_, PyAny>>,
     sandbox: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    guard(|| {
-        let on_chunk = callback("on_chunk", on_chunk)?;
-        let (token, _link) = run_token(cancel.as_deref());
+    run_once(py, on_chunk, cancel, |token| {
         let opts = ExecuteBashOptions {
             session_key,
             shell,
@@ -134,7 +105,7 @@ pub fn execute_bash(
             cwd,
             env: env_pairs(env)?,
             timeout: seconds("timeout", timeout)?,
-            cancel: Some(token.clone()),
+            cancel: Some(token),
             artifacts: artifacts(artifacts_dir)?,
             artifact: None,
             head_lines: count("head", head)?,
@@ -142,9 +113,30 @@ pub fn execute_bash(
             yield_after: None,
         };
         let sandbox = crate::sandbox::sandbox(sandbox)?;
-        let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
+        Ok(move |sink: &mut dyn FnMut(&str)| {
             registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
-        })?;
+        })
+    })
+}
+
+/// What the one-shot calls share: `on_chunk` checked, a cancel token for
+/// the run (linked to the caller's `cancel`), `prepare(token)` making the
+/// run from the options, the run on a worker thread with its chunks fed
+/// to `on_chunk` on this one, and its result as a `conch.BashResult`.
+fn run_once<F>(
+    py: Python<'_>,
+    on_chunk: Option<Bound<'_, PyAny>>,
+    cancel: Option<PyRef<'_, PyCancelToken>>,
+    prepare: impl FnOnce(CancelToken) -> PyResult<F>,
+) -> PyResult<Py<PyAny>>
+where
+    F: FnOnce(&mut dyn FnMut(&str)) -> conch_core::Result<conch_core::BashResult> + Send + 'static,
+{
+    guard(|| {
+        let on_chunk = callback("on_chunk", on_chunk)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let run = prepare(token.clone())?;
+        let result = offload(py, on_chunk.as_ref(), &token, run)?;
         to_python(py, Class::BashResult, &result.map_err(to_py)?)
     })
 }

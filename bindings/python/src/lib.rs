@@ -18,6 +18,8 @@ mod exit_hook;
 mod job_tool;
 mod offload;
 mod open_shells;
+mod option_signatures;
+mod options;
 mod pty;
 mod repr;
 mod result;

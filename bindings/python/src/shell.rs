@@ -9,29 +9,21 @@ use conch_core::input::until_option;
 use conch_core::shell::{self, RunOptions, ShellOptions};
 use conch_core::{CancelToken, Error, JobId, JobOptions, PollOptions, defaults};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{
-    self, Seconds, SnapshotArg, Whole, artifacts, callback, count, env_pairs, env_policy, seconds,
-};
+use crate::convert::{self, Seconds, Whole, artifacts, callback, count};
 use crate::errors::{guard, to_py};
 use crate::exit_hook;
 use crate::offload::{drive_here, offload};
 use crate::open_shells;
+use crate::option_signatures::{job_options, run_options, shell_options};
 use crate::result::{Class, to_python};
-use crate::signature::{py_default, text_signature};
+use crate::signature::text_signature;
 
-#[doc = text_signature!(
-    "Shell(*, shell=None, cwd=None, env=None, snapshot=", py_default!(snapshot),
-    ", prefix=None, non_interactive_env=", py_default!(non_interactive_env),
-    ", max_bytes=", py_default!(max_bytes),
-    ", artifacts_dir=None, inherit_env=", py_default!(env_inherit), ", exclude_env=(), max_jobs=",
-    py_default!(max_jobs), ", job_artifact_cap=", py_default!(job_artifact_cap),
-    ", on_job_exit=None, sandbox=None)",
-)]
+#[doc = text_signature!("Shell(*, ", shell_options!(), ", on_job_exit=None)")]
 /// A persistent bash session: one long-lived real bash that runs command
 /// after command, keeping cwd, variables, functions, aliases and options.
 ///
@@ -44,10 +36,10 @@ use crate::signature::{py_default, text_signature};
 /// ``PAGER=cat``, ``GIT_EDITOR=true``, ``CI=1``... so no tool waits for a
 /// human. ``max_bytes``: output kept in memory per run (the tail).
 /// ``artifacts_dir``: where full outputs are spilled (a directory or a
-/// ``conch.ArtifactStore``); ``None``: no artifacts. ``inherit_env``: which
-/// host variables the shell sees (``"all"``, ``"core"``: PATH, HOME, LANG...,
-/// ``"none"``); ``exclude_env``: glob patterns of names never passed on
-/// (e.g. ``["*_KEY", "*TOKEN*"]``). ``max_jobs``: jobs the session runs at
+/// ``conch.ArtifactStore``); ``None``: no artifacts. ``env_policy``: which
+/// host variables the shell sees, a dict of ``inherit`` (``"all"``, the
+/// default, ``"core"``: PATH, HOME, LANG..., ``"none"``) and ``exclude``
+/// (glob patterns of names never passed on, e.g. ``["*_KEY", "*TOKEN*"]``). ``max_jobs``: jobs the session runs at
 /// once (``start`` beyond it raises ``TooManyJobsError``; a run at the
 /// limit stays in the foreground past its ``yield_after``).
 /// ``job_artifact_cap``: bytes one job's artifact takes at most (past it the
@@ -64,6 +56,10 @@ use crate::signature::{py_default, text_signature};
 /// ``session_memory_bytes``) and ``best_effort`` (apply what the kernel
 /// supports instead of raising ``SandboxUnavailableError``); ``True`` or
 /// ``{}``: the strict default; ``None``: no sandbox.
+///
+/// The options are the core's ``ShellOptions`` (``docs/api/schema.json``),
+/// read as its serialized form: an option the core adds is taken here
+/// unchanged.
 ///
 /// Use it as a context manager, or call ``close()``: closing kills
 /// everything the session still runs, background jobs included.
@@ -103,32 +99,13 @@ impl PyShell {
 #[pymethods]
 impl PyShell {
     #[new]
-    #[pyo3(
-        signature = (*, shell=None, cwd=None, env=None, snapshot=SnapshotArg::default(), prefix=None,
-                     non_interactive_env=defaults::NON_INTERACTIVE_ENV, max_bytes=Whole::Int(defaults::MAX_BYTES as i64),
-                     artifacts_dir=None, inherit_env=defaults::ENV_INHERIT, exclude_env=Vec::new(),
-                     max_jobs=Whole::Int(defaults::MAX_JOBS as i64),
-                     job_artifact_cap=Whole::Int(defaults::JOB_ARTIFACT_CAP as i64), on_job_exit=None,
-                     sandbox=None),
-        text_signature = None
-    )]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*, artifacts_dir=None, on_job_exit=None, sandbox=None, **options), text_signature = None)]
     fn new(
         py: Python<'_>,
-        shell: Option<PathBuf>,
-        cwd: Option<PathBuf>,
-        env: Option<&Bound<'_, PyAny>>,
-        snapshot: SnapshotArg,
-        prefix: Option<String>,
-        non_interactive_env: bool,
-        max_bytes: Whole,
         artifacts_dir: Option<&Bound<'_, PyAny>>,
-        inherit_env: &str,
-        exclude_env: Vec<String>,
-        max_jobs: Whole,
-        job_artifact_cap: Whole,
         on_job_exit: Option<Bound<'_, PyAny>>,
         sandbox: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         guard(|| {
             let (hook, slot) = match callback("on_job_exit", on_job_exit)? {
@@ -138,21 +115,12 @@ impl PyShell {
                 }
                 None => (None, None),
             };
+            let options = convert::snapshot_none(py, options)?;
             let opts = ShellOptions {
-                shell,
-                cwd,
-                session_env: env_pairs(env)?,
-                snapshot: snapshot.0,
-                prefix,
-                non_interactive_env,
-                env_policy: env_policy(inherit_env, exclude_env)?,
-                max_bytes: convert::max_bytes(max_bytes)?,
                 artifacts: artifacts(artifacts_dir)?,
-                max_jobs: convert::count_of("max_jobs", max_jobs)?,
-                job_artifact_cap: convert::count_of("job_artifact_cap", job_artifact_cap)? as u64,
                 on_job_exit: hook,
                 sandbox: crate::sandbox::sandbox(sandbox)?,
-                ..ShellOptions::default()
+                ..crate::options::read(py, "Shell", options.as_ref(), &[])?
             };
             let inner = py
                 .detach(|| shell::Shell::new(opts))
@@ -168,6 +136,7 @@ impl PyShell {
         })
     }
 
+    #[doc = text_signature!("run($self, command, *, ", run_options!(), ", on_chunk=None, cancel=None)")]
     /// Runs ``command`` in the session and returns a ``conch.BashResult``.
     ///
     /// Blocks until the command's status arrives (a job left in the
@@ -193,35 +162,21 @@ impl PyShell {
     /// here once it has stopped. Runs on one Shell queue in order; a
     /// ``run`` of the same Shell from inside ``on_chunk`` raises
     /// ``InvalidArgumentError`` at once (it would wait for itself).
-    #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None, head=None, tail=None,
-                        yield_after=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options), text_signature = None)]
     fn run(
         &self,
         py: Python<'_>,
-        command: String,
-        cwd: Option<PathBuf>,
-        env: Option<&Bound<'_, PyAny>>,
-        timeout: Option<Seconds>,
+        command: Bound<'_, PyString>,
         on_chunk: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
-        head: Option<Whole>,
-        tail: Option<Whole>,
-        yield_after: Option<Seconds>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         guard(|| {
             let on_chunk = callback("on_chunk", on_chunk)?;
             let (token, _link) = run_token(cancel.as_deref());
             let opts = RunOptions {
-                command,
-                cwd,
-                env: env_pairs(env)?,
-                timeout: seconds("timeout", timeout)?,
                 cancel: Some(token.clone()),
-                head_lines: count("head", head)?,
-                tail_lines: count("tail", tail)?,
-                artifact: None,
-                yield_after: seconds("yield_after", yield_after)?,
+                ..crate::options::read(py, "run", options, &[("command", command.into_any())])?
             };
             let shell = self.open()?;
             let place = shell.reserve().map_err(to_py)?;
@@ -323,6 +278,7 @@ impl PyShell {
         })
     }
 
+    #[doc = text_signature!("start($self, command, *, ", job_options!(), ")")]
     /// Starts ``command`` as a job beside the session and returns its id
     /// (an ``int``, as ``jobs()`` lists it) at once. It runs in a bash of its
     /// own, given the session's state as it is now (cwd, variables,
@@ -342,27 +298,21 @@ impl PyShell {
     /// ``TooManyJobsError`` when the session runs ``max_jobs`` jobs already
     /// (nothing is started), ``InvalidArgumentError`` (missing ``cwd``, NUL in
     /// the command, bad option), ``ClosedError``, ``SpawnError``.
-    #[pyo3(signature = (command, *, cwd=None, env=None, timeout=None, stdin=false, pty=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (command, **options), text_signature = None)]
     fn start(
         &self,
         py: Python<'_>,
-        command: String,
-        cwd: Option<PathBuf>,
-        env: Option<&Bound<'_, PyAny>>,
-        timeout: Option<Seconds>,
-        stdin: bool,
-        pty: Option<&Bound<'_, PyAny>>,
+        command: Bound<'_, PyString>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<JobId> {
         guard(|| {
-            let opts = JobOptions {
-                command,
-                cwd,
-                env: env_pairs(env)?,
-                timeout: seconds("timeout", timeout)?,
-                stdin,
-                pty: convert::pty_size(pty)?,
-            };
+            let options = convert::pty_pair(py, options)?;
+            let opts: JobOptions = crate::options::read(
+                py,
+                "start",
+                options.as_ref(),
+                &[("command", command.into_any())],
+            )?;
             let shell = self.open()?;
             // The id, once started: a start interrupted by Ctrl-C is
             // undone, since its caller never gets the id.

@@ -132,10 +132,10 @@ def test_session_env_and_prefix(tmp_path):
 def test_env_policy_drops_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("CONCH_TEST_API_KEY", "secret")
     monkeypatch.setenv("CONCH_TEST_PLAIN", "plain")
-    with conch.Shell(cwd=tmp_path, snapshot=None, exclude_env=["*_KEY"]) as sh:
+    with conch.Shell(cwd=tmp_path, snapshot=None, env_policy={"exclude": ["*_KEY"]}) as sh:
         r = sh.run("echo ${CONCH_TEST_API_KEY:-gone} $CONCH_TEST_PLAIN")
         assert r.output == "gone plain\n"
-    with conch.Shell(cwd=tmp_path, snapshot=None, inherit_env="none") as sh:
+    with conch.Shell(cwd=tmp_path, snapshot=None, env_policy={"inherit": "none"}) as sh:
         assert sh.run("echo ${CONCH_TEST_PLAIN:-none}").output == "none\n"
 
 
@@ -160,7 +160,7 @@ def test_bad_arguments_raise_value_errors(shell, tmp_path):
         shell.run("true", timeout=float("nan"))
     with pytest.raises(ValueError, match="head must be >= 0"):
         shell.run("true", head=-1)
-    with pytest.raises(ValueError, match="env"):
+    with pytest.raises(TypeError, match="^env: "):
         shell.run("true", env={"A": 1})
     with pytest.raises(ValueError):
         shell.run("true", env={"1BAD": "x"})
@@ -168,10 +168,12 @@ def test_bad_arguments_raise_value_errors(shell, tmp_path):
         shell.run("echo a\0b")
     with pytest.raises(TypeError, match="on_chunk must be callable"):
         shell.run("true", on_chunk=3)
-    with pytest.raises(ValueError, match="inherit_env"):
-        conch.Shell(inherit_env="some")
-    with pytest.raises(ValueError, match="snapshot"):
+    with pytest.raises(ValueError, match="^env_policy: inherit must be"):
+        conch.Shell(env_policy={"inherit": "some"})
+    with pytest.raises(TypeError, match="^snapshot: "):
         conch.Shell(snapshot=3)
+    with pytest.raises(TypeError, match=r"^Shell\(\) got an unexpected keyword argument 'inherit_env'$"):
+        conch.Shell(inherit_env="none")
     # An empty snapshot path is a mistake, refused with the core's text on every face.
     with pytest.raises(conch.InvalidArgumentError) as empty:
         conch.Shell(snapshot="")

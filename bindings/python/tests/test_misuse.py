@@ -159,8 +159,10 @@ if __name__ == "__main__":
     A_MAX_BYTES: Arg = (st.one_of(st.integers(1, 100_000), st.just(2**63 - 1)), NUMBERS)
     A_SNAPSHOT: Arg = (st.sampled_from([None, "none", "auto"]), st.one_of(st.sampled_from(["auto", "none", None]), PATH))
     A_PREFIX: Arg = (st.sampled_from([None, "command"]), st.one_of(st.sampled_from(["", "\0", "\ud800"]), NOT_STR))
-    A_INHERIT: Arg = (st.sampled_from(["all", "core", "none"]), ANY)
-    A_EXCLUDE: Arg = (st.lists(st.sampled_from(["*_KEY", "X", "*"]), max_size=2), st.one_of(st.lists(TEXT, max_size=2), ANY))
+    A_ENV_POLICY: Arg = (st.fixed_dictionaries({}, optional={
+        "inherit": st.sampled_from(["all", "core", "none"]),
+        "exclude": st.lists(st.sampled_from(["*_KEY", "X", "*"]), max_size=2)}),
+        st.one_of(st.fixed_dictionaries({}, optional={"inherit": ANY, "exclude": st.one_of(st.lists(TEXT, max_size=2), ANY)}), ANY))
     A_NAMES: Arg = (st.lists(st.sampled_from(["read", "grep", "find", "ls"]), max_size=3), st.one_of(st.lists(TEXT), ANY))
     A_KEY: Arg = (st.sampled_from([None, "misuse"]), NOT_STR)
     A_RULES: Arg = (st.one_of(st.none(), st.lists(st.fixed_dictionaries(
@@ -245,7 +247,7 @@ if __name__ == "__main__":
                "max_bytes": A_MAX_BYTES, "cursor": A_COUNT, "cancel": A_CANCEL}
     SHELL_KW = {"shell": A_SHELL, "cwd": A_PATH, "env": A_ENV, "snapshot": A_SNAPSHOT, "prefix": A_PREFIX,
                 "non_interactive_env": A_BOOL, "max_bytes": A_MAX_BYTES, "artifacts_dir": A_DIR,
-                "inherit_env": A_INHERIT, "exclude_env": A_EXCLUDE}
+                "env_policy": A_ENV_POLICY}
 
     def group_functions() -> None:
         norm_text: Arg = (st.one_of(CLEAN, st.sampled_from(["cat f | head -n 3", "seq 9 | tail -2", "a || b"])), ANY)
@@ -290,7 +292,7 @@ if __name__ == "__main__":
     def group_execute() -> None:
         fuzz("execute_shell", conch.execute_shell, [A_COMMAND],
              {**RUN_KW, "shell": A_SHELL, "non_interactive_env": A_BOOL, "max_bytes": A_MAX_BYTES,
-              "artifacts_dir": A_DIR, "inherit_env": A_INHERIT, "exclude_env": A_EXCLUDE}, conch.BashResult)
+              "artifacts_dir": A_DIR, "env_policy": A_ENV_POLICY}, conch.BashResult)
         bash_kw = {**RUN_KW, "session_key": A_KEY, "shell": A_SHELL, "prefix": A_PREFIX,
                    "snapshot": A_SNAPSHOT, "session_env": A_ENV, "artifacts_dir": A_DIR}
         fuzz("execute_bash", conch.execute_bash, [A_COMMAND], bash_kw, conch.BashResult)

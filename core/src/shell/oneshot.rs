@@ -35,27 +35,61 @@ use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, Escalation, EscalationStep};
 use crate::process::watch::Watch;
 use crate::run_result::{BashResult, Outcome, conclude};
+use crate::wire::{read, shape};
 use crate::{CancelToken, Error, Result};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-/// One command to run in a fresh process.
-#[derive(Debug, Clone)]
+/// One command to run in a fresh process. On the wire (see
+/// [`crate::wire`]) as [`crate::RunOptions`] and [`crate::ShellOptions`]
+/// name the same options; the cancel token, the artifact and the kill
+/// ladder are set by the host only.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct ExecuteOptions {
+    /// The command.
     pub command: String,
     /// The shell run as `<shell> -c <command>`; `None`: bash from `PATH`.
     pub shell: Option<PathBuf>,
-    /// `None`: the host's cwd.
+    /// Starting directory; `None`: the host's cwd.
     pub cwd: Option<PathBuf>,
+    /// Variables exported for the command (after the policy and defaults).
+    #[serde(deserialize_with = "read::env")]
+    #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
+    /// The deadline, from the command's start; `None`: none.
+    #[serde(deserialize_with = "read::timeout")]
+    #[schemars(schema_with = "shape::optional_seconds")]
     pub timeout: Option<Duration>,
+    /// Cancels the run from any thread.
+    #[serde(skip)]
     pub cancel: Option<CancelToken>,
+    /// Apply [`crate::process::env::NON_INTERACTIVE_ENV`].
     pub non_interactive_env: bool,
+    /// Which host variables reach the command.
     pub env_policy: EnvPolicy,
+    /// Bytes of output kept in memory.
+    #[serde(deserialize_with = "read::max_bytes")]
+    #[schemars(schema_with = "shape::positive")]
     pub max_bytes: usize,
+    /// Where the full output is spilled; `None`: no artifacts. The default
+    /// is the process's private directory.
+    #[serde(rename = "artifacts_dir", deserialize_with = "read::artifacts_dir")]
+    #[schemars(schema_with = "shape::optional_string")]
     pub artifacts: Option<ArtifactStore>,
     /// See [`RunOptions::artifact`](crate::RunOptions::artifact).
+    #[serde(skip)]
     pub artifact: Option<ArtifactSlot>,
+    /// Keep only the first N lines of the whole stream.
+    #[serde(rename = "head", deserialize_with = "read::head")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub head_lines: Option<usize>,
+    /// Keep only the last N lines (after `head_lines`).
+    #[serde(rename = "tail", deserialize_with = "read::tail")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub tail_lines: Option<usize>,
+    /// Grace between the signals of the kill escalation.
+    #[serde(skip)]
     pub kill_ladder: Escalation,
     /// The sandbox the command runs in (made for this run, removed after
     /// it); `None`: none.

@@ -95,11 +95,11 @@ pub struct ShellOptions {
     pub kill_ladder: Escalation,
     /// Jobs the session runs at once, at most (see [`crate::Shell::start`]).
     #[serde(deserialize_with = "read::max_jobs")]
-    #[schemars(schema_with = "shape::positive")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub max_jobs: usize,
     /// Bytes one job's artifact takes, at most.
     #[serde(deserialize_with = "read::job_artifact_cap")]
-    #[schemars(schema_with = "shape::positive")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub job_artifact_cap: u64,
     /// Told of every job's end.
     #[serde(skip)]

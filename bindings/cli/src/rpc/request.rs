@@ -2,17 +2,14 @@
 //! value checked by the core's parser of its option, or the error reply
 //! for a line that is not a request.
 
-use std::path::PathBuf;
-use std::time::Duration;
-
 use conch_core::JobOptions;
 use conch_core::input::until_option;
-use conch_core::input::{
-    TimeUnit, count_option, interval_option, max_bytes_option, timeout_option,
-};
+use conch_core::input::{TimeUnit, count_option, interval_option, max_bytes_option};
 use conch_core::shell::RunOptions;
 use conch_core::tool::clamp_timeout;
+use conch_core::wire;
 use conch_core::{JobId, PollOptions};
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::JobCall;
@@ -54,26 +51,16 @@ pub(super) fn read_request(line: &[u8]) -> Result<Request, Value> {
     let kind = request.get("type").and_then(Value::as_str);
     match kind {
         Some("bash") => {
-            let fail = |e: String| error_reply(&id, kind, &e);
-            let field = |name: &str| request.get(name).filter(|v| !v.is_null());
-            let command = match field("command") {
-                Some(Value::String(c)) => c.clone(),
-                _ => return Err(fail("bash needs a string \"command\"".into())),
-            };
-            let yield_after = seconds(field("yieldAfter"), "yieldAfter").map_err(fail)?;
+            let run: RunOptions =
+                options("bash", &request).map_err(|e| error_reply(&id, kind, &e))?;
+            let timeout = run.timeout.map(|t| clamp_timeout(Some(t.as_secs_f64())));
             Ok(Request::Bash {
                 id: id.clone(),
-                run: RunOptions {
-                    command,
-                    cwd: text(field("cwd"), "cwd").map_err(fail)?.map(PathBuf::from),
-                    timeout: tool_timeout(field("timeout")).map_err(fail)?,
-                    yield_after,
-                    ..RunOptions::default()
-                },
+                run: RunOptions { timeout, ..run },
             })
         }
         Some("job_start") => {
-            let opts = start_request(&request).map_err(|e| error_reply(&id, kind, &e))?;
+            let opts = options("job_start", &request).map_err(|e| error_reply(&id, kind, &e))?;
             Ok(Request::Start { id, opts })
         }
         Some("abort_bash") => Ok(Request::Abort { id }),
@@ -161,48 +148,41 @@ fn poll_options(request: &serde_json::Map<String, Value>) -> Result<PollOptions,
     })
 }
 
-/// The options of a `job_start`.
-fn start_request(request: &serde_json::Map<String, Value>) -> Result<JobOptions, String> {
-    let field = |name: &str| request.get(name).filter(|v| !v.is_null());
-    let command =
-        text(field("command"), "command")?.ok_or("job_start needs a string \"command\"")?;
-    let env = match field("env") {
-        None => Vec::new(),
-        Some(Value::Object(vars)) => vars
+/// The options of a request (`bash`: [`RunOptions`], `job_start`:
+/// [`JobOptions`]) read by the core type's serde derive from the request's
+/// other fields, camelCase as on every JSON line ([`wire::from_camel_case`]):
+/// an option the core adds is a request field with no change here. A value
+/// of a wrong type is refused naming its field; one the core's check
+/// refuses, with the core's text.
+fn options<T: DeserializeOwned>(
+    kind: &str,
+    request: &serde_json::Map<String, Value>,
+) -> Result<T, String> {
+    if !matches!(request.get("command"), Some(Value::String(_))) {
+        return Err(format!("{kind} needs a string \"command\""));
+    }
+    let fields = |keep: &dyn Fn(&str) -> bool| {
+        let fields = request
             .iter()
-            .map(|(k, v)| match v {
-                Value::String(v) => Ok((k.clone(), v.clone())),
-                _ => Err(format!("\"env\" values must be strings (\"{k}\" is not)")),
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err("\"env\" must be an object of strings".into()),
+            .filter(|(key, _)| key.as_str() != "id" && key.as_str() != "type" && keep(key))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        wire::from_camel_case(Value::Object(fields))
     };
-    let stdin = match field("stdin") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err("\"stdin\" must be a boolean".into()),
-    };
-    let pty = match field("pty") {
-        None => None,
-        Some(Value::Object(size)) => {
-            let side = |key: &str| {
-                size.get(key)
-                    .and_then(Value::as_f64)
-                    .ok_or(format!("\"pty\" needs a number \"{key}\""))
-                    .and_then(|n| count_option(&format!("pty.{key}"), n).map_err(|e| e.to_string()))
-                    .map(|n| u16::try_from(n).unwrap_or(u16::MAX))
-            };
-            Some((side("cols")?, side("rows")?))
+    serde_json::from_value(fields(&|_| true)).map_err(|error| {
+        let text = error.to_string();
+        if text.contains(" must be ") || text.contains(" needs ") {
+            return text;
         }
-        Some(_) => return Err("\"pty\" must be an object {\"cols\", \"rows\"}".into()),
-    };
-    Ok(JobOptions {
-        cwd: text(field("cwd"), "cwd")?.map(PathBuf::from),
-        env,
-        timeout: seconds(field("timeout"), "timeout")?,
-        stdin,
-        pty,
-        ..JobOptions::new(command)
+        // serde's text names no field: the first refused alone is the one.
+        let culprit = request.keys().find(|name| {
+            let alone = fields(&|key| key == "command" || key == name.as_str());
+            serde_json::from_value::<T>(alone).is_err()
+        });
+        match culprit {
+            Some(name) => format!("\"{name}\": {text}"),
+            None => text,
+        }
     })
 }
 
@@ -213,25 +193,6 @@ fn text(value: Option<&Value>, name: &str) -> Result<Option<String>, String> {
         Some(Value::String(t)) => Ok(Some(t.clone())),
         Some(_) => Err(format!("\"{name}\" must be a string")),
     }
-}
-
-/// A number of seconds (`None` when absent), checked as a timeout.
-fn seconds(value: Option<&Value>, name: &str) -> Result<Option<Duration>, String> {
-    match value {
-        None => Ok(None),
-        Some(Value::Number(n)) => {
-            timeout_option(name, n.as_f64().unwrap_or(f64::NAN), TimeUnit::Seconds)
-                .map(Some)
-                .map_err(|e| e.to_string())
-        }
-        Some(_) => Err(format!("\"{name}\" must be a number of seconds")),
-    }
-}
-
-/// A `bash` request's timeout: checked by the core, then clamped as the
-/// bash tool clamps it.
-fn tool_timeout(value: Option<&Value>) -> Result<Option<Duration>, String> {
-    Ok(seconds(value, "timeout")?.map(|t| clamp_timeout(Some(t.as_secs_f64()))))
 }
 
 pub(super) fn error_reply(id: &Value, command: Option<&str>, error: &str) -> Value {

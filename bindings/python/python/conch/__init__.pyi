@@ -38,6 +38,13 @@ _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
 
+class _EnvPolicy(TypedDict, total=False):
+    """``env_policy=``: which host variables reach the shell (every key
+    optional; another key is a ``TypeError``)."""
+
+    inherit: _Inherit
+    exclude: Sequence[str]
+
 class _SandboxLimits(TypedDict, total=False):
     """Resource limits of a sandboxed session (each a whole number >= 1;
     left out: no limit)."""
@@ -112,46 +119,51 @@ class Shell(_ContextManager):
     def __new__(
         cls,
         *,
-        shell: _Path | None = None,
+        # schema: ShellOptions
+        artifacts_dir: _Path | ArtifactStore | None = None,
         cwd: _Path | None = None,
         env: _Env | None = None,
-        snapshot: _Snapshot = "auto",
-        prefix: str | None = None,
+        env_policy: _EnvPolicy | None = None,
+        job_artifact_cap: int | None = 1073741824,
+        max_bytes: int | None = 51200,
+        max_jobs: int | None = 16,
         non_interactive_env: bool = True,
-        max_bytes: int = 51200,
-        artifacts_dir: _Path | ArtifactStore | None = None,
-        inherit_env: _Inherit = "all",
-        exclude_env: Sequence[str] = (),
-        max_jobs: int = 16,
-        job_artifact_cap: int = 1073741824,
-        on_job_exit: Callable[[JobInfo], object] | None = None,
+        prefix: str | None = None,
         sandbox: _Sandbox = None,
+        shell: _Path | None = None,
+        snapshot: _Snapshot = "auto",
+        # /schema
+        on_job_exit: Callable[[JobInfo], object] | None = None,
     ) -> Self: ...
     def run(
         self,
         command: str,
         *,
+        # schema: RunOptions
         cwd: _Path | None = None,
         env: _Env | None = None,
-        timeout: float | None = None,
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
         head: int | None = None,
         tail: int | None = None,
+        timeout: float | None = None,
         yield_after: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
     ) -> BashResult: ...
     async def run_async(
         self,
         command: str,
         *,
+        # schema: RunOptions
         cwd: _Path | None = None,
         env: _Env | None = None,
-        timeout: float | None = None,
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
         head: int | None = None,
         tail: int | None = None,
+        timeout: float | None = None,
         yield_after: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
     ) -> BashResult: ...
     def abort(self) -> None: ...
     def background_jobs(self) -> list[int]: ...
@@ -180,21 +192,25 @@ class Shell(_ContextManager):
         self,
         command: str,
         *,
+        # schema: JobOptions
         cwd: _Path | None = None,
         env: _Env | None = None,
-        timeout: float | None = None,
-        stdin: bool = False,
         pty: tuple[int, int] | None = None,
+        stdin: bool = False,
+        timeout: float | None = None,
+        # /schema
     ) -> int: ...
     async def start_async(
         self,
         command: str,
         *,
+        # schema: JobOptions
         cwd: _Path | None = None,
         env: _Env | None = None,
-        timeout: float | None = None,
-        stdin: bool = False,
         pty: tuple[int, int] | None = None,
+        stdin: bool = False,
+        timeout: float | None = None,
+        # /schema
     ) -> int: ...
     def write(self, job: int, data: str | bytes) -> None: ...
     async def write_async(self, job: int, data: str | bytes) -> None: ...
@@ -218,40 +234,42 @@ class Shell(_ContextManager):
 def execute_shell(
     command: str,
     *,
-    shell: _Path | None = None,
+    # schema: ExecuteOptions
+    artifacts_dir: _Path | ArtifactStore | None = None,
     cwd: _Path | None = None,
     env: _Env | None = None,
+    env_policy: _EnvPolicy | None = None,
+    head: int | None = None,
+    max_bytes: int | None = 51200,
+    non_interactive_env: bool = True,
+    sandbox: _Sandbox = None,
+    shell: _Path | None = None,
+    tail: int | None = None,
     timeout: float | None = None,
+    # /schema
     on_chunk: _OnChunk | None = None,
     cancel: CancelToken | None = None,
-    head: int | None = None,
-    tail: int | None = None,
-    non_interactive_env: bool = True,
-    max_bytes: int = 51200,
-    artifacts_dir: _Path | ArtifactStore | None = None,
-    inherit_env: _Inherit = "all",
-    exclude_env: Sequence[str] = (),
-    sandbox: _Sandbox = None,
 ) -> BashResult:
     """Runs ``command`` once in a fresh ``<shell> -c`` process."""
 
 async def execute_shell_async(
     command: str,
     *,
-    shell: _Path | None = None,
+    # schema: ExecuteOptions
+    artifacts_dir: _Path | ArtifactStore | None = None,
     cwd: _Path | None = None,
     env: _Env | None = None,
+    env_policy: _EnvPolicy | None = None,
+    head: int | None = None,
+    max_bytes: int | None = 51200,
+    non_interactive_env: bool = True,
+    sandbox: _Sandbox = None,
+    shell: _Path | None = None,
+    tail: int | None = None,
     timeout: float | None = None,
+    # /schema
     on_chunk: _OnChunk | None = None,
     cancel: CancelToken | None = None,
-    head: int | None = None,
-    tail: int | None = None,
-    non_interactive_env: bool = True,
-    max_bytes: int = 51200,
-    artifacts_dir: _Path | ArtifactStore | None = None,
-    inherit_env: _Inherit = "all",
-    exclude_env: Sequence[str] = (),
-    sandbox: _Sandbox = None,
 ) -> BashResult: ...
 def execute_bash(
     command: str,
