@@ -10,7 +10,7 @@ cd "$ROOT"
 export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
 
 echo "== python: pytest (the installed wheel)"
-(cd bindings/python && python -m pytest -q -p no:cacheprovider)
+(cd bindings/python && python -m pytest -q -p no:cacheprovider --durations=10)
 echo "== python: examples"
 for example in examples/python/*.py; do
   echo "-- $example"

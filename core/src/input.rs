@@ -60,7 +60,7 @@ pub fn count_option(name: &str, value: impl Number) -> Result<usize> {
     value
         .whole()
         .map(saturating_usize)
-        .ok_or_else(|| BadValue::new(">= 0 (a whole number)", value.shown()).named(name))
+        .ok_or_else(|| BadValue::new("a whole number >= 0", value.shown()).named(name))
 }
 
 /// `max_bytes`: a whole number >= 1 (a bound of nothing is a mistake).
@@ -69,7 +69,7 @@ pub fn max_bytes_option(name: &str, value: impl Number) -> Result<usize> {
         .whole()
         .filter(|&n| n >= 1)
         .map(saturating_usize)
-        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value.shown()).named(name))
+        .ok_or_else(|| BadValue::new("a whole number >= 1", value.shown()).named(name))
 }
 
 fn saturating_usize(n: u64) -> usize {
@@ -186,7 +186,7 @@ pub fn limit_option(name: &str, value: impl Number) -> Result<u64> {
     value
         .whole()
         .filter(|&n| n >= 1)
-        .ok_or_else(|| BadValue::new(">= 1 (a whole number)", value.shown()).named(name))
+        .ok_or_else(|| BadValue::new("a whole number >= 1", value.shown()).named(name))
 }
 
 /// A TCP port as a face receives it, named `name` there: 1 to 65535.
@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(count_option("head", 0_i64).unwrap(), 0);
         assert_eq!(
             count_option("head", -1_i64).unwrap_err().to_string(),
-            "head must be >= 0 (a whole number), got -1"
+            "head must be a whole number >= 0, got -1"
         );
         assert!(count_option("tail", 1.5).is_err());
         assert!(count_option("tail", f64::NAN).is_err());
@@ -218,7 +218,7 @@ mod tests {
             max_bytes_option("max_bytes", 0_i64)
                 .unwrap_err()
                 .to_string(),
-            "max_bytes must be >= 1 (a whole number), got 0"
+            "max_bytes must be a whole number >= 1, got 0"
         );
     }
 
@@ -263,7 +263,7 @@ mod tests {
         let zero = limit_option("cpu_seconds", 0i64).unwrap_err();
         assert_eq!(
             zero.to_string(),
-            "cpu_seconds must be >= 1 (a whole number), got 0"
+            "cpu_seconds must be a whole number >= 1, got 0"
         );
         assert!(limit_option("cpuSeconds", 1.5f64).is_err());
         assert_eq!(port_option("port", 8080.0f64).unwrap(), 8080);

@@ -645,7 +645,7 @@ mod tests {
         );
         assert_eq!(
             error(json!({"command": "ls", "head": 1.5})),
-            "head must be >= 0 (a whole number), got 1.5"
+            "head must be a whole number >= 0, got 1.5"
         );
         let shell: ShellOptions = serde_json::from_value(json!({
             "snapshot": "none", "max_bytes": 10, "env_policy": {"inherit": "core"},
@@ -664,7 +664,7 @@ mod tests {
         let bad = serde_json::from_value::<ShellOptions>(json!({"max_bytes": 0})).unwrap_err();
         assert_eq!(
             bad.to_string(),
-            "max_bytes must be >= 1 (a whole number), got 0"
+            "max_bytes must be a whole number >= 1, got 0"
         );
     }
 

@@ -14,7 +14,7 @@
 //! clap reads a number only as a number (an `f64`, so `nan`, `-1` and
 //! `1e300` get through); whether it is a valid value of its option is the
 //! core's decision ([`timeout`], [`count`]), worded by the core (`--head must
-//! be >= 0 (a whole number), got -1`), so every face accepts and refuses the
+//! be a whole number >= 0, got -1`), so every face accepts and refuses the
 //! same values. Words and paths are read as the OS gives them (`OsString`,
 //! `PathBuf`): one that is not UTF-8 never stops the parse; where the core
 //! needs text ([`text`]) it is a usage error naming the argument.
@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(count("--head", Some(3.0)), Ok(Some(3)));
         assert_eq!(
             count("--head", Some(-1.0)).unwrap_err(),
-            "--head must be >= 0 (a whole number), got -1"
+            "--head must be a whole number >= 0, got -1"
         );
         assert!(count("--offset", Some(1.5)).is_err());
         assert!(count("--cols", Some(f64::NAN)).is_err());

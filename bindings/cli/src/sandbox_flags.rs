@@ -172,7 +172,7 @@ mod tests {
     fn bad_values_are_refused_in_the_cores_words() {
         assert_eq!(
             policy("--limit-cpu 0").unwrap_err(),
-            "--limit-cpu must be >= 1 (a whole number), got 0"
+            "--limit-cpu must be a whole number >= 1, got 0"
         );
         assert_eq!(
             policy("--network off").unwrap_err(),

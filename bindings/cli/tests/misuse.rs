@@ -197,16 +197,22 @@ fn numbers_are_checked_by_the_core_with_the_option_name() {
         let ran = s.run(&["run", flag, bad, "--", "true"], b"");
         assert_usage(
             &ran,
-            &format!("conch run: {flag} must be >= 0 (a whole number), got "),
+            &format!("conch run: {flag} must be a whole number >= 0, got "),
         );
     }
     for (flag, bad) in [("--cols", "nan"), ("--rows", "-1"), ("--cols", "inf")] {
         let ran = s.run(&["pty", flag, bad, "--", "true"], b"");
-        assert_usage(&ran, &format!("conch pty: {flag} must be >= 0"));
+        assert_usage(
+            &ran,
+            &format!("conch pty: {flag} must be a whole number >= 0"),
+        );
     }
     for (flag, bad) in [("--offset", "-1"), ("--limit", "nan"), ("--offset", "0.5")] {
         let ran = s.run(&["artifact", flag, bad, "0"], b"");
-        assert_usage(&ran, &format!("conch artifact: {flag} must be >= 0"));
+        assert_usage(
+            &ran,
+            &format!("conch artifact: {flag} must be a whole number >= 0"),
+        );
     }
     // Not a number at all: clap's word for it.
     let ran = s.run(&["run", "--head", "x", "--", "true"], b"");

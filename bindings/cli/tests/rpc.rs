@@ -554,11 +554,11 @@ fn bad_job_requests_get_error_replies_and_the_server_goes_on() {
         ),
         (
             json!({"id": 6, "type": "job_poll", "job": -1}),
-            "job must be >= 0 (a whole number), got -1".into(),
+            "job must be a whole number >= 0, got -1".into(),
         ),
         (
             json!({"id": 7, "type": "job_poll", "job": 1.5}),
-            "job must be >= 0 (a whole number), got 1.5".into(),
+            "job must be a whole number >= 0, got 1.5".into(),
         ),
         (
             json!({"id": 8, "type": "job_poll", "job": 1e300}),
@@ -582,11 +582,11 @@ fn bad_job_requests_get_error_replies_and_the_server_goes_on() {
         ),
         (
             json!({"id": 13, "type": "job_poll", "job": job, "maxBytes": 0}),
-            "maxBytes must be >= 1 (a whole number), got 0".into(),
+            "maxBytes must be a whole number >= 1, got 0".into(),
         ),
         (
             json!({"id": 14, "type": "job_poll", "job": job, "cursor": -1}),
-            "cursor must be >= 0 (a whole number), got -1".into(),
+            "cursor must be a whole number >= 0, got -1".into(),
         ),
         (
             json!({"id": 15, "type": "job_poll", "job": job, "cursor": [1]}),
@@ -1056,7 +1056,7 @@ fn bad_job_start_and_input_requests_get_error_replies() {
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": {"cols": -1, "rows": 24}}),
-            "cols must be >= 0 (a whole number), got -1",
+            "cols must be a whole number >= 0, got -1",
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": {"cols": 0, "rows": 24}}),
@@ -1092,7 +1092,7 @@ fn bad_job_start_and_input_requests_get_error_replies() {
         ),
         (
             json!({"type": "job_kill", "job": -1}),
-            "job must be >= 0 (a whole number), got -1",
+            "job must be a whole number >= 0, got -1",
         ),
         (
             json!({"type": "job_signal", "job": 99, "signal": "TERM"}),

@@ -211,15 +211,15 @@ describe('Shell.poll misuse', () => {
 
   test('bad values are InvalidArgument, checked by the core, before anything waits', async () => {
     const cases = [
-      [/^job must be >= 0 \(a whole number\), got -1$/, () => sh.poll(-1)],
+      [/^job must be a whole number >= 0, got -1$/, () => sh.poll(-1)],
       [/^job must be .+, got 1\.5$/, () => sh.poll(1.5)],
       [/^job must be .+, got NaN$/, () => sh.poll(NaN)],
       [/^waitMs must be a number >= 0 of milliseconds up to \d+, got -1$/, () => sh.poll(1, { waitMs: -1 })],
       [/^waitMs must be .+, got NaN$/, () => sh.poll(1, { waitMs: NaN })],
       [/^waitMs must be .+, got 1e300$/, () => sh.poll(1, { waitMs: 1e300 })],
       [/^until must be a valid regular expression, got "\(" \(.+\)$/, () => sh.poll(1, { until: '(' })],
-      [/^maxBytes must be >= 1 \(a whole number\), got 0$/, () => sh.poll(1, { maxBytes: 0 })],
-      [/^cursor must be >= 0 \(a whole number\), got -2$/, () => sh.poll(1, { cursor: -2 })],
+      [/^maxBytes must be a whole number >= 1, got 0$/, () => sh.poll(1, { maxBytes: 0 })],
+      [/^cursor must be a whole number >= 0, got -2$/, () => sh.poll(1, { cursor: -2 })],
     ]
     for (const [message, call] of cases) {
       const err = await failure(call)

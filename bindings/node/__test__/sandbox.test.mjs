@@ -68,7 +68,7 @@ test('what only Node can pass is refused by name', () => {
     [5, 'sandbox must be an object, true, false or null'],
     [{ allow_tcp_ports: [80] }, 'sandbox.allow_tcp_ports is not a sandbox option'],
     [{ limits: { cpu_seconds: 1 } }, 'sandbox.limits.cpu_seconds is not a sandbox option'],
-    [{ limits: { memoryBytes: 1.5 } }, 'sandbox.limits.memoryBytes must be >= 1 (a whole number), got 1.5'],
+    [{ limits: { memoryBytes: 1.5 } }, 'sandbox.limits.memoryBytes must be a whole number >= 1, got 1.5'],
     [{ allowTcpPorts: [80.5] }, 'sandbox.allowTcpPorts[0] must be a TCP port, 1 to 65535, got 80.5'],
   ]) {
     assert.throws(() => new Shell({ cwd, snapshot: 'none', sandbox }), { code: 'InvalidArgument', message })

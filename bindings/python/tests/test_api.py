@@ -158,7 +158,7 @@ def test_bad_arguments_raise_value_errors(shell, tmp_path):
         shell.run("true", timeout=0)
     with pytest.raises(ValueError, match="timeout"):
         shell.run("true", timeout=float("nan"))
-    with pytest.raises(ValueError, match="head must be >= 0"):
+    with pytest.raises(ValueError, match="head must be a whole number >= 0"):
         shell.run("true", head=-1)
     with pytest.raises(TypeError, match="^env: "):
         shell.run("true", env={"A": 1})

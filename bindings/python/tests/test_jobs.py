@@ -313,13 +313,13 @@ def test_misuse_is_a_clear_error(shell):
     not_found(r"^no job 99 in this session$", 99)
     not_found(r"^no job 0 in this session$", 0)
     not_found(r"^no job \d+ in this session$", 2**70)
-    invalid(r"^job must be >= 0 \(a whole number\), got -1$", -1)
+    invalid(r"^job must be a whole number >= 0, got -1$", -1)
     invalid(r"^wait must be a number >= 0 of seconds up to 2147483.647, got -1$", job, wait=-1)
     for wait in (math.nan, math.inf, 1e300, 2**2000):
         invalid(r"^wait must be", job, wait=wait)
     invalid(r"^until must be a valid regular expression, got \"\(\" \(.+\)$", job, until="(")
-    invalid(r"^max_bytes must be >= 1 \(a whole number\), got 0$", job, max_bytes=0)
-    invalid(r"^cursor must be >= 0 \(a whole number\), got -1$", job, cursor=-1)
+    invalid(r"^max_bytes must be a whole number >= 1, got 0$", job, max_bytes=0)
+    invalid(r"^cursor must be a whole number >= 0, got -1$", job, cursor=-1)
     assert issubclass(conch.InvalidArgumentError, ValueError)
 
     for args, kwargs in [
@@ -880,9 +880,9 @@ def test_misuse_of_started_jobs_is_a_typed_error(shell):
         shell.run("true", yield_after=0)
     with pytest.raises(conch.InvalidArgumentError, match="^timeout must be a number >= 0 of seconds"):
         shell.wait_any([running], -1)
-    with pytest.raises(conch.InvalidArgumentError, match="^max_jobs must be >= 0"):
+    with pytest.raises(conch.InvalidArgumentError, match="^max_jobs must be a whole number >= 0"):
         conch.Shell(snapshot=None, max_jobs=-1)
-    with pytest.raises(conch.InvalidArgumentError, match="^job_artifact_cap must be >= 0"):
+    with pytest.raises(conch.InvalidArgumentError, match="^job_artifact_cap must be a whole number >= 0"):
         conch.Shell(snapshot=None, job_artifact_cap=-1)
 
     for call in (

@@ -113,7 +113,7 @@ impl<'a> Args<'a> {
                 };
                 counted.map(Some).map_err(|e| refused(e.to_string()))
             }
-            Some(other) => Err(wrong(key, ">= 0 (a whole number)", other)),
+            Some(other) => Err(wrong(key, "a whole number >= 0", other)),
         }
     }
 
@@ -189,11 +189,11 @@ mod tests {
             ),
             (
                 json!({"command": "x", "head": -1}),
-                "head must be >= 0 (a whole number), got -1",
+                "head must be a whole number >= 0, got -1",
             ),
             (
                 json!({"command": "x", "tail": 1.5}),
-                "tail must be >= 0 (a whole number), got 1.5",
+                "tail must be a whole number >= 0, got 1.5",
             ),
             (
                 json!({"command": "x", "async": "yes"}),
@@ -229,7 +229,7 @@ mod tests {
             ),
             (
                 json!({"op": "poll", "job": "1"}),
-                "job must be >= 0 (a whole number), got \"1\"",
+                "job must be a whole number >= 0, got \"1\"",
             ),
             (
                 json!({"op": "poll", "job": 4294967296u64}),

@@ -103,7 +103,7 @@ def test_calls_give_the_tools_texts(project):
             kept = await session.call_tool("bash", {"command": "echo $KEPT", "head": 1})
             assert text_of(kept) == "yes"
             bad = await session.call_tool("bash", {"command": "ls", "head": -1})
-            assert (bad.is_error, text_of(bad)) == (True, "head must be >= 0 (a whole number), got -1")
+            assert (bad.is_error, text_of(bad)) == (True, "head must be a whole number >= 0, got -1")
             missing = await session.call_tool("bash", {})
             assert text_of(missing) == "command is required: the bash command to run"
             cwd = await session.call_tool("bash", {"command": "true", "cwd": "nope"})
