@@ -53,11 +53,14 @@ def test_cwd_argument_and_its_errors(tool, tmp_path):
         tool.execute({"command": "pwd", "cwd": "file"})
 
 
-def test_timeout_is_clamped_and_reported(tool, marker):
+@pytest.mark.parametrize("timeout", [0.2, -3])
+def test_timeout_is_clamped_and_reported(tool, marker, timeout):
+    """The model's timeout is clamped, never refused: below 1 s (negative
+    too) it is 1 s."""
     sleep = Sleeper(marker)
     start = time.monotonic()
     with pytest.raises(conch.ToolError) as info:
-        tool.execute({"command": f"echo before; {sleeper(marker)}", "timeout": 0.2},
+        tool.execute({"command": f"echo before; {sleeper(marker)}", "timeout": timeout},
                      on_update=sleep)
     assert 0.9 < time.monotonic() - start < 1 + GUARD  # clamped up to 1 s
     assert str(info.value) == f"[Command timed out after 1 seconds]\nbefore\npid={sleep.pid}"
