@@ -21,10 +21,15 @@ pub fn parse_option<T: FromStr<Err = BadValue>>(name: &str, text: &str) -> Resul
     text.parse().map_err(|e: BadValue| e.named(name))
 }
 
-/// A number as a face receives it: JS numbers are `f64`, Python ints `i64`.
+/// A number as a face receives it: JS numbers are `f64`, Python ints
+/// `i64`, C's `uint64_t` fields `u64`.
 pub trait Number: Copy + Display {
     /// The number when it is whole and not negative.
     fn whole(self) -> Option<u64>;
+
+    /// The number as a float, for a duration (rounded only far past any
+    /// bound the core accepts).
+    fn float(self) -> f64;
 
     /// The number as an error message shows it.
     fn shown(self) -> String {
@@ -36,6 +41,10 @@ impl Number for f64 {
     fn whole(self) -> Option<u64> {
         // `as` saturates: a huge count is a count of "all".
         (self.is_finite() && self >= 0.0 && self.fract() == 0.0).then_some(self as u64)
+    }
+
+    fn float(self) -> f64 {
+        self
     }
 
     /// Huge and tiny numbers in exponent form (`1e300`, not 301 digits).
@@ -52,6 +61,21 @@ impl Number for f64 {
 impl Number for i64 {
     fn whole(self) -> Option<u64> {
         u64::try_from(self).ok()
+    }
+
+    fn float(self) -> f64 {
+        self as f64
+    }
+}
+
+/// Shown as given: `18446744073709551615`, not `1.8446744073709552e19`.
+impl Number for u64 {
+    fn whole(self) -> Option<u64> {
+        Some(self)
+    }
+
+    fn float(self) -> f64 {
+        self as f64
     }
 }
 
@@ -102,24 +126,30 @@ impl TimeUnit {
 /// A timeout: a positive number of `unit`s, at most
 /// [`defaults::MAX_TIMEOUT_SECS`] (NaN, infinities and larger values are
 /// mistakes, refused rather than clamped).
-pub fn timeout_option(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
-    checked_duration(name, value, unit, value > 0.0, "a positive number of")
+pub fn timeout_option(name: &str, value: impl Number, unit: TimeUnit) -> Result<Duration> {
+    checked_duration(
+        name,
+        value,
+        unit,
+        value.float() > 0.0,
+        "a positive number of",
+    )
 }
 
 /// An interval (between live updates): a number of `unit`s >= 0, at most
 /// [`defaults::MAX_TIMEOUT_SECS`].
-pub fn interval_option(name: &str, value: f64, unit: TimeUnit) -> Result<Duration> {
-    checked_duration(name, value, unit, value >= 0.0, "a number >= 0 of")
+pub fn interval_option(name: &str, value: impl Number, unit: TimeUnit) -> Result<Duration> {
+    checked_duration(name, value, unit, value.float() >= 0.0, "a number >= 0 of")
 }
 
 fn checked_duration(
     name: &str,
-    value: f64,
+    value: impl Number,
     unit: TimeUnit,
     in_range: bool,
     expected: &str,
 ) -> Result<Duration> {
-    let secs = unit.to_secs(value);
+    let secs = unit.to_secs(value.float());
     if in_range && secs <= defaults::MAX_TIMEOUT_SECS {
         // NaN fails both comparisons; infinities fail the second.
         return Ok(Duration::from_secs_f64(secs));

@@ -337,6 +337,13 @@ impl Number for Num {
         }
     }
 
+    fn float(self) -> f64 {
+        match self {
+            Num::Int(n) => n.float(),
+            Num::Float(n) => n,
+        }
+    }
+
     fn shown(self) -> String {
         self.to_string()
     }

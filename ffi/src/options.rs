@@ -53,8 +53,7 @@ pub(crate) fn timeout(ms: u64, name: &str) -> FfiResult<Option<Duration>> {
     if ms == 0 {
         return Ok(None);
     }
-    // `as f64` rounds only values far past the core's bound.
-    timeout_option(name, ms as f64, TimeUnit::Milliseconds)
+    timeout_option(name, ms, TimeUnit::Milliseconds)
         .map(Some)
         .map_err(refused)
 }
@@ -66,7 +65,7 @@ pub(crate) fn interval(ms: u64, name: &str) -> FfiResult<Option<Duration>> {
     if ms == 0 {
         return Ok(None);
     }
-    interval_option(name, ms as f64, TimeUnit::Milliseconds)
+    interval_option(name, ms, TimeUnit::Milliseconds)
         .map(Some)
         .map_err(refused)
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 
@@ -55,6 +56,9 @@ static void test_execute_and_pty(void) {
   conch_bash_result *r = NULL;
   expect_refused(conch_execute_shell(&eo, NULL, NULL, &r), "conch_execute_shell, UINT64_MAX",
                  "opts->timeout_ms");
+  /* The value as the host gave it, not as a float (1.8446744073709552e19). */
+  CHECK(strstr(conch_last_error(), "got 18446744073709551615") != NULL,
+        "the message shows UINT64_MAX as given: %s", conch_last_error());
   CHECK(r == NULL, "out untouched");
 
   conch_pty *pty = conch_pty_new();
