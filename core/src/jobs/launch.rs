@@ -2,7 +2,8 @@
 //! given the session's state, reports its status, then waits.
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -157,8 +158,8 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     let program = launch.program.display().to_string();
     let root = spawn(launch).map_err(|e| Error::Spawn(format!("cannot start {program}: {e}")))?;
     drop((keep, status_w, hold_theirs, state));
-    if let Some(rest) = rest {
-        rest.finish();
+    if let Some((write, state)) = rest {
+        write_in_background(write, state);
     }
     let initial_status = wait_ready(&status)?;
     let terminal = spec.pty.is_some();
@@ -170,52 +171,40 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
     })
 }
 
-/// A pipe holding `state` for a root to read: its read end, and what is
-/// left to write when the state is larger than the pipe holds.
-fn state_pipe(state: String) -> Result<(OwnedFd, Option<StateWriter>)> {
+/// A pipe holding `state` for a root to read: its read end, and, when
+/// the state is larger than the pipe holds, its write end and the state,
+/// for [`write_in_background`].
+fn state_pipe(state: String) -> Result<(OwnedFd, Option<(File, String)>)> {
     let (read, write) = pipe()?;
     grow_pipe(&read, state.len().clamp(1, STATE_PIPE_BYTES));
     let room = rustix::pipe::fcntl_getpipe_size(&read).unwrap_or(0);
+    let mut write = File::from(write);
     if state.len() <= room {
         // The read end is ours: the write cannot block or meet a closed
         // pipe.
-        rustix::io::write(&write, state.as_bytes())
-            .map_err(|e| Error::io("cannot pass a job its state", e.into()))?;
+        write
+            .write_all(state.as_bytes())
+            .map_err(|e| Error::io("cannot pass a job its state", e))?;
         return Ok((read, None));
     }
-    Ok((read, Some(StateWriter { write, state })))
+    Ok((read, Some((write, state))))
 }
 
-/// The write end of a state pipe and the state, for a thread to write as
-/// the root reads.
-struct StateWriter {
-    write: OwnedFd,
-    state: String,
-}
-
-impl StateWriter {
-    /// Writes the state on a thread of its own, which ends once it is
-    /// written or the root is gone (`EPIPE`: SIGPIPE is blocked on that
-    /// thread, so it never reaches the host).
-    fn finish(self) {
-        std::thread::spawn(move || {
-            // SAFETY: a signal-mask call on this thread's own mask.
-            unsafe {
-                let mut pipe: libc::sigset_t = std::mem::zeroed();
-                libc::sigemptyset(&mut pipe);
-                libc::sigaddset(&mut pipe, libc::SIGPIPE);
-                libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
-            }
-            let mut data = self.state.as_bytes();
-            while !data.is_empty() {
-                match rustix::io::write(&self.write, data) {
-                    Ok(n) => data = &data[n..],
-                    Err(rustix::io::Errno::INTR) => {}
-                    Err(_) => return,
-                }
-            }
-        });
-    }
+/// Writes `state` to a state pipe on a thread of its own, as the root
+/// reads it; the thread ends once it is written or the root is gone
+/// (`EPIPE`: SIGPIPE is blocked on that thread, so it never reaches the
+/// host).
+fn write_in_background(mut write: File, state: String) {
+    std::thread::spawn(move || {
+        // SAFETY: a signal-mask call on this thread's own mask.
+        unsafe {
+            let mut pipe: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut pipe);
+            libc::sigaddset(&mut pipe, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
+        }
+        let _ = write.write_all(state.as_bytes());
+    });
 }
 
 /// Waits for the ready byte on the (non-blocking) status pipe, for at
