@@ -11,7 +11,7 @@
 # all of this with every core busy). Last, how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TERM_COLOR=never CARGO_INCREMENTAL=0
+source scripts/paths.sh
 # The Rust property tests draw their inputs from a fixed seed, as the Python
 # and Node ones do: every run tries the same inputs, so a run fails only for
 # a change, never for the luck of a draw. Export another seed to explore
