@@ -39,8 +39,10 @@ pub trait Number: Copy + Display {
 
 impl Number for f64 {
     fn whole(self) -> Option<u64> {
-        // `as` saturates: a huge count is a count of "all".
-        (self.is_finite() && self >= 0.0 && self.fract() == 0.0).then_some(self as u64)
+        // Past u64 (2^64 and up) is no count: refused, never saturated to
+        // a count the caller did not give.
+        (self >= 0.0 && self < 18_446_744_073_709_551_616.0 && self.fract() == 0.0)
+            .then_some(self as u64)
     }
 
     fn float(self) -> f64 {
@@ -242,7 +244,14 @@ mod tests {
         );
         assert!(count_option("tail", 1.5).is_err());
         assert!(count_option("tail", f64::NAN).is_err());
-        assert_eq!(count_option("cols", 1e300).unwrap(), usize::MAX);
+        assert_eq!(
+            count_option("cols", 1e300).unwrap_err().to_string(),
+            "cols must be a whole number >= 0, got 1e300"
+        );
+        assert_eq!(
+            count_option("cols", 18446744073709549568.0).unwrap(),
+            usize::MAX - 2047
+        );
         assert_eq!(max_bytes_option("maxBytes", 1000.0).unwrap(), 1000);
         assert_eq!(
             max_bytes_option("max_bytes", 0_i64)

@@ -1,0 +1,304 @@
+//! Options as a face hands them over, before they are read as a core type:
+//! [`Given`], a value in JSON's shapes that a face builds from its own
+//! values, and [`read_options`], which reads named fields of them as an
+//! option type through its serde derive and says which one was refused.
+//!
+//! A face whose values are not JSON uses this instead of `serde_json::Value`:
+//! a JavaScript number may be `NaN`, an infinity or beyond 2^64, and must
+//! reach the core's checks as given (`waitMs must be …, got NaN`), which a
+//! JSON value cannot carry.
+
+use serde::de::value::{Error, MapAccessDeserializer, MapDeserializer, SeqDeserializer};
+use serde::de::{self, DeserializeOwned, Deserializer, IntoDeserializer, Unexpected, Visitor};
+
+use super::read::{Spelling, spelled};
+use super::{DURATION_KEYS, VERBATIM_KEYS, snake_key};
+
+/// A value of an option, as a face gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Given {
+    /// `null` (or Python's `None`): the option's default.
+    Null,
+    Bool(bool),
+    /// Any number; integral ones are read as integers.
+    Number(f64),
+    Text(String),
+    List(Vec<Given>),
+    /// An object's fields, in their order.
+    Map(Vec<(String, Given)>),
+    /// A value no option takes (a function, a symbol…), named by its kind
+    /// for the error.
+    Other(&'static str),
+}
+
+/// Options a face sent that the core refused: the text of the error, and
+/// whether a value had the wrong type (a face's usual error for that:
+/// Python's and JavaScript's `TypeError`) rather than a value the core's
+/// check refused (`<name> must be …, got …`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub message: String,
+    pub wrong_type: bool,
+}
+
+/// Reads `fields` (an options object's, by the face's names) as the option
+/// type `T`, its names and durations taken as `spelling`'s. A camelCase
+/// face's `timeoutMs` is the field `timeout`, read in milliseconds; a
+/// duration without its unit (`timeout` there) is no option of that face
+/// and is ignored, as other unknown names are unless `T` refuses them.
+pub fn read_options<T: DeserializeOwned>(
+    fields: Vec<(String, Given)>,
+    spelling: Spelling,
+) -> Result<T, Refused> {
+    let fields: Vec<(String, String, Given)> = fields
+        .into_iter()
+        .filter_map(|(name, value)| {
+            let (key, value) = match spelling {
+                Spelling::Wire => (name.clone(), value),
+                Spelling::CamelCase => wire_field(&name, value)?,
+            };
+            Some((name, key, value))
+        })
+        .collect();
+    let read = |only: Option<&str>| -> Result<T, Error> {
+        let pairs = fields
+            .iter()
+            .filter(|(name, _, _)| only.is_none_or(|only| only == name))
+            .map(|(_, key, value)| (key.clone(), value.clone()))
+            .collect();
+        spelled(spelling, || T::deserialize(Given::Map(pairs)))
+    };
+    read(None).map_err(|error| {
+        let text = error.to_string();
+        let wrong_type = [
+            "invalid type",
+            "invalid length",
+            "invalid value",
+            "missing field",
+            "unknown field",
+            "unknown variant",
+        ]
+        .iter()
+        .any(|start| text.starts_with(start));
+        if !wrong_type {
+            // A core check's text, which names its option already.
+            return Refused {
+                message: text,
+                wrong_type,
+            };
+        }
+        // serde's text names no field: the first refused alone is the one
+        // (alone, the others are missing: that is not its fault).
+        let culprit = fields.iter().map(|(name, _, _)| name).find(|name| {
+            read(Some(name)).is_err_and(|e| !e.to_string().starts_with("missing field"))
+        });
+        Refused {
+            message: match culprit {
+                Some(name) => format!("{name}: {text}"),
+                None => text,
+            },
+            wrong_type,
+        }
+    })
+}
+
+/// A camelCase face's field as the wire's: `maxBytes` → `max_bytes`,
+/// `timeoutMs` → `timeout` (its value still in milliseconds, which the
+/// readers take under [`Spelling::CamelCase`]), the names inside an object
+/// value too; `None` for a duration given without its unit.
+fn wire_field(name: &str, value: Given) -> Option<(String, Given)> {
+    let key = snake_key(name);
+    if let Some(base) = key
+        .strip_suffix("_ms")
+        .filter(|b| DURATION_KEYS.contains(b))
+    {
+        return Some((base.to_owned(), value));
+    }
+    if DURATION_KEYS.contains(&key.as_str()) {
+        return None;
+    }
+    if VERBATIM_KEYS.contains(&key.as_str()) {
+        return Some((key, value));
+    }
+    let value = match value {
+        Given::Map(fields) => Given::Map(
+            fields
+                .into_iter()
+                .filter_map(|(name, value)| wire_field(&name, value))
+                .collect(),
+        ),
+        other => other,
+    };
+    Some((key, value))
+}
+
+impl From<serde_json::Value> for Given {
+    fn from(value: serde_json::Value) -> Given {
+        use serde_json::Value;
+        match value {
+            Value::Null => Given::Null,
+            Value::Bool(b) => Given::Bool(b),
+            Value::Number(n) => Given::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::String(s) => Given::Text(s),
+            Value::Array(items) => Given::List(items.into_iter().map(Given::from).collect()),
+            Value::Object(map) => {
+                Given::Map(map.into_iter().map(|(k, v)| (k, Given::from(v))).collect())
+            }
+        }
+    }
+}
+
+impl<'de> IntoDeserializer<'de, Error> for Given {
+    type Deserializer = Given;
+
+    fn into_deserializer(self) -> Given {
+        self
+    }
+}
+
+/// The largest integer an `f64` holds exactly (2^53).
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+impl<'de> Deserializer<'de> for Given {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self {
+            Given::Null => visitor.visit_unit(),
+            Given::Bool(b) => visitor.visit_bool(b),
+            Given::Number(n) if n.fract() == 0.0 && n.abs() <= EXACT => visitor.visit_i64(n as i64),
+            Given::Number(n) => visitor.visit_f64(n),
+            Given::Text(s) => visitor.visit_string(s),
+            Given::List(items) => visitor.visit_seq(SeqDeserializer::new(items.into_iter())),
+            Given::Map(fields) => visitor.visit_map(MapDeserializer::new(fields.into_iter())),
+            Given::Other(kind) => Err(de::Error::invalid_type(Unexpected::Other(kind), &visitor)),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self {
+            Given::Null => visitor.visit_none(),
+            other => visitor.visit_some(other),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self {
+            Given::Text(text) => {
+                visitor.visit_enum(IntoDeserializer::<Error>::into_deserializer(text))
+            }
+            Given::Map(fields) => visitor.visit_enum(MapAccessDeserializer::new(
+                MapDeserializer::new(fields.into_iter()),
+            )),
+            other => other.deserialize_any(visitor),
+        }
+    }
+
+    /// A field the type does not read is skipped whatever it holds.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
+        identifier
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{RunOptions, ShellOptions};
+
+    fn fields(pairs: &[(&str, Given)]) -> Vec<(String, Given)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn camel_case_fields_are_read_in_milliseconds_under_their_names() {
+        let run: RunOptions = read_options(
+            fields(&[
+                ("command", Given::Text("ls".into())),
+                ("timeoutMs", Given::Number(1500.0)),
+                ("head", Given::Number(3.0)),
+                ("timeout", Given::Number(9.0)),
+            ]),
+            Spelling::CamelCase,
+        )
+        .unwrap();
+        assert_eq!(run.timeout, Some(Duration::from_millis(1500)));
+        assert_eq!(run.head_lines, Some(3));
+        let refused = |pairs: &[(&str, Given)]| {
+            read_options::<ShellOptions>(fields(pairs), Spelling::CamelCase).unwrap_err()
+        };
+        assert_eq!(
+            refused(&[("maxBytes", Given::Number(f64::NAN))]),
+            Refused {
+                message: "maxBytes must be a whole number >= 1, got NaN".into(),
+                wrong_type: false
+            }
+        );
+        assert_eq!(
+            refused(&[("maxJobs", Given::Number(1e300))]).message,
+            "maxJobs must be a whole number >= 0, got 1e300"
+        );
+        assert_eq!(
+            refused(&[
+                ("cwd", Given::Text("/".into())),
+                ("envPolicy", Given::Text("none".into()))
+            ]),
+            Refused {
+                message: "envPolicy: invalid type: string \"none\", expected struct EnvPolicy"
+                    .into(),
+                wrong_type: true
+            }
+        );
+        assert_eq!(
+            refused(&[
+                ("onJobExit", Given::Other("function")),
+                ("prefix", Given::Other("function"))
+            ])
+            .message,
+            "prefix: invalid type: function, expected a string"
+        );
+    }
+
+    #[test]
+    fn wire_fields_keep_their_names_and_seconds() {
+        let run: RunOptions = read_options(
+            fields(&[
+                ("command", Given::Text("ls".into())),
+                ("timeout", Given::Number(1.5)),
+            ]),
+            Spelling::Wire,
+        )
+        .unwrap();
+        assert_eq!(run.timeout, Some(Duration::from_millis(1500)));
+        let refused =
+            read_options::<RunOptions>(fields(&[("command", Given::Bool(true))]), Spelling::Wire)
+                .unwrap_err();
+        assert_eq!(
+            refused.message,
+            "command: invalid type: boolean `true`, expected a string"
+        );
+    }
+}

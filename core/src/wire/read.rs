@@ -1,0 +1,290 @@
+//! Reading the checked options, one function per option name (serde's
+//! `deserialize_with` takes a path): each calls the core's parser, so a bad
+//! value is refused with the text every face gives, `<name> must be …, got
+//! …`, under the name the sending face gives the option ([`Spelling`]).
+
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+use super::camel_key;
+use crate::artifact::ArtifactStore;
+use crate::input::{
+    Number, TimeUnit, count_option, interval_option, limit_option, max_bytes_option, parse_option,
+    port_option, timeout_option,
+};
+use crate::process::env::Inherit;
+use crate::process::sandbox::Network;
+use crate::shell::Snapshot;
+
+/// How the face that sent the options names them and counts time, so that
+/// a refused value reads in the face's own words.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Spelling {
+    /// The wire's: `max_bytes`, `timeout` in seconds (Python, C, JSON).
+    #[default]
+    Wire,
+    /// A camelCase face's: `maxBytes`, `timeoutMs` in milliseconds (Node).
+    /// Durations arrive in milliseconds and are read as such.
+    CamelCase,
+}
+
+thread_local! {
+    /// The spelling of the options being read on this thread: serde gives
+    /// a `deserialize_with` function no context of its own.
+    static SPELLING: Cell<Spelling> = const { Cell::new(Spelling::Wire) };
+}
+
+/// Runs `read` with the options' names and units taken as `spelling`'s.
+pub(super) fn spelled<R>(spelling: Spelling, read: impl FnOnce() -> R) -> R {
+    struct Restore(Spelling);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SPELLING.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(SPELLING.with(|s| s.replace(spelling)));
+    read()
+}
+
+/// The name of the option `key` (a wire name) as the sending face gives it.
+fn name(key: &str) -> String {
+    match SPELLING.with(Cell::get) {
+        Spelling::Wire => key.to_owned(),
+        Spelling::CamelCase => camel_key(key),
+    }
+}
+
+/// The name and unit of the duration option `key`: `timeout` in seconds,
+/// or `timeoutMs` in milliseconds.
+fn duration(key: &str) -> (String, TimeUnit) {
+    match SPELLING.with(Cell::get) {
+        Spelling::Wire => (key.to_owned(), TimeUnit::Seconds),
+        Spelling::CamelCase => (format!("{}Ms", camel_key(key)), TimeUnit::Milliseconds),
+    }
+}
+
+/// A number as a face sends it: an integer (of any sign) or a float, handed
+/// to the core's checks as it came.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Num::Int(n) => n.fmt(f),
+            Num::Float(n) => f.write_str(&n.shown()),
+        }
+    }
+}
+
+impl Number for Num {
+    fn whole(self) -> Option<u64> {
+        match self {
+            Num::Int(n) => n.whole(),
+            Num::Float(n) => n.whole(),
+        }
+    }
+
+    fn float(self) -> f64 {
+        match self {
+            Num::Int(n) => n.float(),
+            Num::Float(n) => n,
+        }
+    }
+
+    fn shown(self) -> String {
+        self.to_string()
+    }
+}
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Num, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Num, E> {
+                Ok(Num::Int(n))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Num, E> {
+                Ok(i64::try_from(n).map_or(Num::Float(n as f64), Num::Int))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Num, E> {
+                Ok(Num::Float(n))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `T` read from the wire, then checked by `check` (a core parser, whose
+/// error is the face's error text); `null` is `None`.
+fn optional<'de, D, T, R>(
+    d: D,
+    check: impl FnOnce(T) -> crate::Result<R>,
+) -> Result<Option<R>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d)?
+        .map(check)
+        .transpose()
+        .map_err(de::Error::custom)
+}
+
+pub fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    optional(d, |n: Num| {
+        let (name, unit) = duration("timeout");
+        timeout_option(&name, n, unit)
+    })
+}
+
+pub fn yield_after<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    optional(d, |n: Num| {
+        let (name, unit) = duration("yield_after");
+        timeout_option(&name, n, unit)
+    })
+}
+
+pub fn wait<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    optional(d, |n: Num| {
+        let (name, unit) = duration("wait");
+        interval_option(&name, n, unit)
+    })
+    .map(Option::unwrap_or_default)
+}
+
+pub fn head<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    optional(d, |n: Num| count_option(&name("head"), n))
+}
+
+pub fn tail<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    optional(d, |n: Num| count_option(&name("tail"), n))
+}
+
+pub fn max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    optional(d, |n: Num| max_bytes_option(&name("max_bytes"), n))
+        .map(|n| n.unwrap_or(crate::defaults::MAX_BYTES))
+}
+
+pub fn poll_max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    optional(d, |n: Num| max_bytes_option(&name("max_bytes"), n))
+}
+
+/// `0` is a session that starts no job, as every face takes it.
+pub fn max_jobs<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    optional(d, |n: Num| count_option(&name("max_jobs"), n))
+        .map(|n| n.unwrap_or(crate::defaults::MAX_JOBS))
+}
+
+/// `0`: a job's artifact keeps nothing, as every face takes it.
+pub fn job_artifact_cap<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    optional(d, |n: Num| {
+        count_option(&name("job_artifact_cap"), n).map(|n| n as u64)
+    })
+    .map(|n| n.unwrap_or(crate::defaults::JOB_ARTIFACT_CAP))
+}
+
+pub fn snapshot<'de, D: Deserializer<'de>>(d: D) -> Result<Snapshot, D::Error> {
+    optional(d, |s: String| parse_option(&name("snapshot"), &s)).map(Option::unwrap_or_default)
+}
+
+pub fn inherit<'de, D: Deserializer<'de>>(d: D) -> Result<Inherit, D::Error> {
+    optional(d, |s: String| parse_option(&name("inherit"), &s)).map(Option::unwrap_or_default)
+}
+
+pub fn network<'de, D: Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
+    optional(d, |s: String| parse_option(&name("network"), &s)).map(Option::unwrap_or_default)
+}
+
+pub fn ports<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u16>, D::Error> {
+    optional(d, |ports: Vec<Num>| {
+        ports
+            .into_iter()
+            .map(|p| port_option(&name("allow_tcp_ports"), p))
+            .collect()
+    })
+    .map(Option::unwrap_or_default)
+}
+
+/// One function per limit, each naming its own field.
+macro_rules! limits {
+    ($($name:ident),*) => {$(
+        pub fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            optional(d, |n: Num| limit_option(&name(stringify!($name)), n))
+        }
+    )*};
+}
+limits!(
+    cpu_seconds,
+    memory_bytes,
+    file_size_bytes,
+    open_files,
+    processes,
+    session_memory_bytes
+);
+
+/// `artifacts_dir`: a directory; `null` or left out: the process's
+/// private directory (as [`crate::ShellOptions::default`]).
+pub fn artifacts_dir<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ArtifactStore>, D::Error> {
+    let dir = Option::<PathBuf>::deserialize(d)?;
+    ArtifactStore::for_option(dir)
+        .map(Some)
+        .map_err(de::Error::custom)
+}
+
+/// Variables as a JSON object `{"NAME": "value"}`, in the order given.
+pub fn env<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<(String, String)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a mapping of str to str")
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(pair) = map.next_entry()? {
+                pairs.push(pair);
+            }
+            Ok(pairs)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// A terminal size `{"cols": C, "rows": R}`, each a count.
+pub fn terminal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(u16, u16)>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Size {
+        cols: Num,
+        rows: Num,
+    }
+    optional(d, |size: Size| {
+        let side =
+            |side, n| count_option(&name(side), n).map(|n| u16::try_from(n).unwrap_or(u16::MAX));
+        Ok((side("cols", size.cols)?, side("rows", size.rows)?))
+    })
+}
+
+pub fn until<'de, D: Deserializer<'de>>(d: D) -> Result<Option<regex::Regex>, D::Error> {
+    optional(d, |s: String| {
+        crate::input::until_option(&name("until"), &s)
+    })
+}

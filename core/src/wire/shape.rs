@@ -1,0 +1,59 @@
+//! Schemas of the wire forms the derives cannot see, for
+//! `#[schemars(schema_with = …)]`.
+
+use schemars::{Schema, SchemaGenerator, json_schema};
+
+/// A duration or a time in seconds, marked with its unit so a face
+/// knows to convert it.
+pub fn seconds(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "number", "minimum": 0, "x-unit": "seconds"})
+}
+
+/// [`seconds`], or `null`.
+pub fn optional_seconds(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["number", "null"], "exclusiveMinimum": 0, "x-unit": "seconds"})
+}
+
+/// A count, or `null`.
+pub fn optional_count(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["integer", "null"], "minimum": 0})
+}
+
+/// A count of at least one, or `null` (the default).
+pub fn positive(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["integer", "null"], "minimum": 1})
+}
+
+/// `{"NAME": "value"}`.
+pub fn env(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["object", "null"], "additionalProperties": {"type": "string"}})
+}
+
+/// A terminal size, or `null`.
+pub fn terminal(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": ["object", "null"],
+        "properties": {
+            "cols": {"type": "integer", "minimum": 0},
+            "rows": {"type": "integer", "minimum": 0}
+        },
+        "required": ["cols", "rows"],
+        "additionalProperties": false
+    })
+}
+
+/// `"auto"`, `"none"` or the path of a snapshot file; its default
+/// shown, as the derive shows the others' (`null` reads as it).
+pub fn snapshot(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["string", "null"], "minLength": 1, "default": crate::defaults::SNAPSHOT})
+}
+
+/// A string, or `null`.
+pub fn optional_string(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["string", "null"]})
+}
+
+/// TCP ports.
+pub fn ports(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": ["array", "null"], "items": {"type": "integer", "minimum": 1, "maximum": 65535}})
+}
