@@ -44,7 +44,7 @@ async function play(shell, step, job, state) {
   switch (step.op) {
     case 'run': {
       const r = await shell.run({ command: step.command, yieldAfterMs: o.yield_after_ms })
-      if (r.backgrounded !== null) state.last = r.backgrounded
+      if (r.backgrounded !== undefined) state.last = r.backgrounded
       return r
     }
     case 'start': {

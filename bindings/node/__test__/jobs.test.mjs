@@ -307,7 +307,7 @@ describe('Shell.start: jobs started beside the session', () => {
       })
       assert.equal(r.exitCode, 0, r.output)
       assert.equal(r.output, '200')
-      assert.equal(r.backgrounded, null)
+      assert.equal(r.backgrounded, undefined)
       const log = await sh.poll(job, { waitMs: 2000, until: 'GET / ' })
       assert.match(log.output, /"GET \/ HTTP\/1\.1" 200/)
       const killed = await settlesInTime(sh.kill(job), 'kill')
@@ -551,7 +551,7 @@ describe('Shell.start: output read piece by piece, prompts, yieldAfterMs, the de
       assert.deepEqual([job?.command, job?.status], [command, 'running'])
 
       const state = await sh.run({ command: 'echo "$PWD ${X-unset}"' })
-      assert.deepEqual([state.output, state.backgrounded], ['/tmp unset\n', null])
+      assert.deepEqual([state.output, state.backgrounded], ['/tmp unset\n', undefined])
 
       const p = await sh.poll(r.backgrounded, { waitMs: HANG_GUARD_MS })
       assert.deepEqual([p.output, p.status, p.exitCode], ['done\n', 'exited', 0])

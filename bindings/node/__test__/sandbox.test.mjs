@@ -65,17 +65,22 @@ test('sandbox_options vectors', async (t) => {
 test('what only Node can pass is refused by name', () => {
   const cwd = tempDir()
   for (const [sandbox, message] of [
-    [5, 'sandbox must be an object, true, false or null'],
-    [{ allow_tcp_ports: [80] }, 'sandbox.allow_tcp_ports is not a sandbox option'],
-    [{ limits: { cpu_seconds: 1 } }, 'sandbox.limits.cpu_seconds is not a sandbox option'],
+    [{ allow_tcp_ports: [80] }, 'sandbox.allow_tcp_ports is not an option'],
+    [{ limits: { cpu_seconds: 1 } }, 'sandbox.limits.cpu_seconds is not an option'],
     [{ limits: { memoryBytes: 1.5 } }, 'sandbox.limits.memoryBytes must be a whole number >= 1, got 1.5'],
     [{ allowTcpPorts: [80.5] }, 'sandbox.allowTcpPorts[0] must be a TCP port, 1 to 65535, got 80.5'],
   ]) {
     assert.throws(() => new Shell({ cwd, snapshot: 'none', sandbox }), { code: 'InvalidArgument', message })
   }
+  assert.throws(() => new Shell({ cwd, snapshot: 'none', sandbox: 5 }), {
+    name: 'TypeError',
+    code: 'InvalidArg',
+    message: 'sandbox: invalid type: integer `5`, expected a sandbox policy (an object), true, false or null',
+  })
   assert.throws(() => new Shell({ cwd, snapshot: 'none', sandbox: { writable: '/tmp' } }), {
-    code: 'InvalidArgument',
-    message: /^sandbox: /,
+    name: 'TypeError',
+    code: 'InvalidArg',
+    message: 'sandbox.writable: invalid type: string "/tmp", expected a sequence',
   })
 })
 
@@ -140,7 +145,7 @@ test('executeShell and PtySession take the same sandbox', async () => {
   assert.ok(!existsSync(join(outside, 'pty')))
   assert.throws(() => pty.start({ command: 'true', sandbox: { limits: { cpu: 1 } } }), {
     code: 'InvalidArgument',
-    message: 'sandbox.limits.cpu is not a sandbox option',
+    message: 'sandbox.limits.cpu is not an option',
   })
 })
 

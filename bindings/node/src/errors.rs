@@ -29,6 +29,9 @@ pub enum Code {
     SandboxUnavailable,
     /// A failure of napi itself (e.g. the environment is shutting down).
     Internal,
+    /// The error is already thrown as a JS exception (a `TypeError`, which
+    /// an `Error<Code>` cannot be): napi keeps the pending one.
+    Thrown,
 }
 
 impl AsRef<str> for Code {
@@ -43,6 +46,8 @@ impl AsRef<str> for Code {
             Code::NoInput => "NoInput",
             Code::SandboxUnavailable => "SandboxUnavailable",
             Code::Internal => "Internal",
+            // The status napi leaves a pending exception alone for.
+            Code::Thrown => "PendingException",
         }
     }
 }
@@ -80,6 +85,20 @@ pub fn core_error(err: conch_core::Error) -> Error<Code> {
 /// A JS error with a conch `code` for bad input found by the binding itself.
 pub fn invalid(message: impl Into<String>) -> Error<Code> {
     Error::new(Code::InvalidArgument, message.into())
+}
+
+/// The error for options the core refused: a value of the wrong type is
+/// thrown as a `TypeError` with napi's `code: 'InvalidArg'`, as for any
+/// argument of the wrong type; a value the core's check refused is an
+/// `InvalidArgument` error.
+pub fn refused(env: &Env, err: conch_core::wire::Refused) -> Error<Code> {
+    if !err.wrong_type {
+        return invalid(err.message);
+    }
+    match env.throw_type_error(&err.message, Some("InvalidArg")) {
+        Ok(()) => Error::new(Code::Thrown, err.message),
+        Err(failed) => from_napi(failed),
+    }
 }
 
 /// Re-labels a napi error (wrong argument type, failed napi call) with a conch code.

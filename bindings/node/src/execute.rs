@@ -4,80 +4,38 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use conch_core::CancelToken;
 use conch_core::shell::registry::{self, ExecuteBashOptions as CoreBashOptions};
 use conch_core::shell::{ExecuteOptions, execute_shell as core_execute_shell};
+use conch_core::{CancelToken, SandboxOption};
 use napi::bindgen_prelude::{Env, Object};
 use napi_derive::napi;
 
-use crate::errors::{Code, core_error};
-use crate::options::{self, EnvPolicy};
-use crate::result::BashResult;
-use crate::sandbox::SandboxArg;
+use crate::errors::{Code, core_error, from_napi};
+use crate::options::{self, Read};
+use crate::result::Js;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
 use crate::worker;
 
-/// One command for `executeShell`.
-#[napi(object, object_to_js = false)]
-pub struct ExecuteShellOptions {
-    pub command: String,
-    /// The shell run as `<shell> -c <command>`; default: `bash` from `PATH`.
-    pub shell: Option<String>,
-    /// Default: the host's cwd.
-    pub cwd: Option<String>,
-    pub env: Option<HashMap<String, String>>,
-    /// Deadline in milliseconds.
-    pub timeout_ms: Option<f64>,
-    #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<Signal>,
-    /// Keep only the first N lines of the whole output.
-    pub head: Option<f64>,
-    /// Then keep only the last N lines.
-    pub tail: Option<f64>,
-    /// Default true.
-    pub non_interactive_env: Option<bool>,
-    /// Default 51200.
-    pub max_bytes: Option<f64>,
-    pub artifacts_dir: Option<String>,
-    pub env_policy: Option<EnvPolicy>,
-    /// The sandbox the command runs in (made for this run, removed after
-    /// it), as `Shell` takes it: a policy, or `true` for the strict default.
-    #[napi(ts_type = "SandboxOptions | boolean | null")]
-    pub sandbox: Option<SandboxArg>,
-}
-
-/// Runs one command in a fresh `<shell> -c` process (no state carried over).
+/// Runs one command in a fresh `<shell> -c` process (no state carried
+/// over). The options are the core's `ExecuteOptions`.
 #[napi(
     catch_unwind,
-    ts_args_type = "options: ExecuteShellOptions, onChunk?: (chunk: string) => void",
+    ts_args_type = "options: ExecuteShellOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
     ts_return_type = "Promise<BashResult>"
 )]
 pub fn execute_shell<'env>(
     env: &'env Env,
-    options: ExecuteShellOptions,
+    options: Object<'env>,
     on_chunk: Option<ChunkFn>,
 ) -> napi::Result<Object<'env>, Code> {
+    let mut opts: ExecuteOptions = options::read(env, Some(&options), &["signal"])?;
+    let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
     let cancel = CancelToken::new();
-    let opts = ExecuteOptions {
-        command: options.command,
-        shell: options.shell.map(PathBuf::from),
-        cwd: options.cwd.map(PathBuf::from),
-        env: options::env(options.env),
-        timeout: options::timeout(options.timeout_ms)?,
-        cancel: Some(cancel.clone()),
-        non_interactive_env: options::non_interactive_env(options.non_interactive_env),
-        env_policy: options::env_policy(options.env_policy)?,
-        max_bytes: options::max_bytes(options.max_bytes)?,
-        artifacts: options::artifacts(options.artifacts_dir)?,
-        head_lines: options::lines("head", options.head)?,
-        tail_lines: options::lines("tail", options.tail)?,
-        sandbox: SandboxArg::policy(options.sandbox)?,
-        ..ExecuteOptions::default()
-    };
-    worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+    opts.cancel = Some(cancel.clone());
+    worker::spawn(env, signal, on_chunk, cancel, move |chunks| {
         core_execute_shell(opts, |c: &str| chunks.send(c))
-            .map(BashResult::from)
+            .map(Js)
             .map_err(core_error)
     })
 }
@@ -116,7 +74,7 @@ pub struct ExecuteBashOptions {
     /// The session's sandbox, as `Shell` takes it; sessions with different
     /// sandboxes are different sessions.
     #[napi(ts_type = "SandboxOptions | boolean | null")]
-    pub sandbox: Option<SandboxArg>,
+    pub sandbox: Option<Read<SandboxOption>>,
 }
 
 /// Runs `command` in the cached persistent session for these options
@@ -136,7 +94,7 @@ pub fn execute_bash<'env>(
         };
         return worker::spawn(env, None, None::<ChunkFn>, cancel, move |chunks| {
             registry::execute_bash(&command, opts, |c: &str| chunks.send(c))
-                .map(BashResult::from)
+                .map(Js)
                 .map_err(core_error)
         });
     };
@@ -156,10 +114,10 @@ pub fn execute_bash<'env>(
         tail_lines: options::lines("tail", o.tail)?,
         yield_after: None,
     };
-    let sandbox = SandboxArg::policy(o.sandbox)?;
+    let sandbox = Read::get(env, "sandbox", o.sandbox)?.0;
     worker::spawn(env, o.signal, o.on_chunk, cancel, move |chunks| {
         registry::execute_bash_in(&command, opts, sandbox.as_ref(), |c: &str| chunks.send(c))
-            .map(BashResult::from)
+            .map(Js)
             .map_err(core_error)
     })
 }

@@ -25,7 +25,6 @@ pub mod options;
 pub mod pty;
 pub mod quick;
 pub mod result;
-pub mod sandbox;
 pub mod shell;
 pub mod signal;
 pub mod stream;

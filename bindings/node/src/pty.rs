@@ -6,15 +6,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::CancelToken;
+use conch_core::SandboxOption;
 use conch_core::output::sink::SinkOptions;
-use conch_core::pty::{PtyOptions, PtyResult as CorePtyResult, PtySession as CorePty};
+use conch_core::process::env::EnvPolicy;
+use conch_core::pty::{PtyOptions, PtySession as CorePty};
 use napi::bindgen_prelude::{Buffer, Either, Env, Object};
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error, from_napi};
-use crate::options::{self, EnvPolicy};
-use crate::result::count;
-use crate::sandbox::SandboxArg;
+use crate::options::{self, Read};
+use crate::result::Js;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
 use crate::teardown;
@@ -41,51 +42,14 @@ pub struct PtyStartOptions {
     pub shell: Option<String>,
     /// Default true.
     pub non_interactive_env: Option<bool>,
-    pub env_policy: Option<EnvPolicy>,
+    #[napi(ts_type = "EnvPolicy | null")]
+    pub env_policy: Option<Read<EnvPolicy>>,
     /// Bytes of sanitized output kept for `output`; default 51200.
     pub max_bytes: Option<f64>,
     /// The sandbox the command runs in (made for this run, removed after
     /// it), as `Shell` takes it: a policy, or `true` for the strict default.
     #[napi(ts_type = "SandboxOptions | boolean | null")]
-    pub sandbox: Option<SandboxArg>,
-}
-
-/// How a PTY run ended. `output` is the sanitized text for a model (the
-/// raw terminal text went to `onChunk`).
-#[napi(object, object_from_js = false)]
-pub struct PtyResult {
-    /// The exit status (128 + signal when a signal ended it); absent when
-    /// the command could not start (`output` then says `PTY error: …`).
-    pub exit_code: Option<i32>,
-    /// Ended by `kill()` or the signal.
-    pub cancelled: bool,
-    /// Ended by the timeout.
-    pub timed_out: bool,
-    pub output: String,
-    pub truncated: bool,
-    pub total_lines: i64,
-    pub total_bytes: i64,
-    pub output_lines: i64,
-    pub output_bytes: i64,
-    /// Set when the full stream was spilled to `artifact://<artifactId>`.
-    pub artifact_id: Option<String>,
-}
-
-impl From<CorePtyResult> for PtyResult {
-    fn from(r: CorePtyResult) -> Self {
-        PtyResult {
-            exit_code: r.exit_code,
-            cancelled: r.cancelled,
-            timed_out: r.timed_out,
-            output: r.summary.output,
-            truncated: r.summary.truncated,
-            total_lines: count(r.summary.total_lines),
-            total_bytes: count(r.summary.total_bytes),
-            output_lines: count(r.summary.output_lines),
-            output_bytes: count(r.summary.output_bytes),
-            artifact_id: r.summary.artifact_id,
-        }
-    }
+    pub sandbox: Option<Read<SandboxOption>>,
 }
 
 /// The cursor, 0-based.
@@ -144,18 +108,18 @@ impl PtySession {
             shell: options.shell.map(PathBuf::from),
             cancel: Some(cancel.clone()),
             non_interactive_env: options::non_interactive_env(options.non_interactive_env),
-            env_policy: options::env_policy(options.env_policy)?,
+            env_policy: Read::get(env, "envPolicy", options.env_policy)?,
             sink: SinkOptions {
                 max_bytes: options::max_bytes(options.max_bytes)?,
                 ..SinkOptions::default()
             },
-            sandbox: SandboxArg::policy(options.sandbox)?,
+            sandbox: Read::get(env, "sandbox", options.sandbox)?.0,
             ..defaults
         };
         let pty = self.inner.clone();
         worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
             pty.start(opts, |c: &str| chunks.send(c))
-                .map(PtyResult::from)
+                .map(Js)
                 .map_err(core_error)
         })
     }

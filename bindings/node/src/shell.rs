@@ -1,13 +1,11 @@
 //! `Shell`: a persistent bash session.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use conch_core::input::signal_option;
 use conch_core::jobs::{JobExitHook, JobId};
 use conch_core::shell as core;
-use conch_core::{CancelToken, defaults};
+use conch_core::{CancelToken, SandboxApplied};
 use napi::Status;
 use napi::bindgen_prelude::{Buffer, Either, Env, Object, ToNapiValue};
 use napi::threadsafe_function::{
@@ -16,85 +14,25 @@ use napi::threadsafe_function::{
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error, from_napi};
-use crate::jobs::{self, JobInfo, JobPoll, PollOptions, StartOptions};
-use crate::options::{self, EnvPolicy};
+use crate::jobs;
+use crate::options;
 use crate::quick::{self, ChunkFunction};
-use crate::result::BashResult;
-use crate::sandbox::{SandboxApplied, SandboxArg};
+use crate::result::Js;
 use crate::signal::Signal;
 use crate::stream::{JsBlocked, Text};
 use crate::teardown;
 use crate::worker;
 
-/// How a `Shell` is created.
-#[napi(object, object_to_js = false)]
-pub struct ShellOptions {
-    /// bash to run; default: `bash` from `PATH`.
-    pub shell: Option<String>,
-    /// Starting directory; default: the host's cwd.
-    pub cwd: Option<String>,
-    /// Variables exported in the session.
-    pub env: Option<HashMap<String, String>>,
-    /// `'auto'` (default: the user's ~/.bashrc aliases, functions and
-    /// options), `'none'`, or the path of a snapshot file.
-    pub snapshot: Option<String>,
-    /// Prepended to every command: `<prefix> <command>`.
-    pub prefix: Option<String>,
-    /// Apply the non-interactive defaults (`PAGER=cat`, `GIT_EDITOR=true`,
-    /// `CI=1`…); default true.
-    pub non_interactive_env: Option<bool>,
-    /// Bytes of output kept in memory per run; default 51200.
-    pub max_bytes: Option<f64>,
-    /// Where full outputs are spilled as `artifact://<id>`; default: nowhere.
-    pub artifacts_dir: Option<String>,
-    /// Which host variables reach the shell.
-    pub env_policy: Option<EnvPolicy>,
-    /// Jobs the session runs at once, at most; default 16.
-    pub max_jobs: Option<f64>,
-    /// Bytes one job's artifact takes, at most; default 1 GiB.
-    pub job_artifact_cap: Option<f64>,
-    /// Called on the JS thread once per job end with its `JobInfo`. Held
-    /// weakly: it never keeps the process alive. `conch.js` passes it for
-    /// `shell.on('jobExit', …)`.
-    #[napi(ts_type = "(info: JobInfo) => void")]
-    pub on_job_exit: Option<ExitFn>,
-    /// The sandbox around everything the session runs: a policy, `true`
-    /// (or `{}`) for the strict default (write only in the cwd and a
-    /// private temp directory, no network, no limits); absent, `null` or
-    /// `false`: none. A policy the kernel cannot enforce throws
-    /// `SandboxUnavailable`.
-    #[napi(ts_type = "SandboxOptions | boolean | null")]
-    pub sandbox: Option<SandboxArg>,
-}
-
 /// The `onJobExit` callback: callable from the conch thread a job ends on,
 /// unref'd (weak) so that it never keeps the event loop alive.
-pub type ExitFn = ThreadsafeFunction<JobInfo, UnknownReturnValue, JobInfo, Status, false, true>;
-
-/// One command for `Shell.run`.
-#[napi(object, object_to_js = false)]
-pub struct RunOptions {
-    pub command: String,
-    /// Directory for this run only, resolved against the session's cwd.
-    pub cwd: Option<String>,
-    /// Variables for this run only.
-    pub env: Option<HashMap<String, String>>,
-    /// Deadline in milliseconds; the command's process tree is killed then.
-    pub timeout_ms: Option<f64>,
-    /// Aborting it kills the command's process tree; the result says `cancelled`.
-    #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<Signal>,
-    /// Keep only the first N lines of the whole output (and stop the
-    /// command once they are complete).
-    pub head: Option<f64>,
-    /// Then keep only the last N lines.
-    pub tail: Option<f64>,
-    /// When the command still runs this many milliseconds after it
-    /// started, the run resolves with its output so far and the command
-    /// goes on as a job (`backgrounded`); the session keeps the state it
-    /// had before the command.
-    pub yield_after_ms: Option<f64>,
-}
+pub type ExitFn = ThreadsafeFunction<
+    Js<conch_core::JobInfo>,
+    UnknownReturnValue,
+    Js<conch_core::JobInfo>,
+    Status,
+    false,
+    true,
+>;
 
 /// A persistent real bash: cwd, variables, functions and aliases carry over
 /// from one `run` to the next. Runs queue in order; `abort()` and `close()`
@@ -150,50 +88,31 @@ where
 
 #[napi]
 impl Shell {
-    /// Starts bash (throws for a bad shell path, cwd or option).
-    #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, options: Option<ShellOptions>) -> napi::Result<Self, Code> {
-        let o = options.unwrap_or(ShellOptions {
-            shell: None,
-            cwd: None,
-            env: None,
-            snapshot: None,
-            prefix: None,
-            non_interactive_env: None,
-            max_bytes: None,
-            artifacts_dir: None,
-            env_policy: None,
-            max_jobs: None,
-            job_artifact_cap: None,
-            on_job_exit: None,
-            sandbox: None,
-        });
-        let on_job_exit = o.on_job_exit.map(|hook| {
+    /// Starts bash (throws for a bad shell path, cwd or option). The
+    /// options are the core's `ShellOptions`; `onJobExit` is called on the
+    /// JS thread once per job end with its `JobInfo`, held weakly (it never
+    /// keeps the process alive): `conch.js` passes it for
+    /// `shell.on('jobExit', …)`.
+    #[napi(
+        constructor,
+        catch_unwind,
+        ts_args_type = "options?: ShellOptions & { onJobExit?: (info: JobInfo) => void }"
+    )]
+    pub fn new(env: Env, options: Option<Object>) -> napi::Result<Self, Code> {
+        let mut opts: core::ShellOptions = options::read(&env, options.as_ref(), &["onJobExit"])?;
+        let on_job_exit: Option<ExitFn> = match &options {
+            Some(object) => object.get("onJobExit").map_err(from_napi)?,
+            None => None,
+        };
+        opts.on_job_exit = on_job_exit.map(|hook| {
             JobExitHook::new(move |info| {
-                hook.call(JobInfo::from(info), ThreadsafeFunctionCallMode::NonBlocking);
+                hook.call(Js(info), ThreadsafeFunctionCallMode::NonBlocking);
             })
         });
-        let opts = core::ShellOptions {
-            shell: o.shell.map(PathBuf::from),
-            cwd: o.cwd.map(PathBuf::from),
-            session_env: options::env(o.env),
-            snapshot: options::snapshot(o.snapshot)?,
-            prefix: o.prefix,
-            non_interactive_env: options::non_interactive_env(o.non_interactive_env),
-            env_policy: options::env_policy(o.env_policy)?,
-            max_bytes: options::max_bytes(o.max_bytes)?,
-            artifacts: options::artifacts(o.artifacts_dir)?,
-            max_jobs: options::lines("maxJobs", o.max_jobs)?.unwrap_or(defaults::MAX_JOBS),
-            job_artifact_cap: options::lines("jobArtifactCap", o.job_artifact_cap)?
-                .map_or(defaults::JOB_ARTIFACT_CAP, |n| n as u64),
-            on_job_exit,
-            sandbox: SandboxArg::policy(o.sandbox)?,
-            ..core::ShellOptions::default()
-        };
         let inner = Arc::new(core::Shell::new(opts).map_err(core_error)?);
         teardown::close_with_env(&env, &inner).map_err(from_napi)?;
         Ok(Shell {
-            sandbox_applied: inner.sandbox_applied().map(SandboxApplied::from),
+            sandbox_applied: inner.sandbox_applied().cloned(),
             inner: Mutex::new(Some(inner)),
         })
     }
@@ -202,9 +121,9 @@ impl Shell {
     /// `bestEffort` left out what the kernel lacks (`notApplied` names
     /// each, with why). `null` for a shell without a sandbox. Still answers
     /// once closed.
-    #[napi(getter, catch_unwind)]
-    pub fn sandbox_applied(&self) -> Option<SandboxApplied> {
-        self.sandbox_applied.clone()
+    #[napi(getter, catch_unwind, ts_return_type = "SandboxApplied | null")]
+    pub fn sandbox_applied(&self) -> Option<Js<SandboxApplied>> {
+        self.sandbox_applied.clone().map(Js)
     }
 
     /// Runs one command. `onChunk` receives the sanitized output as it
@@ -216,37 +135,29 @@ impl Shell {
     /// program) comes back settled, its chunks delivered during the call.
     #[napi(
         catch_unwind,
-        ts_args_type = "options: RunOptions, onChunk?: (chunk: string) => void",
+        ts_args_type = "options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<BashResult>"
     )]
     pub fn run<'env>(
         &self,
         env: &'env Env,
-        options: RunOptions,
+        options: Object<'env>,
         on_chunk: Option<ChunkFunction<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
         quick::ensure_function("onChunk", on_chunk.as_ref())?;
+        let mut opts: core::RunOptions = options::read(env, Some(&options), &["signal"])?;
+        let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
         let cancel = CancelToken::new();
-        let opts = core::RunOptions {
-            command: options.command,
-            cwd: options.cwd.map(PathBuf::from),
-            env: options::env(options.env),
-            timeout: options::timeout(options.timeout_ms)?,
-            cancel: Some(cancel.clone()),
-            head_lines: options::lines("head", options.head)?,
-            tail_lines: options::lines("tail", options.tail)?,
-            artifact: None,
-            yield_after: options::deadline("yieldAfterMs", options.yield_after_ms)?,
-        };
+        opts.cancel = Some(cancel.clone());
         let Some(shell) = self.open() else {
             // Refused the way the core refuses a run of a closed session.
             return quick::run(
                 env,
-                options.signal,
+                signal,
                 on_chunk,
                 cancel,
                 quick::once(|| {
-                    Err::<BashResult, _>(core_error(conch_core::Error::Closed("shell")))
+                    Err::<Js<core::BashResult>, _>(core_error(conch_core::Error::Closed("shell")))
                 }),
             );
         };
@@ -254,9 +165,9 @@ impl Shell {
         // the calls whichever thread drives them.
         let place = shell.reserve().map_err(core_error)?;
         let mut run = core::Run::new(shell, place, opts);
-        quick::run(env, options.signal, on_chunk, cancel, move |until, sink| {
+        quick::run(env, signal, on_chunk, cancel, move |until, sink| {
             run.drive(until, sink)
-                .map(|result| result.map(BashResult::from).map_err(core_error))
+                .map(|result| result.map(Js).map_err(core_error))
         })
     }
 
@@ -279,10 +190,10 @@ impl Shell {
     /// The session's jobs: what commands left writing in the background
     /// (every running one and the last finished ones), oldest first. Empty
     /// once closed.
-    #[napi(catch_unwind)]
-    pub fn jobs(&self) -> Vec<JobInfo> {
+    #[napi(catch_unwind, ts_return_type = "Array<JobInfo>")]
+    pub fn jobs(&self) -> Vec<Js<conch_core::JobInfo>> {
         self.open()
-            .map(|shell| shell.jobs().into_iter().map(JobInfo::from).collect())
+            .map(|shell| shell.jobs().into_iter().map(Js).collect())
             .unwrap_or_default()
     }
 
@@ -294,17 +205,21 @@ impl Shell {
     /// closed shell.
     #[napi(
         catch_unwind,
-        ts_args_type = "job: number, options?: PollOptions",
+        ts_args_type = "job: number, options?: PollOptions & { signal?: AbortSignal }",
         ts_return_type = "Promise<JobPoll>"
     )]
     pub fn poll<'env>(
         &self,
         env: &'env Env,
         job: f64,
-        options: Option<PollOptions>,
+        options: Option<Object<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
         let job = jobs::job_id(job)?;
-        let (opts, signal) = jobs::poll_options(options)?;
+        let opts: conch_core::PollOptions = options::read(env, options.as_ref(), &["signal"])?;
+        let signal: Option<Signal> = match &options {
+            Some(object) => object.get("signal").map_err(from_napi)?,
+            None => None,
+        };
         let shell = self.open();
         let cancel = CancelToken::new();
         let token = cancel.clone();
@@ -313,7 +228,7 @@ impl Shell {
             let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
             let job = job
                 .map_err(|n| conch_core::Error::NotFound(format!("no job {n} in this session")))?;
-            shell.poll(job, &opts, Some(&token)).map(JobPoll::from)
+            shell.poll(job, &opts, Some(&token)).map(Js)
         };
         if waits {
             // A wait would keep every run from the quick path while it lasts.
@@ -343,9 +258,9 @@ impl Shell {
     pub fn start<'env>(
         &self,
         env: &'env Env,
-        options: StartOptions,
+        options: Object<'env>,
     ) -> napi::Result<Object<'env>, Code> {
-        let opts = jobs::start_options(options)?;
+        let opts: conch_core::JobOptions = options::read(env, Some(&options), &[])?;
         // The place is taken here, on the JS thread, as a run's: the job
         // sees what the runs called before it left, and a run called after
         // it waits for it to be given that state.
@@ -436,7 +351,7 @@ impl Shell {
         ts_return_type = "Promise<JobPoll>"
     )]
     pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, |shell, job| shell.kill(job).map(JobPoll::from))
+        self.on_job(env, job, |shell, job| shell.kill(job).map(Js))
     }
 
     /// Waits up to `timeoutMs` for the first of `jobs` to end: resolves

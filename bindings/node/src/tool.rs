@@ -11,22 +11,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::input::count_option;
-use conch_core::output::notice::{Direction, TruncatedBy, Truncation as CoreTruncation};
 use conch_core::tool::{
     BashTool as CoreTool, BashToolArgs as CoreArgs, BashToolConfig, Details,
     JobTool as CoreJobTool, JobToolArgs as CoreJobArgs, ToolContext, ToolError,
     ToolResult as CoreResult, ToolUpdate,
 };
-use conch_core::{CancelToken, defaults};
+use conch_core::{CancelToken, SandboxOption, defaults};
 use napi::bindgen_prelude::{Env, JsError, JsObjectValue, JsValue, Object};
 use napi_derive::napi;
 
 use crate::command::InterceptionRule;
 use crate::errors::{Code, core_error, from_napi};
 use crate::jobs;
-use crate::options;
-use crate::result::count;
-use crate::sandbox::SandboxArg;
+use crate::options::{self, Read};
+use crate::result::Js;
 use crate::signal::Signal;
 use crate::stream::{Callback, JsBlocked, Text};
 use crate::teardown;
@@ -78,7 +76,7 @@ pub struct BashToolOptions {
     /// directory writable; checked here (`SandboxUnavailable`) and stated
     /// in the tool's description.
     #[napi(ts_type = "SandboxOptions | boolean | null")]
-    pub sandbox: Option<SandboxArg>,
+    pub sandbox: Option<Read<SandboxOption>>,
 }
 
 /// A tool's definition for the model, to register with an LLM API as it is.
@@ -150,93 +148,18 @@ fn text_content(text: String) -> Vec<TextContent> {
     }]
 }
 
-/// Lines `start..=end` (1-based) of the whole output.
-#[napi(object)]
-pub struct LineRange {
-    pub start: i64,
-    pub end: i64,
-}
-
-/// What was shown of an output, and where the whole of it is.
-#[napi(object)]
-pub struct Truncation {
-    #[napi(ts_type = "'head' | 'tail'")]
-    pub direction: String,
-    #[napi(ts_type = "'bytes' | 'lines'")]
-    pub truncated_by: String,
-    pub total_lines: i64,
-    pub total_bytes: i64,
-    pub output_lines: i64,
-    pub output_bytes: i64,
-    /// The byte limit that cut the output.
-    pub max_bytes: Option<i64>,
-    /// The lines shown, when they are one contiguous range.
-    pub shown_range: Option<LineRange>,
-    /// The artifact holding the whole output (`artifact://<artifactId>`).
-    pub artifact_id: Option<String>,
-}
-
-impl From<&CoreTruncation> for Truncation {
-    fn from(t: &CoreTruncation) -> Self {
-        Truncation {
-            direction: match t.direction {
-                Direction::Head => "head",
-                Direction::Tail => "tail",
-            }
-            .into(),
-            truncated_by: match t.truncated_by {
-                TruncatedBy::Bytes => "bytes",
-                TruncatedBy::Lines => "lines",
-            }
-            .into(),
-            total_lines: count(t.total_lines),
-            total_bytes: count(t.total_bytes),
-            output_lines: count(t.output_lines),
-            output_bytes: count(t.output_bytes),
-            max_bytes: t.max_bytes.map(|n| count(n as u64)),
-            shown_range: t.shown_range.map(|r| LineRange {
-                start: count(r.start),
-                end: count(r.end),
-            }),
-            artifact_id: t.artifact_id.clone(),
-        }
-    }
-}
-
-/// Metadata a host keeps next to the text.
-#[napi(object)]
-pub struct ToolMeta {
-    /// Set when the text is not the whole output.
-    pub truncation: Option<Truncation>,
-}
-
-/// The structured part of a tool result.
-#[napi(object)]
-pub struct ToolDetails {
-    pub meta: ToolMeta,
-}
-
-impl From<&Details> for ToolDetails {
-    fn from(d: &Details) -> Self {
-        ToolDetails {
-            meta: ToolMeta {
-                truncation: d.truncation().map(Truncation::from),
-            },
-        }
-    }
-}
-
 /// A successful call: the text the model reads.
 #[napi(object, object_from_js = false)]
 pub struct ToolResult {
     pub content: Vec<TextContent>,
-    pub details: Option<ToolDetails>,
+    #[napi(ts_type = "ToolDetails | null")]
+    pub details: Option<Js<Details>>,
 }
 
 impl From<CoreResult> for ToolResult {
     fn from(r: CoreResult) -> Self {
         ToolResult {
-            details: r.details.as_ref().map(ToolDetails::from),
+            details: r.details.map(Js),
             content: text_content(r.text),
         }
     }
@@ -265,7 +188,7 @@ fn tool_error(env: &Env, tool: &ToolError) -> napi::Result<napi::Error> {
     let mut object = error.coerce_to_object()?;
     object.set_named_property("name", name)?;
     if let Some(details) = tool.details() {
-        object.set_named_property("details", ToolDetails::from(details))?;
+        object.set_named_property("details", Js(details))?;
     }
     if let ToolError::Blocked { suggested_tool, .. } = tool {
         object.set_named_property("suggestedTool", suggested_tool.as_str())?;
@@ -314,7 +237,7 @@ impl BashTool {
         }
         config.auto_background_after =
             options::deadline("autoBackgroundAfterMs", options.auto_background_after_ms)?;
-        config.sandbox = SandboxArg::policy(options.sandbox)?;
+        config.sandbox = Read::get(&env, "sandbox", options.sandbox)?.0;
         let inner = Arc::new(CoreTool::new(config).map_err(core_error)?);
         teardown::close_with_env(&env, &inner).map_err(from_napi)?;
         Ok(BashTool {

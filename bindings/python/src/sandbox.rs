@@ -44,7 +44,7 @@ pub fn sandbox(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Sandbox>> {
 }
 
 fn not_an_option(name: &str) -> PyErr {
-    invalid(format!("{name} is not a sandbox option"))
+    invalid(format!("{name} is not an option"))
 }
 
 /// The `(key, value)` pairs of a mapping (a dict, or anything with

@@ -69,7 +69,7 @@ def test_shared_vectors(case, tmp_path):
         ({"allow_tcp_ports": [2**70]}, "sandbox.allow_tcp_ports[0] must be a TCP port, 1 to 65535, got 1.1805916207174113e21"),
         ({"best_effort": 1}, "sandbox.best_effort must be True or False, got 1"),
         ({1: 2}, "sandbox keys must be str, got 1"),
-        ({"allowTcpPorts": [80]}, "sandbox.allowTcpPorts is not a sandbox option"),
+        ({"allowTcpPorts": [80]}, "sandbox.allowTcpPorts is not an option"),
     ],
 )
 def test_python_types(sandbox, message, tmp_path):

@@ -162,6 +162,8 @@ pub struct PollOptions {
     pub max_bytes: Option<usize>,
     /// Read from this offset of the job's output instead of where the
     /// previous poll stopped.
+    #[serde(deserialize_with = "read::cursor")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub cursor: Option<u64>,
 }
 

@@ -92,7 +92,10 @@ pub struct ExecuteOptions {
     #[serde(skip)]
     pub kill_ladder: Escalation,
     /// The sandbox the command runs in (made for this run, removed after
-    /// it); `None`: none.
+    /// it); `None`: none (`true`: the
+    /// strict default policy, `false`: none).
+    #[serde(deserialize_with = "read::sandbox")]
+    #[schemars(schema_with = "shape::sandbox")]
     pub sandbox: Option<Sandbox>,
 }
 

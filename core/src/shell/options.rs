@@ -104,7 +104,10 @@ pub struct ShellOptions {
     /// Told of every job's end.
     #[serde(skip)]
     pub on_job_exit: Option<JobExitHook>,
-    /// The sandbox around everything the session runs; `None`: none.
+    /// The sandbox around everything the session runs; `None`: none. On the wire, `true` is
+    /// the strict default policy and `false` none.
+    #[serde(deserialize_with = "read::sandbox")]
+    #[schemars(schema_with = "shape::sandbox")]
     pub sandbox: Option<Sandbox>,
 }
 

@@ -8,10 +8,13 @@
 //! reach the core's checks as given (`waitMs must be …, got NaN`), which a
 //! JSON value cannot carry.
 
-use serde::de::value::{Error, MapAccessDeserializer, MapDeserializer, SeqDeserializer};
-use serde::de::{self, DeserializeOwned, Deserializer, IntoDeserializer, Unexpected, Visitor};
+use serde::de::value::{Error, MapAccessDeserializer, SeqDeserializer};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Unexpected,
+    Visitor,
+};
 
-use super::read::{Spelling, spelled};
+use super::read::{Spelling, name, path_to, spelled, within};
 use super::{DURATION_KEYS, VERBATIM_KEYS, snake_key};
 
 /// A value of an option, as a face gives it.
@@ -50,63 +53,84 @@ pub fn read_options<T: DeserializeOwned>(
     fields: Vec<(String, Given)>,
     spelling: Spelling,
 ) -> Result<T, Refused> {
-    let fields: Vec<(String, String, Given)> = fields
-        .into_iter()
-        .filter_map(|(name, value)| {
-            let (key, value) = match spelling {
-                Spelling::Wire => (name.clone(), value),
-                Spelling::CamelCase => wire_field(&name, value)?,
-            };
-            Some((name, key, value))
-        })
-        .collect();
-    let read = |only: Option<&str>| -> Result<T, Error> {
-        let pairs = fields
-            .iter()
-            .filter(|(name, _, _)| only.is_none_or(|only| only == name))
-            .map(|(_, key, value)| (key.clone(), value.clone()))
-            .collect();
-        spelled(spelling, || T::deserialize(Given::Map(pairs)))
+    let fields: Vec<(String, Given)> = match spelling {
+        Spelling::Wire => fields,
+        Spelling::CamelCase => fields
+            .into_iter()
+            .filter_map(|(name, value)| wire_field(&name, value))
+            .collect(),
     };
-    read(None).map_err(|error| {
-        let text = error.to_string();
+    spelled(spelling, || T::deserialize(Given::Map(fields))).map_err(Refused::from)
+}
+
+/// Reads the value of the one option `name` (a face's `sandbox` argument)
+/// as `T`, its errors named as [`read_options`] names them.
+pub fn read_value<T: DeserializeOwned>(
+    name: &str,
+    value: Given,
+    spelling: Spelling,
+) -> Result<T, Refused> {
+    let (key, value) = match spelling {
+        Spelling::Wire => (name.to_owned(), value),
+        Spelling::CamelCase => wire_field(name, value).unwrap_or((name.to_owned(), Given::Null)),
+    };
+    spelled(spelling, || {
+        within(&key, || T::deserialize(value)).map_err(|err| named(&key, err))
+    })
+    .map_err(Refused::from)
+}
+
+/// A type error of the value of field `key`, named by the field's path
+/// (serde's text names none); other errors name their option already.
+fn named(key: &str, err: Error) -> Error {
+    let text = err.to_string();
+    if ["invalid type", "invalid length"]
+        .iter()
+        .any(|s| text.starts_with(s))
+    {
+        de::Error::custom(format!("{}: {text}", within(key, || name(key))))
+    } else {
+        err
+    }
+}
+
+impl From<Error> for Refused {
+    fn from(error: Error) -> Refused {
+        let message = error.to_string();
+        // After the name of the field, when a type error has one.
+        let text = match message.split_once(": ") {
+            Some((field, text)) if !field.contains(' ') => text,
+            _ => &message,
+        };
         let wrong_type = [
             "invalid type",
             "invalid length",
-            "invalid value",
             "missing field",
-            "unknown field",
             "unknown variant",
         ]
         .iter()
         .any(|start| text.starts_with(start));
-        if !wrong_type {
-            // A core check's text, which names its option already.
-            return Refused {
-                message: text,
-                wrong_type,
-            };
-        }
-        // serde's text names no field: the first refused alone is the one
-        // (alone, the others are missing: that is not its fault).
-        let culprit = fields.iter().map(|(name, _, _)| name).find(|name| {
-            read(Some(name)).is_err_and(|e| !e.to_string().starts_with("missing field"))
-        });
+        // Otherwise a core check's text, which names its option already.
         Refused {
-            message: match culprit {
-                Some(name) => format!("{name}: {text}"),
-                None => text,
-            },
+            message,
             wrong_type,
         }
-    })
+    }
 }
+
+/// Marks a name a camelCase face gave in the wire's spelling (`max_bytes`).
+const FOREIGN: char = '!';
 
 /// A camelCase face's field as the wire's: `maxBytes` → `max_bytes`,
 /// `timeoutMs` → `timeout` (its value still in milliseconds, which the
 /// readers take under [`Spelling::CamelCase`]), the names inside an object
 /// value too; `None` for a duration given without its unit.
 fn wire_field(name: &str, value: Given) -> Option<(String, Given)> {
+    if name.contains('_') && !VERBATIM_KEYS.contains(&name) {
+        // A wire name is no name of this face: kept apart from the field it
+        // spells, so a type that refuses unknown names refuses it.
+        return Some((format!("{FOREIGN}{name}"), value));
+    }
     let key = snake_key(name);
     if let Some(base) = key
         .strip_suffix("_ms")
@@ -156,6 +180,62 @@ impl<'de> IntoDeserializer<'de, Error> for Given {
     }
 }
 
+/// An object's fields as serde reads them, each value read one level
+/// down the path the readers name a refused option by.
+struct Fields {
+    fields: std::vec::IntoIter<(String, Given)>,
+    value: Option<(String, Given)>,
+}
+
+impl Fields {
+    fn new(fields: Vec<(String, Given)>) -> Fields {
+        Fields {
+            fields: fields.into_iter(),
+            value: None,
+        }
+    }
+}
+
+impl<'de> MapAccess<'de> for Fields {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some((key, value)) = self.fields.next() else {
+            return Ok(None);
+        };
+        let read = seed
+            .deserialize(IntoDeserializer::<Error>::into_deserializer(key.clone()))
+            .map_err(|err| {
+                if !err.to_string().starts_with("unknown field") {
+                    return err;
+                }
+                // Named by its whole path, as the face spells it.
+                let shown = match key.strip_prefix(FOREIGN) {
+                    Some(raw) => path_to(raw),
+                    None => within(&key, || name(&key)),
+                };
+                de::Error::custom(format!("{shown} is not an option"))
+            })?;
+        self.value = Some((key, value));
+        Ok(Some(read))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let (key, value) = self
+            .value
+            .take()
+            .ok_or_else(|| de::Error::custom("a value asked for before its key"))?;
+        within(&key, || seed.deserialize(value)).map_err(|err| named(&key, err))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.fields.len())
+    }
+}
+
 /// The largest integer an `f64` holds exactly (2^53).
 const EXACT: f64 = 9_007_199_254_740_992.0;
 
@@ -170,7 +250,7 @@ impl<'de> Deserializer<'de> for Given {
             Given::Number(n) => visitor.visit_f64(n),
             Given::Text(s) => visitor.visit_string(s),
             Given::List(items) => visitor.visit_seq(SeqDeserializer::new(items.into_iter())),
-            Given::Map(fields) => visitor.visit_map(MapDeserializer::new(fields.into_iter())),
+            Given::Map(fields) => visitor.visit_map(Fields::new(fields)),
             Given::Other(kind) => Err(de::Error::invalid_type(Unexpected::Other(kind), &visitor)),
         }
     }
@@ -200,9 +280,9 @@ impl<'de> Deserializer<'de> for Given {
             Given::Text(text) => {
                 visitor.visit_enum(IntoDeserializer::<Error>::into_deserializer(text))
             }
-            Given::Map(fields) => visitor.visit_enum(MapAccessDeserializer::new(
-                MapDeserializer::new(fields.into_iter()),
-            )),
+            Given::Map(fields) => {
+                visitor.visit_enum(MapAccessDeserializer::new(Fields::new(fields)))
+            }
             other => other.deserialize_any(visitor),
         }
     }

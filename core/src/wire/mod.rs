@@ -28,7 +28,7 @@ mod given;
 pub(crate) mod read;
 pub(crate) mod shape;
 
-pub use given::{Given, Refused, read_options};
+pub use given::{Given, Refused, read_options, read_value};
 pub use read::Spelling;
 
 /// The keys whose values are durations or times in seconds on the wire;

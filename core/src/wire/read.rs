@@ -3,7 +3,7 @@
 //! value is refused with the text every face gives, `<name> must be …, got
 //! …`, under the name the sending face gives the option ([`Spelling`]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use crate::input::{
     port_option, timeout_option,
 };
 use crate::process::env::Inherit;
-use crate::process::sandbox::Network;
+use crate::process::sandbox::{Network, Sandbox, SandboxOption};
 use crate::shell::Snapshot;
 
 /// How the face that sent the options names them and counts time, so that
@@ -36,35 +36,95 @@ thread_local! {
     /// The spelling of the options being read on this thread: serde gives
     /// a `deserialize_with` function no context of its own.
     static SPELLING: Cell<Spelling> = const { Cell::new(Spelling::Wire) };
+    /// The keys from the options object down to the value being read
+    /// (`sandbox`, `limits`, `cpu_seconds`), kept by a reader that knows
+    /// them ([`super::Given`]'s), so an error names a nested option by its
+    /// whole path.
+    static PATH: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `read` with the options' names and units taken as `spelling`'s.
+/// Runs `read` with the options' names and units taken as `spelling`'s,
+/// from the top of an options object.
 pub(super) fn spelled<R>(spelling: Spelling, read: impl FnOnce() -> R) -> R {
-    struct Restore(Spelling);
+    struct Restore(Spelling, Vec<String>);
     impl Drop for Restore {
         fn drop(&mut self) {
             SPELLING.with(|s| s.set(self.0));
+            PATH.with(|p| *p.borrow_mut() = std::mem::take(&mut self.1));
         }
     }
-    let _restore = Restore(SPELLING.with(|s| s.replace(spelling)));
+    let _restore = Restore(
+        SPELLING.with(|s| s.replace(spelling)),
+        PATH.with(|p| std::mem::take(&mut *p.borrow_mut())),
+    );
     read()
 }
 
-/// The name of the option `key` (a wire name) as the sending face gives it.
-fn name(key: &str) -> String {
-    match SPELLING.with(Cell::get) {
-        Spelling::Wire => key.to_owned(),
-        Spelling::CamelCase => camel_key(key),
+/// Runs `read` (the reading of the value of field `key`) one level down.
+pub(super) fn within<R>(key: &str, read: impl FnOnce() -> R) -> R {
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            PATH.with(|p| p.borrow_mut().pop());
+        }
     }
+    PATH.with(|p| p.borrow_mut().push(key.to_owned()));
+    let _pop = Pop;
+    read()
+}
+
+/// The name of the option `key` (a wire name) as the sending face gives
+/// it, under the path of the object it is in: `timeout`, or
+/// `sandbox.limits.cpuSeconds`; a duration `unit` ends in `Ms` for a
+/// camelCase face.
+fn spelled_name(key: &str, duration: bool) -> String {
+    let spelling = SPELLING.with(Cell::get);
+    let mut parts: Vec<String> = PATH.with(|p| p.borrow().clone());
+    if parts.last().is_some_and(|last| last == key) {
+        parts.pop();
+    }
+    parts.push(key.to_owned());
+    let last = parts.len() - 1;
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| match spelling {
+            Spelling::Wire => part.clone(),
+            Spelling::CamelCase if duration && i == last => format!("{}Ms", camel_key(part)),
+            Spelling::CamelCase => camel_key(part),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// `raw` (a name as a face gave it) under the path of the object it is in.
+pub(super) fn path_to(raw: &str) -> String {
+    let parent = PATH.with(|p| p.borrow().clone());
+    let spelling = SPELLING.with(Cell::get);
+    parent
+        .iter()
+        .map(|part| match spelling {
+            Spelling::Wire => part.clone(),
+            Spelling::CamelCase => camel_key(part),
+        })
+        .chain([raw.to_owned()])
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The name of the option `key` as the sending face gives it.
+pub(super) fn name(key: &str) -> String {
+    spelled_name(key, false)
 }
 
 /// The name and unit of the duration option `key`: `timeout` in seconds,
 /// or `timeoutMs` in milliseconds.
 fn duration(key: &str) -> (String, TimeUnit) {
-    match SPELLING.with(Cell::get) {
-        Spelling::Wire => (key.to_owned(), TimeUnit::Seconds),
-        Spelling::CamelCase => (format!("{}Ms", camel_key(key)), TimeUnit::Milliseconds),
-    }
+    let unit = match SPELLING.with(Cell::get) {
+        Spelling::Wire => TimeUnit::Seconds,
+        Spelling::CamelCase => TimeUnit::Milliseconds,
+    };
+    (spelled_name(key, true), unit)
 }
 
 /// A number as a face sends it: an integer (of any sign) or a float, handed
@@ -177,6 +237,12 @@ pub fn max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
         .map(|n| n.unwrap_or(crate::defaults::MAX_BYTES))
 }
 
+pub fn cursor<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    optional(d, |n: Num| {
+        count_option(&name("cursor"), n).map(|n| n as u64)
+    })
+}
+
 pub fn poll_max_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
     optional(d, |n: Num| max_bytes_option(&name("max_bytes"), n))
 }
@@ -211,7 +277,8 @@ pub fn ports<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u16>, D::Error> {
     optional(d, |ports: Vec<Num>| {
         ports
             .into_iter()
-            .map(|p| port_option(&name("allow_tcp_ports"), p))
+            .enumerate()
+            .map(|(i, p)| port_option(&format!("{}[{i}]", name("allow_tcp_ports")), p))
             .collect()
     })
     .map(Option::unwrap_or_default)
@@ -233,6 +300,11 @@ limits!(
     processes,
     session_memory_bytes
 );
+
+/// `sandbox`: a policy, `true`, `false` or `null` ([`SandboxOption`]).
+pub fn sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Sandbox>, D::Error> {
+    SandboxOption::deserialize(d).map(|option| option.0)
+}
 
 /// `artifacts_dir`: a directory; `null` or left out: the process's
 /// private directory (as [`crate::ShellOptions::default`]).

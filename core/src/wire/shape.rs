@@ -57,3 +57,9 @@ pub fn optional_string(_: &mut SchemaGenerator) -> Schema {
 pub fn ports(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"type": ["array", "null"], "items": {"type": "integer", "minimum": 1, "maximum": 65535}})
 }
+
+/// The `sandbox` option: a policy, `true`, `false` or `null`.
+pub fn sandbox(generator: &mut SchemaGenerator) -> Schema {
+    let policy = generator.subschema_for::<crate::process::sandbox::Sandbox>();
+    json_schema!({"anyOf": [policy, {"type": ["boolean", "null"]}]})
+}

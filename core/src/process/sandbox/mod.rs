@@ -71,6 +71,48 @@ impl Sandbox {
     }
 }
 
+/// The `sandbox` option as every face takes it: a policy (an object of
+/// [`Sandbox`]'s fields), `true` for the strict default ([`Sandbox::default`],
+/// as `{}`), `false` or `null` for none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxOption(pub Option<Sandbox>);
+
+impl<'de> Deserialize<'de> for SandboxOption {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{MapAccess, Visitor, value::MapAccessDeserializer};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SandboxOption;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a sandbox policy (an object), true, false or null")
+            }
+            fn visit_bool<E>(self, on: bool) -> std::result::Result<SandboxOption, E> {
+                Ok(SandboxOption(on.then(Sandbox::default)))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<SandboxOption, E> {
+                Ok(SandboxOption(None))
+            }
+            fn visit_none<E>(self) -> std::result::Result<SandboxOption, E> {
+                Ok(SandboxOption(None))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<SandboxOption, D::Error> {
+                d.deserialize_any(V)
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<SandboxOption, A::Error> {
+                Sandbox::deserialize(MapAccessDeserializer::new(map))
+                    .map(|s| SandboxOption(Some(s)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Whether a sandboxed session may open network sockets. `AF_UNIX`
 /// sockets (local IPC, not the network) are always allowed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, JsonSchema)]
