@@ -13,10 +13,11 @@
 //   would run on a bogus `this`; and `Symbol.dispose` /
 //   `Symbol.asyncDispose`, for `using` and `await using`;
 // - a TypeError naming the argument when an options object, a callback or
-//   a signal has the wrong type (and `Shell.poll`'s job and options): napi's
-//   conversion would accept a number as an empty options object and word a
-//   bad callback as a failed napi call. Values are still checked by the
-//   addon (through the core's checkers).
+//   a signal has the wrong type (and `Shell.poll`'s job): napi's conversion
+//   would accept a number as an empty options object and word a bad
+//   callback as a failed napi call. The options the core defines are read
+//   by the addon through the core's types, which name a value of the wrong
+//   type in a TypeError of their own and check every value.
 
 const native = require('./index.js')
 
@@ -102,16 +103,6 @@ function number(name, value) {
   if (typeof value !== 'number') throw wrongType(name, 'a number', value)
 }
 
-function optional(check) {
-  return (name, value) => {
-    if (!absent(value)) check(name, value)
-  }
-}
-
-function boolean(name, value) {
-  if (typeof value !== 'boolean') throw wrongType(name, 'a boolean', value)
-}
-
 function string(name, value) {
   if (typeof value !== 'string') throw wrongType(name, 'a string', value)
 }
@@ -124,10 +115,6 @@ function fields(where, options, spec) {
 
 const objectField = (name, value) => object(name, value, true)
 const ENV = [['env', objectField], ['envPolicy', objectField]]
-const POLL = [
-  ['waitMs', optional(number)], ['until', optional(string)], ['maxBytes', optional(number)],
-  ['cursor', optional(number)], ['signal', signal],
-]
 
 const JOB_EVENTS = ['jobExit']
 
@@ -143,7 +130,6 @@ class Shell extends native.Shell {
   #listeners
   constructor(options) {
     object('options', options, true)
-    fields('options', options, ENV)
     // The native hook (a weak threadsafe function: it never keeps the
     // process alive) calls every `jobExit` listener, in order (`#emit`).
     // It holds its function strongly (a GC root) for the shell's life, so
@@ -195,10 +181,6 @@ class Shell extends native.Shell {
 
   start(options) {
     object('options', options)
-    fields('options', options, [
-      ['env', objectField], ['timeoutMs', optional(number)], ['stdin', optional(boolean)],
-      ['pty', objectField],
-    ])
     return super.start(options)
   }
 
@@ -243,7 +225,7 @@ class Shell extends native.Shell {
 
   run(options, onChunk) {
     object('options', options)
-    fields('options', options, [...ENV, ['signal', signal]])
+    fields('options', options, [['signal', signal]])
     callback('onChunk', onChunk)
     return super.run(options, onChunk)
   }
@@ -251,7 +233,7 @@ class Shell extends native.Shell {
   poll(job, options) {
     number('job', job)
     object('options', options, true)
-    fields('options', options, POLL)
+    fields('options', options, [['signal', signal]])
     return super.poll(job, options)
   }
 
@@ -332,7 +314,7 @@ class ArtifactStore extends native.ArtifactStore {}
 
 function executeShell(options, onChunk) {
   object('options', options)
-  fields('options', options, [...ENV, ['signal', signal]])
+  fields('options', options, [['signal', signal]])
   callback('onChunk', onChunk)
   return native.executeShell(options, onChunk)
 }

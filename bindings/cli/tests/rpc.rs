@@ -1048,7 +1048,7 @@ fn bad_job_start_and_input_requests_get_error_replies() {
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": "80x24"}),
-            "\"pty\": invalid type: string \"80x24\", expected struct Size",
+            "\"pty\": invalid type: string \"80x24\", expected an object with `cols` and `rows`",
         ),
         (
             json!({"type": "job_start", "command": "true", "pty": {"cols": 80}}),

@@ -195,10 +195,10 @@ describe('Shell.poll misuse', () => {
       ['job must be a number, got undefined', () => sh.poll()],
       ['job must be a number, got bigint', () => sh.poll(1n)],
       ['options must be an object or undefined, got number', () => sh.poll(1, 5)],
-      ['options.waitMs must be a number, got string', () => sh.poll(1, { waitMs: '10' })],
-      ['options.until must be a string, got object', () => sh.poll(1, { until: /x/ })],
-      ['options.maxBytes must be a number, got boolean', () => sh.poll(1, { maxBytes: true })],
-      ['options.cursor must be a number, got object', () => sh.poll(1, { cursor: {} })],
+      ['waitMs: invalid type: string "10", expected a number', () => sh.poll(1, { waitMs: '10' })],
+      ['until: invalid type: map, expected a string', () => sh.poll(1, { until: /x/ })],
+      ['maxBytes: invalid type: boolean `true`, expected a number', () => sh.poll(1, { maxBytes: true })],
+      ['cursor: invalid type: map, expected a number', () => sh.poll(1, { cursor: {} })],
       ['options.signal must be an AbortSignal, got number', () => sh.poll(1, { signal: 5 })],
     ]
     for (const [message, call] of cases) {

@@ -115,8 +115,8 @@ describe('arguments of the wrong type are named', () => {
       ['options must be an object, got boolean', () => pty.start(true)],
       ['args must be an object, got string', () => tool.execute('true')],
       ['options must be an object or undefined, got number', () => tool.execute({ command: 'true' }, 5)],
-      ['options.env must be an object or undefined, got number', () => sh.run({ command: 'true', env: 5 })],
-      ['options.envPolicy must be an object or undefined, got string', () => new Shell({ envPolicy: 'none' })],
+      ['env: invalid type: integer `5`, expected a mapping of str to str', () => sh.run({ command: 'true', env: 5 })],
+      ['envPolicy: invalid type: string "none", expected an object with `inherit` and `exclude`', () => new Shell({ envPolicy: 'none' })],
     ]
     for (const [message, call] of cases) {
       const err = await failure(call)

@@ -145,7 +145,11 @@ impl std::str::FromStr for Inherit {
 
 /// What a host lets through to the shell.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
-#[serde(default, deny_unknown_fields)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "an object with `inherit` and `exclude`"
+)]
 pub struct EnvPolicy {
     /// Which host variables reach the shell.
     #[serde(deserialize_with = "crate::wire::read::inherit")]

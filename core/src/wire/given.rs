@@ -347,7 +347,7 @@ mod tests {
                 ("envPolicy", Given::Text("none".into()))
             ]),
             Refused {
-                message: "envPolicy: invalid type: string \"none\", expected struct EnvPolicy"
+                message: "envPolicy: invalid type: string \"none\", expected an object with `inherit` and `exclude`"
                     .into(),
                 wrong_type: true
             }

@@ -75,9 +75,10 @@ pub(super) fn within<R>(key: &str, read: impl FnOnce() -> R) -> R {
 
 /// The name of the option `key` (a wire name) as the sending face gives
 /// it, under the path of the object it is in: `timeout`, or
-/// `sandbox.limits.cpuSeconds`; a duration `unit` ends in `Ms` for a
-/// camelCase face.
-fn spelled_name(key: &str, duration: bool) -> String {
+/// `sandbox.limits.cpuSeconds`; a duration ends in `Ms` for a camelCase
+/// face.
+fn spelled_name(key: &str) -> String {
+    let duration = super::DURATION_KEYS.contains(&key);
     let spelling = SPELLING.with(Cell::get);
     let mut parts: Vec<String> = PATH.with(|p| p.borrow().clone());
     if parts.last().is_some_and(|last| last == key) {
@@ -114,7 +115,7 @@ pub(super) fn path_to(raw: &str) -> String {
 
 /// The name of the option `key` as the sending face gives it.
 pub(super) fn name(key: &str) -> String {
-    spelled_name(key, false)
+    spelled_name(key)
 }
 
 /// The name and unit of the duration option `key`: `timeout` in seconds,
@@ -124,7 +125,7 @@ fn duration(key: &str) -> (String, TimeUnit) {
         Spelling::Wire => TimeUnit::Seconds,
         Spelling::CamelCase => TimeUnit::Milliseconds,
     };
-    (spelled_name(key, true), unit)
+    (spelled_name(key), unit)
 }
 
 /// A number as a face sends it: an integer (of any sign) or a float, handed
@@ -343,7 +344,7 @@ pub fn env<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::
 /// A terminal size `{"cols": C, "rows": R}`, each a count.
 pub fn terminal<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(u16, u16)>, D::Error> {
     #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
+    #[serde(deny_unknown_fields, expecting = "an object with `cols` and `rows`")]
     struct Size {
         cols: Num,
         rows: Num,

@@ -32,7 +32,11 @@ use crate::wire::{read, shape};
 /// strict policy: write only in the session's cwd and its private temp
 /// directory, read everywhere, no network, no limits.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
+#[serde(
+    default,
+    deny_unknown_fields,
+    expecting = "a sandbox policy (an object)"
+)]
 pub struct Sandbox {
     /// Paths the session may write, beyond the two it always may: its
     /// starting cwd and a private temp directory made for it and given to
@@ -145,7 +149,7 @@ impl FromStr for Network {
 /// bind each process a command starts (not bash itself, whose own use is
 /// the session's); the last two bind the session as a whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default, deny_unknown_fields, expecting = "an object of limits")]
 pub struct Limits {
     /// CPU time of each process, in seconds (`RLIMIT_CPU`).
     #[serde(deserialize_with = "read::cpu_seconds")]
