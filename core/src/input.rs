@@ -41,7 +41,7 @@ impl Number for f64 {
     fn whole(self) -> Option<u64> {
         // Past u64 (2^64 and up) is no count: refused, never saturated to
         // a count the caller did not give.
-        (self >= 0.0 && self < 18_446_744_073_709_551_616.0 && self.fract() == 0.0)
+        ((0.0..18_446_744_073_709_551_616.0).contains(&self) && self.fract() == 0.0)
             .then_some(self as u64)
     }
 
