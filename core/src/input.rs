@@ -86,7 +86,7 @@ pub fn count_option(name: &str, value: impl Number) -> Result<usize> {
     value
         .whole()
         .map(saturating_usize)
-        .ok_or_else(|| BadValue::new("a whole number >= 0", value.shown()).named(name))
+        .ok_or_else(|| whole_number(value, 0).named(name))
 }
 
 /// `max_bytes`: a whole number >= 1 (a bound of nothing is a mistake).
@@ -95,7 +95,18 @@ pub fn max_bytes_option(name: &str, value: impl Number) -> Result<usize> {
         .whole()
         .filter(|&n| n >= 1)
         .map(saturating_usize)
-        .ok_or_else(|| BadValue::new("a whole number >= 1", value.shown()).named(name))
+        .ok_or_else(|| whole_number(value, 1).named(name))
+}
+
+/// What a count takes, said to a caller who gave `value`: a whole number
+/// from `least`, below 2^64 (past it, no count is what the caller meant).
+fn whole_number(value: impl Number, least: u64) -> BadValue {
+    let expected = if value.float() >= 18_446_744_073_709_551_616.0 {
+        "a whole number below 2^64".to_owned()
+    } else {
+        format!("a whole number >= {least}")
+    };
+    BadValue::new(expected, value.shown())
 }
 
 fn saturating_usize(n: u64) -> usize {
@@ -218,7 +229,7 @@ pub fn limit_option(name: &str, value: impl Number) -> Result<u64> {
     value
         .whole()
         .filter(|&n| n >= 1)
-        .ok_or_else(|| BadValue::new("a whole number >= 1", value.shown()).named(name))
+        .ok_or_else(|| whole_number(value, 1).named(name))
 }
 
 /// A TCP port as a face receives it, named `name` there: 1 to 65535.
@@ -246,7 +257,7 @@ mod tests {
         assert!(count_option("tail", f64::NAN).is_err());
         assert_eq!(
             count_option("cols", 1e300).unwrap_err().to_string(),
-            "cols must be a whole number >= 0, got 1e300"
+            "cols must be a whole number below 2^64, got 1e300"
         );
         assert_eq!(
             count_option("cols", 18446744073709549568.0).unwrap(),

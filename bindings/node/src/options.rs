@@ -85,10 +85,10 @@ pub fn given(value: Unknown<'_>) -> napi::Result<Option<Given>> {
                 Given::Map(fields)
             }
         }
-        ValueType::Function => Given::Other("function"),
-        ValueType::Symbol => Given::Other("symbol"),
-        ValueType::BigInt => Given::Other("bigint"),
-        _ => Given::Other("external"),
+        ValueType::Function => Given::Other("function".into()),
+        ValueType::Symbol => Given::Other("symbol".into()),
+        ValueType::BigInt => Given::Other("bigint".into()),
+        _ => Given::Other("external".into()),
     }))
 }
 

@@ -44,13 +44,8 @@ pub fn execute_shell(
         let opts = ExecuteOptions {
             cancel: Some(token),
             artifacts: artifacts(artifacts_dir)?,
-            sandbox: crate::sandbox::sandbox(sandbox)?,
-            ..crate::options::read(
-                py,
-                "execute_shell",
-                options,
-                &[("command", command.into_any())],
-            )?
+            sandbox: crate::options::sandbox(sandbox)?,
+            ..crate::options::read("execute_shell", options, &[("command", command.into_any())])?
         };
         Ok(move |sink: &mut dyn FnMut(&str)| shell::execute_shell(opts, sink))
     })
@@ -112,7 +107,7 @@ pub fn execute_bash(
             tail_lines: count("tail", tail)?,
             yield_after: None,
         };
-        let sandbox = crate::sandbox::sandbox(sandbox)?;
+        let sandbox = crate::options::sandbox(sandbox)?;
         Ok(move |sink: &mut dyn FnMut(&str)| {
             registry::execute_bash_in(&command, opts, sandbox.as_ref(), sink)
         })

@@ -23,7 +23,6 @@ mod options;
 mod pty;
 mod repr;
 mod result;
-mod sandbox;
 mod shell;
 mod signature;
 mod tool;

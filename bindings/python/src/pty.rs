@@ -98,7 +98,7 @@ impl PyPtySession {
                     max_bytes: convert::max_bytes(max_bytes)?,
                     ..SinkOptions::default()
                 },
-                sandbox: crate::sandbox::sandbox(sandbox)?,
+                sandbox: crate::options::sandbox(sandbox)?,
                 ..PtyOptions::default()
             };
             let session = self.inner.clone();

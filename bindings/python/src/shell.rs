@@ -119,8 +119,8 @@ impl PyShell {
             let opts = ShellOptions {
                 artifacts: artifacts(artifacts_dir)?,
                 on_job_exit: hook,
-                sandbox: crate::sandbox::sandbox(sandbox)?,
-                ..crate::options::read(py, "Shell", options.as_ref(), &[])?
+                sandbox: crate::options::sandbox(sandbox)?,
+                ..crate::options::read("Shell", options.as_ref(), &[])?
             };
             let inner = py
                 .detach(|| shell::Shell::new(opts))
@@ -176,7 +176,7 @@ impl PyShell {
             let (token, _link) = run_token(cancel.as_deref());
             let opts = RunOptions {
                 cancel: Some(token.clone()),
-                ..crate::options::read(py, "run", options, &[("command", command.into_any())])?
+                ..crate::options::read("run", options, &[("command", command.into_any())])?
             };
             let shell = self.open()?;
             let place = shell.reserve().map_err(to_py)?;
@@ -308,7 +308,6 @@ impl PyShell {
         guard(|| {
             let options = convert::pty_pair(py, options)?;
             let opts: JobOptions = crate::options::read(
-                py,
                 "start",
                 options.as_ref(),
                 &[("command", command.into_any())],

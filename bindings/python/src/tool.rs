@@ -112,7 +112,7 @@ impl PyBashTool {
                 snapshot: snapshot.0,
                 session_env: env_pairs(env)?,
                 auto_background_after,
-                sandbox: crate::sandbox::sandbox(sandbox)?,
+                sandbox: crate::options::sandbox(sandbox)?,
                 ..base
             };
             let inner = tool::BashTool::new(config).map_err(to_py)?;

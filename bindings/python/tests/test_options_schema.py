@@ -30,10 +30,9 @@ SAMPLES: dict[str, Any] = {
 }
 
 # Options the binding takes itself (a value that is no JSON: a
-# conch.ArtifactStore, True for a sandbox), refused with its own error.
+# conch.ArtifactStore), refused with its own error.
 EXPLICIT_ERRORS: dict[str, type[Exception]] = {
     "artifacts_dir": conch.InvalidArgumentError,
-    "sandbox": conch.InvalidArgumentError,
 }
 
 

@@ -57,23 +57,23 @@ def test_shared_vectors(case, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("sandbox", "message"),
+    ("sandbox", "error", "message"),
     [
-        ("strict", "sandbox must be a dict, True, False or None, got 'strict'"),
-        ({"writable": "/tmp"}, "sandbox.writable must be a list of paths, got '/tmp'"),
-        ({"readable": [1]}, "sandbox.readable[0] must be a path, got 1"),
-        ({"network": False}, "sandbox.network must be a str, got False"),
-        ({"limits": {"cpu_seconds": 1.5}}, "sandbox.limits.cpu_seconds must be an int, got 1.5"),
-        ({"limits": {"open_files": True}}, "sandbox.limits.open_files must be an int, got True"),
-        ({"allow_tcp_ports": 80}, "sandbox.allow_tcp_ports must be a list of ints, got 80"),
-        ({"allow_tcp_ports": [2**70]}, "sandbox.allow_tcp_ports[0] must be a TCP port, 1 to 65535, got 1.1805916207174113e21"),
-        ({"best_effort": 1}, "sandbox.best_effort must be True or False, got 1"),
-        ({1: 2}, "sandbox keys must be str, got 1"),
-        ({"allowTcpPorts": [80]}, "sandbox.allowTcpPorts is not an option"),
+        ("strict", TypeError, 'sandbox: invalid type: string "strict", expected a sandbox policy (an object), true, false or null'),
+        ({"writable": "/tmp"}, TypeError, 'sandbox.writable: invalid type: string "/tmp", expected a sequence'),
+        ({"readable": [1]}, TypeError, "sandbox.readable: invalid type: integer `1`, expected path string"),
+        ({"network": False}, TypeError, "sandbox.network: invalid type: boolean `false`, expected a string"),
+        ({"limits": {"cpu_seconds": 1.5}}, conch.InvalidArgumentError, "sandbox.limits.cpu_seconds must be a whole number >= 1, got 1.5"),
+        ({"limits": {"open_files": True}}, TypeError, "sandbox.limits.open_files: invalid type: boolean `true`, expected a number"),
+        ({"allow_tcp_ports": 80}, TypeError, "sandbox.allow_tcp_ports: invalid type: integer `80`, expected a sequence"),
+        ({"allow_tcp_ports": [2**70]}, conch.InvalidArgumentError, "sandbox.allow_tcp_ports[0] must be a TCP port, 1 to 65535, got 1.1805916207174113e21"),
+        ({"best_effort": 1}, TypeError, "sandbox.best_effort: invalid type: integer `1`, expected a boolean"),
+        ({1: 2}, TypeError, "sandbox: invalid type: dict with a key of type int, expected a sandbox policy (an object), true, false or null"),
+        ({"allowTcpPorts": [80]}, conch.InvalidArgumentError, "sandbox.allowTcpPorts is not an option"),
     ],
 )
-def test_python_types(sandbox, message, tmp_path):
-    with pytest.raises(conch.InvalidArgumentError) as raised:
+def test_python_types(sandbox, error, message, tmp_path):
+    with pytest.raises(error) as raised:
         conch.Shell(cwd=tmp_path, snapshot=None, sandbox=sandbox)
     assert str(raised.value) == message
 

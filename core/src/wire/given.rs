@@ -14,7 +14,7 @@ use serde::de::{
     Visitor,
 };
 
-use super::read::{Spelling, name, path_to, spelled, within};
+use super::read::{Spelling, current_key, name, path_to, spelled, within};
 use super::{DURATION_KEYS, VERBATIM_KEYS, snake_key};
 
 /// A value of an option, as a face gives it.
@@ -31,7 +31,7 @@ pub enum Given {
     Map(Vec<(String, Given)>),
     /// A value no option takes (a function, a symbol…), named by its kind
     /// for the error.
-    Other(&'static str),
+    Other(String),
 }
 
 /// Options a face sent that the core refused: the text of the error, and
@@ -188,7 +188,13 @@ struct Fields {
 }
 
 impl Fields {
-    fn new(fields: Vec<(String, Given)>) -> Fields {
+    /// The fields of an object; a `null` one left out (an option given as
+    /// `null` takes its default, as one left out), but in a map of the
+    /// user's own names (`env`), where it is a value of the wrong type.
+    fn new(mut fields: Vec<(String, Given)>) -> Fields {
+        if !current_key().is_some_and(|key| VERBATIM_KEYS.contains(&key.as_str())) {
+            fields.retain(|(_, value)| *value != Given::Null);
+        }
         Fields {
             fields: fields.into_iter(),
             value: None,
@@ -251,7 +257,7 @@ impl<'de> Deserializer<'de> for Given {
             Given::Text(s) => visitor.visit_string(s),
             Given::List(items) => visitor.visit_seq(SeqDeserializer::new(items.into_iter())),
             Given::Map(fields) => visitor.visit_map(Fields::new(fields)),
-            Given::Other(kind) => Err(de::Error::invalid_type(Unexpected::Other(kind), &visitor)),
+            Given::Other(kind) => Err(de::Error::invalid_type(Unexpected::Other(&kind), &visitor)),
         }
     }
 
@@ -339,7 +345,7 @@ mod tests {
         );
         assert_eq!(
             refused(&[("maxJobs", Given::Number(1e300))]).message,
-            "maxJobs must be a whole number >= 0, got 1e300"
+            "maxJobs must be a whole number below 2^64, got 1e300"
         );
         assert_eq!(
             refused(&[
@@ -354,8 +360,8 @@ mod tests {
         );
         assert_eq!(
             refused(&[
-                ("onJobExit", Given::Other("function")),
-                ("prefix", Given::Other("function"))
+                ("onJobExit", Given::Other("function".into())),
+                ("prefix", Given::Other("function".into()))
             ])
             .message,
             "prefix: invalid type: function, expected a string"

@@ -98,6 +98,11 @@ fn spelled_name(key: &str) -> String {
         .join(".")
 }
 
+/// The key of the value being read (the innermost of the path).
+pub(super) fn current_key() -> Option<String> {
+    PATH.with(|p| p.borrow().last().cloned())
+}
+
 /// `raw` (a name as a face gave it) under the path of the object it is in.
 pub(super) fn path_to(raw: &str) -> String {
     let parent = PATH.with(|p| p.borrow().clone());
