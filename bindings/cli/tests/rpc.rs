@@ -242,7 +242,7 @@ fn bad_lines_get_error_replies_and_the_server_goes_on() {
         ),
         (
             r#"{"id": 9, "type": "bash", "command": "true", "timeout": "x"}"#,
-            "\"timeout\": invalid type: string \"x\", expected f64",
+            "\"timeout\": invalid type: string \"x\", expected a number",
         ),
         (r#"{"id": 10, "type": "reboot"}"#, "Unknown command: reboot"),
     ] {
@@ -517,7 +517,7 @@ fn max_bytes_keeps_the_newest_output_and_a_cursor_rereads() {
         (&poll["output"], &poll["cursor"]),
         (&json!("cdefghij"), &json!(2))
     );
-    let poll = server.poll(json!({"job": job, "cursor": 1e300}));
+    let poll = server.poll(json!({"job": job, "cursor": 1e18}));
     assert_eq!(
         (&poll["output"], &poll["cursor"]),
         (&json!(""), &json!(10)),
@@ -562,6 +562,10 @@ fn bad_job_requests_get_error_replies_and_the_server_goes_on() {
         ),
         (
             json!({"id": 8, "type": "job_poll", "job": 1e300}),
+            "job must be a whole number below 2^64, got 1e300".into(),
+        ),
+        (
+            json!({"id": 8, "type": "job_poll", "job": 1e18}),
             format!("no job {} in this session", u32::MAX),
         ),
         (
