@@ -730,6 +730,13 @@ typedef struct conch_pty_options {
    * policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
    */
   const struct conch_sandbox *sandbox;
+  /**
+   * More options as a JSON object: the core's `PtyOptions` serialized
+   * (snake_case keys, durations in seconds, as `docs/api/schema.json`
+   * lists them; not `command`). An option set here and by its typed
+   * field too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+   */
+  const char *options_json;
 } conch_pty_options;
 
 /**

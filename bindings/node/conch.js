@@ -114,7 +114,6 @@ function fields(where, options, spec) {
 }
 
 const objectField = (name, value) => object(name, value, true)
-const ENV = [['env', objectField], ['envPolicy', objectField]]
 
 const JOB_EVENTS = ['jobExit']
 
@@ -290,7 +289,7 @@ class JobTool extends native.JobTool {
 class PtySession extends native.PtySession {
   start(options, onChunk) {
     object('options', options)
-    fields('options', options, [...ENV, ['signal', signal]])
+    fields('options', options, [['signal', signal]])
     callback('onChunk', onChunk)
     return super.start(options, onChunk)
   }

@@ -182,6 +182,45 @@ export interface PollOptions {
 }
 
 /**
+ * What to run on the terminal, and how. On the wire (see
+ * `wire`) the bound of the output is `max_bytes`; the cancel
+ * token, the kill ladder and an artifact are set by the host only.
+ */
+export interface PtyStartOptions {
+  /** Terminal width, clamped to 20–400 (default 80). */
+  cols?: number | null
+  /** Bash source, run as `bash -c <command>`. */
+  command?: string
+  /** Working directory (`None`: the host's); relative to the host's cwd. */
+  cwd?: string | null
+  /** Variables for this run, applied last (they win over the defaults). */
+  env?: Record<string, string> | null
+  /** Which host variables the command inherits. */
+  envPolicy?: EnvPolicy
+  /**
+   * Bound of the output kept for the model (on the wire `max_bytes`:
+   * bytes of sanitized output), and its artifact.
+   */
+  maxBytes?: number | null
+  /** Apply the non-interactive defaults (pagers, editors, prompts off). */
+  nonInteractiveEnv?: boolean
+  /** Terminal height, clamped to 5–200 (default 24). */
+  rows?: number | null
+  /**
+   * The sandbox the command runs in (made for this run, removed after
+   * it); `None`: none (`true`: the strict default policy).
+   */
+  sandbox?: SandboxOptions | boolean | null
+  /** bash to run (`None`: `bash` from `PATH`). */
+  shell?: string | null
+  /**
+   * Deadline, counted from the start of the command (`None`: no limit).
+   * In milliseconds.
+   */
+  timeoutMs?: number | null
+}
+
+/**
  * What a sandboxed session may do. Built by a host; `Default` is the
  * strict policy: write only in the session's cwd and its private temp
  * directory, read everywhere, no network, no limits.
@@ -557,7 +596,7 @@ export declare class PtySession {
    * text (escapes intact), in order, before the promise settles. Rejects
    * with `InvalidArgument` while another command runs.
    */
-  start(options: PtyStartOptions, onChunk?: (chunk: string) => void): Promise<PtyResult>
+  start(options: PtyStartOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void): Promise<PtyResult>
   /**
    * Types into the running command (a string is sent as UTF-8). Kitty
    * keyboard sequences become legacy bytes; cursor keys follow the
@@ -907,35 +946,6 @@ export interface NormalizedCommand {
   headLines?: number
   /** Then keep the last N lines. */
   tailLines?: number
-}
-
-/** What to run on the terminal. */
-export interface PtyStartOptions {
-  command: string
-  /** Default: the host's cwd. */
-  cwd?: string
-  /** Variables on top of the non-interactive defaults and `TERM=xterm-256color`. */
-  env?: Record<string, string>
-  /** Deadline in milliseconds. */
-  timeoutMs?: number
-  /** Aborting it stops the command (the result says `cancelled`). */
-  signal?: AbortSignal
-  /** Terminal width, default 80 (clamped to 20..400). */
-  cols?: number
-  /** Terminal height, default 24 (clamped to 5..200). */
-  rows?: number
-  /** bash to run the command with (`bash -c`); default: `bash` from `PATH`. */
-  shell?: string
-  /** Default true. */
-  nonInteractiveEnv?: boolean
-  envPolicy?: EnvPolicy | null
-  /** Bytes of sanitized output kept for `output`; default 51200. */
-  maxBytes?: number
-  /**
-   * The sandbox the command runs in (made for this run, removed after
-   * it), as `Shell` takes it: a policy, or `true` for the strict default.
-   */
-  sandbox?: SandboxOptions | boolean | null
 }
 
 /**

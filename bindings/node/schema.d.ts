@@ -182,6 +182,45 @@ export interface PollOptions {
 }
 
 /**
+ * What to run on the terminal, and how. On the wire (see
+ * `wire`) the bound of the output is `max_bytes`; the cancel
+ * token, the kill ladder and an artifact are set by the host only.
+ */
+export interface PtyStartOptions {
+  /** Terminal width, clamped to 20–400 (default 80). */
+  cols?: number | null
+  /** Bash source, run as `bash -c <command>`. */
+  command?: string
+  /** Working directory (`None`: the host's); relative to the host's cwd. */
+  cwd?: string | null
+  /** Variables for this run, applied last (they win over the defaults). */
+  env?: Record<string, string> | null
+  /** Which host variables the command inherits. */
+  envPolicy?: EnvPolicy
+  /**
+   * Bound of the output kept for the model (on the wire `max_bytes`:
+   * bytes of sanitized output), and its artifact.
+   */
+  maxBytes?: number | null
+  /** Apply the non-interactive defaults (pagers, editors, prompts off). */
+  nonInteractiveEnv?: boolean
+  /** Terminal height, clamped to 5–200 (default 24). */
+  rows?: number | null
+  /**
+   * The sandbox the command runs in (made for this run, removed after
+   * it); `None`: none (`true`: the strict default policy).
+   */
+  sandbox?: SandboxOptions | boolean | null
+  /** bash to run (`None`: `bash` from `PATH`). */
+  shell?: string | null
+  /**
+   * Deadline, counted from the start of the command (`None`: no limit).
+   * In milliseconds.
+   */
+  timeoutMs?: number | null
+}
+
+/**
  * What a sandboxed session may do. Built by a host; `Default` is the
  * strict policy: write only in the session's cwd and its private temp
  * directory, read everywhere, no network, no limits.

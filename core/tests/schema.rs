@@ -465,6 +465,7 @@ const PYTHON_OPTIONS: &[(&str, &str)] = &[
     ("RunOptions", "run_options"),
     ("ExecuteOptions", "execute_options"),
     ("JobOptions", "job_options"),
+    ("PtyOptions", "pty_options"),
 ];
 
 /// An option's keyword parameters as the Python face takes them: every

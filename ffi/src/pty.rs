@@ -8,18 +8,18 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use conch_core::output::{OutputSummary, SinkOptions};
-use conch_core::pty::{DEFAULT_COLS, DEFAULT_ROWS, PtyOptions, PtySession};
+use conch_core::pty::{PtyOptions, PtySession};
 
 use crate::artifact::conch_artifact_store;
 use crate::boundary::{
-    self, bytes_arg, c_owned, c_string, env_list, free_c_string, into_raw_or_null, opt_c_owned,
-    out_arg, ref_arg, str_arg,
+    self, bytes_arg, c_owned, c_string, free_c_string, into_raw_or_null, opt_c_owned, out_arg,
+    ref_arg, str_arg,
 };
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
 use crate::handle::{self, Castable, OwnershipArc, OwnershipBox};
-use crate::options::{self, conch_env_policy};
-use crate::sandbox::{self, conch_sandbox};
+use crate::options::{self, FromJson, conch_env_policy};
+use crate::sandbox::conch_sandbox;
 use crate::status::FfiResult;
 
 /// A pseudo-terminal session (opaque) that runs one command at a time and
@@ -77,6 +77,11 @@ pub struct conch_pty_options {
     /// after it; borrowed: read before the command starts); NULL: none. A
     /// policy the kernel cannot enforce is `CONCH_ERR_SANDBOX_UNAVAILABLE`.
     pub sandbox: *const conch_sandbox,
+    /// More options as a JSON object: the core's `PtyOptions` serialized
+    /// (snake_case keys, durations in seconds, as `docs/api/schema.json`
+    /// lists them; not `command`). An option set here and by its typed
+    /// field too is `CONCH_ERR_INVALID_ARG`. NULL: none.
+    pub options_json: *const c_char,
 }
 
 /// How a PTY run ended. Owned by the caller: free it with
@@ -121,34 +126,36 @@ impl Castable for conch_pty_result {
 unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
     // SAFETY (whole block): every pointer field is NULL or valid (caller).
     unsafe {
+        let FromJson { value: json, given } =
+            options::with_command::<PtyOptions>(opts.command, opts.options_json)?;
+        let size = |key: &str, typed: u16, json: u16| {
+            given.pick(
+                key,
+                &format!("opts->{key}"),
+                (typed != 0).then_some(typed),
+                json,
+            )
+        };
         let store = options::artifacts(opts.artifacts_dir, opts.artifact_store, "opts->")?;
         Ok(PtyOptions {
-            command: str_arg(opts.command, "opts->command")?.to_string(),
-            cwd: options::opt_path(opts.cwd, "opts->cwd")?,
-            env: env_list(opts.env, "opts->env")?,
-            timeout: options::timeout(opts.timeout_ms, "opts->timeout_ms")?,
-            cols: if opts.cols == 0 {
-                DEFAULT_COLS
-            } else {
-                opts.cols
-            },
-            rows: if opts.rows == 0 {
-                DEFAULT_ROWS
-            } else {
-                opts.rows
-            },
-            shell: options::opt_path(opts.shell, "opts->shell")?,
+            cwd: given.path("cwd", opts.cwd, json.cwd)?,
+            env: given.env(opts.env, json.env)?,
+            timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
+            cols: size("cols", opts.cols, json.cols)?,
+            rows: size("rows", opts.rows, json.rows)?,
+            shell: given.path("shell", opts.shell, json.shell)?,
             cancel: options::cancel(opts.cancel),
-            non_interactive_env: !opts.skip_non_interactive_env,
-            env_policy: options::env_policy(&opts.env_policy, "opts->")?,
+            non_interactive_env: given
+                .non_interactive(opts.skip_non_interactive_env, json.non_interactive_env)?,
+            env_policy: given.env_policy(&opts.env_policy, json.env_policy)?,
             sink: SinkOptions {
-                max_bytes: options::max_bytes(opts.max_bytes, "opts->max_bytes")?,
+                max_bytes: given.max_bytes(opts.max_bytes, json.sink.max_bytes)?,
                 // Best effort, as for shell runs: no artifact is no error.
                 artifact: store.map(|s| s.slot("bash")),
-                ..SinkOptions::default()
+                ..json.sink
             },
-            sandbox: sandbox::opt_sandbox(opts.sandbox, "opts->sandbox->")?,
-            ..PtyOptions::default()
+            sandbox: given.sandbox(opts.sandbox, json.sandbox)?,
+            ..json
         })
     }
 }

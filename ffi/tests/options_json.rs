@@ -1,6 +1,7 @@
 //! `options_json`, the member of each option struct that carries the core's
 //! serialized options: every option of `ShellOptions`, `RunOptions`,
-//! `JobOptions` and `ExecuteOptions` in the core's schema reaches C through it (walked from the
+//! `JobOptions`, `ExecuteOptions` and `PtyOptions` in the core's schema
+//! reaches C through it (walked from the
 //! schema, so one the core adds is checked here with no change of the
 //! header or of this test), a wrong JSON type is `CONCH_ERR_INVALID_ARG`,
 //! and an option set both as JSON and by its typed field is refused.
@@ -11,6 +12,7 @@ use std::ptr;
 use conch::conch_status;
 use conch::execute::*;
 use conch::jobs::*;
+use conch::pty::*;
 use conch::result::*;
 use conch::shell::*;
 use conch::strings::*;
@@ -108,6 +110,28 @@ fn execute(_: *mut conch_shell, json: &serde_json::Value) -> c_int {
     }
 }
 
+/// `conch_pty_start` of `true` on a new terminal with `json` as its
+/// `options_json` (the shell unused).
+fn pty(_: *mut conch_shell, json: &serde_json::Value) -> c_int {
+    let (command, text) = texts(json);
+    let opts = conch_pty_options {
+        command: command.as_ptr(),
+        options_json: text.as_ptr(),
+        // SAFETY: zeroed is every other field's default.
+        ..unsafe { std::mem::zeroed() }
+    };
+    let mut out: *mut conch_pty_result = ptr::null_mut();
+    // SAFETY: the pointers live through the call; the terminal and the
+    // result are freed once.
+    unsafe {
+        let session = conch_pty_new();
+        let rc = conch_pty_start(session, &opts, None, ptr::null_mut(), &mut out);
+        conch_pty_result_free(out);
+        conch_pty_free(session);
+        rc
+    }
+}
+
 const INVALID: c_int = conch_status::CONCH_ERR_INVALID_ARG as c_int;
 
 #[test]
@@ -130,6 +154,7 @@ fn every_option_of_the_schema_reaches_c_through_options_json() {
         (run as fn(_, &_) -> c_int, "RunOptions"),
         (start, "JobOptions"),
         (execute, "ExecuteOptions"),
+        (pty, "PtyOptions"),
     ] {
         for (key, valid, wrong) in conch_core::wire::option_samples(def) {
             let rc = call(sh, &json!({ &key: valid }));

@@ -1,5 +1,6 @@
 // Every option of the core's option types (docs/api/schema.json:
-// ShellOptions, RunOptions, ExecuteOptions, JobOptions, PollOptions) is an
+// ShellOptions, RunOptions, ExecuteOptions, JobOptions, PollOptions,
+// PtyOptions) is an
 // option of the Node face, in camelCase (a duration as `<name>Ms`): a
 // valid value is taken, a value of a wrong JSON type is a TypeError with
 // `code: 'InvalidArg'` naming the option. The samples are made from the
@@ -10,7 +11,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, describe, test } from 'node:test'
 
-import { Shell, executeShell } from '../conch.js'
+import { PtySession, Shell, executeShell } from '../conch.js'
 import { tempDir } from './helpers.mjs'
 
 const SCHEMA = JSON.parse(readFileSync(new URL('../../../docs/api/schema.json', import.meta.url)))
@@ -84,6 +85,7 @@ describe('every option of the schema is a Node option', () => {
     RunOptions: (o) => session.run({ command: 'true', ...o }),
     ExecuteOptions: (o) => executeShell({ command: 'true', ...o }),
     JobOptions: async (o) => session.kill(await session.start({ command: 'true', ...o })),
+    PtyOptions: (o) => new PtySession().start({ command: 'true', ...o }),
     PollOptions: async (o) => {
       const job = await session.start({ command: 'echo polled' })
       try {

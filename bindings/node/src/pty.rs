@@ -1,56 +1,20 @@
 //! `PtySession`: one command at a time on a pseudo-terminal, with a virtual
 //! screen a host can render.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use conch_core::CancelToken;
-use conch_core::SandboxOption;
-use conch_core::output::sink::SinkOptions;
-use conch_core::process::env::EnvPolicy;
 use conch_core::pty::{PtyOptions, PtySession as CorePty};
 use napi::bindgen_prelude::{Buffer, Either, Env, Object};
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error, from_napi};
-use crate::options::{self, Read};
+use crate::options;
 use crate::result::Js;
 use crate::signal::Signal;
 use crate::stream::{ChunkFn, JsBlocked};
 use crate::teardown;
 use crate::worker;
-
-/// What to run on the terminal.
-#[napi(object, object_to_js = false)]
-pub struct PtyStartOptions {
-    pub command: String,
-    /// Default: the host's cwd.
-    pub cwd: Option<String>,
-    /// Variables on top of the non-interactive defaults and `TERM=xterm-256color`.
-    pub env: Option<HashMap<String, String>>,
-    /// Deadline in milliseconds.
-    pub timeout_ms: Option<f64>,
-    /// Aborting it stops the command (the result says `cancelled`).
-    #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<Signal>,
-    /// Terminal width, default 80 (clamped to 20..400).
-    pub cols: Option<f64>,
-    /// Terminal height, default 24 (clamped to 5..200).
-    pub rows: Option<f64>,
-    /// bash to run the command with (`bash -c`); default: `bash` from `PATH`.
-    pub shell: Option<String>,
-    /// Default true.
-    pub non_interactive_env: Option<bool>,
-    #[napi(ts_type = "EnvPolicy | null")]
-    pub env_policy: Option<Read<EnvPolicy>>,
-    /// Bytes of sanitized output kept for `output`; default 51200.
-    pub max_bytes: Option<f64>,
-    /// The sandbox the command runs in (made for this run, removed after
-    /// it), as `Shell` takes it: a policy, or `true` for the strict default.
-    #[napi(ts_type = "SandboxOptions | boolean | null")]
-    pub sandbox: Option<Read<SandboxOption>>,
-}
 
 /// The cursor, 0-based.
 #[napi(object, object_from_js = false)]
@@ -87,37 +51,21 @@ impl PtySession {
     /// with `InvalidArgument` while another command runs.
     #[napi(
         catch_unwind,
-        ts_args_type = "options: PtyStartOptions, onChunk?: (chunk: string) => void",
+        ts_args_type = "options: PtyStartOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
         ts_return_type = "Promise<PtyResult>"
     )]
     pub fn start<'env>(
         &self,
         env: &'env Env,
-        options: PtyStartOptions,
+        options: Object<'env>,
         on_chunk: Option<ChunkFn>,
     ) -> napi::Result<Object<'env>, Code> {
+        let mut opts: PtyOptions = options::read(env, Some(&options), &["signal"])?;
+        let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
         let cancel = CancelToken::new();
-        let defaults = PtyOptions::default();
-        let opts = PtyOptions {
-            command: options.command,
-            cwd: options.cwd.map(PathBuf::from),
-            env: options::env(options.env),
-            timeout: options::timeout(options.timeout_ms)?,
-            cols: cells("cols", options.cols, defaults.cols)?,
-            rows: cells("rows", options.rows, defaults.rows)?,
-            shell: options.shell.map(PathBuf::from),
-            cancel: Some(cancel.clone()),
-            non_interactive_env: options::non_interactive_env(options.non_interactive_env),
-            env_policy: Read::get(env, "envPolicy", options.env_policy)?,
-            sink: SinkOptions {
-                max_bytes: options::max_bytes(options.max_bytes)?,
-                ..SinkOptions::default()
-            },
-            sandbox: Read::get(env, "sandbox", options.sandbox)?.0,
-            ..defaults
-        };
+        opts.cancel = Some(cancel.clone());
         let pty = self.inner.clone();
-        worker::spawn(env, options.signal, on_chunk, cancel, move |chunks| {
+        worker::spawn(env, signal, on_chunk, cancel, move |chunks| {
             pty.start(opts, |c: &str| chunks.send(c))
                 .map(Js)
                 .map_err(core_error)

@@ -35,3 +35,11 @@ macro_rules! job_options {
     };
 }
 pub(crate) use job_options;
+
+/// The keyword parameters of `PtyOptions`.
+macro_rules! pty_options {
+    () => {
+        "cols=80, cwd=None, env=None, env_policy=None, max_bytes=51200, non_interactive_env=True, rows=24, sandbox=None, shell=None, timeout=None"
+    };
+}
+pub(crate) use pty_options;

@@ -1,20 +1,19 @@
 //! `conch.PtySession` and `conch.PtyResult`: one command at a time on a
 //! pseudo-terminal, with a virtual screen.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use conch_core::defaults;
-use conch_core::output::SinkOptions;
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{self, Seconds, Whole, callback, cells, env_pairs, seconds};
+use crate::convert::{self, Whole, callback, cells};
 use crate::errors::{guard, to_py};
 use crate::offload::offload;
-use crate::signature::{py_default, text_signature};
+use crate::option_signatures::pty_options;
+use crate::signature::text_signature;
 
 /// A pseudo-terminal that runs one command at a time (``bash -c``), for
 /// programs that want a terminal: prompts, progress bars, full-screen
@@ -44,12 +43,7 @@ impl PyPtySession {
         })
     }
 
-    #[doc = text_signature!(
-        "start($self, command, *, cols=", py_default!(pty_cols),
-        ", rows=", py_default!(pty_rows),
-        ", cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None, max_bytes=",
-        py_default!(max_bytes), ", sandbox=None)",
-    )]
+    #[doc = text_signature!("start($self, command, *, ", pty_options!(), ", on_chunk=None, cancel=None)")]
     /// Runs ``command`` on a new ``cols`` x ``rows`` terminal and blocks
     /// until it ends; returns a ``conch.PtyResult``. ``on_chunk(text)``
     /// gets the raw terminal text (escape sequences intact) on this thread;
@@ -61,45 +55,21 @@ impl PyPtySession {
     /// command is already running on this session. ``sandbox``: the
     /// sandbox the command runs in, as ``Shell(sandbox=...)`` takes it
     /// (made for this run, removed after it).
-    #[pyo3(signature = (command, *, cols=Whole::Int(defaults::PTY_COLS.into()),
-                        rows=Whole::Int(defaults::PTY_ROWS.into()),
-                        cwd=None, env=None, timeout=None, shell=None, on_chunk=None, cancel=None,
-                        max_bytes=Whole::Int(defaults::MAX_BYTES as i64), sandbox=None),
-               text_signature = None)]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options), text_signature = None)]
     fn start(
         &self,
         py: Python<'_>,
-        command: String,
-        cols: Whole,
-        rows: Whole,
-        cwd: Option<PathBuf>,
-        env: Option<&Bound<'_, PyAny>>,
-        timeout: Option<Seconds>,
-        shell: Option<PathBuf>,
+        command: Bound<'_, PyString>,
         on_chunk: Option<Bound<'_, PyAny>>,
         cancel: Option<PyRef<'_, PyCancelToken>>,
-        max_bytes: Whole,
-        sandbox: Option<&Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         guard(|| {
             let on_chunk = callback("on_chunk", on_chunk)?;
             let (token, _link) = run_token(cancel.as_deref());
             let opts = PtyOptions {
-                command,
-                cwd,
-                env: env_pairs(env)?,
-                timeout: seconds("timeout", timeout)?,
-                cols: cells("cols", cols)?,
-                rows: cells("rows", rows)?,
-                shell,
                 cancel: Some(token.clone()),
-                sink: SinkOptions {
-                    max_bytes: convert::max_bytes(max_bytes)?,
-                    ..SinkOptions::default()
-                },
-                sandbox: crate::options::sandbox(sandbox)?,
-                ..PtyOptions::default()
+                ..crate::options::read("start", options, &[("command", command.into_any())])?
             };
             let session = self.inner.clone();
             let result = offload(py, on_chunk.as_ref(), &token, move |sink| {

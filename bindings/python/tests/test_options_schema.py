@@ -1,5 +1,5 @@
 """Every option of the core's option types (``docs/api/schema.json``:
-ShellOptions, RunOptions, ExecuteOptions, JobOptions) is a keyword argument of the Python
+ShellOptions, RunOptions, ExecuteOptions, JobOptions, PtyOptions) is a keyword argument of the Python
 face: a valid value is taken, a value of a wrong JSON type is a
 ``TypeError``. The samples are made from the schema's types, so an option
 added to the core type is walked here with no change of the binding or of
@@ -26,6 +26,8 @@ SAMPLES: dict[str, Any] = {
     "snapshot": "none",
     "prefix": "env",
     "pty": (80, 24),
+    "cols": 100,
+    "rows": 30,
     "sandbox": {"best_effort": True},
 }
 
@@ -87,11 +89,14 @@ def call(kind: str, session: conch.Shell, kwargs: dict[str, Any]) -> Any:
         return session.run("true", **kwargs)
     if kind == "ExecuteOptions":
         return conch.execute_shell("true", **kwargs)
+    if kind == "PtyOptions":
+        with conch.PtySession() as pty:
+            return pty.start("true", **kwargs)
     job = session.start("true", **kwargs)
     return session.kill(job)
 
 
-KINDS = ("ShellOptions", "RunOptions", "ExecuteOptions", "JobOptions")
+KINDS = ("ShellOptions", "RunOptions", "ExecuteOptions", "JobOptions", "PtyOptions")
 CASES = [(kind, key, prop) for kind in KINDS for key, prop in options(kind)]
 
 

@@ -42,6 +42,8 @@ use std::time::{Duration, Instant};
 use portable_pty::{MasterPty, PtySize};
 use rustix::io::Errno;
 use rustix::process::Signal;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::keys::{Key, normalize_input};
 use super::result::PtyResult;
@@ -60,6 +62,7 @@ use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
 use crate::process::tree::{self, Escalation, EscalationStep, Pid};
 use crate::sync::lock;
+use crate::wire::{read, shape};
 use crate::{Error, Result};
 
 /// Default and bounds of the terminal width.
@@ -90,35 +93,53 @@ const EXIT_CHECK_FALLBACK: Duration = Duration::from_millis(10);
 const NOT_RUNNING: &str = "PTY session is not running";
 const ALREADY_RUNNING: &str = "PTY session already running";
 
-/// What to run on the terminal, and how.
-#[derive(Debug, Clone)]
+/// What to run on the terminal, and how. On the wire (see
+/// [`crate::wire`]) the bound of the output is `max_bytes`; the cancel
+/// token, the kill ladder and an artifact are set by the host only.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(default)]
 pub struct PtyOptions {
     /// Bash source, run as `bash -c <command>`.
     pub command: String,
     /// Working directory (`None`: the host's); relative to the host's cwd.
     pub cwd: Option<PathBuf>,
     /// Variables for this run, applied last (they win over the defaults).
+    #[serde(deserialize_with = "read::env")]
+    #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
     /// Deadline, counted from the start of the command (`None`: no limit).
+    #[serde(deserialize_with = "read::timeout")]
+    #[schemars(schema_with = "shape::optional_seconds")]
     pub timeout: Option<Duration>,
     /// Terminal width, clamped to 20–400 (default 80).
+    #[serde(deserialize_with = "read::cols")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub cols: u16,
     /// Terminal height, clamped to 5–200 (default 24).
+    #[serde(deserialize_with = "read::rows")]
+    #[schemars(schema_with = "shape::optional_count")]
     pub rows: u16,
     /// bash to run (`None`: `bash` from `PATH`).
     pub shell: Option<PathBuf>,
     /// Cancels the run from any thread, like [`PtySession::kill`].
+    #[serde(skip)]
     pub cancel: Option<CancelToken>,
     /// Apply the non-interactive defaults (pagers, editors, prompts off).
     pub non_interactive_env: bool,
     /// Which host variables the command inherits.
     pub env_policy: EnvPolicy,
-    /// Bound of the output kept for the model, and its artifact.
+    /// Bound of the output kept for the model (on the wire `max_bytes`:
+    /// bytes of sanitized output), and its artifact.
+    #[serde(rename = "max_bytes", deserialize_with = "read::sink")]
+    #[schemars(schema_with = "shape::positive", extend("default" = crate::defaults::MAX_BYTES))]
     pub sink: SinkOptions,
     /// The escalation on timeout and cancel.
+    #[serde(skip)]
     pub kill_ladder: Escalation,
     /// The sandbox the command runs in (made for this run, removed after
-    /// it); `None`: none.
+    /// it); `None`: none (`true`: the strict default policy).
+    #[serde(deserialize_with = "read::sandbox")]
+    #[schemars(schema_with = "shape::sandbox")]
     pub sandbox: Option<Sandbox>,
 }
 
@@ -441,6 +462,11 @@ fn check(opts: &PtyOptions) -> Result<Checked> {
         None => host_cwd.clone(),
     };
     let shell = match &opts.shell {
+        // A bare name is looked up on PATH, as the shell engine does.
+        Some(name) if !name.as_os_str().as_encoded_bytes().contains(&b'/') => {
+            find_on_path(&name.to_string_lossy())
+                .ok_or_else(|| Error::Spawn(format!("{} not found on PATH", name.display())))?
+        }
         Some(path) => {
             let path = host_cwd.join(path);
             if !is_executable(&path) {

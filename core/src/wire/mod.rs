@@ -145,7 +145,7 @@ fn millis(seconds: Value) -> Value {
 pub fn schema() -> Value {
     use crate::jobs::{JobInfo, JobOptions, JobPoll, PollOptions};
     use crate::process::sandbox::{Sandbox, SandboxApplied};
-    use crate::pty::PtyResult;
+    use crate::pty::{PtyOptions, PtyResult};
     use crate::tool::{BashToolArgs, Details, JobToolArgs};
     use crate::{BashResult, ExecuteOptions, RunOptions, ShellOptions};
 
@@ -158,6 +158,7 @@ pub fn schema() -> Value {
             g.subschema_for::<ExecuteOptions>(),
             g.subschema_for::<JobOptions>(),
             g.subschema_for::<PollOptions>(),
+            g.subschema_for::<PtyOptions>(),
             g.subschema_for::<Sandbox>(),
             g.subschema_for::<BashToolArgs>(),
             g.subschema_for::<JobToolArgs>(),

@@ -16,6 +16,7 @@ use crate::input::{
     Number, TimeUnit, count_option, interval_option, limit_option, max_bytes_option, parse_option,
     port_option, timeout_option,
 };
+use crate::output::SinkOptions;
 use crate::process::env::Inherit;
 use crate::process::sandbox::{Network, Sandbox, SandboxOption};
 use crate::shell::Snapshot;
@@ -306,6 +307,31 @@ limits!(
     processes,
     session_memory_bytes
 );
+
+/// A terminal's width (`cols`) or height (`rows`): a count, past what a
+/// terminal takes the largest it takes (the session clamps it further).
+fn cells<'de, D: Deserializer<'de>>(d: D, key: &str, default: u16) -> Result<u16, D::Error> {
+    optional(d, |n: Num| {
+        count_option(&name(key), n).map(|n| u16::try_from(n).unwrap_or(u16::MAX))
+    })
+    .map(|n| n.unwrap_or(default))
+}
+
+pub fn cols<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
+    cells(d, "cols", crate::defaults::PTY_COLS)
+}
+
+pub fn rows<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
+    cells(d, "rows", crate::defaults::PTY_ROWS)
+}
+
+/// `max_bytes` of a PTY run: the bound of its output sink.
+pub fn sink<'de, D: Deserializer<'de>>(d: D) -> Result<SinkOptions, D::Error> {
+    max_bytes(d).map(|max_bytes| SinkOptions {
+        max_bytes,
+        ..SinkOptions::default()
+    })
+}
 
 /// `sandbox`: a policy, `true`, `false` or `null` ([`SandboxOption`]).
 pub fn sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Sandbox>, D::Error> {

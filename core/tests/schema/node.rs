@@ -16,6 +16,7 @@ pub const NODE_TYPES: &[(&str, &str)] = &[
     ("ExecuteShellOptions", "ExecuteOptions"),
     ("StartOptions", "JobOptions"),
     ("PollOptions", "PollOptions"),
+    ("PtyStartOptions", "PtyOptions"),
     ("SandboxOptions", "Sandbox"),
     ("SandboxLimits", "Limits"),
     ("EnvPolicy", "EnvPolicy"),

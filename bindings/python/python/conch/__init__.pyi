@@ -384,31 +384,39 @@ class PtySession(_ContextManager):
         self,
         command: str,
         *,
-        cols: int = 80,
-        rows: int = 24,
+        # schema: PtyOptions
+        cols: int | None = 80,
         cwd: _Path | None = None,
         env: _Env | None = None,
-        timeout: float | None = None,
+        env_policy: _EnvPolicy | None = None,
+        max_bytes: int | None = 51200,
+        non_interactive_env: bool = True,
+        rows: int | None = 24,
+        sandbox: _Sandbox = None,
         shell: _Path | None = None,
+        timeout: float | None = None,
+        # /schema
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
-        max_bytes: int = 51200,
-        sandbox: _Sandbox = None,
     ) -> PtyResult: ...
     async def start_async(
         self,
         command: str,
         *,
-        cols: int = 80,
-        rows: int = 24,
+        # schema: PtyOptions
+        cols: int | None = 80,
         cwd: _Path | None = None,
         env: _Env | None = None,
-        timeout: float | None = None,
+        env_policy: _EnvPolicy | None = None,
+        max_bytes: int | None = 51200,
+        non_interactive_env: bool = True,
+        rows: int | None = 24,
+        sandbox: _Sandbox = None,
         shell: _Path | None = None,
+        timeout: float | None = None,
+        # /schema
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
-        max_bytes: int = 51200,
-        sandbox: _Sandbox = None,
     ) -> PtyResult: ...
     def write(self, data: str | bytes) -> None: ...
     def write_key(self, key: str) -> None: ...
