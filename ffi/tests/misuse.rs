@@ -1001,6 +1001,7 @@ proptest! {
                 },
                 skip_non_interactive_env: false,
                 sandbox: ptr::null(),
+                options_json: ptr::null(),
             };
             let bad = AtomicUsize::new(0);
             let mut result: *mut conch_pty_result = ptr::null_mut();
