@@ -72,6 +72,7 @@ for _ in "${SUITES[@]}"; do
   status=0
   wait -n -p ended "${!SUITE_OF[@]}" || status=$?
   suite=${SUITE_OF[$ended]}
+  unset "SUITE_OF[$ended]"
   took=$(($(date +%s) - BEGAN[$suite]))
   echo "== suite $suite (${COMMAND[$suite]}): $([ $status = 0 ] && echo passed || echo "FAILED, exit $status") in ${took}s"
   cat "$LOGS/$suite"
