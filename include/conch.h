@@ -813,6 +813,7 @@ typedef struct conch_sandbox_applied {
   bool limits;
   bool processes;
   bool session_memory;
+  bool namespaces;
   const char *not_applied;
 } conch_sandbox_applied;
 

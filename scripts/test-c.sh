@@ -46,8 +46,10 @@ VALGRIND=(valgrind -q --leak-check=full --show-leak-kinds=$LEAKS --errors-for-le
   --suppressions="$ROOT/tests/c/valgrind.supp" --error-exitcode=99)
 # valgrind's notes about what it does not model (pidfd_open, handled by the
 # shim; landlock_create_ruleset, which fails as on a kernel without Landlock;
-# the PTY's TIOCGPTPEER ioctl), filtered from the output.
-VALGRIND_NOTES='^(--|==)[0-9]+(--|==) +(WARNING: unhandled amd64-linux syscall: (434|444)|You may be able to write|Read the file README_MISSING|Nevertheless we consider|it at http://valgrind.org|Warning: noted but unhandled ioctl 0x5441|This could cause spurious|See README_MISSING)'
+# open_tree, move_mount and mount_setattr, which fail as on a host that may
+# not make the sandbox's namespaces; the PTY's TIOCGPTPEER ioctl), filtered
+# from the output.
+VALGRIND_NOTES='^(--|==)[0-9]+(--|==) +(WARNING: unhandled amd64-linux syscall: (428|429|434|442|444)|You may be able to write|Read the file README_MISSING|Nevertheless we consider|it at http://valgrind.org|Warning: noted but unhandled ioctl 0x5441|This could cause spurious|See README_MISSING)'
 
 
 echo "== c: shared vectors -> $OUT/vectors_*.h"

@@ -448,6 +448,14 @@ export interface JobInfo {
 export interface SandboxApplied {
   /** The kernel's Landlock ABI (0: none). */
   landlockAbi: number
+  /**
+   * The session's own mount and PID namespaces: every mount but the
+   * writable paths read-only (so `chmod`, `chown`, `touch -d` and links
+   * outside them fail too), the secrets covered (password hashes, SSH
+   * host keys, `/root`, other users' homes, credential stores), and a
+   * `/proc` that shows only the session's own processes.
+   */
+  namespaces: boolean
   /** The filesystem rules (Landlock). */
   filesystem: boolean
   /**

@@ -1,6 +1,7 @@
 //! Fails closed: on a kernel without Landlock (simulated with the test
-//! hook `CONCH_TEST_LANDLOCK_ABI`, which caps the ABI conch sees) a sandbox
-//! is `SandboxUnavailable` naming Landlock, and with `best_effort` the
+//! hook `CONCH_TEST_LANDLOCK_ABI`, which caps the ABI conch sees) or a host
+//! that may not make namespaces (`CONCH_TEST_NO_NAMESPACES`) a sandbox
+//! is `SandboxUnavailable` naming what is missing, and with `best_effort` the
 //! session starts and reports what did not apply. Alone in its binary: it
 //! sets an environment variable of the whole process.
 
@@ -68,4 +69,34 @@ fn an_old_kernel_fails_closed_unless_best_effort() {
     let applied = sh.sandbox_applied().unwrap();
     assert!(applied.filesystem && applied.network && !applied.tcp_ports);
     unsafe { std::env::remove_var("CONCH_TEST_LANDLOCK_ABI") };
+
+    // No namespaces (a host that may not make them): fails closed naming
+    // them; with best effort, Landlock alone holds the writes.
+    unsafe { std::env::set_var("CONCH_TEST_NO_NAMESPACES", "1") };
+    match shell(Sandbox::default()) {
+        Err(Error::SandboxUnavailable(what)) => {
+            assert!(what.contains("namespaces"), "{what}")
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    let sh = shell(Sandbox {
+        best_effort: true,
+        ..Sandbox::default()
+    })
+    .unwrap();
+    let applied = sh.sandbox_applied().unwrap().clone();
+    assert!(applied.filesystem && !applied.namespaces, "{applied:?}");
+    assert!(applied.not_applied[0].contains("namespaces"), "{applied:?}");
+    let r = sh
+        .run(
+            RunOptions::new("echo $$; touch /etc/conch-no-ns; echo $?"),
+            |_| {},
+        )
+        .unwrap();
+    assert!(
+        !r.output.starts_with("1\n") && r.output.ends_with("1\n"),
+        "{}",
+        r.output
+    );
+    unsafe { std::env::remove_var("CONCH_TEST_NO_NAMESPACES") };
 }

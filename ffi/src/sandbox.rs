@@ -174,6 +174,7 @@ pub struct conch_sandbox_applied {
     pub limits: bool,
     pub processes: bool,
     pub session_memory: bool,
+    pub namespaces: bool,
     pub not_applied: *const c_char,
 }
 
@@ -195,6 +196,7 @@ fn applied_into_c(applied: &SandboxApplied) -> FfiResult<*mut conch_sandbox_appl
         limits: applied.limits,
         processes: applied.processes,
         session_memory: applied.session_memory,
+        namespaces: applied.namespaces,
         not_applied: into_raw_or_null(not_applied),
     }))
 }

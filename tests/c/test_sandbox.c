@@ -131,7 +131,7 @@ static void test_writes(void) {
   snprintf(cmd, sizeof cmd, "echo x > %s/f && touch \"$TMPDIR/t\"", extra);
   CHECK(run_code(sh, cmd, NULL, 0) == 0, "a write in a writable path and TMPDIR works");
   snprintf(cmd, sizeof cmd, "echo out > %s/f", outside);
-  CHECK(run_code(sh, cmd, out, sizeof out) != 0 && strstr(out, "ermission denied") != NULL,
+  CHECK(run_code(sh, cmd, out, sizeof out) != 0 && strstr(out, "Read-only file system") != NULL,
         "a write outside is refused, got \"%s\"", out);
   conch_shell_free(sh);
   snprintf(cmd, sizeof cmd, "%s/f", outside);
@@ -185,7 +185,7 @@ static void test_one_shot_and_pty(void) {
   eo.sandbox = &s;
   conch_bash_result *r = NULL;
   if (CHECK_RC(conch_execute_shell(&eo, NULL, NULL, &r), CONCH_OK, "conch_execute_shell")) {
-    CHECK(r->has_exit_code && r->exit_code != 0 && strstr(r->output, "ermission denied") != NULL,
+    CHECK(r->has_exit_code && r->exit_code != 0 && strstr(r->output, "Read-only file system") != NULL,
           "execute_shell: a write outside is refused, got \"%s\"", r->output);
     conch_bash_result_free(r);
   }
@@ -230,7 +230,7 @@ static void test_tool(void) {
   conch_tool_result *r = NULL;
   CHECK_RC(conch_tool_execute(tool, args, NULL, false, NULL, NULL, &r), CONCH_ERR_TOOL,
            "a write outside fails the call");
-  if (r) CHECK(strstr(r->text, "ermission denied") != NULL, "the model reads why: \"%s\"", r->text);
+  if (r) CHECK(strstr(r->text, "Read-only file system") != NULL, "the model reads why: \"%s\"", r->text);
   conch_tool_result_free(r);
   r = NULL;
   CHECK_RC(conch_tool_execute(tool, "{\"command\": \"echo in > tool\"}", NULL, false, NULL, NULL, &r),

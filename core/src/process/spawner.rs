@@ -40,7 +40,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use libc::{c_char, c_int, c_void};
 
 use super::child::Process;
-use super::sandbox::Confinement;
+use super::sandbox::{Confinement, Entry};
 
 /// What to start. The environment is given whole: nothing is inherited.
 #[derive(Debug, Clone, Default)]
@@ -156,6 +156,7 @@ enum Stage {
     Descriptors,
     Terminal,
     Cwd,
+    Namespaces,
     Sandbox,
     Exec,
 }
@@ -168,6 +169,7 @@ impl Stage {
         const DESCRIPTORS: i32 = Stage::Descriptors as i32;
         const TERMINAL: i32 = Stage::Terminal as i32;
         const CWD: i32 = Stage::Cwd as i32;
+        const NAMESPACES: i32 = Stage::Namespaces as i32;
         const SANDBOX: i32 = Stage::Sandbox as i32;
         Some(match code {
             SETSID => "cannot start a session".into(),
@@ -177,6 +179,7 @@ impl Stage {
                 Some(dir) => format!("cannot enter {}", dir.display()),
                 None => "cannot enter its directory".into(),
             },
+            NAMESPACES => "cannot set up its sandbox's namespaces".into(),
             SANDBOX => "cannot enter its sandbox".into(),
             _ => return None,
         })
@@ -227,8 +230,9 @@ struct Plan {
     subreaper: bool,
     death_signal: c_int,
     controlling_terminal: bool,
-    parent: libc::pid_t,
     sandbox: Option<Arc<Confinement>>,
+    /// What the child needs of its own to enter `sandbox`.
+    entry: Option<Entry>,
     /// The write end of the pipe a failure is reported on.
     report: RawFd,
     /// What `argv` and `envp` point into.
@@ -288,8 +292,8 @@ impl Plan {
                 HostDeath::Outlive => 0,
             },
             controlling_terminal: launch.controlling_terminal,
-            parent: std::process::id() as libc::pid_t,
             sandbox: launch.sandbox.clone(),
+            entry: launch.sandbox.as_ref().map(|s| s.entry()).transpose()?,
             report,
             _strings: strings,
         })
@@ -346,10 +350,11 @@ unsafe fn clone_child(plan: &mut Plan, stack: &Stack) -> io::Result<libc::pid_t>
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let namespaces = plan.sandbox.as_ref().map_or(0, |s| s.clone_flags());
         let pid = libc::clone(
             child_main,
             stack.top(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | namespaces,
             (plan as *mut Plan).cast(),
         );
         let err = io::Error::last_os_error();
@@ -398,7 +403,7 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             return (Stage::Setsid, errno());
         }
         libc::prctl(libc::PR_SET_PDEATHSIG, plan.death_signal);
-        if libc::getppid() != plan.parent {
+        if host_gone(plan.report) {
             // The host died between the clone and prctl.
             libc::_exit(1);
         }
@@ -422,13 +427,18 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
         if plan.controlling_terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
             return (Stage::Terminal, errno());
         }
+        if let (Some(sandbox), Some(entry)) = (&plan.sandbox, &mut plan.entry)
+            && let Err(errno) = sandbox.enter_namespaces(entry)
+        {
+            return (Stage::Namespaces, errno);
+        }
         if let Some(dir) = &plan.cwd
             && libc::chdir(dir.as_ptr()) < 0
         {
             return (Stage::Cwd, errno());
         }
-        if let Some(sandbox) = &plan.sandbox
-            && let Err(errno) = sandbox.enter()
+        if let (Some(sandbox), Some(entry)) = (&plan.sandbox, &plan.entry)
+            && let Err(errno) = sandbox.enter(entry)
         {
             return (Stage::Sandbox, errno);
         }
@@ -439,6 +449,22 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
         );
         (Stage::Exec, errno())
     }
+}
+
+/// Whether the host is gone: the read end of the report pipe, which the
+/// spawner holds until the child execs, is closed. (`getppid` cannot tell:
+/// in a PID namespace of its own, the child's parent is 0 either way.)
+///
+/// # Safety
+/// In the cloned child only.
+unsafe fn host_gone(report: RawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: report,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    // SAFETY: a poll of one descriptor, not waiting.
+    unsafe { libc::poll(&mut poll, 1, 0) == 1 && poll.revents & libc::POLLERR != 0 }
 }
 
 /// Every signal back to its default (a host that ignores SIGINT or SIGPIPE

@@ -196,7 +196,8 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
 }
 
 /// What the sandbox allows, for the model: why a command gets `Permission
-/// denied` or `Operation not permitted`.
+/// denied`, `Read-only file system` or `Operation not permitted`, and why
+/// some files read as empty.
 fn sandbox_text(sandbox: &Sandbox, cwd: &Path) -> String {
     let mut writable = vec![cwd.display().to_string(), "$TMPDIR".to_string()];
     for path in &sandbox.writable {
@@ -253,8 +254,9 @@ fn sandbox_text(sandbox: &Sandbox, cwd: &Path) -> String {
         text.push_str(&format!("; limits: {}", caps.join(", ")));
     }
     text.push_str(
-        ". What it refuses fails with `Permission denied` or `Operation not permitted`: do not \
-         retry it another way.",
+        "; secrets read as empty (/etc/shadow, SSH host keys, /root, other users' homes, \
+         credential stores such as ~/.ssh). What it refuses fails with `Permission denied`, \
+         `Read-only file system` or `Operation not permitted`: do not retry it another way.",
     );
     text
 }

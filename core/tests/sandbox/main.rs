@@ -10,6 +10,8 @@
 //! - `escape`: what a sandboxed command does to lift its sandbox fails;
 //! - `faces`: `execute_shell`, `PtySession`, jobs, the tool's definition.
 //! - `session`: the session's own pipes, opened again by path.
+//! - `namespaces`: what Landlock cannot see: modes, owners and times
+//!   outside, the host's processes, the secrets.
 //!
 //! The fail-closed path (a kernel without Landlock, simulated) sets an
 //! environment variable of the whole process: `sandbox_old_kernel.rs`.
@@ -21,6 +23,7 @@ mod escape;
 mod faces;
 mod filesystem;
 mod limits;
+mod namespaces;
 mod network;
 mod session;
 

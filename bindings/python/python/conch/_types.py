@@ -212,6 +212,14 @@ class SandboxApplied:
     landlock_abi: int
     """The kernel's Landlock ABI (0: none)."""
 
+    namespaces: bool
+    """The session's own mount and PID namespaces: every mount but the
+    writable paths read-only (so `chmod`, `chown`, `touch -d` and links
+    outside them fail too), the secrets covered (password hashes, SSH
+    host keys, `/root`, other users' homes, credential stores), and a
+    `/proc` that shows only the session's own processes.
+    """
+
     filesystem: bool
     """The filesystem rules (Landlock)."""
 

@@ -3,19 +3,25 @@
 //! [`crate::process::spawner`]: the child shares the host's memory until
 //! it execs, so it may not allocate, lock or panic).
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use libc::c_int;
 use seccompiler::BpfProgram;
 
-/// The sandbox as the child applies it: a Landlock ruleset, a seccomp
-/// program, hard resource limits and the cgroups to join, all made by the
-/// host. Shared by every bash of a session (its jobs included). The
-/// default confines nothing (the sandbox is built up from it).
+use super::landlock::{Rules, allow_proc};
+use super::namespaces::Namespaces;
+
+/// The sandbox as the child applies it: its namespaces, Landlock rules, a
+/// seccomp program, hard resource limits and the cgroups to join, all
+/// made by the host. Shared by every bash of a session (its jobs
+/// included). The default confines nothing (the sandbox is built up from
+/// it).
 #[derive(Default)]
 pub struct Confinement {
-    /// A Landlock ruleset (its descriptor), to restrict the child with.
-    pub(crate) landlock: Option<OwnedFd>,
+    /// The mount and PID namespaces the child is cloned into.
+    pub(crate) namespaces: Option<Namespaces>,
+    /// The Landlock rules, made into a ruleset for each child ([`Entry`]).
+    pub(crate) landlock: Option<Rules>,
     /// The seccomp filter (socket families), loaded into the child.
     pub(crate) seccomp: Option<BpfProgram>,
     /// `(resource, value)`: set as both soft and hard limit.
@@ -28,6 +34,7 @@ pub struct Confinement {
 impl std::fmt::Debug for Confinement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Confinement")
+            .field("namespaces", &self.namespaces.is_some())
             .field("landlock", &self.landlock.is_some())
             .field("seccomp", &self.seccomp.is_some())
             .field("rlimits", &self.rlimits)
@@ -39,17 +46,56 @@ impl std::fmt::Debug for Confinement {
 /// `CAP_SYS_RESOURCE`: lets a process raise a hard limit.
 const CAP_SYS_RESOURCE: libc::c_ulong = 24;
 
+/// What one child needs of its own, made by the host before the clone: a
+/// fresh ruleset, and room for the trees its namespaces copy.
+pub struct Entry {
+    ruleset: Option<OwnedFd>,
+    trees: Vec<RawFd>,
+}
+
 impl Confinement {
+    /// The flags the child is cloned with (its namespaces).
+    pub(crate) fn clone_flags(&self) -> c_int {
+        self.namespaces.as_ref().map_or(0, Namespaces::clone_flags)
+    }
+
+    /// What a child entering this sandbox needs of its own.
+    pub(crate) fn entry(&self) -> std::io::Result<Entry> {
+        let ruleset = match &self.landlock {
+            Some(rules) => Some(rules.ruleset().map_err(|e| {
+                std::io::Error::other(format!("cannot make the Landlock ruleset: {e}"))
+            })?),
+            None => None,
+        };
+        let trees = vec![-1; self.namespaces.as_ref().map_or(0, Namespaces::trees)];
+        Ok(Entry { ruleset, trees })
+    }
+
+    /// Sets the child's namespaces up (see [`Namespaces::enter`]): before
+    /// it enters its working directory, which must be found on the mounts
+    /// made here.
+    ///
+    /// # Safety
+    /// In the cloned child only, before `execve`. Makes no allocation.
+    pub(crate) unsafe fn enter_namespaces(&self, entry: &mut Entry) -> Result<(), c_int> {
+        match &self.namespaces {
+            // SAFETY: as this function's.
+            Some(namespaces) => unsafe { namespaces.enter(&mut entry.trees) },
+            None => Ok(()),
+        }
+    }
+
     /// Applies the sandbox to the calling process, for good: joins the
     /// cgroups, sets the limits, drops `CAP_SYS_RESOURCE` from the bounding
     /// set (so a root bash cannot raise a hard limit back), sets
-    /// `no_new_privs`, restricts itself with the Landlock ruleset and
-    /// loads the seccomp filter. Returns the errno of what failed.
+    /// `no_new_privs`, restricts itself with its Landlock ruleset (given
+    /// first the rule of the `/proc` its namespaces mounted) and loads the
+    /// seccomp filter. Returns the errno of what failed.
     ///
     /// # Safety
     /// In the cloned child only, before `execve`: it restricts the calling
     /// process irreversibly. Makes no allocation.
-    pub(crate) unsafe fn enter(&self) -> Result<(), c_int> {
+    pub(crate) unsafe fn enter(&self, entry: &Entry) -> Result<(), c_int> {
         // SAFETY: plain system calls on data owned by `self`.
         unsafe {
             let errno = || *libc::__errno_location();
@@ -73,10 +119,15 @@ impl Confinement {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
                 return Err(errno());
             }
-            if let Some(ruleset) = &self.landlock
-                && libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) < 0
-            {
-                return Err(errno());
+            if let Some(ruleset) = &entry.ruleset {
+                if let Some(rules) = &self.landlock
+                    && self.namespaces.is_some()
+                {
+                    allow_proc(ruleset, rules.read_access())?;
+                }
+                if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) < 0 {
+                    return Err(errno());
+                }
             }
             if let Some(program) = &self.seccomp {
                 let fprog = libc::sock_fprog {

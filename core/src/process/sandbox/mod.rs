@@ -16,11 +16,15 @@ use std::str::FromStr;
 
 mod cgroup;
 mod confine;
+mod landlock;
+mod namespaces;
+mod secrets;
 mod session;
 
-pub(crate) use confine::Confinement;
+pub(crate) use confine::{Confinement, Entry};
+pub use landlock::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
+pub use namespaces::TEST_NO_NAMESPACES_VAR;
 pub(crate) use session::SessionSandbox;
-pub use session::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -194,6 +198,12 @@ impl Limits {
 pub struct SandboxApplied {
     /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: u32,
+    /// The session's own mount and PID namespaces: every mount but the
+    /// writable paths read-only (so `chmod`, `chown`, `touch -d` and links
+    /// outside them fail too), the secrets covered (password hashes, SSH
+    /// host keys, `/root`, other users' homes, credential stores), and a
+    /// `/proc` that shows only the session's own processes.
+    pub namespaces: bool,
     /// The filesystem rules (Landlock).
     pub filesystem: bool,
     /// The socket filter of [`Network::Deny`] (seccomp); `false` with

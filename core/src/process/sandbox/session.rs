@@ -1,17 +1,12 @@
 //! A session's sandbox: the policy turned into what the kernel enforces
-//! (a Landlock ruleset, a seccomp filter, limits, cgroups), the session's
-//! private temp directory, and the report of what applied.
+//! (namespaces, Landlock rules, a seccomp filter, limits, cgroups), the
+//! session's private temp directory, and the report of what applied.
 
 use std::collections::BTreeMap;
-use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
-};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -19,63 +14,13 @@ use seccompiler::{
 
 use super::cgroup::Cgroup;
 use super::confine::Confinement;
+use super::landlock::{
+    FILESYSTEM_ABI, Rules, SCOPES_ABI, SYSTEM_READABLE, TCP_PORTS_ABI, landlock_abi,
+};
+use super::namespaces::{self, Namespaces};
+use super::secrets::Hidden;
 use super::{Network, Sandbox, SandboxApplied};
 use crate::error::{Error, Result};
-
-/// The environment variable that caps the Landlock ABI conch believes the
-/// kernel has (`0`: no Landlock), to test the fail-closed path on a new
-/// kernel. Read each time a sandbox is made; never set in production.
-pub const TEST_LANDLOCK_ABI_VAR: &str = "CONCH_TEST_LANDLOCK_ABI";
-
-/// The Landlock ABI needed to control everything the filesystem rules
-/// name: 3 adds `truncate(2)`, which the earlier ABIs leave open on every
-/// readable file.
-const FILESYSTEM_ABI: i32 = 3;
-/// The ABI of TCP port rules.
-const TCP_PORTS_ABI: i32 = 4;
-/// The ABI of scopes: no signal to, and no abstract UNIX socket of, a
-/// process outside the sandbox.
-const SCOPES_ABI: i32 = 6;
-
-/// Device files every sandboxed session may write (what bash and a
-/// terminal need); the ones this system lacks are skipped.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
-
-/// What a session with `readable` set may always read: bash, the programs
-/// and libraries it runs, their configuration, `/dev` and `/proc`.
-const SYSTEM_READABLE: &[&str] = &[
-    "/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc",
-    "/sys", "/opt",
-];
-
-/// The Landlock ABI of this kernel (0: none), capped by
-/// [`TEST_LANDLOCK_ABI_VAR`].
-pub fn landlock_abi() -> i32 {
-    // SAFETY: the version query of landlock_create_ruleset takes no memory.
-    let kernel = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32, // LANDLOCK_CREATE_RULESET_VERSION
-        )
-    };
-    let kernel = i32::try_from(kernel).unwrap_or(0).max(0);
-    match std::env::var(TEST_LANDLOCK_ABI_VAR)
-        .ok()
-        .and_then(|v| v.trim().parse::<i32>().ok())
-    {
-        Some(cap) => kernel.min(cap.max(0)),
-        None => kernel,
-    }
-}
 
 /// A session's sandbox, in force for every bash it starts from
 /// [`SessionSandbox::confinement`]. Its temp directory and cgroups go
@@ -99,6 +44,8 @@ pub struct SessionPaths<'a> {
     pub cwd: &'a Path,
     /// Where the session dir is made (conch's private directory).
     pub base: &'a Path,
+    /// The session's bash (what a probe of the namespaces runs).
+    pub shell: &'a Path,
     /// Files bash sources or reads from the host (its own binary, conch's
     /// private directory, a snapshot).
     pub readable: Vec<PathBuf>,
@@ -151,6 +98,35 @@ impl SessionSandbox {
         let mut applied = SandboxApplied::default();
         let mut missing = Vec::new();
 
+        let mut writable = vec![extra.cwd.to_path_buf(), dir.clone()];
+        writable.extend(policy.writable.iter().cloned());
+
+        // What Landlock cannot see: the mount and PID namespaces.
+        match namespaces::available(extra.shell) {
+            Ok(()) => {
+                let canonical = |paths: &[PathBuf]| -> Vec<PathBuf> {
+                    paths.iter().filter_map(|p| p.canonicalize().ok()).collect()
+                };
+                let mut named = writable.clone();
+                named.extend(policy.readable.iter().flatten().cloned());
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                let hidden = Hidden::of_system(home.as_deref(), &named);
+                let mut kept = canonical(policy.readable.as_deref().unwrap_or_default());
+                kept.extend(canonical(&extra.readable));
+                let empty = dir.join("empty");
+                std::fs::write(&empty, b"")
+                    .map_err(|e| Error::io(format!("cannot create {}", empty.display()), e))?;
+                let plan = Namespaces::new(&canonical(&writable), &kept, &hidden, &empty)
+                    .map_err(|e| Error::SandboxUnavailable(format!("the namespaces: {e}")))?;
+                confinement.namespaces = Some(plan);
+                applied.namespaces = true;
+            }
+            Err(why) => missing.push(format!(
+                "the mount and PID namespaces (read-only outside the writable paths, \
+                 secrets hidden, the host's processes hidden): {why}"
+            )),
+        }
+
         // Filesystem (and TCP ports, and scopes): Landlock.
         let abi = landlock_abi();
         applied.landlock_abi = abi.max(0) as u32;
@@ -170,35 +146,36 @@ impl SessionSandbox {
                 ));
             }
             let scopes = abi >= SCOPES_ABI;
-            let mut writable = vec![extra.cwd.to_path_buf(), dir.clone()];
-            writable.extend(policy.writable.iter().cloned());
             let readable = policy.readable.as_ref().map(|paths| {
                 let mut all: Vec<PathBuf> = paths.clone();
                 all.extend(SYSTEM_READABLE.iter().map(PathBuf::from));
                 all.extend(extra.readable.iter().cloned());
                 all
             });
-            let fd = ruleset(
+            let rules = Rules {
                 abi,
-                &writable,
-                readable.as_deref(),
-                ports.then_some(&policy.allow_tcp_ports[..]),
+                writable,
+                readable,
+                tcp_ports: ports.then(|| policy.allow_tcp_ports.clone()),
                 scopes,
-            )
-            .map_err(|e| Error::SandboxUnavailable(format!("Landlock: {e}")))?;
-            confinement.landlock = Some(fd);
+            };
+            // Made once here to fail now, not at the first start.
+            rules
+                .ruleset()
+                .map_err(|e| Error::SandboxUnavailable(format!("Landlock: {e}")))?;
+            confinement.landlock = Some(rules);
             applied.filesystem = true;
             applied.tcp_ports = ports;
             applied.scopes = scopes;
         }
 
-        // Network: a seccomp filter on socket families.
-        if policy.network == Network::Deny {
-            let tcp = applied.tcp_ports;
-            match socket_filter(tcp) {
+        // Network, and the mounts of the namespaces: a seccomp filter.
+        let network = (policy.network == Network::Deny).then_some(applied.tcp_ports);
+        if network.is_some() || applied.namespaces {
+            match system_call_filter(network, applied.namespaces) {
                 Ok(program) => {
                     confinement.seccomp = Some(program);
-                    applied.network = true;
+                    applied.network = network.is_some();
                 }
                 Err(e) => missing.push(format!("seccomp (the network rule): {e}")),
             }
@@ -266,6 +243,7 @@ impl SessionSandbox {
             SessionPaths {
                 cwd,
                 base,
+                shell,
                 readable,
             },
         )
@@ -317,85 +295,18 @@ impl Drop for SessionSandbox {
     }
 }
 
-/// A Landlock ruleset: every filesystem access of `abi` handled; read
-/// (and execute) granted on `readable` (`None`: on `/`), everything on
-/// `writable` and the device files; with `tcp_ports`, TCP bind and connect
-/// handled and connect granted to those ports; with `scopes`, signals and
-/// abstract UNIX sockets kept inside. Every path named must exist.
-fn ruleset(
-    abi: i32,
-    writable: &[PathBuf],
-    readable: Option<&[PathBuf]>,
-    tcp_ports: Option<&[u16]>,
-    scopes: bool,
-) -> std::result::Result<OwnedFd, String> {
-    let abi = ABI::from(abi);
-    let err = |e: landlock::RulesetError| e.to_string();
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(abi))
-        .map_err(err)?;
-    if tcp_ports.is_some() {
-        ruleset = ruleset
-            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
-            .map_err(err)?;
-    }
-    if scopes {
-        ruleset = ruleset.scope(Scope::from_all(abi)).map_err(err)?;
-    }
-    let mut created = ruleset.create().map_err(err)?;
-    let open =
-        |path: &Path| PathFd::new(path).map_err(|e| format!("cannot open {}: {e}", path.display()));
-    // A rule on a file takes only the rights of files.
-    let fit = |path: &Path, access: landlock::BitFlags<AccessFs>| {
-        if path.is_dir() {
-            access
-        } else {
-            access & AccessFs::from_file(abi)
-        }
-    };
-    let root = [PathBuf::from("/")];
-    for path in readable.unwrap_or(&root) {
-        // The system paths of a `readable` list may be missing here.
-        let fd = match open(path) {
-            Ok(fd) => fd,
-            Err(_) if readable.is_some() && !path.exists() => continue,
-            Err(e) => return Err(e),
-        };
-        created = created
-            .add_rule(PathBeneath::new(fd, fit(path, AccessFs::from_read(abi))))
-            .map_err(err)?;
-    }
-    for path in writable {
-        created = created
-            .add_rule(PathBeneath::new(
-                open(path)?,
-                fit(path, AccessFs::from_all(abi)),
-            ))
-            .map_err(err)?;
-    }
-    for device in DEVICES.iter().map(Path::new).filter(|p| p.exists()) {
-        created = created
-            .add_rule(PathBeneath::new(
-                open(device)?,
-                fit(device, AccessFs::from_all(abi)),
-            ))
-            .map_err(err)?;
-    }
-    for &port in tcp_ports.unwrap_or(&[]) {
-        created = created
-            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
-            .map_err(err)?;
-    }
-    Option::<OwnedFd>::from(created).ok_or_else(|| "no ruleset was made".to_string())
-}
-
-/// The seccomp filter of `Network::Deny`: `socket` and `socketpair` fail
-/// with `EPERM` for every family but `AF_UNIX`, and so do the `io_uring`
-/// calls (io_uring makes sockets without `socket(2)`). With `tcp`, TCP
-/// sockets (`AF_INET`/`AF_INET6`, `SOCK_STREAM`, protocol 0 or TCP) are
-/// let through for Landlock's port rules to restrict.
-fn socket_filter(tcp: bool) -> std::result::Result<BpfProgram, String> {
+/// The seccomp filter of a sandbox. With `network` (`Network::Deny`):
+/// `socket` and `socketpair` fail with `EPERM` for every family but
+/// `AF_UNIX`, and so do the `io_uring` calls (io_uring makes sockets
+/// without `socket(2)`); `Some(true)` lets TCP sockets (`AF_INET`/
+/// `AF_INET6`, `SOCK_STREAM`, protocol 0 or TCP) through for Landlock's
+/// port rules to restrict. With `mounts`: every call that mounts,
+/// unmounts or changes a mount fails with `EPERM`, so a root bash cannot
+/// undo its namespaces' read-only mounts or uncover what they hide.
+fn system_call_filter(
+    network: Option<bool>,
+    mounts: bool,
+) -> std::result::Result<BpfProgram, String> {
     let arch = match std::env::consts::ARCH {
         "x86_64" => TargetArch::x86_64,
         "aarch64" => TargetArch::aarch64,
@@ -407,6 +318,26 @@ fn socket_filter(tcp: bool) -> std::result::Result<BpfProgram, String> {
         SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value as u64).map_err(err)
     };
     let rule = |conds: Vec<SeccompCondition>| SeccompRule::new(conds).map_err(err);
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    if mounts {
+        for call in [
+            libc::SYS_mount,
+            libc::SYS_umount2,
+            libc::SYS_mount_setattr,
+            libc::SYS_open_tree,
+            libc::SYS_move_mount,
+            libc::SYS_fsopen,
+            libc::SYS_fsconfig,
+            libc::SYS_fsmount,
+            libc::SYS_fspick,
+            libc::SYS_pivot_root,
+        ] {
+            rules.insert(call, Vec::new());
+        }
+    }
+    let Some(tcp) = network else {
+        return compile(rules, arch);
+    };
     let mut socket = Vec::new();
     if tcp {
         socket.push(rule(vec![
@@ -434,15 +365,23 @@ fn socket_filter(tcp: bool) -> std::result::Result<BpfProgram, String> {
         socket.push(rule(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX)?])?);
     }
     let pair = vec![rule(vec![cond(0, SeccompCmpOp::Ne, libc::AF_UNIX)?])?];
-    let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+    rules.extend([
         (libc::SYS_socket, socket),
         (libc::SYS_socketpair, pair),
         (libc::SYS_io_uring_setup, Vec::new()),
         (libc::SYS_io_uring_enter, Vec::new()),
         (libc::SYS_io_uring_register, Vec::new()),
-    ]
-    .into_iter()
-    .collect();
+    ]);
+    compile(rules, arch)
+}
+
+/// `rules` (an empty list: the call always) fail with `EPERM`; every other
+/// call is allowed.
+fn compile(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    arch: TargetArch,
+) -> std::result::Result<BpfProgram, String> {
+    let err = |e: seccompiler::BackendError| e.to_string();
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
