@@ -96,6 +96,12 @@ def test_a_count_past_64_bits_is_refused(shell, value):
         conch.apply_head_tail("a\nb", value, value)
 
 
+def test_an_artifact_offset_past_64_bits_is_refused_not_saturated():
+    store = conch.ArtifactStore("unused")
+    with pytest.raises(conch.InvalidArgumentError, match=r"^offset must be a whole number below 2\^64, got "):
+        store.read("0", offset=10**30)
+
+
 def test_an_int_past_a_float_is_the_checkers_error_as_infinity(shell):
     with pytest.raises(conch.InvalidArgumentError, match=r"^head must be a whole number below 2\^64, got inf$"):
         shell.run("true", head=2**1100)
