@@ -16,6 +16,7 @@
 //! longer reads.
 
 mod server;
+mod transport;
 
 use std::path::PathBuf;
 
@@ -71,7 +72,10 @@ pub fn main(p: Args) -> Result<i32, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let outcome = runtime.block_on(async move {
         let service = server::Conch::new(bash, job)
-            .serve(rmcp::transport::stdio())
+            .serve(transport::LineTransport::new(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            ))
             .await
             .map_err(|e| format!("MCP handshake failed: {e}"))?;
         let stop = service.cancellation_token();

@@ -15,6 +15,7 @@
 //!   this server's calls spilled, `resources/templates/list` the
 //!   `artifact://{id}{?offset,limit}` template.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,6 +49,11 @@ pub struct Conch {
     job: Arc<JobTool>,
     /// `artifact://` ids of this server's results, oldest first.
     spilled: Arc<Mutex<Vec<String>>>,
+    /// Every `artifact://` id a result of this server named (the `job`
+    /// tool's too): the only ones it reads. The artifacts directory may
+    /// be shared (the CLI's default is), and another process's artifact is
+    /// not this client's to read.
+    named: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Conch {
@@ -56,7 +62,29 @@ impl Conch {
             bash: Arc::new(bash),
             job: Arc::new(job),
             spilled: Arc::default(),
+            named: Arc::default(),
         }
+    }
+
+    /// Notes the `artifact://` ids `outcome`'s text names, and makes it the
+    /// call's result.
+    fn result(&self, outcome: Result<ToolResult, ToolError>) -> CallToolResult {
+        let text = match &outcome {
+            Ok(result) => result.text.as_str(),
+            Err(error) => error.message(),
+        };
+        let mut named = self.named.lock().unwrap_or_else(|e| e.into_inner());
+        for (at, _) in text.match_indices("artifact://") {
+            let id: String = text[at + "artifact://".len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if !id.is_empty() {
+                named.insert(id);
+            }
+        }
+        drop(named);
+        call_result(outcome)
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -120,7 +148,7 @@ impl Conch {
                 spilled.push(id);
             }
         }
-        call_result(outcome)
+        self.result(outcome)
     }
 
     /// One `job` call; cancelling it ends its wait.
@@ -140,7 +168,7 @@ impl Conch {
                 run.await
             }
         };
-        call_result(outcome.unwrap_or_else(|e| Err(lost(e))))
+        self.result(outcome.unwrap_or_else(|e| Err(lost(e))))
     }
 }
 
@@ -277,6 +305,21 @@ impl ServerHandler for Conch {
         };
         let uri = request.uri;
         let page = Page::parse(&uri).map_err(|e| McpError::invalid_params(e, None))?;
+        if let Some(id) = page.artifact.strip_prefix("artifact://")
+            && !self
+                .named
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(id)
+        {
+            return Err(McpError::resource_not_found(
+                format!(
+                    "{} is not an artifact of this server (resources/list names them)",
+                    page.artifact
+                ),
+                None,
+            ));
+        }
         let read = page.clone();
         let found = tokio::task::spawn_blocking(move || {
             store.read_page(&read.artifact, read.offset, read.limit, READ_MAX_BYTES)

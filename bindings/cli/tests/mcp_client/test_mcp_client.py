@@ -317,3 +317,80 @@ def test_a_stopped_server_exits_though_its_client_stopped_reading(project):
         time.sleep(0.05)
     assert not any(stamp in p.read_text(errors="replace")
                    for p in Path("/proc").glob("[0-9]*/cmdline") if p.exists())
+
+
+class RawServer:
+    """`conch mcp` driven with raw JSON-RPC lines: for what an SDK client
+    never sends."""
+
+    def __init__(self, *args: str):
+        import subprocess
+        self.process = subprocess.Popen([CONCH, "mcp", *args],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.send_line(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}))
+        self.reply(0)
+        self.send_line('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send_line(self, line: str):
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+
+    def reply(self, id_):
+        while True:
+            line = json.loads(self.process.stdout.readline())
+            if line.get("id") == id_:
+                return line
+
+    def call(self, id_, method, params):
+        self.send_line(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}))
+        return self.reply(id_)
+
+    def close(self):
+        self.process.stdin.close()
+        assert self.process.wait(timeout=GUARD) == 0
+
+
+def test_a_request_that_does_not_parse_is_answered_with_its_id(project):
+    server = RawServer("--cwd", str(project / "work"))
+    try:
+        server.send_line('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "x"}')
+        error = server.reply(7)["error"]
+        assert error["code"] == -32602, error
+        assert error["message"].startswith("Invalid params of tools/call: "), error
+        server.send_line('{"jsonrpc": "2.0", "id": "s", "params": {}}')
+        assert server.reply("s")["error"]["code"] == -32600
+        server.send_line("{not json")
+        assert server.reply(None)["error"]["code"] == -32700
+        # The server goes on.
+        tools = server.call(8, "tools/list", {})["result"]["tools"]
+        assert {t["name"] for t in tools} == {"bash", "job"}
+    finally:
+        server.close()
+
+
+def test_two_servers_sharing_an_artifacts_directory_read_only_their_own(project):
+    """The CLI's default artifacts directory is shared by every conch of
+    the user: a server reads only the artifacts its own results named, and
+    another scheme is no artifact."""
+    shared = ("--cwd", str(project / "work"), "--artifacts", str(project / "artifacts"))
+    one, two = RawServer(*shared), RawServer(*shared)
+    try:
+        ids = {}
+        for server, word in ((one, "one"), (two, "two")):
+            text = server.call(1, "tools/call", {"name": "bash", "arguments": {
+                "command": f"for i in $(seq 1 20000); do echo {word} $i; done"}})["result"]["content"][0]["text"]
+            ids[word] = re.search(r"Full: artifact://(\d+)\]$", text).group(1)
+        assert ids["one"] != ids["two"]
+        for server, word, other in ((one, "one", "two"), (two, "two", "one")):
+            read = server.call(2, "resources/read", {"uri": f"artifact://{ids[word]}"})["result"]
+            assert read["contents"][0]["text"].startswith(f"{word} 1\n"), read
+            error = server.call(3, "resources/read", {"uri": f"artifact://{ids[other]}"})["error"]
+            assert error["message"] == (f"artifact://{ids[other]} is not an artifact of this server "
+                                        "(resources/list names them)"), error
+        error = one.call(4, "resources/read", {"uri": "file:///etc/passwd"})["error"]
+        assert error["message"] == "Not an artifact:// URL: file:///etc/passwd", error
+    finally:
+        one.close()
+        two.close()
