@@ -183,7 +183,8 @@ typedef struct conch_shell conch_shell;
  * Thread-safe: calls from several threads run one after another on the
  * tool's persistent shell. Cancel a call with its `conch_cancel_token`.
  * `conch_tool_free` may be called while a call runs on another thread
- * (with a `session_key` the tool's shell is closed, which stops the call;
+ * (with a `session_key` the tool's shell is closed, which stops the call,
+ * and calls waiting for their turn are refused with `CONCH_ERR_CLOSED`;
  * without, the call completes), never concurrently with the start of a
  * call.
  */
@@ -1780,7 +1781,10 @@ char *conch_tool_definition(struct conch_tool *tool);
  * `CONCH_ERR_TOOL`, `CONCH_ERR_ABORTED`; in these four cases `*out` is set
  * (free with `conch_tool_result_free`): the model reads `text` whatever
  * the outcome. Other codes (NULL arguments, bad `args_json`,
- * `CONCH_ERR_PANIC`) leave `*out` untouched.
+ * `CONCH_ERR_CLOSED`, `CONCH_ERR_PANIC`) leave `*out` untouched.
+ * `CONCH_ERR_CLOSED` (`bash tool is closed`): `conch_tool_free` was called
+ * on another thread before this call's command started (for a tool with
+ * its own `session_key`, also while it waited for its turn).
  *
  * # Safety
  * `tool` is a live handle; `args_json` a C string; `cancel` NULL or a live
@@ -1796,9 +1800,12 @@ int conch_tool_execute(struct conch_tool *tool,
                        struct conch_tool_result **out);
 
 /**
- * Frees the handle. A tool with its own `session_key` closes its shell
- * (killing what it still runs); shared shells live on until
- * `conch_close_sessions`. NULL is a no-op.
+ * Closes and frees the handle. A call of it still in progress on another
+ * thread whose command has not started is refused (`CONCH_ERR_CLOSED`). A
+ * tool with its own `session_key` closes its shell (killing what it still
+ * runs, so a call in progress is stopped); shared shells live on until
+ * `conch_close_sessions`, and a command running on one completes. NULL is
+ * a no-op.
  *
  * # Safety
  * `tool` is NULL or a live handle, not used again after this call.

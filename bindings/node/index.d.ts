@@ -558,7 +558,8 @@ export declare class BashTool {
    * Runs the model's call. Resolves with the text the model reads;
    * rejects with `ToolError` (the command failed, timed out or exited
    * non-zero: the message is still what the model reads), `BlockedError`
-   * (`.suggestedTool`) or `ToolAbortError` (the signal fired).
+   * (`.suggestedTool`), `ToolAbortError` (the signal fired) or, once the
+   * tool is closed, `Closed` (`bash tool is closed`).
    */
   execute(args: BashToolArgs, options?: ToolExecuteOptions): Promise<ToolResult>
   /**
@@ -566,7 +567,12 @@ export declare class BashTool {
    * inputSchema }`.
    */
   definition(): ToolDefinition
-  /** Closes the tool's persistent shell when it has its own `sessionKey`. */
+  /**
+   * Closes the tool for good: later calls of it and of its job tools
+   * reject with `Closed`. With its own `sessionKey`, its shell is closed
+   * too (what it runs is killed); a shared shell lives on for other
+   * tools (`closeAllBashSessions()`). Idempotent.
+   */
   close(): void
 }
 
@@ -587,7 +593,8 @@ export declare class JobTool {
    * Runs the model's call (off the JS thread: it may wait up to `wait`
    * seconds). Resolves with the text the model reads; rejects with
    * `ToolError` for the model's mistakes (the message says what to do
-   * instead) and `ToolAbortError` when the signal fired.
+   * instead), `ToolAbortError` when the signal fired and `Closed` once
+   * its bash tool is closed.
    */
   execute(args: JobToolArgs, options?: JobToolExecuteOptions): Promise<ToolResult>
 }
@@ -789,7 +796,7 @@ export interface BashToolOptions {
   /** `'auto'` (default), `'none'`, or a snapshot file path. */
   snapshot?: string
   /** Variables exported in the shell session. */
-  sessionEnv?: Record<string, string>
+  sessionEnv?: Record<string, string> | null
   /** Least time between two `onUpdate` calls; default 50 ms. */
   updateIntervalMs?: number
   /**
@@ -862,11 +869,11 @@ export interface ExecuteBashOptions {
   /** `'auto'` (default), `'none'`, or a snapshot file path. */
   snapshot?: string
   /** Variables exported in the session. */
-  sessionEnv?: Record<string, string>
+  sessionEnv?: Record<string, string> | null
   /** Directory for this call, resolved against the session's cwd. */
   cwd?: string
   /** Variables for this call only. */
-  env?: Record<string, string>
+  env?: Record<string, string> | null
   /** Deadline in milliseconds. */
   timeoutMs?: number
   signal?: AbortSignal

@@ -35,7 +35,8 @@ pub type conch_update_cb = conch_chunk_cb;
 /// Thread-safe: calls from several threads run one after another on the
 /// tool's persistent shell. Cancel a call with its `conch_cancel_token`.
 /// `conch_tool_free` may be called while a call runs on another thread
-/// (with a `session_key` the tool's shell is closed, which stops the call;
+/// (with a `session_key` the tool's shell is closed, which stops the call,
+/// and calls waiting for their turn are refused with `CONCH_ERR_CLOSED`;
 /// without, the call completes), never concurrently with the start of a
 /// call.
 pub struct conch_tool {
@@ -190,7 +191,9 @@ fn details_json(details: Option<&conch_core::tool::Details>) -> FfiResult<Option
         .transpose()
 }
 
-/// Makes the C result of a call and the status it returns.
+/// Makes the C result of a call and the status it returns; a call refused
+/// because the tool was closed (freed while the call waited on another
+/// thread) is `CONCH_ERR_CLOSED`, with no result.
 fn result_into_c(
     outcome: Result<conch_core::tool::ToolResult, ToolError>,
     exit_status: i32,
@@ -218,6 +221,13 @@ fn result_into_c(
                 }
                 ToolError::Aborted { message, .. } => {
                     (conch_status::CONCH_ERR_ABORTED, message, details, None)
+                }
+                ToolError::Closed { message } => {
+                    return Err(FfiError {
+                        status: conch_status::CONCH_ERR_CLOSED,
+                        message,
+                        misuse: false,
+                    });
                 }
             }
         }
@@ -293,7 +303,10 @@ pub unsafe extern "C" fn conch_tool_definition(tool: *mut conch_tool) -> *mut c_
 /// `CONCH_ERR_TOOL`, `CONCH_ERR_ABORTED`; in these four cases `*out` is set
 /// (free with `conch_tool_result_free`): the model reads `text` whatever
 /// the outcome. Other codes (NULL arguments, bad `args_json`,
-/// `CONCH_ERR_PANIC`) leave `*out` untouched.
+/// `CONCH_ERR_CLOSED`, `CONCH_ERR_PANIC`) leave `*out` untouched.
+/// `CONCH_ERR_CLOSED` (`bash tool is closed`): `conch_tool_free` was called
+/// on another thread before this call's command started (for a tool with
+/// its own `session_key`, also while it waited for its turn).
 ///
 /// # Safety
 /// `tool` is a live handle; `args_json` a C string; `cancel` NULL or a live
@@ -354,9 +367,12 @@ pub unsafe extern "C" fn conch_tool_execute(
     })
 }
 
-/// Frees the handle. A tool with its own `session_key` closes its shell
-/// (killing what it still runs); shared shells live on until
-/// `conch_close_sessions`. NULL is a no-op.
+/// Closes and frees the handle. A call of it still in progress on another
+/// thread whose command has not started is refused (`CONCH_ERR_CLOSED`). A
+/// tool with its own `session_key` closes its shell (killing what it still
+/// runs, so a call in progress is stopped); shared shells live on until
+/// `conch_close_sessions`, and a command running on one completes. NULL is
+/// a no-op.
 ///
 /// # Safety
 /// `tool` is NULL or a live handle, not used again after this call.

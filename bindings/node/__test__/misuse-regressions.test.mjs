@@ -223,3 +223,58 @@ test('fifty parallel runs leave threads and descriptors as they were', { timeout
   assert.ok(threads() <= threadsBefore + 2, `threads: ${threadsBefore} before, ${threads()} after`)
   assert.ok(fds() <= fdsBefore + 2, `descriptors: ${fdsBefore} before, ${fds()} after`)
 })
+
+describe('a closed BashTool is closed for good', () => {
+  test('execute, async starts and its job tool reject with Closed, not on a fresh bash', async () => {
+    const tool = new BashTool({ cwd: tempDir('closed-tool'), snapshot: 'none', sessionKey: `closed-${process.pid}` })
+    const jobs = new conch.JobTool(tool)
+    assert.equal(await tool.execute({ command: 'export MARK=kept; echo $MARK' }), 'kept')
+    tool.close()
+    tool.close()
+    for (const call of [
+      () => tool.execute({ command: 'echo $MARK' }),
+      () => tool.execute({ command: 'echo started', async: true }),
+      () => jobs.execute({ op: 'list' }),
+    ]) {
+      const err = await failure(call)
+      assert.equal(err.code, 'Closed', err.message)
+      assert.equal(err.message, 'bash tool is closed')
+    }
+  })
+})
+
+describe('a nested run from a chunk callback is refused, quick or slow', () => {
+  for (const [kind, command] of [['quick', 'echo hi'], ['slow', 'echo hi; /bin/sleep 0.3; echo bye']]) {
+    test(kind, async () => {
+      const sh = new Shell({ snapshot: 'none' })
+      try {
+        let nested
+        await sh.run({
+          command,
+          onChunk: () => {
+            if (!nested) nested = failure(() => sh.run({ command: 'echo nested' }))
+          },
+        })
+        const err = await nested
+        assert.equal(err.code, 'InvalidArgument', err.message)
+        assert.match(err.message, /from inside a callback/)
+      } finally {
+        sh.close()
+      }
+    })
+  }
+})
+
+test('env: null is the default in executeBash and PtySession.start; a wrong type names it', async () => {
+  const key = `env-null-${process.pid}`
+  try {
+    assert.equal((await executeBash('echo ok', { env: null, sessionEnv: null, snapshot: 'none', sessionKey: key })).output, 'ok\n')
+    const err = await failure(() => executeBash('true', { env: 5, snapshot: 'none', sessionKey: key }))
+    assert.ok(err instanceof TypeError && err.code === 'InvalidArg', `${err.code}: ${err.message}`)
+    assert.match(err.message, /env/)
+  } finally {
+    closeBashSession(key)
+  }
+  const pty = new PtySession()
+  assert.equal((await pty.start({ command: 'echo ok', env: null })).output.trim(), 'ok')
+})

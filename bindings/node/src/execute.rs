@@ -1,11 +1,11 @@
 //! `executeShell` (a fresh process per call) and `executeBash` (cached
 //! persistent sessions).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use conch_core::shell::registry::{self, ExecuteBashOptions as CoreBashOptions};
 use conch_core::shell::{ExecuteOptions, execute_shell as core_execute_shell};
+use conch_core::wire::EnvVars;
 use conch_core::{CancelToken, SandboxOption};
 use napi::bindgen_prelude::{Env, Object};
 use napi_derive::napi;
@@ -53,11 +53,13 @@ pub struct ExecuteBashOptions {
     /// `'auto'` (default), `'none'`, or a snapshot file path.
     pub snapshot: Option<String>,
     /// Variables exported in the session.
-    pub session_env: Option<HashMap<String, String>>,
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub session_env: Option<Read<EnvVars>>,
     /// Directory for this call, resolved against the session's cwd.
     pub cwd: Option<String>,
     /// Variables for this call only.
-    pub env: Option<HashMap<String, String>>,
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub env: Option<Read<EnvVars>>,
     /// Deadline in milliseconds.
     pub timeout_ms: Option<f64>,
     #[napi(ts_type = "AbortSignal")]
@@ -103,9 +105,9 @@ pub fn execute_bash<'env>(
         shell: o.shell.map(PathBuf::from),
         prefix: o.prefix,
         snapshot: options::snapshot(o.snapshot)?,
-        session_env: options::env(o.session_env),
+        session_env: Read::get(env, "sessionEnv", o.session_env)?.0,
         cwd: o.cwd.map(PathBuf::from),
-        env: options::env(o.env),
+        env: Read::get(env, "env", o.env)?.0,
         timeout: options::timeout(o.timeout_ms)?,
         cancel: Some(cancel.clone()),
         artifacts: options::artifacts(o.artifacts_dir)?,

@@ -15,7 +15,6 @@
 //! `null` takes the core's default; a name no option has is ignored, as
 //! JavaScript options objects go.
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -140,13 +139,6 @@ pub fn snapshot(value: Option<String>) -> JsResult<Snapshot> {
 /// `nonInteractiveEnv`; absent: the core's default.
 pub fn non_interactive_env(value: Option<bool>) -> bool {
     value.unwrap_or(defaults::NON_INTERACTIVE_ENV)
-}
-
-/// A JS object of variables as (name, value) pairs, sorted for a stable order.
-pub fn env(vars: Option<HashMap<String, String>>) -> Vec<(String, String)> {
-    let mut vars: Vec<(String, String)> = vars.unwrap_or_default().into_iter().collect();
-    vars.sort();
-    vars
 }
 
 /// `timeoutMs` as a duration: a positive number of milliseconds.

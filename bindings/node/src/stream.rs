@@ -15,12 +15,20 @@
 //! The worker must never wait for the JS thread while the JS thread waits
 //! for the worker: `shell.close()` blocks until the run ends. Such calls
 //! enter [`JsBlocked`], and back-pressure yields while one is active.
+//!
+//! A chunk carries the marks of the run that sent it (the core's
+//! `shell::reentry`), and the JS thread holds them while the callback runs
+//! with it: a run of the same shell started from the callback is refused
+//! by the core at once, as when the JS thread drives the run itself
+//! (`quick`), instead of being queued behind the run it was called from.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use conch_core::CancelToken;
+use conch_core::shell::reentry::{self, BusyGuard, Entered};
 use napi::bindgen_prelude::ToNapiValue;
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
@@ -35,8 +43,36 @@ pub type Callback<T> = ThreadsafeFunction<T, UnknownReturnValue, T, Status, fals
 pub type ChunkFn = Callback<Text>;
 
 /// A chunk of output for JS, at most [`PIECE`] bytes, in a buffer that
-/// goes back to [`SPARE`] once JS has its copy.
-pub struct Text(String);
+/// goes back to [`SPARE`] once JS has its copy; with the marks of the run
+/// that sent it, if any.
+pub struct Text(String, Option<Marks>);
+
+/// The marks of the thread that sent one chunk, held on the JS thread from
+/// the chunk's conversion to a JS value (just before the callback is called
+/// with it) until the callback returned ([`Chunks::send_value`]).
+pub struct Marks {
+    /// Tells this chunk's marks from others held on the JS thread.
+    call: u64,
+    entered: Entered,
+}
+
+/// Numbers the chunks that carry marks.
+static NEXT_CALL: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The marks the JS thread holds for the callbacks running on it.
+    static HELD: RefCell<Vec<(u64, Vec<BusyGuard>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Lets go of the marks held for chunk `call` (JS thread).
+fn release(call: u64) {
+    let held = HELD.with_borrow_mut(|held| {
+        held.iter()
+            .position(|(c, _)| *c == call)
+            .map(|at| held.remove(at))
+    });
+    drop(held);
+}
 
 /// Buffers of delivered chunks, kept for the next ones. A fresh 64 KiB
 /// allocation per chunk, freed on the JS thread, makes the allocator give
@@ -57,7 +93,7 @@ impl From<&str> for Text {
         let spare = spares().pop();
         let mut buf = spare.unwrap_or_else(|| String::with_capacity(PIECE));
         buf.push_str(text);
-        Text(buf)
+        Text(buf, None)
     }
 }
 
@@ -75,9 +111,16 @@ impl Drop for Text {
 }
 
 impl ToNapiValue for Text {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+    unsafe fn to_napi_value(env: sys::napi_env, mut val: Self) -> napi::Result<sys::napi_value> {
         // SAFETY: forwarded as received, on the JS thread.
-        unsafe { js_string(env, &val.0) }
+        let value = unsafe { js_string(env, &val.0) }?;
+        // The callback is called with the value next (a threadsafe call
+        // converts its value right before it calls the function).
+        if let Some(marks) = val.1.take() {
+            let guards = marks.entered.enter();
+            HELD.with_borrow_mut(|held| held.push((marks.call, guards)));
+        }
+        Ok(value)
     }
 }
 
@@ -190,13 +233,25 @@ pub fn pieces(mut text: &str) -> impl Iterator<Item = &str> {
 }
 
 impl Chunks<Text> {
-    /// Queues a text chunk for the callback (worker thread), in [`pieces`].
+    /// Queues a text chunk for the callback (worker thread), in [`pieces`],
+    /// with the marks of this thread (see the module doc).
     pub fn send(&self, chunk: &str) {
         if self.callback.is_none() {
             return;
         }
+        let entered = reentry::entered();
         for piece in pieces(chunk) {
-            self.send_value(Text::from(piece), piece.len());
+            let mut text = Text::from(piece);
+            let mut call = None;
+            if !entered.is_empty() {
+                let n = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+                call = Some(n);
+                text.1 = Some(Marks {
+                    call: n,
+                    entered: entered.clone(),
+                });
+            }
+            self.queue(text, piece.len(), call);
         }
     }
 }
@@ -223,6 +278,12 @@ impl<T: ToNapiValue + Send + 'static> Chunks<T> {
 
     /// Queues `value`, of about `bytes` bytes, for the callback (worker thread).
     pub fn send_value(&self, value: T, bytes: usize) {
+        self.queue(value, bytes, None);
+    }
+
+    /// [`Chunks::send_value`]; the marks of chunk `call`, held while the
+    /// callback ran, are let go of once it returned.
+    fn queue(&self, value: T, bytes: usize, call: Option<u64>) {
         let Some(callback) = &self.callback else {
             return;
         };
@@ -247,6 +308,9 @@ impl<T: ToNapiValue + Send + 'static> Chunks<T> {
             // as delivered all the same when `in_flight` drops).
             move |returned, _env| {
                 let _ = guarded(move || {
+                    if let Some(call) = call {
+                        release(call);
+                    }
                     if let Err(err) = returned {
                         let first = {
                             let mut queue = in_flight.flow.lock();

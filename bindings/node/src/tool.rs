@@ -6,7 +6,6 @@
 //! the package entry turns into its `ToolError`, `BlockedError` and
 //! `ToolAbortError` classes.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -16,12 +15,13 @@ use conch_core::tool::{
     JobTool as CoreJobTool, JobToolArgs as CoreJobArgs, ToolContext, ToolError,
     ToolResult as CoreResult, ToolUpdate,
 };
+use conch_core::wire::EnvVars;
 use conch_core::{CancelToken, SandboxOption, defaults};
 use napi::bindgen_prelude::{Env, JsError, JsObjectValue, JsValue, Object};
 use napi_derive::napi;
 
 use crate::command::InterceptionRule;
-use crate::errors::{Code, core_error, from_napi};
+use crate::errors::{Code, core_error, from_napi, rejection};
 use crate::jobs;
 use crate::options::{self, Read};
 use crate::result::Js;
@@ -59,7 +59,8 @@ pub struct BashToolOptions {
     /// `'auto'` (default), `'none'`, or a snapshot file path.
     pub snapshot: Option<String>,
     /// Variables exported in the shell session.
-    pub session_env: Option<HashMap<String, String>>,
+    #[napi(ts_type = "Record<string, string> | null")]
+    pub session_env: Option<Read<EnvVars>>,
     /// Least time between two `onUpdate` calls; default 50 ms.
     pub update_interval_ms: Option<f64>,
     /// A command still running after this many milliseconds goes on as a
@@ -177,12 +178,17 @@ impl Reject for ToolError {
     }
 }
 
-/// Builds `Error(message)` with `name`, `code`, `details` and `suggestedTool`.
+/// Builds `Error(message)` with `name`, `code`, `details` and `suggestedTool`;
+/// a closed tool is the plain `Closed` error of every closed handle.
 fn tool_error(env: &Env, tool: &ToolError) -> napi::Result<napi::Error> {
     let (name, code) = match tool {
         ToolError::Blocked { .. } => ("BlockedError", "Blocked"),
         ToolError::Failed { .. } => ("ToolError", "ToolError"),
         ToolError::Aborted { .. } => ("ToolAbortError", "ToolAbortError"),
+        ToolError::Closed { message } => {
+            let closed = napi::Error::new(Code::Closed, message.as_str());
+            return Ok(rejection(env, closed));
+        }
     };
     let error = JsError::from(napi::Error::new(code, tool.message())).into_unknown(*env);
     let mut object = error.coerce_to_object()?;
@@ -231,7 +237,7 @@ impl BashTool {
         config.shell = options.shell.map(PathBuf::from);
         config.prefix = options.prefix;
         config.snapshot = options::snapshot(options.snapshot)?;
-        config.session_env = options::env(options.session_env);
+        config.session_env = Read::get(&env, "sessionEnv", options.session_env)?.0;
         if let Some(interval) = options::interval("updateIntervalMs", options.update_interval_ms)? {
             config.update_interval = interval;
         }
@@ -249,7 +255,8 @@ impl BashTool {
     /// Runs the model's call. Resolves with the text the model reads;
     /// rejects with `ToolError` (the command failed, timed out or exited
     /// non-zero: the message is still what the model reads), `BlockedError`
-    /// (`.suggestedTool`) or `ToolAbortError` (the signal fired).
+    /// (`.suggestedTool`), `ToolAbortError` (the signal fired) or, once the
+    /// tool is closed, `Closed` (`bash tool is closed`).
     #[napi(
         catch_unwind,
         ts_args_type = "args: BashToolArgs, options?: ToolExecuteOptions",
@@ -303,7 +310,10 @@ impl BashTool {
         self.inner.definition().into()
     }
 
-    /// Closes the tool's persistent shell when it has its own `sessionKey`.
+    /// Closes the tool for good: later calls of it and of its job tools
+    /// reject with `Closed`. With its own `sessionKey`, its shell is closed
+    /// too (what it runs is killed); a shared shell lives on for other
+    /// tools (`closeAllBashSessions()`). Idempotent.
     #[napi(catch_unwind)]
     pub fn close(&self) {
         let _blocked = JsBlocked::enter();
@@ -363,7 +373,8 @@ impl JobTool {
     /// Runs the model's call (off the JS thread: it may wait up to `wait`
     /// seconds). Resolves with the text the model reads; rejects with
     /// `ToolError` for the model's mistakes (the message says what to do
-    /// instead) and `ToolAbortError` when the signal fired.
+    /// instead), `ToolAbortError` when the signal fired and `Closed` once
+    /// its bash tool is closed.
     #[napi(
         catch_unwind,
         ts_args_type = "args: JobToolArgs, options?: JobToolExecuteOptions",

@@ -34,7 +34,8 @@ impl PyJobTool {
     /// "kill" | "list", "job"?: int, "input"?: str, "wait"?: seconds,
     /// "until"?: str}`` (other keys are ignored) and returns a
     /// ``conch.ToolResult``; a mistake raises ``conch.ToolError`` whose text
-    /// is what the model reads. ``cancel`` ends a wait early (never the
+    /// is what the model reads, a closed bash tool ``conch.ClosedError``.
+    /// ``cancel`` ends a wait early (never the
     /// job). Blocks with the GIL released.
     #[pyo3(signature = (args, cancel=None))]
     fn execute(

@@ -132,7 +132,8 @@ impl PyBashTool {
     /// Raises ``conch.BlockedError`` (the interceptor refused; nothing
     /// ran), ``conch.ToolError`` (bad cwd, non-zero exit, timeout...: its
     /// text is still what the model reads) or ``conch.ToolAbortError``
-    /// (``cancel`` was cancelled). ``on_update(text)`` receives the tail of
+    /// (``cancel`` was cancelled); ``conch.ClosedError`` once the tool is
+    /// closed (``bash tool is closed``). ``on_update(text)`` receives the tail of
     /// the output while the command runs, at most once per
     /// ``update_interval``, on this thread. Blocks with the GIL released.
     #[pyo3(signature = (args, on_update=None, cancel=None))]
@@ -212,7 +213,10 @@ impl PyBashTool {
         guard(|| Ok(PyPtySession::shared(self.inner.pty().clone())))
     }
 
-    /// Closes this tool's persistent shell when it has a ``session_key``.
+    /// Closes the tool for good: later calls of it and of its job tools
+    /// raise ``conch.ClosedError``. With a ``session_key``, its shell is
+    /// closed too (what it runs is killed); a shared shell lives on for
+    /// other tools (``conch.close_all_sessions()``). Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
             let tool = self.inner.clone();
@@ -284,7 +288,8 @@ pub(crate) fn details_to_py(
 }
 
 /// The core's tool error as `conch.BlockedError`, `conch.ToolError` or
-/// `conch.ToolAbortError` (with `suggested_tool` / `details`).
+/// `conch.ToolAbortError` (with `suggested_tool` / `details`); a closed
+/// tool is `conch.ClosedError`, as any closed handle.
 pub(crate) fn tool_error(py: Python<'_>, error: tool::ToolError) -> PyErr {
     let details = match details_to_py(py, error.details()) {
         Ok(d) => d,
@@ -299,6 +304,7 @@ pub(crate) fn tool_error(py: Python<'_>, error: tool::ToolError) -> PyErr {
         tool::ToolError::Aborted { message, .. } => {
             errors::ToolAbortError::new_err((message, details))
         }
+        tool::ToolError::Closed { message } => errors::ClosedError::new_err(message),
     }
 }
 

@@ -105,6 +105,11 @@ pub fn entered() -> Entered {
 }
 
 impl Entered {
+    /// Whether there is no mark (the thread waits for no run).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Holds the same marks on this thread until the guards drop.
     pub fn enter(&self) -> Vec<BusyGuard> {
         self.0.iter().map(BusyKey::enter).collect()

@@ -126,7 +126,13 @@ pub fn execute_bash_in(
     sandbox: Option<&Sandbox>,
     on_chunk: impl FnMut(&str),
 ) -> Result<BashResult> {
-    let run = RunOptions {
+    let run = run_options(command, &opts);
+    with_session_in(&opts, sandbox, |shell| shell.run(run, on_chunk))?
+}
+
+/// The run [`execute_bash`] makes of `command` with these options.
+pub(crate) fn run_options(command: &str, opts: &ExecuteBashOptions) -> RunOptions {
+    RunOptions {
         command: command.to_string(),
         cwd: opts.cwd.clone(),
         env: opts.env.clone(),
@@ -139,8 +145,7 @@ pub fn execute_bash_in(
             .clone()
             .or_else(|| opts.artifacts.as_ref().map(|s| s.slot("bash"))),
         yield_after: opts.yield_after,
-    };
-    with_session_in(&opts, sandbox, |shell| shell.run(run, on_chunk))?
+    }
 }
 
 /// Calls `f` with the cached session for these options (created if

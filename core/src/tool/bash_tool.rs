@@ -29,12 +29,13 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::config::check_rules;
-use super::result::{Shaping, ToolError, ToolResult, shape};
+use super::result::{CLOSED_TOOL, Shaping, ToolError, ToolResult, shape};
 use super::selection::Limits;
 use super::updates::{ToolUpdate, with_live_updates};
 use crate::artifact::{ArtifactSlot, ArtifactStore};
@@ -48,7 +49,7 @@ use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::run_result::stop_notice;
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
-use crate::shell::{BashResult, Snapshot};
+use crate::shell::{BashResult, Shell, Snapshot};
 use crate::{CancelToken, Error, Result, defaults};
 
 /// Timeout when the model gives none, in seconds.
@@ -236,8 +237,52 @@ enum Intercept {
     Custom(Interceptor),
 }
 
+/// Whether a bash tool was closed: shared with the job tools made from it,
+/// which are refused with it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClosedFlag(Arc<AtomicBool>);
+
+impl ClosedFlag {
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Sets the flag; whether it was set already.
+    fn set(&self) -> bool {
+        self.0.swap(true, Ordering::SeqCst)
+    }
+}
+
+/// Calls `f` with the cached session of `options` unless the tool is
+/// closed, which is checked once more with the session in hand: a `close`
+/// after the caller's first check either finds this session in the registry
+/// and closes it under the call, or has set the flag before it closed
+/// anything, and is seen here. A session made for this call after that
+/// `close` (a tool's own, by its session key) is closed again at once, so
+/// nothing of the tool outlives its `close`. `Error::Closed` when refused.
+pub(crate) fn with_open_session<T>(
+    closed: &ClosedFlag,
+    options: &ExecuteBashOptions,
+    sandbox: Option<&Sandbox>,
+    f: impl FnOnce(&Shell) -> T,
+) -> Result<T> {
+    let found = registry::with_session_in(options, sandbox, |shell| {
+        (!closed.is_set()).then(|| f(shell))
+    })?;
+    found.ok_or_else(|| {
+        if let Some(key) = &options.session_key {
+            registry::close(key);
+        }
+        Error::Closed(CLOSED_TOOL)
+    })
+}
+
 /// The model's `bash` tool. `Send + Sync`: calls from several threads run
 /// one after another on the shared persistent shell.
+///
+/// [`BashTool::close`] is final: every later call (and every call of a
+/// [`super::JobTool`] made from it) is refused with
+/// [`ToolError::Closed`].
 pub struct BashTool {
     config: BashToolConfig,
     intercept: Intercept,
@@ -246,6 +291,8 @@ pub struct BashTool {
     /// Marks the thread a call waits on, so a call made from its own
     /// `on_update` fails at once instead of waiting for itself.
     busy: BusyKey,
+    /// Set by `close`; checked at the start of every call.
+    closed: ClosedFlag,
 }
 
 impl BashTool {
@@ -278,6 +325,7 @@ impl BashTool {
             artifacts,
             pty: Arc::new(PtySession::new()),
             busy: BusyKey::of(Arc::new(())),
+            closed: ClosedFlag::default(),
         })
     }
 
@@ -325,6 +373,9 @@ impl BashTool {
 
     /// [`BashTool::execute`], also returning the engine's result.
     pub fn run(&self, args: BashToolArgs, ctx: ToolContext<'_>) -> ToolRun {
+        if self.closed.is_set() {
+            return ToolRun::refused(ToolError::closed());
+        }
         if let Err(e) = self.busy.check("a call was made", "tool") {
             return ToolRun::refused(ToolError::failed(e.to_string()));
         }
@@ -377,7 +428,7 @@ impl BashTool {
         });
         let result = match ran {
             Ok(result) => result,
-            Err(e) => return ToolRun::refused(ToolError::failed(e.to_string())),
+            Err(e) => return ToolRun::refused(self.engine_error(e)),
         };
         // The notice a stopped run's output starts with.
         let stop = if result.timed_out {
@@ -405,11 +456,41 @@ impl BashTool {
         }
     }
 
-    /// Closes this tool's persistent shell when it has its own session key
-    /// (shared sessions are closed with [`registry::close_all`]).
+    /// Closes the tool, for good: every later call of it, and of the job
+    /// tools made from it, is refused with [`ToolError::Closed`] (`bash
+    /// tool is closed`). With its own session key, its persistent shell is
+    /// closed too (what it runs, its jobs included, is killed, and a call
+    /// in progress on another thread is stopped), and so is a command
+    /// running on its terminal. A shared session (no session key) is other
+    /// tools' as well: it lives on, a call in progress on it completes, and
+    /// [`registry::close_all`] closes it. Idempotent.
     pub fn close(&self) {
+        if self.closed.set() {
+            return;
+        }
         if let Some(key) = &self.config.session_key {
             registry::close(key);
+            // Fails only when nothing runs there.
+            let _ = self.pty.kill();
+        }
+    }
+
+    /// Whether [`BashTool::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_set()
+    }
+
+    /// The flag the job tools of this tool share.
+    pub(crate) fn closed_flag(&self) -> &ClosedFlag {
+        &self.closed
+    }
+
+    /// What the model (or the host) reads when the engine failed: a session
+    /// closed under the call by this tool's `close` is the tool's refusal.
+    fn engine_error(&self, e: Error) -> ToolError {
+        match e {
+            Error::Closed(_) if self.closed.is_set() => ToolError::closed(),
+            e => ToolError::failed(e.to_string()),
         }
     }
 
@@ -445,21 +526,20 @@ impl BashTool {
     }
 
     fn run_shell(&self, call: Call, on_chunk: &mut dyn FnMut(&str)) -> Result<BashResult> {
-        registry::execute_bash_in(
-            &call.command,
-            ExecuteBashOptions {
-                cwd: Some(call.cwd),
-                timeout: Some(call.timeout),
-                cancel: Some(call.cancel),
-                artifact: call.artifact,
-                // The tail is taken by the tool (see `selection`).
-                head_lines: call.limits.head,
-                yield_after: self.config.auto_background_after,
-                ..self.session_options()
-            },
-            self.sandbox().as_ref(),
-            on_chunk,
-        )
+        let options = ExecuteBashOptions {
+            cwd: Some(call.cwd),
+            timeout: Some(call.timeout),
+            cancel: Some(call.cancel),
+            artifact: call.artifact,
+            // The tail is taken by the tool (see `selection`).
+            head_lines: call.limits.head,
+            yield_after: self.config.auto_background_after,
+            ..self.session_options()
+        };
+        let run = registry::run_options(&call.command, &options);
+        with_open_session(&self.closed, &options, self.sandbox().as_ref(), |shell| {
+            shell.run(run, on_chunk)
+        })?
     }
 
     /// `async`: the command, as written, starts as a job of the session.
@@ -476,16 +556,18 @@ impl BashTool {
             ..JobOptions::new(args.command.clone())
         };
         let sandbox = self.sandbox();
-        let started =
-            registry::with_session_in(&self.session_options(), sandbox.as_ref(), |shell| {
-                shell.start(opts)
-            });
+        let started = with_open_session(
+            &self.closed,
+            &self.session_options(),
+            sandbox.as_ref(),
+            |shell| shell.start(opts),
+        );
         match started.and_then(|r| r) {
             Ok(job) => Ok(ToolResult {
                 text: started_text(job, &args.command),
                 details: None,
             }),
-            Err(e) => Err(ToolError::failed(e.to_string())),
+            Err(e) => Err(self.engine_error(e)),
         }
     }
 

@@ -24,14 +24,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::bash_tool::BashTool;
+use super::bash_tool::{BashTool, ClosedFlag, with_open_session};
 use super::definition::ToolNames;
 use super::result::{ToolError, ToolResult};
 use crate::input::until_option;
 use crate::jobs::{JobId, JobInfo, JobPoll, JobStatus, PollOptions};
 use crate::output::notice::format_size;
 use crate::shell::Shell;
-use crate::shell::registry::{self, ExecuteBashOptions};
+use crate::shell::registry::ExecuteBashOptions;
 use crate::{CancelToken, Error};
 
 /// How long `poll` and `write` wait when the model gives no `wait`: long
@@ -68,9 +68,13 @@ pub struct JobToolArgs {
     pub until: Option<String>,
 }
 
-/// The model's `job` tool, on the session of one [`BashTool`].
+/// The model's `job` tool, on the session of one [`BashTool`]. Once that
+/// tool is closed (before or after this one was made), every call is
+/// refused with [`ToolError::Closed`].
 pub struct JobTool {
     session: ExecuteBashOptions,
+    /// The bash tool's: set by its `close`.
+    closed: ClosedFlag,
     sandbox: Option<crate::Sandbox>,
     names: ToolNames,
     auto_background_after: Option<Duration>,
@@ -82,6 +86,7 @@ impl JobTool {
         let config = bash.config();
         JobTool {
             session: bash.session_options(),
+            closed: bash.closed_flag().clone(),
             sandbox: bash.sandbox(),
             names: ToolNames {
                 bash: config.name.clone(),
@@ -107,11 +112,18 @@ impl JobTool {
         args: JobToolArgs,
         cancel: Option<CancelToken>,
     ) -> Result<ToolResult, ToolError> {
-        let found = registry::with_session_in(&self.session, self.sandbox.as_ref(), |shell| {
-            self.call(shell, &args, cancel.as_ref())
-        });
+        if self.closed.is_set() {
+            return Err(ToolError::closed());
+        }
+        let found = with_open_session(
+            &self.closed,
+            &self.session,
+            self.sandbox.as_ref(),
+            |shell| self.call(shell, &args, cancel.as_ref()),
+        );
         let text = match found {
             Ok(outcome) => outcome?,
+            Err(Error::Closed(_)) if self.closed.is_set() => return Err(ToolError::closed()),
             Err(e) => return Err(ToolError::failed(e.to_string())),
         };
         Ok(ToolResult {

@@ -94,6 +94,13 @@ pub enum ToolError {
         #[serde(skip_serializing_if = "Option::is_none")]
         details: Option<Box<Details>>,
     },
+    /// The tool was closed (`BashTool::close`; for a job tool, its bash
+    /// tool's): nothing ran. Not the model's doing but the host's, so the
+    /// faces report it as their closed-handle error (the core's
+    /// [`Error::Closed`](crate::Error::Closed) category), not as a tool
+    /// outcome. `message` is `bash tool is closed`.
+    #[error("{message}")]
+    Closed { message: String },
 }
 
 impl ToolError {
@@ -102,17 +109,25 @@ impl ToolError {
         match self {
             ToolError::Blocked { message, .. }
             | ToolError::Failed { message, .. }
-            | ToolError::Aborted { message, .. } => message,
+            | ToolError::Aborted { message, .. }
+            | ToolError::Closed { message } => message,
         }
     }
 
     /// The truncation metadata of a failed or aborted run.
     pub fn details(&self) -> Option<&Details> {
         match self {
-            ToolError::Blocked { .. } => None,
+            ToolError::Blocked { .. } | ToolError::Closed { .. } => None,
             ToolError::Failed { details, .. } | ToolError::Aborted { details, .. } => {
                 details.as_deref()
             }
+        }
+    }
+
+    /// The refusal of a call on a closed tool.
+    pub(crate) fn closed() -> ToolError {
+        ToolError::Closed {
+            message: crate::Error::Closed(CLOSED_TOOL).to_string(),
         }
     }
 
@@ -124,6 +139,10 @@ impl ToolError {
         }
     }
 }
+
+/// What a closed bash tool is called in its error, `bash tool is closed`
+/// (the core's [`Error::Closed`](crate::Error::Closed) text).
+pub(crate) const CLOSED_TOOL: &str = "bash tool";
 
 /// How to read a run's result.
 pub(crate) struct Shaping<'a> {
@@ -284,6 +303,7 @@ mod tests {
             Err(ToolError::Blocked { message, .. }) => ("blocked", message),
             Err(ToolError::Failed { message, .. }) => ("failed", message),
             Err(ToolError::Aborted { message, .. }) => ("aborted", message),
+            Err(ToolError::Closed { message }) => ("closed", message),
         }
     }
 

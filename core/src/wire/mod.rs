@@ -39,7 +39,19 @@ pub const DURATION_KEYS: &[&str] = &["elapsed", "started", "timeout", "wait", "y
 
 /// The keys whose values are maps of the user's own names (variables),
 /// which neither mapping touches.
-const VERBATIM_KEYS: &[&str] = &["env"];
+const VERBATIM_KEYS: &[&str] = &["env", "session_env"];
+
+/// Variables as a face gives them, `{"NAME": "value"}` in the order given
+/// (`null`: none), for an `env` option of a hand-written options object,
+/// read with [`read_value`] as the option types read theirs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvVars(pub Vec<(String, String)>);
+
+impl<'de> serde::Deserialize<'de> for EnvVars {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read::env(d).map(EnvVars)
+    }
+}
 
 /// `value`, serialized by the core's rule, for a face that speaks camelCase
 /// and milliseconds: `total_lines` → `totalLines`, `elapsed: 1.5` →

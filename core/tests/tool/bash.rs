@@ -691,3 +691,90 @@ fn a_call_from_its_own_update_callback_fails_at_once() {
     }
     assert_eq!(exec(&tool, "echo after").unwrap().text, "after");
 }
+
+fn closed(outcome: Result<ToolResult, ToolError>) {
+    match outcome {
+        Err(ToolError::Closed { message }) => assert_eq!(message, "bash tool is closed"),
+        other => panic!("expected the tool's Closed error, got {other:?}"),
+    }
+}
+
+#[test]
+fn close_is_final_for_the_tool_and_its_job_tools() {
+    use conch_core::tool::{JobTool, JobToolArgs};
+    let t = tool("close-final");
+    let list = || JobToolArgs {
+        op: "list".into(),
+        ..JobToolArgs::default()
+    };
+    let before = JobTool::new(&t);
+    exec(&t, "export MARK=kept").unwrap();
+    let started = t.execute(
+        BashToolArgs {
+            run_async: true,
+            ..BashToolArgs::new("/bin/sleep 30")
+        },
+        ToolContext::default(),
+    );
+    assert!(started.unwrap().text.starts_with("Started job 1: "));
+    assert!(!t.is_closed());
+    t.close();
+    assert!(t.is_closed());
+    t.close();
+    // Not a fresh bash: nothing runs any more, in any form.
+    closed(exec(&t, "echo $MARK"));
+    closed(t.execute(
+        BashToolArgs {
+            run_async: true,
+            ..BashToolArgs::new("echo started")
+        },
+        ToolContext::default(),
+    ));
+    closed(before.execute(list(), None));
+    closed(JobTool::new(&t).execute(list(), None));
+    let run = t.run(BashToolArgs::new("echo again"), ToolContext::default());
+    assert!(run.bash.is_none());
+    assert_eq!(run.exit_status(), 1);
+}
+
+#[test]
+fn a_call_waiting_for_its_turn_is_refused_when_the_tool_closes() {
+    let t = std::sync::Arc::new(tool("close-queued"));
+    let marker = crate::common::unique_sleep(100);
+    let first = std::thread::spawn({
+        let (t, marker) = (t.clone(), marker.clone());
+        move || exec(&t, &format!("/bin/sleep {marker}"))
+    });
+    assert!(crate::common::wait_until(
+        HANG,
+        || crate::common::procs_with(&marker).len() == 1
+    ));
+    let second = std::thread::spawn({
+        let t = t.clone();
+        move || exec(&t, "echo second")
+    });
+    // Time for the second call to take its place behind the first.
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    t.close();
+    // The call in progress is stopped (its shell is closed), the one
+    // waiting refused: it neither runs on the closed shell nor on a new one.
+    assert!(first.join().unwrap().is_err());
+    closed(second.join().unwrap());
+    assert!(start.elapsed() < ESCALATION + HANG, "{:?}", start.elapsed());
+    assert!(crate::common::procs_with(&marker).is_empty());
+}
+
+#[test]
+fn closing_a_tool_of_a_shared_session_spares_the_session() {
+    // No session key: the session is every such tool's. A session env of
+    // this test's own keeps it apart from other tests' shared sessions.
+    let mut c = BashToolConfig::new(temp_dir("close-shared"));
+    c.snapshot = Snapshot::None;
+    c.session_env = vec![("CLOSE_SHARED".into(), std::process::id().to_string())];
+    let (a, b) = (Fixture::new(c.clone()), Fixture::new(c));
+    exec(&a, "export SHARED=kept").unwrap();
+    a.close();
+    closed(exec(&a, "echo $SHARED"));
+    assert_eq!(exec(&b, "echo $SHARED").unwrap().text, "kept");
+}

@@ -58,6 +58,7 @@ fn outcome(case: &Value, n: usize) -> (Value, String, PathBuf) {
         Err(e @ ToolError::Aborted { .. }) => {
             ("aborted", e.to_string(), e.details().is_some(), None)
         }
+        Err(e @ ToolError::Closed { .. }) => ("closed", e.to_string(), false, None),
     };
     let mut got = json!({"kind": kind, "truncated": truncated});
     if let Some(tool) = suggested {

@@ -60,7 +60,8 @@ def alive(pid: int) -> bool:
     """The process exists and is not a zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
+        # Gone before the open, or between the open and the read.
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
