@@ -228,7 +228,7 @@ describe('a closed BashTool is closed for good', () => {
   test('execute, async starts and its job tool reject with Closed, not on a fresh bash', async () => {
     const tool = new BashTool({ cwd: tempDir('closed-tool'), snapshot: 'none', sessionKey: `closed-${process.pid}` })
     const jobs = new conch.JobTool(tool)
-    assert.equal(await tool.execute({ command: 'export MARK=kept; echo $MARK' }), 'kept')
+    assert.equal((await tool.execute({ command: 'export MARK=kept; echo $MARK' })).content[0].text, 'kept')
     tool.close()
     tool.close()
     for (const call of [
@@ -249,11 +249,8 @@ describe('a nested run from a chunk callback is refused, quick or slow', () => {
       const sh = new Shell({ snapshot: 'none' })
       try {
         let nested
-        await sh.run({
-          command,
-          onChunk: () => {
-            if (!nested) nested = failure(() => sh.run({ command: 'echo nested' }))
-          },
+        await sh.run({ command }, () => {
+          if (!nested) nested = failure(() => sh.run({ command: 'echo nested' }))
         })
         const err = await nested
         assert.equal(err.code, 'InvalidArgument', err.message)
