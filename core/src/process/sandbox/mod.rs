@@ -18,6 +18,7 @@ mod cgroup;
 mod confine;
 mod session;
 
+pub(crate) use cgroup::PidsCgroup;
 pub(crate) use confine::Confinement;
 pub(crate) use session::SessionSandbox;
 pub use session::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
