@@ -403,7 +403,9 @@ typedef struct conch_bash_result {
    */
   bool has_exit_code;
   /**
-   * True on abort and on timeout.
+   * True on abort, on timeout, and when conch ended the command itself
+   * (the session's process limit, a shell that stopped reporting): the
+   * output then starts with the notice saying why.
    */
   bool cancelled;
   /**

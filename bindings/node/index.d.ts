@@ -309,7 +309,11 @@ export interface BashResult {
   artifactId?: string
   /** `None` when the command was killed, cancelled or its status is unknown. */
   exitCode?: number
-  /** True on abort and on timeout. */
+  /**
+   * True on abort, on timeout, and when conch ended the command itself
+   * (the session's process limit, a shell that stopped reporting): the
+   * output then starts with the notice saying why.
+   */
   cancelled: boolean
   /** The deadline ended the command. */
   timedOut: boolean

@@ -41,7 +41,9 @@
 //! it on [`OUTPUT_FD`] and gives it to each command's `eval`. The loop
 //! runs inside a group whose stdout and stderr are `/dev/null`, so what
 //! the session's own steps write (a user's `DEBUG` trap runs before them
-//! too, and `set -x` traces them) reaches no command's output. bash's own
+//! too, and `set -x` traces them) reaches no command's output. (One that
+//! fails under `extdebug` skips them: nothing here can run past it, and
+//! the host ends such a run, `shell/session/watchdog.rs`.) bash's own
 //! stdout and stderr, outside the group, are the output pipe too: a
 //! command's `exit` unwinds every redirection up to them, and what bash
 //! writes then (an `EXIT` trap the command set, `time`) is the command's

@@ -19,7 +19,9 @@ pub struct BashResult {
     pub summary: OutputSummary,
     /// `None` when the command was killed, cancelled or its status is unknown.
     pub exit_code: Option<i32>,
-    /// True on abort and on timeout.
+    /// True on abort, on timeout, and when conch ended the command itself
+    /// (the session's process limit, a shell that stopped reporting): the
+    /// output then starts with the notice saying why.
     pub cancelled: bool,
     /// The deadline ended the command.
     pub timed_out: bool,
@@ -76,9 +78,33 @@ pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<Stri
             None => "Command timed out".to_string(),
         }),
         Stop::Cancel => Some("Command cancelled".to_string()),
+        Stop::ProcessLimit(n) => Some(process_limit_notice(n)),
+        Stop::Unreported => Some(UNREPORTED_NOTICE.to_string()),
         Stop::Head => None,
     }
 }
+
+/// The notice of a command stopped at the session's process limit of `n`
+/// (docs/behaviour.md, section 16).
+pub fn process_limit_notice(n: u64) -> String {
+    format!(
+        "Command stopped: the session's process limit ({n}) was reached and new processes \
+         were refused for {} seconds; its processes were killed. Start fewer processes at once",
+        seconds(PROCESS_LIMIT_GRACE)
+    )
+}
+
+/// How long a session may stay at its process limit after a refused fork
+/// before the run is stopped (docs/behaviour.md, section 16): bash retries
+/// a refused fork after 1 s, then 2, 4 and 8, and a command that only
+/// touched the limit is below it again by then.
+pub const PROCESS_LIMIT_GRACE: Duration = Duration::from_secs(2);
+
+/// The notice of a command after which bash stopped reporting (docs/behaviour.md,
+/// section 7).
+pub const UNREPORTED_NOTICE: &str = "Command ended, but the shell stopped reporting after it: \
+     a DEBUG trap that returns non-zero under `shopt -s extdebug` makes bash skip every command, \
+     the shell's own included. Its exit status is unknown";
 
 /// The notice put before the output of a run moved to the background as
 /// job `job` after `after`.
@@ -131,12 +157,12 @@ impl BashResult {
     /// [`BashResult::new`] for a summary that has its stop notice already
     /// (a PTY run's, made with [`add_stop_notice`]).
     pub(crate) fn assemble(summary: OutputSummary, outcome: Outcome) -> Self {
-        let stopped = matches!(outcome.stop, Some(Stop::Timeout | Stop::Cancel));
+        let stopped = outcome.stop.is_some_and(Stop::ends_command);
         BashResult {
             summary,
             exit_code: match outcome.stop {
-                Some(Stop::Timeout | Stop::Cancel) => None,
                 Some(Stop::Head) => Some(0),
+                Some(_) => None,
                 None => outcome.exit_code,
             },
             cancelled: stopped,

@@ -21,7 +21,9 @@ pub struct conch_bash_result {
     pub exit_code: i32,
     /// False when the command was killed, cancelled, or its status is unknown.
     pub has_exit_code: bool,
-    /// True on abort and on timeout.
+    /// True on abort, on timeout, and when conch ended the command itself
+    /// (the session's process limit, a shell that stopped reporting): the
+    /// output then starts with the notice saying why.
     pub cancelled: bool,
     /// True when the deadline ended the command.
     pub timed_out: bool,

@@ -341,3 +341,18 @@ def test_nothing_outlives_a_python_host_that_dies(how):
     finally:
         host.kill()
         host.wait()
+
+
+def test_a_debug_trap_that_skips_the_sessions_steps_ends_the_run_early(shell):
+    # With extdebug, a DEBUG trap that fails skips every command after it,
+    # the session's own included: the run ends within seconds, not at its
+    # timeout, and the next run gets a fresh bash.
+    start = time.monotonic()
+    r = shell.run("echo before; shopt -s extdebug; trap 'false' DEBUG", timeout=60)
+    assert time.monotonic() - start < GUARD
+    assert r.cancelled and r.session_ended and not r.timed_out
+    assert r.exit_code is None
+    assert r.output.startswith("[Command ended, but the shell stopped reporting after it: ")
+    assert r.output.endswith("before\n")
+    nxt = shell.run("echo next; trap -p DEBUG")
+    assert nxt.output == "next\n" and nxt.session_reset

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,21 @@ def test_sandbox_applied_names_what_is_in_force(tmp_path, monkeypatch):
         assert not applied.filesystem
         assert applied.not_applied
         assert any("Landlock" in why for why in applied.not_applied)
+
+
+def test_a_run_stuck_at_the_process_limit_is_stopped_early(tmp_path):
+    # bash retries a refused fork and waits for what it started: the run is
+    # stopped once the session stays at its limit, not at its timeout.
+    sh = conch.Shell(cwd=tmp_path, snapshot=None, sandbox={"limits": {"processes": 20}})
+    try:
+        sh.run("X=kept")
+        start = time.monotonic()
+        r = sh.run("for i in $(seq 30); do /bin/sleep 100 & done; wait", timeout=60)
+        assert time.monotonic() - start < 10
+        assert r.cancelled and not r.timed_out and r.exit_code is None
+        assert r.output.startswith(
+            "[Command stopped: the session's process limit (20) was reached"
+        ), r.output
+        assert sh.run("echo $X").output == "kept\n"
+    finally:
+        sh.close()

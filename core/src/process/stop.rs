@@ -14,6 +14,22 @@ pub enum Stop {
     Cancel,
     /// The head limit was satisfied; the rest of the output is not wanted.
     Head,
+    /// The session reached its process limit (the number) and stayed at
+    /// it: forks were refused, and bash would retry them until the
+    /// timeout (docs/behaviour.md, section 16).
+    ProcessLimit(u64),
+    /// bash stopped reporting after the command: it skips its own steps
+    /// (a `DEBUG` trap that fails under `extdebug`). It cannot be brought
+    /// back: the session ends (docs/behaviour.md, section 7).
+    Unreported,
+}
+
+impl Stop {
+    /// Whether the command was ended before it ended by itself (no exit
+    /// status; the result is `cancelled`): all but a satisfied head limit.
+    pub fn ends_command(self) -> bool {
+        !matches!(self, Stop::Head)
+    }
 }
 
 /// Watches the deadline, the cancel token and the head limit, and starts
@@ -48,8 +64,29 @@ impl Stopper {
         }
     }
 
+    /// Stops the command for `reason`, found by the caller: the kill
+    /// escalation starts now. Nothing if it is being stopped already.
+    pub fn stop(&mut self, reason: Stop) {
+        if self.reason.is_none() {
+            self.reason = Some(reason);
+            self.escalating = Some(self.escalation.start());
+        }
+    }
+
+    /// Records `reason` for a command the caller ends itself (by killing
+    /// its bash): no escalation follows.
+    pub fn ended(&mut self, reason: Stop) {
+        if self.reason.is_none() {
+            self.reason = Some(reason);
+        }
+    }
+
     /// Checks the triggers at `now`; returns the escalation step due, if any.
     pub fn check(&mut self, now: Instant, head_satisfied: bool) -> Option<EscalationStep> {
+        if self.escalating.is_none() && self.reason.is_some() {
+            // Ended by the caller ([`Stopper::ended`]).
+            return None;
+        }
         if self.escalating.is_none() {
             self.reason = if self.cancel.is_cancelled() {
                 Some(Stop::Cancel)

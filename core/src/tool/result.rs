@@ -255,7 +255,10 @@ fn split_stop_notice<'r>(
 
 /// The engine's notices for a stopped command.
 fn is_stop_notice(line: &str) -> bool {
-    line == "Command cancelled" || line.starts_with("Command timed out")
+    line == "Command cancelled"
+        || line.starts_with("Command timed out")
+        || line.starts_with("Command stopped: the session's process limit")
+        || line == crate::run_result::UNREPORTED_NOTICE
 }
 
 #[cfg(test)]

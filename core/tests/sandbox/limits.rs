@@ -125,6 +125,81 @@ print('started', len(kids), 'refused', refused)
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// bash retries a fork the limit refused (1, 2, 4, 8 s) and `wait`s for
+/// what it started: the run is stopped once the session stays at its
+/// limit, not at its timeout, its processes killed, the session kept.
+#[test]
+fn a_run_stuck_at_the_process_limit_is_stopped_with_a_notice() {
+    let (dir, sh) = limited(
+        "pids-stuck",
+        Limits {
+            processes: Some(20),
+            ..Limits::default()
+        },
+    );
+    assert_eq!(out(&sh, "X=kept; echo set"), (Some(0), "set\n".to_string()));
+    let marker = crate::common::unique_sleep(100);
+    let started = Instant::now();
+    let r = bounded(
+        &sh,
+        &format!("for i in $(seq 30); do /bin/sleep {marker} & done; wait"),
+        60,
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}, not stopped early: {r:?}",
+        started.elapsed()
+    );
+    assert!(!r.timed_out && r.cancelled, "{r:?}");
+    assert_eq!(r.exit_code, None);
+    assert!(
+        r.output.starts_with(
+            "[Command stopped: the session's process limit (20) was reached and new processes \
+             were refused for 2 seconds; its processes were killed. Start fewer processes at once]\n"
+        ),
+        "{}",
+        r.output
+    );
+    assert!(r.output.contains("fork: retry"), "{}", r.output);
+    assert!(
+        crate::common::wait_until(crate::common::HANG, || crate::common::procs_with(&marker)
+            .is_empty()),
+        "its processes are left"
+    );
+    assert_eq!(out(&sh, "echo $X"), (Some(0), "kept\n".to_string()));
+    drop(sh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A command that touches the limit and comes back below it (its
+/// processes end before bash's retry) goes on.
+#[test]
+fn a_run_that_touches_the_process_limit_and_recovers_goes_on() {
+    let (dir, sh) = limited(
+        "pids-touch",
+        Limits {
+            processes: Some(20),
+            ..Limits::default()
+        },
+    );
+    // Past the 2 s grace after the refusals, below the limit by then.
+    let r = bounded(
+        &sh,
+        "for i in $(seq 25); do /bin/sleep 0.3 & done; wait; /bin/sleep 4; echo done",
+        60,
+    );
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(!r.cancelled, "{r:?}");
+    assert!(r.output.ends_with("done\n"), "{}", r.output);
+    assert!(
+        r.output.contains("fork: retry"),
+        "it never touched the limit: {}",
+        r.output
+    );
+    drop(sh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_session_memory_cap_ends_what_goes_over_it_and_the_session_goes_on() {
     let (dir, sh) = limited(

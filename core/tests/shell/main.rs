@@ -8,6 +8,8 @@
 //! - `containment`: background jobs, and kills of whole trees on abort,
 //!   timeout and close;
 //! - `fidelity`: the corpus of `tests/fidelity/` against `bash -c`;
+//! - `hangs`: commands that would hold a run until its timeout, ended
+//!   early with a notice;
 //! - `interrupt`: timeouts and aborts that keep the shell and its state;
 //! - `jobs`: what commands leave writing in the background, read as jobs;
 //! - `reentry`: calls made from inside a run's own callback.
@@ -29,6 +31,7 @@ mod common;
 mod artifacts;
 mod containment;
 mod fidelity;
+mod hangs;
 mod interrupt;
 mod job_steps;
 mod jobs;

@@ -51,7 +51,10 @@ class BashResult:
     """`None` when the command was killed, cancelled or its status is unknown."""
 
     cancelled: bool
-    """True on abort and on timeout."""
+    """True on abort, on timeout, and when conch ended the command itself
+    (the session's process limit, a shell that stopped reporting): the
+    output then starts with the notice saying why.
+    """
 
     timed_out: bool
     """The deadline ended the command."""

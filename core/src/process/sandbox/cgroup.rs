@@ -114,3 +114,46 @@ impl Cgroup {
         }
     }
 }
+
+/// The `pids` cgroup of a session, read while a run goes on to tell when
+/// the session's forks are being refused (docs/behaviour.md, section 16).
+/// Its files are opened for each read: it holds no descriptor.
+#[derive(Debug)]
+pub(crate) struct PidsCgroup {
+    dir: PathBuf,
+    limit: u64,
+}
+
+impl PidsCgroup {
+    /// The `pids` cgroup [`Cgroup::new`] made as `name` below the host's
+    /// (a session's cgroups are named after its sandbox directory), whose
+    /// `pids.max` is `limit`; `None` if there is none.
+    pub fn of_session(name: &str, limit: u64) -> Option<PidsCgroup> {
+        let (parent, _) = own_cgroup("pids")?;
+        let dir = parent.join(name);
+        dir.join("pids.events")
+            .is_file()
+            .then_some(PidsCgroup { dir, limit })
+    }
+
+    /// The limit (`pids.max`).
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// How many forks the limit refused so far (`max` in `pids.events`).
+    pub fn refused(&self) -> Option<u64> {
+        let events = std::fs::read_to_string(self.dir.join("pids.events")).ok()?;
+        events
+            .lines()
+            .find_map(|line| line.strip_prefix("max ")?.trim().parse().ok())
+    }
+
+    /// Whether the session holds as many processes as the limit allows.
+    pub fn at_limit(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("pids.current"))
+            .ok()
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .is_some_and(|n| n >= self.limit)
+    }
+}

@@ -21,6 +21,7 @@ mod namespaces;
 mod secrets;
 mod session;
 
+pub(crate) use cgroup::PidsCgroup;
 pub(crate) use confine::{Confinement, Entry};
 pub use landlock::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 pub use namespaces::TEST_NO_NAMESPACES_VAR;

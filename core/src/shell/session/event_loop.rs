@@ -5,7 +5,7 @@
 //! bash's own records. It can stop at a deadline and go on later, so a run
 //! can be driven in steps.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ use crate::process::tree::{self, EscalationStep, Pid};
 use crate::process::watch::Watch;
 use crate::protocol::{self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusRecord};
 
+use super::watchdog::{Hang, Watchdog};
 use super::{Bash, STOP_POLL};
 
 /// How the event loop of one run ended.
@@ -45,6 +46,8 @@ pub(super) struct Line<'a> {
     pub(super) env: &'a [(String, String)],
     /// When the run returns if the command still runs (`yield_after`).
     pub(super) yield_at: Option<Instant>,
+    /// The session's `pids` cgroup, when it has a process limit.
+    pub(super) pids: Option<std::sync::Arc<crate::process::sandbox::PidsCgroup>>,
 }
 
 /// Where the event loop of one run is, between steps.
@@ -53,6 +56,8 @@ pub(super) struct LoopState {
     baseline: Vec<Pid>,
     yield_at: Option<Instant>,
     stopper: Stopper,
+    /// The looks for a run that would hang until its timeout.
+    watchdog: Watchdog,
     record: Option<StatusRecord>,
     exited: bool,
     replaced: bool,
@@ -81,6 +86,7 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
         cwd,
         env,
         yield_at,
+        pids,
     } = line;
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let file = if command.len() > INLINE_LIMIT {
@@ -116,6 +122,7 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
         baseline,
         yield_at,
         stopper,
+        watchdog: Watchdog::new(pids),
         record: None,
         exited,
         replaced: false,
@@ -160,9 +167,13 @@ fn loop_turns(
     while lp.record.is_none() && !lp.exited {
         // While stopping, look every few milliseconds whether the command's
         // processes are gone, rather than waiting out each grace period.
+        let watching = lp.stopper.reason.is_none();
         let wake_at = match (lp.frozen, lp.stopper.wake_at()) {
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
-            (false, t) => [t, lp.yield_at].into_iter().flatten().min(),
+            (false, t) => [t, lp.yield_at, watching.then(|| lp.watchdog.wake_at())]
+                .into_iter()
+                .flatten()
+                .min(),
             (true, None) => None,
         };
         let wake_at = [wake_at, until].into_iter().flatten().min();
@@ -192,7 +203,7 @@ fn loop_turns(
                 yielded: true,
             }));
         }
-        let step = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
+        let mut step = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
         if (lp.record.is_some() || lp.exited) && !lp.frozen {
             // The command has ended (a cancel from its last chunk's callback,
             // say): nothing is left to stop, and bash, back in its loop,
@@ -201,7 +212,33 @@ fn loop_turns(
             // processes are gone.)
             break;
         }
-        let aborting = matches!(lp.stopper.reason, Some(Stop::Timeout | Stop::Cancel));
+        if lp.stopper.reason.is_none() {
+            match lp
+                .watchdog
+                .look(Instant::now(), bash.pid(), bash.status.as_fd())
+            {
+                // Stopped as a timeout stops it: its processes are killed
+                // and bash unwinds (docs/behaviour.md, section 16).
+                Some(Hang::ProcessLimit(n)) => {
+                    lp.stopper.stop(Stop::ProcessLimit(n));
+                    step = lp.stopper.check(Instant::now(), false);
+                }
+                // bash skips its own steps and cannot be brought back: it is
+                // killed with what the command left, and the run ends as
+                // the session does (docs/behaviour.md, section 7).
+                Some(Hang::Unreported) => {
+                    lp.stopper.ended(Stop::Unreported);
+                    tree::signal_all(&targets(bash.pid(), &lp.baseline), Signal::KILL);
+                    tree::signal_all(&[bash.pid()], Signal::KILL);
+                    continue;
+                }
+                None => {}
+            }
+        }
+        let aborting = matches!(
+            lp.stopper.reason,
+            Some(Stop::Timeout | Stop::Cancel | Stop::ProcessLimit(_))
+        );
         if aborting && !lp.frozen {
             // Freeze bash before touching its children: once the running
             // command dies, bash would go on with the rest of the command

@@ -38,7 +38,7 @@ use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Waker, poll, pollin, send_all, socketpair};
-use crate::process::sandbox::{Confinement, SandboxApplied, SessionSandbox};
+use crate::process::sandbox::{Confinement, PidsCgroup, SandboxApplied, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
 use crate::process::tree::{self, Escalation, Pid};
@@ -50,6 +50,7 @@ mod event_loop;
 mod job_calls;
 mod run;
 mod state_guard;
+mod watchdog;
 
 use event_loop::wait_record_until;
 pub use run::Run;
@@ -75,6 +76,9 @@ struct Config {
     confinement: Option<Arc<Confinement>>,
     /// Where a sandboxed session's pipes are FIFOs (see [`named_pipe`]).
     fifos: Option<PathBuf>,
+    /// The session's `pids` cgroup, when it has a process limit: a run
+    /// stuck at the limit is stopped (`watchdog.rs`).
+    pids: Option<Arc<PidsCgroup>>,
 }
 
 /// A live bash process and our ends of its pipes.
@@ -212,6 +216,14 @@ impl Shell {
             job_artifact_cap: opts.job_artifact_cap,
             confinement: sandbox.as_ref().map(SessionSandbox::confinement),
             fifos: sandbox.as_ref().map(|s| s.pipes().to_path_buf()),
+            pids: sandbox
+                .as_ref()
+                .filter(|s| s.applied().processes)
+                .zip(opts.sandbox.as_ref().and_then(|p| p.limits.processes))
+                .and_then(|(s, limit)| {
+                    PidsCgroup::of_session(&s.dir().file_name()?.to_string_lossy(), limit)
+                })
+                .map(Arc::new),
         };
         let queue: Arc<Queue> = Arc::default();
         let shell = Shell {

@@ -252,6 +252,7 @@ impl Shell {
                 cwd: cwd_text,
                 env: &opts.env,
                 yield_at: standby.as_ref().map(|(after, _)| run.started.1 + *after),
+                pids: self.config.pids.clone(),
             },
             Stopper::new(opts.timeout, run_token.clone(), self.config.escalation),
         )?;
