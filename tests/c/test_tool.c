@@ -6,6 +6,9 @@
  * model, conch_tool_definition). */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -264,6 +267,63 @@ static void tool_definition_vectors(void) {
   printf("tool definition vectors: %zu cases\n", COUNT(TOOL_DEFINITION_CASES));
 }
 
+/* A call of another thread, waiting for its turn behind a running one, when
+ * the tool is freed: the running call is stopped (its shell is closed), the
+ * waiting one is refused with CONCH_ERR_CLOSED and *out untouched; it runs
+ * neither on the closed shell nor on a fresh one. */
+struct waiting_call {
+  conch_tool *tool;
+  const char *args;
+  int rc;
+  conch_tool_result *out;
+  char error[128]; /* conch_last_error() of the calling thread */
+  atomic_bool started; /* the call's output arrived */
+};
+
+static void saw_output(void *user, const char *utf8, size_t len) {
+  (void)utf8;
+  (void)len;
+  atomic_store(&((struct waiting_call *)user)->started, true);
+}
+
+static void *run_waiting_call(void *arg) {
+  struct waiting_call *c = arg;
+  c->out = NULL;
+  c->rc = conch_tool_execute(c->tool, c->args, NULL, false, saw_output, c, &c->out);
+  snprintf(c->error, sizeof c->error, "%s", conch_last_error());
+  return NULL;
+}
+
+static void test_free_refuses_a_waiting_call(void) {
+  conch_tool_options o = {0};
+  o.session_key = "ctest-tool-free-waiting";
+  o.snapshot = "none";
+  o.cwd = "/";
+  o.update_interval_ms = 10;
+  conch_tool *tool = conch_tool_new(&o);
+  if (!CHECK(tool != NULL, "conch_tool_new")) return;
+  struct waiting_call first = {.tool = tool, .args = "{\"command\": \"echo started; /bin/sleep 60\"}"};
+  struct waiting_call second = {.tool = tool, .args = "{\"command\": \"echo second\"}"};
+  atomic_init(&first.started, false);
+  atomic_init(&second.started, false);
+  pthread_t t1, t2;
+  pthread_create(&t1, NULL, run_waiting_call, &first);
+  for (int i = 0; i < 3000 && !atomic_load(&first.started); i++) usleep(10 * 1000);
+  CHECK(atomic_load(&first.started), "the first call runs");
+  pthread_create(&t2, NULL, run_waiting_call, &second);
+  usleep(500 * 1000); /* the second call takes its place behind the first */
+  conch_tool_free(tool);
+  pthread_join(t1, NULL);
+  pthread_join(t2, NULL);
+  CHECK(first.rc == CONCH_ERR_TOOL && first.out != NULL, "the running call is stopped: %d", first.rc);
+  conch_tool_result_free(first.out);
+  CHECK_RC(second.rc, CONCH_ERR_CLOSED, "the waiting call is refused");
+  CHECK(second.out == NULL, "*out untouched on CONCH_ERR_CLOSED");
+  CHECK_STR(second.error, "bash tool is closed", "its message");
+  CHECK(!atomic_load(&second.started), "it printed nothing");
+  conch_tool_result_free(second.out);
+}
+
 int main(void) {
   if (mkdtemp(artifacts) == NULL) return 2;
   conch_tool *tool = new_tool(false);
@@ -274,6 +334,7 @@ int main(void) {
     test_errors(tool);
     conch_tool_free(tool);
   }
+  test_free_refuses_a_waiting_call();
   test_blocked();
   tool_vectors();
   tool_definition_vectors();

@@ -215,3 +215,36 @@ def test_virtual_terminal_runs_on_the_pty_when_the_host_has_a_ui(tmp_path, monke
     with conch.BashTool(tmp_path, virtual_terminal=True, has_ui=False, snapshot=None) as t:
         with pytest.raises(conch.ToolError, match="not a tty"):
             t.execute({"command": "tty"})
+
+
+def test_close_is_final_with_its_own_session_key(tmp_path):
+    bash = conch.BashTool(tmp_path, snapshot="none", session_key=f"closed-{uuid.uuid4().hex[:8]}")
+    before = conch.JobTool(bash)
+    bash.execute({"command": "export MARK=kept"})
+    bash.close()
+    bash.close()  # idempotent
+    calls = {
+        "execute": lambda: bash.execute({"command": 'echo "[$MARK]"'}),
+        "execute async": lambda: bash.execute({"command": "echo x", "async": True}),
+        "JobTool made before close": lambda: before.execute({"op": "list"}),
+        "JobTool made after close": lambda: conch.JobTool(bash).execute({"op": "list"}),
+    }
+    for what, call in calls.items():
+        with pytest.raises(conch.ClosedError, match="^bash tool is closed$") as raised:
+            call()
+        assert not isinstance(raised.value, conch.ToolError), what
+    with pytest.raises(conch.ClosedError):
+        asyncio.run(bash.execute_async({"command": "true"}))
+
+
+def test_closing_a_tool_of_a_shared_session_spares_the_session(tmp_path):
+    env = {"CLOSED_SHARED": uuid.uuid4().hex}
+    a = conch.BashTool(tmp_path, snapshot="none", env=env)
+    b = conch.BashTool(tmp_path, snapshot="none", env=env)
+    a.execute({"command": "export SHARED=kept"})
+    with a:
+        pass
+    with pytest.raises(conch.ClosedError):
+        a.execute({"command": 'echo "$SHARED"'})
+    assert b.execute({"command": 'echo "$SHARED"'}).text == "kept"
+    b.close()
