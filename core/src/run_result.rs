@@ -11,7 +11,9 @@ use crate::process::stop::Stop;
 /// [`OutputSummary`] (reachable as fields of the result itself, e.g.
 /// `result.output`); the rest says how the run ended. The fields and their
 /// meaning are the same on every face (docs/api/rust.md).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct BashResult {
     /// The text kept, `[notice]\n` first when the run was stopped, and its
     /// counts.

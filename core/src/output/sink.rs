@@ -50,7 +50,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ring::Ring;
 use super::scan::count_newlines;
@@ -92,7 +92,7 @@ impl Default for SinkOptions {
 
 /// What a finished sink hands back; serialized as a part of
 /// [`crate::BashResult`] (see [`crate::wire`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OutputSummary {
     /// The kept text, prefixed with `[notice]\n` when a notice was given.
     pub output: String,

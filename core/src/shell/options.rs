@@ -14,9 +14,9 @@ use crate::jobs::JobExitHook;
 use crate::process::env::EnvPolicy;
 use crate::process::sandbox::Sandbox;
 use crate::process::tree::Escalation;
-use crate::wire::{read, shape};
+use crate::wire::{self, read, shape};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Which rc snapshot a session sources at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,7 +135,8 @@ impl Default for ShellOptions {
 /// One command to run. On the wire (see [`crate::wire`]) the line limits
 /// are `head` and `tail`; the cancel token and the artifact are set by the
 /// host only.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+// Serialized in the form it is read from: a remote client sends it so.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 pub struct RunOptions {
     /// The bash command.
     pub command: String,
@@ -143,11 +144,19 @@ pub struct RunOptions {
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Variables for this run only.
-    #[serde(default, deserialize_with = "read::env")]
+    #[serde(
+        default,
+        deserialize_with = "read::env",
+        serialize_with = "wire::env_map"
+    )]
     #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
     /// The deadline, from the command's start; `None`: none.
-    #[serde(default, deserialize_with = "read::timeout")]
+    #[serde(
+        default,
+        deserialize_with = "read::timeout",
+        serialize_with = "wire::optional_secs"
+    )]
     #[schemars(schema_with = "shape::optional_seconds")]
     pub timeout: Option<Duration>,
     /// Cancels the run from any thread.
@@ -174,7 +183,11 @@ pub struct RunOptions {
     /// the state it had before the command. `None`: the run waits for the
     /// command (or its timeout). With the session's jobs at their limit
     /// the command stays in the foreground.
-    #[serde(default, deserialize_with = "read::yield_after")]
+    #[serde(
+        default,
+        deserialize_with = "read::yield_after",
+        serialize_with = "wire::optional_secs"
+    )]
     #[schemars(schema_with = "shape::optional_seconds")]
     pub yield_after: Option<Duration>,
 }
@@ -205,5 +218,43 @@ mod tests {
             r#"snapshot must be "auto", "none" or the path of a snapshot file, got """#
         );
         assert_eq!(Snapshot::default(), Snapshot::Auto);
+    }
+
+    /// A remote client sends run options serialized; the server reads them
+    /// back as the same options.
+    #[test]
+    fn run_options_read_back_what_they_serialize_to() {
+        let opts = RunOptions {
+            command: "make test".into(),
+            cwd: Some("sub/dir".into()),
+            env: vec![("A".into(), "1".into()), ("B".into(), "2".into())],
+            timeout: Some(Duration::from_millis(1500)),
+            head_lines: Some(3),
+            tail_lines: Some(0),
+            yield_after: Some(Duration::from_secs(2)),
+            ..RunOptions::default()
+        };
+        let value = serde_json::to_value(&opts).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"command": "make test", "cwd": "sub/dir",
+                               "env": {"A": "1", "B": "2"}, "timeout": 1.5,
+                               "head": 3, "tail": 0, "yield_after": 2.0})
+        );
+        let back: RunOptions = serde_json::from_value(value).unwrap();
+        assert_eq!(
+            (back.command, back.cwd, back.env, back.timeout),
+            (opts.command, opts.cwd, opts.env, opts.timeout)
+        );
+        assert_eq!(
+            (back.head_lines, back.tail_lines, back.yield_after),
+            (opts.head_lines, opts.tail_lines, opts.yield_after)
+        );
+        let none: RunOptions =
+            serde_json::from_value(serde_json::to_value(RunOptions::new("true")).unwrap()).unwrap();
+        assert_eq!(
+            (none.timeout, none.head_lines, none.env.len()),
+            (None, None, 0)
+        );
     }
 }

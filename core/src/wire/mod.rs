@@ -319,6 +319,20 @@ pub(crate) fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error>
     s.serialize_f64(d.as_secs_f64())
 }
 
+/// Serializes an optional duration as seconds, or `null`.
+pub(crate) fn optional_secs<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => secs(d, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Serializes variables as the object `{"NAME": "value"}` they are read
+/// from, in their order.
+pub(crate) fn env_map<S: Serializer>(vars: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(vars.iter().map(|(k, v)| (k, v)))
+}
+
 /// Serializes a time as seconds since the Unix epoch, to the millisecond
 /// (0 for a time before it).
 pub(crate) fn epoch_secs<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
