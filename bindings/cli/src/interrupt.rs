@@ -24,3 +24,21 @@ pub fn cancel_on_interrupt(token: CancelToken) -> io::Result<()> {
         })?;
     Ok(())
 }
+
+/// SIGTERM, SIGHUP or SIGINT, the ways a client or a user stops a
+/// server (`conch mcp`, `conch serve`).
+pub async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+        _ = int.recv() => {}
+    }
+}

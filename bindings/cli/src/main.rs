@@ -11,6 +11,7 @@ mod requests;
 mod rpc;
 mod run;
 mod sandbox_flags;
+mod serve;
 mod tool_flags;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -36,6 +37,7 @@ enum Command {
     Artifact(artifact::Args),
     Pty(pty::Args),
     Mcp(mcp::Args),
+    Serve(serve::Args),
     /// Print the version (as `conch --version`)
     #[command(hide = true)]
     Version,
@@ -52,6 +54,7 @@ fn main() {
         Command::Artifact(a) => artifact::main(a),
         Command::Pty(a) => pty::main(a),
         Command::Mcp(a) => mcp::main(a),
+        Command::Serve(a) => serve::main(a),
         Command::Version => {
             print_line(&format!("conch {}", env!("CARGO_PKG_VERSION")));
             Ok(0)

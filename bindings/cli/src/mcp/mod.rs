@@ -83,7 +83,7 @@ pub fn main(p: Args) -> Result<i32, String> {
         tokio::spawn({
             let stopped = stopped.clone();
             async move {
-                stop_signal().await;
+                crate::interrupt::stop_signal().await;
                 stop.cancel();
                 stopped.notify_one();
             }
@@ -110,20 +110,3 @@ pub fn main(p: Args) -> Result<i32, String> {
 
 /// How long a stopped server waits to write what was in flight.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// SIGTERM, SIGHUP or SIGINT, the ways a client or a user stops the server.
-async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = hup.recv() => {}
-        _ = int.recv() => {}
-    }
-}

@@ -1,0 +1,173 @@
+//! The client of `conch serve`, under every face's `connect`: a
+//! [`Remote`] gives sessions with the local [`conch_core::Shell`]'s
+//! methods and results. One connection per `Remote`, driven on a thread of
+//! its own; a dropped WebSocket is reconnected and every session resumed
+//! where it stopped (see [`link`]).
+
+mod link;
+mod shell;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::protocol::{ErrorKind, Refusal};
+use link::Link;
+pub use shell::RemoteShell;
+
+/// Where the server is: a WebSocket URL (`ws://host:port`), or the argv
+/// of a command whose stdin and stdout speak the protocol (`docker exec
+/// -i box conch serve --stdio`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Url(String),
+    Command(Vec<String>),
+}
+
+impl From<&str> for Target {
+    fn from(url: &str) -> Target {
+        Target::Url(url.to_string())
+    }
+}
+
+impl From<Vec<String>> for Target {
+    fn from(argv: Vec<String>) -> Target {
+        Target::Command(argv)
+    }
+}
+
+/// How a client connects.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// The server's token (`Authorization: Bearer`); none for stdio.
+    pub token: Option<String>,
+    /// How long a dropped WebSocket is retried before the sessions are
+    /// given up (the server keeps them for its grace period, 60 s unless
+    /// told otherwise).
+    pub reconnect_within: Duration,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        ConnectOptions {
+            token: None,
+            reconnect_within: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Why a remote call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteError {
+    /// The server refused the token (or asked for one that was not given).
+    Auth(String),
+    /// The server cannot be reached, or was lost and did not come back in
+    /// time: nothing more can be asked of this `Remote`.
+    ConnectionLost(String),
+    /// The session is gone on the server (closed, or its grace period ran
+    /// out).
+    SessionLost(String),
+    /// The server refused the request: a bad value or type, too many
+    /// sessions, or the core's own error.
+    Refused(Refusal),
+}
+
+impl fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemoteError::Auth(m) | RemoteError::ConnectionLost(m) | RemoteError::SessionLost(m) => {
+                f.write_str(m)
+            }
+            RemoteError::Refused(r) => f.write_str(&r.message),
+        }
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+impl From<Refusal> for RemoteError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal.kind {
+            ErrorKind::UnknownSession => RemoteError::SessionLost(refusal.message),
+            _ => RemoteError::Refused(refusal),
+        }
+    }
+}
+
+/// A connection to a server.
+pub struct Remote {
+    link: Arc<Link>,
+}
+
+/// Connects to the server at `target`.
+pub fn connect(target: impl Into<Target>, opts: ConnectOptions) -> Result<Remote, RemoteError> {
+    let link = Link::open(target.into(), opts)?;
+    let remote = Remote { link };
+    remote.call(None, "hello", Map::new())?;
+    Ok(remote)
+}
+
+impl Remote {
+    /// Opens a session with `options` as the local `Shell` takes them, in
+    /// their serialized form (docs/api/schema.json, `ShellOptions`): they
+    /// are read on the server, where paths and defaults mean something.
+    pub fn shell(&self, options: Map<String, Value>) -> Result<RemoteShell, RemoteError> {
+        let reply = self.call(None, "open", with_options(Value::Object(options)))?;
+        let id = reply["session"]
+            .as_str()
+            .ok_or_else(|| RemoteError::ConnectionLost("the server named no session".into()))?;
+        Ok(RemoteShell::new(
+            self.link.clone(),
+            id.to_string(),
+            reply["sandbox_applied"].clone(),
+        ))
+    }
+
+    /// Closes the connection; the server closes its sessions after its
+    /// grace period (at once for stdio).
+    pub fn close(&self) {
+        self.link.close();
+    }
+
+    /// Asks and waits for the reply.
+    fn call(
+        &self,
+        session: Option<&str>,
+        op: &str,
+        fields: Map<String, Value>,
+    ) -> Result<Value, RemoteError> {
+        call(&self.link, session, op, fields)
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        self.link.close();
+    }
+}
+
+/// Sends request `op` and waits for its reply, ignoring events.
+fn call(
+    link: &Link,
+    session: Option<&str>,
+    op: &str,
+    fields: Map<String, Value>,
+) -> Result<Value, RemoteError> {
+    let (_, replies) = link.request(session, op, fields)?;
+    loop {
+        match replies.recv() {
+            Ok(link::Frame::Reply(outcome)) => return outcome.map_err(RemoteError::from),
+            Ok(link::Frame::Event(_)) => {}
+            Err(_) => return Err(link.lost()),
+        }
+    }
+}
+
+/// The fields of a request that carries options: `{"options": …}`.
+fn with_options(options: Value) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("options".into(), options);
+    fields
+}

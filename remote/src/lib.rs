@@ -1,0 +1,13 @@
+//! conch where the shells are: [`server`] is `conch serve` (many sessions
+//! over stdio or a WebSocket, each outliving a dropped connection for a
+//! grace period), [`client`] is what every face's `connect` wraps, and
+//! [`protocol`] the frames between them (docs/remote.md).
+
+pub mod auth;
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+pub use auth::Token;
+pub use client::{ConnectOptions, Remote, RemoteError, RemoteShell, Target, connect};
+pub use server::{ServeOptions, Server};

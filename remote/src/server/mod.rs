@@ -1,0 +1,258 @@
+//! `conch serve`: one server, many sessions, one protocol
+//! (docs/remote.md), over stdio ([`stdio`]) or a WebSocket ([`listen`]).
+//!
+//! A session outlives its client's connection for the grace period
+//! ([`ServeOptions::grace`]): a client that comes back within it attaches
+//! again and gets every frame after the last it saw. Past it, the session
+//! is closed (its processes killed, as a local `Shell::close` does).
+
+mod conn;
+pub mod listen;
+mod ops;
+mod session;
+pub mod stdio;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use conch_core::{CancelToken, Sandbox};
+use serde_json::Value;
+
+use crate::protocol::{ErrorKind, MAX_FRAME, Refusal, Request, error_reply};
+use conn::Outgoing;
+pub use session::KEPT_BYTES;
+use session::RemoteSession;
+
+/// How a server runs.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// How long a session waits for its client to come back.
+    pub grace: Duration,
+    /// Sessions open at once, at most.
+    pub max_sessions: usize,
+    /// The largest frame read.
+    pub max_frame: usize,
+    /// The sandbox of a session whose client asks for none (the server's
+    /// sandbox flags); a client's own `sandbox` option replaces it.
+    pub sandbox: Option<Sandbox>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            grace: Duration::from_secs(60),
+            max_sessions: 1024,
+            max_frame: MAX_FRAME,
+            sandbox: None,
+        }
+    }
+}
+
+/// The server's state: its sessions, and the answers to `open` requests
+/// (a retried `open` must not open a second session).
+pub struct Server {
+    opts: ServeOptions,
+    sessions: Mutex<HashMap<String, Arc<RemoteSession>>>,
+    next_session: AtomicU64,
+    opened: Mutex<VecDeque<(String, Value)>>,
+}
+
+/// `open` answers kept for retries.
+const OPENS_KEPT: usize = 256;
+
+impl Server {
+    pub fn new(opts: ServeOptions) -> Arc<Server> {
+        Arc::new(Server {
+            opts,
+            sessions: Mutex::new(HashMap::new()),
+            next_session: AtomicU64::new(1),
+            opened: Mutex::new(VecDeque::new()),
+        })
+    }
+
+    pub fn options(&self) -> &ServeOptions {
+        &self.opts
+    }
+
+    fn session(&self, id: Option<&str>) -> Result<Arc<RemoteSession>, Refusal> {
+        let Some(id) = id else {
+            return Err(Refusal::new(
+                ErrorKind::BadRequest,
+                "this request needs a session",
+            ));
+        };
+        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        sessions.get(id).cloned().ok_or_else(|| {
+            Refusal::new(
+                ErrorKind::UnknownSession,
+                format!("no session {id} (never opened, closed, or its grace period ran out)"),
+            )
+        })
+    }
+
+    /// Takes a request read on the runtime: a run's cancel token is made
+    /// here, in the order the requests came, so an abort that follows a run
+    /// finds it even before the run's thread starts; then the request is
+    /// handled on a blocking thread.
+    fn take(self: Arc<Self>, request: Request, out: Outgoing) {
+        let cancel = (request.op == "run").then(|| {
+            let token = CancelToken::new();
+            if let Ok(session) = self.session(request.session.as_deref()) {
+                session.register_run(&request.id, token.clone());
+            }
+            token
+        });
+        tokio::task::spawn_blocking(move || self.handle(request, &out, cancel));
+    }
+
+    /// Handles one request: a session's is answered through the session
+    /// (numbered, kept for a retry), the others straight to the client.
+    fn handle(self: &Arc<Self>, request: Request, out: &Outgoing, cancel: Option<CancelToken>) {
+        if ops::is_session_op(&request.op) {
+            let session = match self.session(request.session.as_deref()) {
+                Ok(session) => session,
+                Err(refusal) => {
+                    out.send_value(&error_reply(&request.id, &refusal));
+                    return;
+                }
+            };
+            match session.seen(&request.id) {
+                session::Seen::Running => {}
+                session::Seen::Answered(reply) => {
+                    session.forget_run(&request.id);
+                    session.send(reply);
+                }
+                session::Seen::New => {
+                    let reply = ops::session_op(self, &session, &request, cancel);
+                    session.forget_run(&request.id);
+                    session.answer(&request.id, reply);
+                }
+            }
+        } else {
+            let reply = ops::server_op(self, &request, out);
+            out.send_value(&reply);
+        }
+    }
+
+    /// The answer already given to the `open` request `id`, if any.
+    fn opened(&self, id: &Value) -> Option<Value> {
+        let key = id.to_string();
+        let opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+        opened
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Adds a new session, unless the server holds its most.
+    fn add(
+        &self,
+        make: impl FnOnce(String) -> Result<RemoteSession, Refusal>,
+    ) -> Result<Arc<RemoteSession>, Refusal> {
+        let id = format!("s{}", self.next_session.fetch_add(1, Ordering::SeqCst));
+        if self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
+            >= self.opts.max_sessions
+        {
+            return Err(Refusal::new(
+                ErrorKind::TooManySessions,
+                format!(
+                    "the server holds {} sessions, its most: close one first",
+                    self.opts.max_sessions
+                ),
+            ));
+        }
+        let session = Arc::new(make(id.clone())?);
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// Keeps the answer to the `open` request `id`.
+    fn keep_opened(&self, id: &Value, reply: &Value) {
+        let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+        opened.push_back((id.to_string(), reply.clone()));
+        while opened.len() > OPENS_KEPT {
+            opened.pop_front();
+        }
+    }
+
+    /// Closes the session `id` (its processes killed); false when there
+    /// was none.
+    fn close_session(&self, id: &str) -> bool {
+        let session = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+        match session {
+            Some(session) => {
+                session.shell.close();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The client of `out` is gone: its sessions wait for it for the grace
+    /// period, then close.
+    fn connection_ended(self: &Arc<Self>, out: &Outgoing) {
+        let sessions: Vec<_> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for session in sessions {
+            let Some(n) = session.detach(out) else {
+                continue;
+            };
+            if self.opts.grace.is_zero() {
+                self.close_session(&session.id);
+                continue;
+            }
+            let server = self.clone();
+            let grace = self.opts.grace;
+            tokio::runtime::Handle::current().spawn(async move {
+                tokio::time::sleep(grace).await;
+                tokio::task::spawn_blocking(move || {
+                    if session.still_detached(n) {
+                        server.close_session(&session.id);
+                    }
+                });
+            });
+        }
+    }
+
+    /// Closes every session, in parallel: each through the kill ladder.
+    pub fn close_all(&self) {
+        let sessions: Vec<_> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        std::thread::scope(|scope| {
+            for session in &sessions {
+                scope.spawn(|| session.shell.close());
+            }
+        });
+    }
+
+    /// Sessions open now.
+    pub fn session_count(&self) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
+    }
+}

@@ -1,0 +1,146 @@
+//! What each request does (docs/remote.md lists them): the server's own
+//! (`hello`, `open`, `attach`) and a session's (`run`, `abort`, `close`).
+//! Options are read by the core's readers, so a bad value is refused with
+//! the same text as on a local face.
+
+use std::sync::Arc;
+
+use conch_core::wire::{self, Given, Spelling};
+use conch_core::{CancelToken, RunOptions, Shell, ShellOptions};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::Server;
+use super::conn::Outgoing;
+use super::session::RemoteSession;
+use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
+
+/// Whether `op` is a session's (answered through it).
+pub(super) fn is_session_op(op: &str) -> bool {
+    matches!(op, "run" | "abort" | "close")
+}
+
+/// Handles a request that is no session's; returns its reply.
+pub(super) fn server_op(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
+    let outcome = match request.op.as_str() {
+        "hello" => Ok(
+            json!({"protocol": PROTOCOL, "server": concat!("conch ", env!("CARGO_PKG_VERSION"))}),
+        ),
+        "open" => return open(server, request, out),
+        "attach" => attach(server, request, out),
+        op => Err(Refusal::new(
+            ErrorKind::BadRequest,
+            format!("unknown op {op:?}"),
+        )),
+    };
+    reply(&request.id, outcome)
+}
+
+/// Handles a session's request; returns its reply.
+pub(super) fn session_op(
+    server: &Server,
+    session: &Arc<RemoteSession>,
+    request: &Request,
+    cancel: Option<CancelToken>,
+) -> Value {
+    let outcome = match request.op.as_str() {
+        "run" => run(session, request, cancel.unwrap_or_default()),
+        "abort" => {
+            let cancelled = session.cancel_runs(request.field("run"));
+            if request.field("run").is_none() {
+                session.shell.abort();
+            }
+            Ok(json!({"cancelled": cancelled}))
+        }
+        "close" => {
+            server.close_session(&session.id);
+            Ok(Value::Null)
+        }
+        op => Err(Refusal::new(
+            ErrorKind::BadRequest,
+            format!("unknown op {op:?}"),
+        )),
+    };
+    reply(&request.id, outcome)
+}
+
+fn reply(id: &Value, outcome: Result<Value, Refusal>) -> Value {
+    match outcome {
+        Ok(value) => ok_reply(id, value),
+        Err(refusal) => error_reply(id, &refusal),
+    }
+}
+
+/// Opens a session with the server's defaults and the client's options,
+/// attached to the client's connection. A retried `open` gets the first
+/// one's answer.
+fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
+    if let Some(reply) = server.opened(&request.id) {
+        return reply;
+    }
+    let outcome = (|| {
+        let given = options_object(request)?;
+        let own_sandbox = given.get("sandbox").is_some_and(|s| !s.is_null());
+        let mut opts: ShellOptions = read(given)?;
+        if !own_sandbox {
+            opts.sandbox = server.options().sandbox.clone();
+        }
+        let session = server.add(|id| Ok(RemoteSession::new(id, Shell::new(opts)?)))?;
+        session.attach(out.clone(), 0);
+        Ok(json!({
+            "session": session.id,
+            "sandbox_applied": session.shell.sandbox_applied(),
+        }))
+    })();
+    let reply = reply(&request.id, outcome);
+    server.keep_opened(&request.id, &reply);
+    reply
+}
+
+/// Attaches the client's connection to a session, after the frames it saw.
+fn attach(server: &Server, request: &Request, out: &Outgoing) -> Result<Value, Refusal> {
+    let session = server.session(request.session.as_deref())?;
+    let after = match request.field("after") {
+        None => 0,
+        Some(v) => v.as_u64().ok_or_else(|| {
+            Refusal::new(
+                ErrorKind::WrongType,
+                format!("after must be a whole number >= 0, got {v}"),
+            )
+        })?,
+    };
+    let last = session.attach(out.clone(), after);
+    Ok(json!({"session": session.id, "seq": last}))
+}
+
+/// Runs a command, its output sent as `chunk` events as it comes.
+fn run(session: &RemoteSession, request: &Request, cancel: CancelToken) -> Result<Value, Refusal> {
+    let mut opts: RunOptions = read(options_object(request)?)?;
+    opts.cancel = Some(cancel);
+    let id = &request.id;
+    let result = session.shell.run(opts, |text| {
+        session.send(json!({"event": "chunk", "id": id, "text": text}));
+    })?;
+    Ok(serde_json::to_value(result).expect("a result serializes"))
+}
+
+/// The request's `options` object (none given: no option).
+fn options_object(request: &Request) -> Result<Map<String, Value>, Refusal> {
+    match request.field("options") {
+        None => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map.clone()),
+        Some(other) => Err(Refusal::new(
+            ErrorKind::WrongType,
+            format!("options must be an object, got {other}"),
+        )),
+    }
+}
+
+/// Reads options as the core type `T`, by the core's readers.
+fn read<T: DeserializeOwned>(fields: Map<String, Value>) -> Result<T, Refusal> {
+    let fields = fields
+        .into_iter()
+        .map(|(k, v)| (k, Given::from(v)))
+        .collect();
+    Ok(wire::read_options(fields, Spelling::Wire)?)
+}

@@ -1,0 +1,209 @@
+//! One session of a server: a core [`Shell`], the frames it sent (numbered,
+//! the newest kept for a client that reconnects), the connection it sends
+//! them on while one is attached, and the requests it answered (so a retry
+//! is answered once).
+//!
+//! Frames go out in order and one at a time: a session's sender waits for
+//! room on its connection, so a client that stops reading holds back the
+//! command's output as a full pipe would, and the server holds at most the
+//! connection's queue and this session's [`KEPT_BYTES`]. With no connection
+//! attached (the client dropped and has not come back), frames are only
+//! kept: the command runs on, its whole output in its artifact.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use conch_core::{CancelToken, Shell};
+use serde_json::{Value, json};
+
+use super::conn::Outgoing;
+
+/// Bytes of a session's newest frames kept for a reconnecting client.
+/// Older ones are dropped; a client that asks for them is told how many
+/// it missed, and a run's result names the artifact with its whole output.
+pub const KEPT_BYTES: usize = 1 << 20;
+
+/// Answers kept per session for retried requests.
+const ANSWERS_KEPT: usize = 256;
+
+pub(crate) struct RemoteSession {
+    pub id: String,
+    pub shell: Arc<Shell>,
+    out: Mutex<Outbox>,
+    answers: Mutex<Answers>,
+    /// The cancel tokens of the runs asked for and not answered, by their
+    /// request's id: an `abort` cancels them.
+    runs: Mutex<HashMap<String, CancelToken>>,
+    /// Counts the times the session lost its connection; a grace timer
+    /// closes the session only if no client came back since it started.
+    detaches: AtomicU64,
+}
+
+struct Outbox {
+    /// The number of the last frame sent.
+    seq: u64,
+    /// The newest frames, oldest first, and their bytes.
+    kept: VecDeque<(u64, Arc<str>)>,
+    kept_bytes: usize,
+    /// Where frames go, while a client is attached.
+    conn: Option<Outgoing>,
+}
+
+#[derive(Default)]
+struct Answers {
+    running: HashSet<String>,
+    done: HashMap<String, Value>,
+    order: VecDeque<String>,
+}
+
+/// What a request's id finds in its session.
+pub(crate) enum Seen {
+    /// Never seen: run it.
+    New,
+    /// Still running: its reply will come.
+    Running,
+    /// Answered: the reply, to send again.
+    Answered(Value),
+}
+
+impl RemoteSession {
+    pub fn new(id: String, shell: Shell) -> Self {
+        RemoteSession {
+            id,
+            shell: Arc::new(shell),
+            out: Mutex::new(Outbox {
+                seq: 0,
+                kept: VecDeque::new(),
+                kept_bytes: 0,
+                conn: None,
+            }),
+            answers: Mutex::new(Answers::default()),
+            runs: Mutex::new(HashMap::new()),
+            detaches: AtomicU64::new(0),
+        }
+    }
+
+    fn outbox(&self) -> MutexGuard<'_, Outbox> {
+        self.out.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Numbers `frame` (an object) as this session's next, keeps it, and
+    /// sends it to the attached client, waiting for room. Called from a
+    /// blocking thread, never from the runtime.
+    pub fn send(&self, mut frame: Value) {
+        let mut out = self.outbox();
+        out.seq += 1;
+        frame["session"] = json!(self.id);
+        frame["seq"] = json!(out.seq);
+        let text: Arc<str> = frame.to_string().into();
+        let seq = out.seq;
+        out.kept_bytes += text.len();
+        out.kept.push_back((seq, text.clone()));
+        while out.kept_bytes > KEPT_BYTES && out.kept.len() > 1 {
+            if let Some((_, old)) = out.kept.pop_front() {
+                out.kept_bytes -= old.len();
+            }
+        }
+        if let Some(conn) = &out.conn
+            && !conn.send(text)
+        {
+            out.conn = None;
+        }
+    }
+
+    /// Makes `conn` the session's connection: first the frames kept after
+    /// `after` (a gap event first, when some of them are no longer kept),
+    /// then every new one. Returns the number of the last frame sent.
+    pub fn attach(&self, conn: Outgoing, after: u64) -> u64 {
+        let mut out = self.outbox();
+        let oldest = out.kept.front().map_or(out.seq + 1, |(seq, _)| *seq);
+        if after + 1 < oldest && after < out.seq {
+            let gap = json!({"event": "gap", "session": self.id, "after": after,
+                             "missed": oldest - after - 1});
+            conn.send(gap.to_string().into());
+        }
+        for (_, text) in out.kept.iter().filter(|(seq, _)| *seq > after) {
+            if !conn.send(text.clone()) {
+                break;
+            }
+        }
+        out.conn = Some(conn);
+        out.seq
+    }
+
+    /// Forgets the connection if it is `conn` (it ended). Returns the
+    /// detach's number when it was, for the grace timer.
+    pub fn detach(&self, conn: &Outgoing) -> Option<u64> {
+        let mut out = self.outbox();
+        if out.conn.as_ref().is_some_and(|c| c.same(conn)) {
+            out.conn = None;
+            return Some(self.detaches.fetch_add(1, Ordering::SeqCst) + 1);
+        }
+        None
+    }
+
+    /// Whether the session is still without a client since detach `n`.
+    pub fn still_detached(&self, n: u64) -> bool {
+        let out = self.outbox();
+        out.conn.is_none() && self.detaches.load(Ordering::SeqCst) == n
+    }
+
+    /// Keeps the cancel token of the run asked for by request `id`.
+    pub fn register_run(&self, id: &Value, cancel: CancelToken) {
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        runs.entry(id.to_string()).or_insert(cancel);
+    }
+
+    pub fn forget_run(&self, id: &Value) {
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        runs.remove(&id.to_string());
+    }
+
+    /// Cancels the run asked for by request `id`, or every run of the
+    /// session when `id` is `None`; returns how many it cancelled.
+    pub fn cancel_runs(&self, id: Option<&Value>) -> usize {
+        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let wanted = id.map(Value::to_string);
+        let mut n = 0;
+        for (key, token) in runs.iter() {
+            if wanted.as_ref().is_none_or(|w| w == key) {
+                token.cancel();
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// What the request `id` is to this session; a new one is marked
+    /// running.
+    pub fn seen(&self, id: &Value) -> Seen {
+        let key = id.to_string();
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        if answers.running.contains(&key) {
+            return Seen::Running;
+        }
+        if let Some(reply) = answers.done.get(&key) {
+            return Seen::Answered(reply.clone());
+        }
+        answers.running.insert(key);
+        Seen::New
+    }
+
+    /// Sends the reply of request `id` and keeps it for a retry.
+    pub fn answer(&self, id: &Value, reply: Value) {
+        {
+            let key = id.to_string();
+            let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+            answers.running.remove(&key);
+            answers.done.insert(key.clone(), reply.clone());
+            answers.order.push_back(key);
+            while answers.order.len() > ANSWERS_KEPT {
+                if let Some(old) = answers.order.pop_front() {
+                    answers.done.remove(&old);
+                }
+            }
+        }
+        self.send(reply);
+    }
+}
