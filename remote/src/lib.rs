@@ -9,5 +9,5 @@ pub mod protocol;
 pub mod server;
 
 pub use auth::Token;
-pub use client::{ConnectOptions, Remote, RemoteError, RemoteShell, Target, connect};
+pub use client::{ConnectOptions, Remote, RemoteError, RemoteRun, RemoteShell, Target, connect};
 pub use server::{ServeOptions, Server};

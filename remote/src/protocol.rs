@@ -24,7 +24,9 @@ pub const PROTOCOL: u32 = 1;
 /// through the protocol travels in one frame).
 pub const MAX_FRAME: usize = 16 << 20;
 
-/// Why a request was refused: the `kind` of an error reply.
+/// Why the protocol refused a request: the `kind` of its error reply.
+/// (An error of the core's own is sent as the core serializes it,
+/// `conch_core::wire::error_to_wire`, with the core's kinds.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The frame is not a request (not JSON, no `op`, an unknown `op`).
@@ -38,11 +40,17 @@ pub enum ErrorKind {
     UnknownSession,
     /// The server holds as many sessions as it may.
     TooManySessions,
-    /// The core refused or failed the call (its error's text).
-    Failed,
 }
 
 impl ErrorKind {
+    const ALL: [ErrorKind; 5] = [
+        ErrorKind::BadRequest,
+        ErrorKind::WrongType,
+        ErrorKind::BadValue,
+        ErrorKind::UnknownSession,
+        ErrorKind::TooManySessions,
+    ];
+
     /// The kind as it is spelled on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,36 +59,63 @@ impl ErrorKind {
             ErrorKind::BadValue => "bad_value",
             ErrorKind::UnknownSession => "unknown_session",
             ErrorKind::TooManySessions => "too_many_sessions",
-            ErrorKind::Failed => "failed",
         }
     }
 
-    /// The kind a server spelled `text`; an unknown one (a newer server's)
-    /// is a failure.
-    pub fn parse(text: &str) -> ErrorKind {
-        match text {
-            "bad_request" => ErrorKind::BadRequest,
-            "wrong_type" => ErrorKind::WrongType,
-            "bad_value" => ErrorKind::BadValue,
-            "unknown_session" => ErrorKind::UnknownSession,
-            "too_many_sessions" => ErrorKind::TooManySessions,
-            _ => ErrorKind::Failed,
-        }
+    fn parse(text: &str) -> Option<ErrorKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == text)
     }
 }
 
-/// A refused request: its kind and the text a user reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub kind: ErrorKind,
-    pub message: String,
+/// A refused request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// The protocol's refusal: its kind and the text a user reads.
+    Request { kind: ErrorKind, message: String },
+    /// The core's error, serialized.
+    Core(Map<String, Value>),
 }
 
 impl Refusal {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Refusal {
+        Refusal::Request {
             kind,
             message: message.into(),
+        }
+    }
+
+    /// The text a user reads.
+    pub fn message(&self) -> &str {
+        match self {
+            Refusal::Request { message, .. } => message,
+            Refusal::Core(error) => error.get("message").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// The error reply's `error` object.
+    fn to_wire(&self) -> Value {
+        match self {
+            Refusal::Request { kind, message } => {
+                json!({"kind": kind.as_str(), "message": message})
+            }
+            Refusal::Core(error) => Value::Object(error.clone()),
+        }
+    }
+
+    fn from_wire(error: &Map<String, Value>) -> Refusal {
+        let kind = error
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match ErrorKind::parse(kind) {
+            Some(kind) => Refusal::new(
+                kind,
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            ),
+            None => Refusal::Core(error.clone()),
         }
     }
 }
@@ -98,7 +133,10 @@ impl From<conch_core::wire::Refused> for Refusal {
 
 impl From<conch_core::Error> for Refusal {
     fn from(err: conch_core::Error) -> Self {
-        Refusal::new(ErrorKind::Failed, err.to_string())
+        match conch_core::wire::error_to_wire(&err) {
+            Value::Object(error) => Refusal::Core(error),
+            _ => unreachable!("an error serializes to an object"),
+        }
     }
 }
 
@@ -173,7 +211,7 @@ pub fn ok_reply(id: &Value, value: Value) -> Value {
 
 /// The reply that refuses request `id`.
 pub fn error_reply(id: &Value, refusal: &Refusal) -> Value {
-    json!({"id": id, "error": {"kind": refusal.kind.as_str(), "message": refusal.message}})
+    json!({"id": id, "error": refusal.to_wire()})
 }
 
 /// A reply as a client reads it: the request's id and its outcome.
@@ -182,15 +220,8 @@ pub fn read_reply(frame: &Map<String, Value>) -> Option<(Value, Result<Value, Re
     if let Some(ok) = frame.get("ok") {
         return Some((id, Ok(ok.clone())));
     }
-    let error = frame.get("error")?;
-    let text = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or_default();
-    Some((
-        id,
-        Err(Refusal::new(
-            ErrorKind::parse(text("kind")),
-            text("message"),
-        )),
-    ))
+    let error = frame.get("error")?.as_object()?;
+    Some((id, Err(Refusal::from_wire(error))))
 }
 
 #[cfg(test)]
@@ -236,5 +267,9 @@ mod tests {
         let err = error_reply(&json!("k"), &refusal);
         let (_, outcome) = read_reply(err.as_object().unwrap()).unwrap();
         assert_eq!(outcome, Err(refusal));
+        let core = Refusal::from(conch_core::Error::TooManyJobs(3));
+        let err = error_reply(&json!(2), &core);
+        assert_eq!(err["error"]["kind"], "too_many_jobs");
+        assert_eq!(read_reply(err.as_object().unwrap()).unwrap().1, Err(core));
     }
 }

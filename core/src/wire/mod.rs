@@ -24,10 +24,12 @@ use schemars::generate::{Contract, SchemaSettings};
 use serde::Serializer;
 use serde_json::{Map, Value, json};
 
+mod error;
 mod given;
 pub(crate) mod read;
 pub(crate) mod shape;
 
+pub use error::{error_from_wire, error_to_wire};
 pub use given::{Given, Refused, read_options, read_value};
 pub use read::Spelling;
 

@@ -46,7 +46,7 @@ struct State {
     /// The last frame seen of each session.
     sessions: HashMap<String, u64>,
     /// Why the link ended, once it did.
-    lost: Option<RemoteError>,
+    lost: Option<String>,
 }
 
 pub(super) struct Link {
@@ -129,7 +129,7 @@ impl Link {
         {
             let mut state = self.state();
             if let Some(lost) = &state.lost {
-                return Err(lost.clone());
+                return Err(RemoteError::ConnectionLost(lost.clone()));
             }
             state.pending.insert(
                 id.to_string(),
@@ -162,10 +162,8 @@ impl Link {
 
     /// Why the link is gone.
     pub fn lost(&self) -> RemoteError {
-        self.state()
-            .lost
-            .clone()
-            .unwrap_or_else(|| RemoteError::ConnectionLost("the connection was closed".into()))
+        let why = self.state().lost.clone();
+        RemoteError::ConnectionLost(why.unwrap_or_else(|| "the connection was closed".into()))
     }
 
     /// Ends the connection; waiting callers get [`RemoteError::ConnectionLost`].
@@ -206,7 +204,7 @@ impl Link {
     }
 
     /// Ends the link for `why`: every waiting caller is woken.
-    fn end(&self, why: RemoteError) {
+    fn end(&self, why: String) {
         let mut state = self.state();
         state.lost.get_or_insert(why);
         state.pending.clear();
@@ -227,13 +225,13 @@ async fn drive(
             why = pump(link, &mut transport, &mut outgoing) => why,
             _ = &mut stopped => {
                 transport.close().await;
-                link.end(RemoteError::ConnectionLost("the connection was closed".into()));
+                link.end("the connection was closed".into());
                 return;
             }
         };
         transport.close().await;
         if matches!(target, Target::Command(_)) {
-            link.end(RemoteError::ConnectionLost(why));
+            link.end(why);
             return;
         }
         match reconnect(&target, &opts, &mut stopped).await {
@@ -242,10 +240,10 @@ async fn drive(
                 resume(link, &mut transport).await;
             }
             None => {
-                link.end(RemoteError::ConnectionLost(format!(
+                link.end(format!(
                     "{why}; not back within {} s",
                     opts.reconnect_within.as_secs()
-                )));
+                ));
                 return;
             }
         }

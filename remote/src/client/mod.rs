@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Refusal};
 use link::Link;
-pub use shell::RemoteShell;
+pub use shell::{RemoteRun, RemoteShell};
 
 /// Where the server is: a WebSocket URL (`ws://host:port`), or the argv
 /// of a command whose stdin and stdout speak the protocol (`docker exec
@@ -59,7 +59,7 @@ impl Default for ConnectOptions {
 }
 
 /// Why a remote call failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum RemoteError {
     /// The server refused the token (or asked for one that was not given).
     Auth(String),
@@ -69,18 +69,21 @@ pub enum RemoteError {
     /// The session is gone on the server (closed, or its grace period ran
     /// out).
     SessionLost(String),
-    /// The server refused the request: a bad value or type, too many
-    /// sessions, or the core's own error.
-    Refused(Refusal),
+    /// The protocol refused the request: a bad value or type, too many
+    /// sessions, a request the server does not know.
+    Refused { kind: ErrorKind, message: String },
+    /// The core's own error, as a local call would have returned it.
+    Core(conch_core::Error),
 }
 
 impl fmt::Display for RemoteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RemoteError::Auth(m) | RemoteError::ConnectionLost(m) | RemoteError::SessionLost(m) => {
-                f.write_str(m)
-            }
-            RemoteError::Refused(r) => f.write_str(&r.message),
+            RemoteError::Auth(m)
+            | RemoteError::ConnectionLost(m)
+            | RemoteError::SessionLost(m)
+            | RemoteError::Refused { message: m, .. } => f.write_str(m),
+            RemoteError::Core(err) => err.fmt(f),
         }
     }
 }
@@ -89,9 +92,20 @@ impl std::error::Error for RemoteError {}
 
 impl From<Refusal> for RemoteError {
     fn from(refusal: Refusal) -> Self {
-        match refusal.kind {
-            ErrorKind::UnknownSession => RemoteError::SessionLost(refusal.message),
-            _ => RemoteError::Refused(refusal),
+        match refusal {
+            Refusal::Request {
+                kind: ErrorKind::UnknownSession,
+                message,
+            } => RemoteError::SessionLost(message),
+            Refusal::Request { kind, message } => RemoteError::Refused { kind, message },
+            Refusal::Core(error) => match conch_core::wire::error_from_wire(&error) {
+                Some(err) => RemoteError::Core(err),
+                // A kind of a newer server's.
+                None => RemoteError::Refused {
+                    kind: ErrorKind::BadRequest,
+                    message: Refusal::Core(error).message().to_string(),
+                },
+            },
         }
     }
 }

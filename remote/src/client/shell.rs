@@ -3,10 +3,11 @@
 //! [`BashResult`]; the run's cancel token aborts it on the server.
 
 use std::sync::Arc;
-use std::sync::mpsc::RecvTimeoutError;
-use std::time::Duration;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
-use conch_core::{BashResult, RunOptions};
+use conch_core::{BashResult, CancelToken, RunOptions};
 use serde_json::{Map, Value, json};
 
 use super::link::{Frame, Link};
@@ -48,40 +49,31 @@ impl RemoteShell {
         opts: RunOptions,
         mut on_chunk: impl FnMut(&str),
     ) -> Result<BashResult, RemoteError> {
+        let mut run = self.start(opts)?;
+        loop {
+            if let Poll::Ready(outcome) = run.drive(None, &mut on_chunk) {
+                return outcome;
+            }
+        }
+    }
+
+    /// Asks the server to run a command; the returned run is driven by the
+    /// caller, on its thread, as a local [`conch_core::Run`] is.
+    pub fn start(&self, opts: RunOptions) -> Result<RemoteRun, RemoteError> {
         let cancel = opts.cancel.clone();
         let options = serde_json::to_value(&opts).expect("run options serialize");
         let (id, frames) = self
             .link
             .request(Some(&self.session), "run", with_options(options))?;
-        let mut aborted = false;
-        loop {
-            let frame = match &cancel {
-                Some(_) => frames.recv_timeout(CANCEL_LOOK),
-                None => frames.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            };
-            match frame {
-                Ok(Frame::Event(event)) => {
-                    if let Some(text) = event.get("text").and_then(Value::as_str) {
-                        on_chunk(text);
-                    }
-                }
-                Ok(Frame::Reply(outcome)) => {
-                    let value = outcome?;
-                    return serde_json::from_value(value).map_err(|e| {
-                        RemoteError::ConnectionLost(format!("the server sent a bad result: {e}"))
-                    });
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    if !aborted && cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-                        aborted = true;
-                        let abort = json!({"id": format!("{}-abort", id.as_str().unwrap_or("")),
-                                           "op": "abort", "session": self.session, "run": id});
-                        self.link.send(abort.to_string().into());
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => return Err(self.link.lost()),
-            }
-        }
+        Ok(RemoteRun {
+            link: self.link.clone(),
+            session: self.session.clone(),
+            id,
+            frames,
+            cancel,
+            aborted: false,
+            ended: false,
+        })
     }
 
     /// Aborts what the session runs, as [`conch_core::Shell::abort`].
@@ -96,6 +88,96 @@ impl RemoteShell {
         match outcome {
             Err(RemoteError::SessionLost(_)) => Ok(()),
             other => other,
+        }
+    }
+}
+
+/// A command running on the server: its output and result arrive as the
+/// caller drives it. Dropped before its end, it is aborted on the server.
+pub struct RemoteRun {
+    link: Arc<Link>,
+    session: String,
+    id: Value,
+    frames: mpsc::Receiver<Frame>,
+    cancel: Option<CancelToken>,
+    aborted: bool,
+    ended: bool,
+}
+
+impl RemoteRun {
+    /// Receives the run's output (to `on_chunk`, on this thread) until it
+    /// ends (`Poll::Ready`) or `until` passes (`Poll::Pending`; `None`: no
+    /// limit). A cancelled token aborts the command on the server; the
+    /// result then comes as a local run's would, `cancelled`.
+    pub fn drive(
+        &mut self,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<BashResult, RemoteError>> {
+        if self.ended {
+            return Poll::Ready(Err(RemoteError::Core(conch_core::Error::InvalidArgument(
+                "this run has ended".into(),
+            ))));
+        }
+        loop {
+            if !self.aborted && self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+                self.abort();
+            }
+            let now = Instant::now();
+            let mut wait = until.map_or(Duration::MAX, |u| u.saturating_duration_since(now));
+            if self.cancel.is_some() && !self.aborted {
+                wait = wait.min(CANCEL_LOOK);
+            }
+            let frame = match wait {
+                Duration::MAX => self
+                    .frames
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
+                wait => self.frames.recv_timeout(wait),
+            };
+            match frame {
+                Ok(Frame::Event(event)) => {
+                    if let Some(text) = event.get("text").and_then(Value::as_str) {
+                        on_chunk(text);
+                    }
+                }
+                Ok(Frame::Reply(outcome)) => {
+                    self.ended = true;
+                    return Poll::Ready(outcome.map_err(RemoteError::from).and_then(|value| {
+                        serde_json::from_value(value).map_err(|e| {
+                            RemoteError::ConnectionLost(format!(
+                                "the server sent a bad result: {e}"
+                            ))
+                        })
+                    }));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if until.is_some_and(|u| Instant::now() >= u) {
+                        return Poll::Pending;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    return Poll::Ready(Err(self.link.lost()));
+                }
+            }
+        }
+    }
+
+    /// Asks the server to abort this run (once).
+    fn abort(&mut self) {
+        self.aborted = true;
+        let id = self.id.as_str().unwrap_or_default();
+        let abort = json!({"id": format!("{id}-abort"), "op": "abort",
+                           "session": self.session, "run": self.id});
+        self.link.send(abort.to_string().into());
+    }
+}
+
+impl Drop for RemoteRun {
+    fn drop(&mut self) {
+        if !self.ended && !self.aborted {
+            self.abort();
         }
     }
 }

@@ -191,7 +191,7 @@ fn an_abort_from_the_cancel_token_stops_the_remote_command() {
 fn bad_options_are_refused_with_the_cores_text() {
     let remote = stdio(&[]);
     let refused = |opts: Value| match remote.shell(options(opts)) {
-        Err(conch_remote::RemoteError::Refused(r)) => (r.kind, r.message),
+        Err(conch_remote::RemoteError::Refused { kind, message }) => (kind, message),
         Err(e) => panic!("refused as a bad value, not {e:?}"),
         Ok(_) => panic!("refused"),
     };
@@ -203,8 +203,12 @@ fn bad_options_are_refused_with_the_cores_text() {
     let sh = remote.shell(Map::new()).unwrap();
     let mut opts = RunOptions::new("true");
     opts.cwd = Some("/no/such/dir".into());
-    let err = sh.run(opts, |_| {}).unwrap_err();
-    assert!(err.to_string().contains("/no/such/dir"), "{err}");
+    match sh.run(opts, |_| {}) {
+        Err(conch_remote::RemoteError::Core(conch_core::Error::InvalidArgument(m))) => {
+            assert!(m.contains("/no/such/dir"), "{m}")
+        }
+        other => panic!("the core's InvalidArgument, as locally: {other:?}"),
+    }
 }
 
 #[test]
