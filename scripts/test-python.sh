@@ -8,6 +8,8 @@ source "$(dirname "$0")/paths.sh"
 [ -n "${CONCH_BUILT:-}" ] || "$ROOT/scripts/build.sh"
 cd "$ROOT"
 export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+# The server the remote tests connect to: the release build's.
+export CONCH_BIN="$RELEASE_DIR/conch"
 
 echo "== python: pytest (the installed wheel)"
 (cd bindings/python && python -m pytest -q -p no:cacheprovider --durations=10)

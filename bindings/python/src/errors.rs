@@ -24,6 +24,29 @@ pyo3::import_exception!(conch._errors, ToolError);
 pyo3::import_exception!(conch._errors, BlockedError);
 pyo3::import_exception!(conch._errors, ToolAbortError);
 pyo3::import_exception!(conch._errors, InternalError);
+pyo3::import_exception!(conch._errors, ConchError);
+pyo3::import_exception!(conch._errors, AuthError);
+pyo3::import_exception!(conch._errors, ConnectionLost);
+pyo3::import_exception!(conch._errors, SessionLost);
+
+/// The Python exception for a remote call's error: the core's as a local
+/// call raises it, a refused value as `options::read` refuses it locally.
+pub fn remote_to_py(err: conch_remote::RemoteError) -> PyErr {
+    use conch_remote::RemoteError;
+    use conch_remote::protocol::ErrorKind;
+    match err {
+        RemoteError::Core(err) => to_py(err),
+        RemoteError::Auth(m) => AuthError::new_err(m),
+        RemoteError::ConnectionLost(m) => ConnectionLost::new_err(m),
+        RemoteError::SessionLost(m) => SessionLost::new_err(m),
+        RemoteError::Refused { kind, message } => match kind {
+            ErrorKind::WrongType => pyo3::exceptions::PyTypeError::new_err(message),
+            ErrorKind::BadValue => InvalidArgumentError::new_err(message),
+            ErrorKind::TooManySessions => ConchError::new_err(message),
+            ErrorKind::BadRequest | ErrorKind::UnknownSession => InternalError::new_err(message),
+        },
+    }
+}
 
 /// The Python exception for a core error.
 pub fn to_py(err: Error) -> PyErr {

@@ -21,6 +21,7 @@ mod open_shells;
 mod option_signatures;
 mod options;
 mod pty;
+mod remote;
 mod repr;
 mod result;
 mod shell;
@@ -53,6 +54,8 @@ mod _conch {
     use crate::job_tool::PyJobTool;
     #[pymodule_export]
     use crate::pty::PyPtySession;
+    #[pymodule_export]
+    use crate::remote::{PyRemote, PyRemoteShell, connect};
     #[pymodule_export]
     use crate::shell::PyShell;
     #[pymodule_export]

@@ -47,6 +47,32 @@ pub fn read<T: DeserializeOwned + JsonSchema>(
     wire::read_options(fields, Spelling::Wire).map_err(refused)
 }
 
+/// Options read in another process (a remote session's): their names
+/// checked here, as [`read`] checks them, their values sent as JSON for the
+/// core's readers there.
+pub fn to_send<T: JsonSchema>(
+    call: &str,
+    given: Option<&Bound<'_, PyDict>>,
+) -> PyResult<serde_json::Map<String, serde_json::Value>> {
+    let props = wire::option_properties::<T>();
+    let mut sent = serde_json::Map::new();
+    for (key, value) in given.into_iter().flat_map(|dict| dict.iter()) {
+        let name: String = key.extract()?;
+        if !props.contains_key(&name) {
+            return Err(PyTypeError::new_err(format!(
+                "{call}() got an unexpected keyword argument '{name}'"
+            )));
+        }
+        let json = to_given(&value)?.to_json().ok_or_else(|| {
+            invalid(format!(
+                "{name} must be a value JSON can carry, got {value}"
+            ))
+        })?;
+        sent.insert(name, json);
+    }
+    Ok(sent)
+}
+
 /// `sandbox=` as the core's policy: a dict of the policy's fields
 /// (snake_case, as in the core), `True` or `{}` for the strict default,
 /// `None` or `False` for none.

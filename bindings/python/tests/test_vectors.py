@@ -226,8 +226,17 @@ def test_keys_through_a_real_terminal(app_cursor):
     assert got == expected
 
 
-@pytest.mark.parametrize("case", cases("sink", keep=lambda c: "head_bytes" not in c["options"]))
+SINK_CASES = cases("sink", keep=lambda c: "head_bytes" not in c["options"])
+
+
+@pytest.mark.parametrize("case", SINK_CASES)
 def test_sink(case, tmp_path, marker):
+    replay_sink(case, tmp_path, marker, conch.execute_shell)
+
+
+def replay_sink(case, tmp_path, marker, run):
+    """Replays a sink case through ``run(command, **options)``: a one-shot
+    ``execute_shell``, or a session's ``run`` (a remote one too)."""
     # Each push is a file the command cats, with a pause between, so the
     # pieces tend to reach the sink in separate reads. With a line head the
     # run stops once the head is full, so the stream goes out in one write
@@ -266,7 +275,7 @@ def test_sink(case, tmp_path, marker):
             token.cancel()
 
     artifacts = tmp_path / "artifacts" if options.get("artifact") else None
-    r = conch.execute_shell(
+    r = run(
         command, cwd=tmp_path, timeout=timeout or GUARD * 6, cancel=token, on_chunk=on_chunk,
         max_bytes=options.get("max_bytes", 51200), head=options.get("head_lines"),
         artifacts_dir=artifacts,

@@ -156,6 +156,34 @@ fn wire_field(name: &str, value: Given) -> Option<(String, Given)> {
     Some((key, value))
 }
 
+impl Given {
+    /// The value as JSON, for options read in another process (a remote
+    /// server): a whole number as an integer; `None` for what JSON cannot
+    /// carry (NaN, an infinity, a function), which no option takes.
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        Some(match self {
+            Given::Null => Value::Null,
+            Given::Bool(b) => Value::Bool(*b),
+            Given::Number(n) if n.fract() == 0.0 && n.abs() < 2f64.powi(63) => {
+                Value::from(*n as i64)
+            }
+            Given::Number(n) => Value::from(serde_json::Number::from_f64(*n)?),
+            Given::Text(s) => Value::String(s.clone()),
+            Given::List(items) => {
+                Value::Array(items.iter().map(Given::to_json).collect::<Option<_>>()?)
+            }
+            Given::Map(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(k, v)| Some((k.clone(), v.to_json()?)))
+                    .collect::<Option<_>>()?,
+            ),
+            Given::Other(_) => return None,
+        })
+    }
+}
+
 impl From<serde_json::Value> for Given {
     fn from(value: serde_json::Value) -> Given {
         use serde_json::Value;
@@ -386,5 +414,36 @@ mod tests {
             refused.message,
             "command: invalid type: boolean `true`, expected a string"
         );
+    }
+
+    #[test]
+    fn values_become_json_as_a_remote_server_reads_them() {
+        let given = Given::Map(vec![
+            ("max_bytes".into(), Given::Number(4096.0)),
+            ("timeout".into(), Given::Number(1.5)),
+            (
+                "env".into(),
+                Given::Map(vec![("A".into(), Given::Text("1".into()))]),
+            ),
+            (
+                "list".into(),
+                Given::List(vec![Given::Null, Given::Bool(true)]),
+            ),
+        ]);
+        assert_eq!(
+            given.to_json(),
+            Some(
+                serde_json::json!({"max_bytes": 4096, "timeout": 1.5, "env": {"A": "1"},
+                                    "list": [null, true]})
+            )
+        );
+        assert_eq!(Given::Number(-3.0).to_json(), Some(serde_json::json!(-3)));
+        for unsent in [
+            Given::Number(f64::NAN),
+            Given::Number(f64::INFINITY),
+            Given::Other("function".into()),
+        ] {
+            assert_eq!(Given::List(vec![unsent]).to_json(), None);
+        }
     }
 }

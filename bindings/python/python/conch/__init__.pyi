@@ -15,15 +15,18 @@ from ._types import JobPoll as JobPoll
 from ._types import PtyResult as PtyResult
 from ._types import SandboxApplied as SandboxApplied
 from ._errors import (
+    AuthError as AuthError,
     BlockedError as BlockedError,
     ClosedError as ClosedError,
     ConchError as ConchError,
+    ConnectionLost as ConnectionLost,
     InternalError as InternalError,
     InvalidArgumentError as InvalidArgumentError,
     IoError as IoError,
     NoInputError as NoInputError,
     NotFoundError as NotFoundError,
     SandboxUnavailableError as SandboxUnavailableError,
+    SessionLost as SessionLost,
     SpawnError as SpawnError,
     ToolAbortError as ToolAbortError,
     ToolError as ToolError,
@@ -229,6 +232,71 @@ class Shell(_ContextManager):
     def sandbox_applied(self) -> SandboxApplied | None: ...
     @property
     def cwd(self) -> Path: ...
+    def close(self) -> None: ...
+
+def connect(
+    target: str | Sequence[str], *, token: str | None = None, reconnect_within: float | None = None
+) -> Remote: ...
+
+class Remote(_ContextManager):
+    """A connection to ``conch serve`` (see ``connect``)."""
+
+    def shell(
+        self,
+        *,
+        # schema: ShellOptions
+        artifacts_dir: _Path | ArtifactStore | None = None,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        env_policy: _EnvPolicy | None = None,
+        job_artifact_cap: int | None = 1073741824,
+        max_bytes: int | None = 51200,
+        max_jobs: int | None = 16,
+        non_interactive_env: bool = True,
+        prefix: str | None = None,
+        sandbox: _Sandbox = None,
+        shell: _Path | None = None,
+        snapshot: _Snapshot = "auto",
+        # /schema
+    ) -> RemoteShell: ...
+    def close(self) -> None: ...
+
+class RemoteShell(_ContextManager):
+    """A session on a ``conch serve``, with ``Shell``'s calls."""
+
+    def run(
+        self,
+        command: str,
+        *,
+        # schema: RunOptions
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        head: int | None = None,
+        tail: int | None = None,
+        timeout: float | None = None,
+        yield_after: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> BashResult: ...
+    async def run_async(
+        self,
+        command: str,
+        *,
+        # schema: RunOptions
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        head: int | None = None,
+        tail: int | None = None,
+        timeout: float | None = None,
+        yield_after: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> BashResult: ...
+    def abort(self) -> None: ...
+    @property
+    def sandbox_applied(self) -> SandboxApplied | None: ...
     def close(self) -> None: ...
 
 def execute_shell(

@@ -62,6 +62,22 @@ class InternalError(ConchError, RuntimeError):
     the object it was called on stays usable where it can."""
 
 
+class AuthError(ConchError):
+    """``conch.connect``: the server refused the token, or asked for one that
+    was not given."""
+
+
+class ConnectionLost(ConchError, ConnectionError):
+    """The server of a ``conch.connect`` cannot be reached, or was lost and
+    did not come back within ``reconnect_within``: nothing more can be asked
+    of that connection. Also a ``ConnectionError``."""
+
+
+class SessionLost(ConchError):
+    """The remote session is gone on the server: it was closed, or its
+    client was away longer than the server's grace period."""
+
+
 class ToolError(ConchError):
     """A tool call failed; ``str(e)`` is the text for the model (output,
     then e.g. ``Command exited with code 1``), ``details`` the structured

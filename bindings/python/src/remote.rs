@@ -1,0 +1,211 @@
+//! `conch.connect`: a `conch serve` elsewhere, through conch-remote's
+//! client. A `RemoteShell` has the calls and results of a local `Shell`
+//! (the same `BashResult`, errors, cancel tokens and asyncio twins): a host
+//! moves a session to a container by changing the line that makes it.
+
+use std::sync::{Arc, Mutex};
+
+use conch_core::RunOptions;
+use conch_core::ShellOptions;
+use conch_remote::{ConnectOptions, Remote, RemoteShell, Target};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::aio;
+use crate::cancel::{PyCancelToken, run_token};
+use crate::convert::{callback, snapshot_none};
+use crate::errors::{guard, remote_to_py, to_py};
+use crate::offload::drive_here;
+use crate::options;
+use crate::result::{Class, to_python};
+
+/// A connection to ``conch serve`` (made by ``conch.connect``).
+///
+/// ``shell(**options)`` opens a session there with the options of
+/// ``conch.Shell``; ``close()`` (or leaving a ``with`` block) ends the
+/// connection, and the server closes its sessions (at once over stdio,
+/// after its grace period over a WebSocket). A dropped WebSocket is
+/// reconnected by itself and every session resumed where it stopped.
+#[pyclass(frozen, module = "conch", name = "Remote")]
+pub struct PyRemote {
+    remote: Remote,
+}
+
+/// ``conch.connect(target, *, token=None, reconnect_within=60)``: a
+/// ``ws://HOST:PORT`` URL, or the argv of a command whose stdin and stdout
+/// speak the protocol (``["docker", "exec", "-i", "box", "conch", "serve",
+/// "--stdio"]``). Raises ``AuthError`` for a refused token and
+/// ``ConnectionLost`` for a server that cannot be reached.
+#[pyfunction]
+#[pyo3(signature = (target, *, token=None, reconnect_within=None))]
+pub fn connect(
+    py: Python<'_>,
+    target: &Bound<'_, PyAny>,
+    token: Option<String>,
+    reconnect_within: Option<f64>,
+) -> PyResult<PyRemote> {
+    guard(|| {
+        let target = if let Ok(url) = target.cast::<PyString>() {
+            Target::Url(url.to_str()?.to_string())
+        } else {
+            Target::Command(target.extract::<Vec<String>>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "target must be a ws:// URL or a list of strings (a command)",
+                )
+            })?)
+        };
+        let mut opts = ConnectOptions {
+            token,
+            ..ConnectOptions::default()
+        };
+        if let Some(secs) = reconnect_within {
+            opts.reconnect_within = conch_core::input::interval_option(
+                "reconnect_within",
+                secs,
+                conch_core::input::TimeUnit::Seconds,
+            )
+            .map_err(to_py)?;
+        }
+        let remote = py
+            .detach(|| conch_remote::connect(target, opts))
+            .map_err(remote_to_py)?;
+        Ok(PyRemote { remote })
+    })
+}
+
+#[pymethods]
+impl PyRemote {
+    /// Opens a session on the server with ``conch.Shell``'s options (read
+    /// there: paths and defaults are the server's); returns a
+    /// ``RemoteShell``.
+    #[pyo3(signature = (**options))]
+    fn shell(
+        &self,
+        py: Python<'_>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyRemoteShell> {
+        guard(|| {
+            let options = snapshot_none(py, options)?;
+            let sent = options::to_send::<ShellOptions>("shell", options.as_ref())?;
+            let shell = py
+                .detach(|| self.remote.shell(sent))
+                .map_err(remote_to_py)?;
+            let sandbox_applied = match shell.sandbox_applied() {
+                serde_json::Value::Null => py.None(),
+                applied => to_python(py, Class::SandboxApplied, applied)?,
+            };
+            Ok(PyRemoteShell {
+                shell: Mutex::new(Some(Arc::new(shell))),
+                sandbox_applied,
+            })
+        })
+    }
+
+    /// Ends the connection.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            py.detach(|| self.remote.close());
+            Ok(())
+        })
+    }
+}
+
+/// A session on a ``conch serve``, with ``conch.Shell``'s calls: ``run``
+/// (and ``run_async``), ``abort``, ``close``.
+#[pyclass(frozen, module = "conch", name = "RemoteShell")]
+pub struct PyRemoteShell {
+    /// `None` once closed.
+    shell: Mutex<Option<Arc<RemoteShell>>>,
+    sandbox_applied: Py<PyAny>,
+}
+
+impl PyRemoteShell {
+    fn open(&self) -> PyResult<Arc<RemoteShell>> {
+        let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner());
+        shell
+            .clone()
+            .ok_or_else(|| to_py(conch_core::Error::Closed("shell")))
+    }
+}
+
+#[pymethods]
+impl PyRemoteShell {
+    /// Runs ``command`` in the remote session, as ``Shell.run`` does (the
+    /// same options, callback, cancel token and ``conch.BashResult``).
+    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        command: Bound<'_, PyString>,
+        on_chunk: Option<Bound<'_, PyAny>>,
+        cancel: Option<PyRef<'_, PyCancelToken>>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        guard(|| {
+            let on_chunk = callback("on_chunk", on_chunk)?;
+            let (token, _link) = run_token(cancel.as_deref());
+            let opts = RunOptions {
+                cancel: Some(token.clone()),
+                ..options::read("run", options, &[("command", command.into_any())])?
+            };
+            let shell = self.open()?;
+            let mut run = py.detach(|| shell.start(opts)).map_err(remote_to_py)?;
+            let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
+                run.drive(Some(until), sink)
+            })?;
+            to_python(py, Class::BashResult, &result.map_err(remote_to_py)?)
+        })
+    }
+
+    /// Cancels what the session runs now (if anything), from any thread.
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            let shell = self.open()?;
+            py.detach(|| shell.abort()).map_err(remote_to_py)
+        })
+    }
+
+    /// What of the sandbox the server applied (``None``: no sandbox).
+    #[getter]
+    fn sandbox_applied(&self, py: Python<'_>) -> Py<PyAny> {
+        self.sandbox_applied.clone_ref(py)
+    }
+
+    /// Closes the session on the server: everything it runs is killed.
+    /// Idempotent.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner()).take();
+            match shell {
+                Some(shell) => py.detach(|| shell.close()).map_err(remote_to_py),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+aio::coroutine_twins! {
+    PyRemoteShell;
+    /// ``run`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task aborts the command on the server; the task ends once it has
+    /// stopped.
+    fn run_async(command) awaits run;
+}
+
+aio::context_manager! {
+    PyRemoteShell,
+    exit: |shell, py| shell.close(py),
+    /// ``async with``: the session itself.
+    __aenter__,
+    /// ``async with`` exit: ``close()`` on a thread of its own.
+    __aexit__,
+}
+
+aio::context_manager! {
+    PyRemote,
+    exit: |remote, py| remote.close(py),
+    /// ``async with``: the connection itself.
+    __aenter__,
+    /// ``async with`` exit: ``close()`` on a thread of its own.
+    __aexit__,
+}

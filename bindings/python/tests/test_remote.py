@@ -1,0 +1,145 @@
+"""``conch.connect``: a real ``conch serve`` (the release binary), over stdio
+(a subprocess of the client) and over a WebSocket on 127.0.0.1, through the
+same calls, results and errors as a local ``Shell``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import conch
+from conftest import GUARD, pids_with, wait_until
+from test_vectors import SINK_CASES, replay_sink
+
+CONCH = os.environ.get("CONCH_BIN") or str(
+    Path(__file__).resolve().parents[3] / "target" / "release" / "conch"
+)
+
+
+@pytest.fixture(scope="module")
+def remote():
+    """One stdio server for the module's tests."""
+    with conch.connect([CONCH, "serve", "--stdio"]) as r:
+        yield r
+
+
+class Listening:
+    """``conch serve --listen 127.0.0.1:0`` with a token."""
+
+    def __init__(self, token: str, *args: str) -> None:
+        env = {**os.environ, "CONCH_TOKEN": token}
+        self.proc = subprocess.Popen(
+            [CONCH, "serve", "--listen", "127.0.0.1:0", *args],
+            env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )
+        line = self.proc.stderr.readline()
+        assert line.startswith("conch serve: listening on "), line
+        self.url = "ws://" + line.split()[-1]
+
+    def close(self) -> None:
+        self.proc.terminate()
+        assert self.proc.wait(GUARD) == 0
+
+
+def test_a_remote_session_runs_as_a_local_one(remote, tmp_path):
+    with remote.shell(cwd=tmp_path, snapshot=None) as sh:
+        chunks = []
+        r = sh.run("echo one; echo two >&2; (exit 3)", on_chunk=chunks.append)
+        assert isinstance(r, conch.BashResult)
+        assert (r.output, r.exit_code, "".join(chunks)) == ("one\ntwo\n", 3, "one\ntwo\n")
+        sh.run("cd sub 2>/dev/null || mkdir sub && cd sub; export KEPT=1")
+        r = sh.run("echo $KEPT; pwd")
+        assert r.output == f"1\n{tmp_path}/sub\n"
+        assert r.working_dir == f"{tmp_path}/sub"
+        assert sh.sandbox_applied is None
+
+
+def test_errors_are_the_local_ones(remote, tmp_path):
+    with pytest.raises(conch.InvalidArgumentError, match="^max_bytes must be"):
+        remote.shell(max_bytes=0)
+    with pytest.raises(TypeError):
+        remote.shell(max_bytes="many")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        remote.shell(nope=1)
+    sh = remote.shell(cwd=tmp_path, snapshot=None)
+    with pytest.raises(conch.InvalidArgumentError, match="no/such/dir"):
+        sh.run("true", cwd="/no/such/dir")
+    with pytest.raises(conch.InvalidArgumentError):
+        sh.run("true", timeout=-1)
+    sh.close()
+    sh.close()  # idempotent
+    with pytest.raises(conch.ClosedError):
+        sh.run("true")
+
+
+def test_a_cancel_token_aborts_the_remote_command(remote, tmp_path, marker):
+    sh = remote.shell(cwd=tmp_path, snapshot=None)
+    token = conch.CancelToken()
+
+    def cancel_when_running():
+        assert wait_until(lambda: pids_with(marker))
+        token.cancel()
+
+    threading.Thread(target=cancel_when_running).start()
+    started = time.monotonic()
+    r = sh.run(f"exec -a {marker} /bin/sleep 60", cancel=token)
+    assert r.cancelled and r.output.startswith("[Command cancelled]")
+    assert time.monotonic() - started < GUARD
+    assert wait_until(lambda: not pids_with(marker))
+    assert sh.run("echo on").output == "on\n"
+    sh.close()
+
+
+def test_cancelling_run_async_aborts_the_remote_command(remote, tmp_path, marker):
+    sh = remote.shell(cwd=tmp_path, snapshot=None)
+
+    async def main():
+        task = asyncio.ensure_future(sh.run_async(f"exec -a {marker} /bin/sleep 60"))
+        while not pids_with(marker):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(main(), GUARD))
+    assert wait_until(lambda: not pids_with(marker))
+    sh.close()
+
+
+def test_a_websocket_server_asks_for_its_token(tmp_path):
+    server = Listening("s3cret")
+    try:
+        with pytest.raises(conch.AuthError):
+            conch.connect(server.url)
+        with pytest.raises(conch.AuthError):
+            conch.connect(server.url, token="wrong")
+        with conch.connect(server.url, token="s3cret") as r:
+            with r.shell(cwd=tmp_path, snapshot=None) as sh:
+                assert sh.run("echo over ws").output == "over ws\n"
+    finally:
+        server.close()
+
+
+def test_an_unreachable_server_is_a_lost_connection():
+    with pytest.raises(conch.ConnectionLost, match="cannot connect"):
+        conch.connect("ws://127.0.0.1:9", reconnect_within=0)
+    with pytest.raises(conch.ConnectionLost, match="cannot start"):
+        conch.connect(["/no/such/conch", "serve", "--stdio"])
+    with pytest.raises(TypeError):
+        conch.connect(7)
+
+
+@pytest.mark.parametrize("case", SINK_CASES)
+def test_sink_vectors_agree_through_a_remote_session(case, remote, tmp_path, marker):
+    def run(command, *, cwd, max_bytes, artifacts_dir, **run_options):
+        with remote.shell(cwd=cwd, max_bytes=max_bytes, artifacts_dir=artifacts_dir,
+                          snapshot=None) as sh:
+            return sh.run(command, **run_options)
+
+    replay_sink(case, tmp_path, marker, run)
