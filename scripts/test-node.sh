@@ -7,6 +7,8 @@ set -euo pipefail
 source "$(dirname "$0")/paths.sh"
 [ -n "${CONCH_BUILT:-}" ] || "$ROOT/scripts/build.sh"
 cd "$ROOT/bindings/node"
+# The server the remote tests connect to: the release build's.
+export CONCH_BIN="$RELEASE_DIR/conch"
 
 echo "== node: generated index.js and index.d.ts are committed and fresh"
 # A different CLI version or a changed #[napi] item rewrites them: rebuild

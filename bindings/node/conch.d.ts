@@ -34,6 +34,14 @@ export declare class ToolAbortError extends Error {
 // `onJobExit` hook, which it sets itself) and the dispose symbols, for
 // `using` / `await using` (TypeScript 5.2+).
 declare module './index' {
+  interface Remote {
+    /** `close()`. */
+    [Symbol.dispose](): void
+  }
+  interface RemoteShell {
+    /** `close()`. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
   interface Shell {
     /**
      * `'jobExit'`: `listener(info)` runs on the JS thread once per job end

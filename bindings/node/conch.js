@@ -326,6 +326,36 @@ function executeBash(command, options) {
   return native.executeBash(command, options)
 }
 
+// A remote session has the checks of a local one; both remote classes take
+// the dispose symbols. Their objects are made by the addon (`connect`,
+// `Remote.shell`), so the checks go on the addon's prototypes.
+const remoteRun = native.RemoteShell.prototype.run
+native.RemoteShell.prototype.run = function run(options, onChunk) {
+  object('options', options)
+  fields('options', options, [['signal', signal]])
+  callback('onChunk', onChunk)
+  return remoteRun.call(this, options, onChunk)
+}
+const remoteShell = native.Remote.prototype.shell
+native.Remote.prototype.shell = function shell(options) {
+  object('options', options, true)
+  return remoteShell.call(this, options)
+}
+native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
+  return this.close()
+}
+native.Remote.prototype[Symbol.dispose] = function () {
+  this.close()
+}
+
+function connect(target, options) {
+  if (typeof target !== 'string' && !Array.isArray(target)) {
+    throw wrongType('target', 'a ws:// URL or an array of strings', target)
+  }
+  object('options', options, true)
+  return native.connect(target, options)
+}
+
 exports.ArtifactStore = ArtifactStore
 exports.BashTool = BashTool
 exports.JobTool = JobTool
@@ -335,6 +365,9 @@ exports.applyHeadTail = native.applyHeadTail
 exports.checkBashInterception = native.checkBashInterception
 exports.closeAllBashSessions = native.closeAllBashSessions
 exports.closeBashSession = native.closeBashSession
+exports.connect = connect
+exports.Remote = native.Remote
+exports.RemoteShell = native.RemoteShell
 exports.defaultInterceptorRules = native.defaultInterceptorRules
 exports.executeBash = executeBash
 exports.executeShell = executeShell

@@ -27,6 +27,16 @@ pub enum Code {
     /// The sandbox asked for cannot be enforced on this machine; the
     /// message names the missing kernel feature.
     SandboxUnavailable,
+    /// `connect`: the server refused the token, or asked for one.
+    Auth,
+    /// `connect`: the server is out of reach, or was lost and did not come
+    /// back in time.
+    ConnectionLost,
+    /// A remote session is gone on the server (closed, or its client was
+    /// away past the grace period).
+    SessionLost,
+    /// The server holds as many sessions as it may.
+    TooManySessions,
     /// A failure of napi itself (e.g. the environment is shutting down).
     Internal,
     /// The error is already thrown as a JS exception (a `TypeError`, which
@@ -45,6 +55,10 @@ impl AsRef<str> for Code {
             Code::TooManyJobs => "TooManyJobs",
             Code::NoInput => "NoInput",
             Code::SandboxUnavailable => "SandboxUnavailable",
+            Code::Auth => "Auth",
+            Code::ConnectionLost => "ConnectionLost",
+            Code::SessionLost => "SessionLost",
+            Code::TooManySessions => "TooManySessions",
             Code::Internal => "Internal",
             // The status napi leaves a pending exception alone for.
             Code::Thrown => "PendingException",

@@ -24,6 +24,7 @@ pub mod jobs;
 pub mod options;
 pub mod pty;
 pub mod quick;
+pub mod remote;
 pub mod result;
 pub mod shell;
 pub mod signal;

@@ -54,6 +54,28 @@ pub fn read<T: DeserializeOwned>(
     read_options(fields, Spelling::CamelCase).map_err(|err| refused(env, err))
 }
 
+/// The options object `object` as JSON, as given (camelCase,
+/// milliseconds), for a remote server to read with the core's readers in
+/// Node's spelling.
+pub fn to_send(
+    object: Option<&Object<'_>>,
+) -> JsResult<serde_json::Map<String, serde_json::Value>> {
+    let mut fields = serde_json::Map::new();
+    if let Some(object) = object {
+        for name in Object::keys(object).map_err(from_napi)? {
+            let value: Unknown = object.get_named_property(&name).map_err(from_napi)?;
+            let Some(value) = given(value).map_err(from_napi)? else {
+                continue;
+            };
+            let json = value.to_json().ok_or_else(|| {
+                crate::errors::invalid(format!("{name} must be a value JSON can carry"))
+            })?;
+            fields.insert(name, json);
+        }
+    }
+    Ok(fields)
+}
+
 /// `value` as a [`Given`]; `None` for `undefined` (an option left out).
 pub fn given(value: Unknown<'_>) -> napi::Result<Option<Given>> {
     Ok(Some(match value.get_type()? {

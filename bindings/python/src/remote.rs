@@ -158,10 +158,11 @@ impl PyRemoteShell {
     }
 
     /// Cancels what the session runs now (if anything), from any thread.
-    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+    /// The blocked ``run`` returns with ``cancelled=True``.
+    fn abort(&self) -> PyResult<()> {
         guard(|| {
-            let shell = self.open()?;
-            py.detach(|| shell.abort()).map_err(remote_to_py)
+            self.open()?.abort();
+            Ok(())
         })
     }
 

@@ -143,6 +143,15 @@ impl Link {
         Ok((id, from))
     }
 
+    /// An id no request of this client had.
+    pub fn fresh_id(&self) -> Value {
+        json!(format!(
+            "{}-{}",
+            self.prefix,
+            self.next.fetch_add(1, Ordering::SeqCst)
+        ))
+    }
+
     /// Sends a frame nobody waits a reply for (an abort's).
     pub fn send(&self, frame: Arc<str>) {
         let _ = self.requests.send(frame);

@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use conch_core::wire::Spelling;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Refusal};
@@ -128,7 +129,22 @@ impl Remote {
     /// their serialized form (docs/api/schema.json, `ShellOptions`): they
     /// are read on the server, where paths and defaults mean something.
     pub fn shell(&self, options: Map<String, Value>) -> Result<RemoteShell, RemoteError> {
-        let reply = self.call(None, "open", with_options(Value::Object(options)))?;
+        self.shell_spelled(options, Spelling::Wire)
+    }
+
+    /// [`Remote::shell`] with options in a face's own spelling (Node's
+    /// camelCase and milliseconds), read on the server as that face's: a
+    /// refused value is named as the face names it.
+    pub fn shell_spelled(
+        &self,
+        options: Map<String, Value>,
+        spelling: Spelling,
+    ) -> Result<RemoteShell, RemoteError> {
+        let mut fields = with_options(Value::Object(options));
+        if spelling == Spelling::CamelCase {
+            fields.insert("spelling".into(), Value::from("camel_case"));
+        }
+        let reply = self.call(None, "open", fields)?;
         let id = reply["session"]
             .as_str()
             .ok_or_else(|| RemoteError::ConnectionLost("the server named no session".into()))?;

@@ -76,9 +76,11 @@ impl RemoteShell {
         })
     }
 
-    /// Aborts what the session runs, as [`conch_core::Shell::abort`].
-    pub fn abort(&self) -> Result<(), RemoteError> {
-        call(&self.link, Some(&self.session), "abort", Map::new()).map(drop)
+    /// Aborts what the session runs, as [`conch_core::Shell::abort`]:
+    /// asked of the server without waiting (the run ends `cancelled`).
+    pub fn abort(&self) {
+        let abort = json!({"id": self.link.fresh_id(), "op": "abort", "session": self.session});
+        self.link.send(abort.to_string().into());
     }
 
     /// Closes the session: its processes are killed.

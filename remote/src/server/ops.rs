@@ -81,7 +81,17 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
     let outcome = (|| {
         let given = options_object(request)?;
         let own_sandbox = given.get("sandbox").is_some_and(|s| !s.is_null());
-        let mut opts: ShellOptions = read(given)?;
+        let spelling = match request.field("spelling").and_then(Value::as_str) {
+            None | Some("wire") => Spelling::Wire,
+            Some("camel_case") => Spelling::CamelCase,
+            Some(other) => {
+                return Err(Refusal::new(
+                    ErrorKind::BadValue,
+                    format!("spelling must be \"wire\" or \"camel_case\", got {other:?}"),
+                ));
+            }
+        };
+        let mut opts: ShellOptions = read(given, spelling)?;
         if !own_sandbox {
             opts.sandbox = server.options().sandbox.clone();
         }
@@ -115,7 +125,7 @@ fn attach(server: &Server, request: &Request, out: &Outgoing) -> Result<Value, R
 
 /// Runs a command, its output sent as `chunk` events as it comes.
 fn run(session: &RemoteSession, request: &Request, cancel: CancelToken) -> Result<Value, Refusal> {
-    let mut opts: RunOptions = read(options_object(request)?)?;
+    let mut opts: RunOptions = read(options_object(request)?, Spelling::Wire)?;
     opts.cancel = Some(cancel);
     let id = &request.id;
     let result = session.shell.run(opts, |text| {
@@ -136,11 +146,13 @@ fn options_object(request: &Request) -> Result<Map<String, Value>, Refusal> {
     }
 }
 
-/// Reads options as the core type `T`, by the core's readers.
-fn read<T: DeserializeOwned>(fields: Map<String, Value>) -> Result<T, Refusal> {
+/// Reads options as the core type `T`, by the core's readers, their names
+/// and units those of `spelling` (a refused value is named as its face
+/// names it).
+fn read<T: DeserializeOwned>(fields: Map<String, Value>, spelling: Spelling) -> Result<T, Refusal> {
     let fields = fields
         .into_iter()
         .map(|(k, v)| (k, Given::from(v)))
         .collect();
-    Ok(wire::read_options(fields, Spelling::Wire)?)
+    Ok(wire::read_options(fields, spelling)?)
 }

@@ -1,0 +1,120 @@
+// `connect`: a real `conch serve` (the release binary), over stdio (a
+// subprocess of the client) and over a WebSocket on 127.0.0.1, through the
+// calls, results and error codes of a local Shell. The sink vectors replay
+// through a remote session and agree with the local ones.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { connect } from 'conch'
+import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord } from './helpers.mjs'
+import { sinkVectorsThrough } from './replay.mjs'
+
+const CONCH = process.env.CONCH_BIN ?? fileURLToPath(new URL('../../../target/release/conch', import.meta.url))
+const STDIO = [CONCH, 'serve', '--stdio']
+
+/** `conch serve --listen 127.0.0.1:0` with CONCH_TOKEN `token`; its URL. */
+async function listening(token) {
+  const child = spawn(CONCH, ['serve', '--listen', '127.0.0.1:0'], {
+    env: { ...process.env, CONCH_TOKEN: token },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  const [line] = await once(createInterface({ input: child.stderr }), 'line')
+  const prefix = 'conch serve: listening on '
+  assert.ok(line.startsWith(prefix), line)
+  return { child, url: `ws://${line.slice(prefix.length)}` }
+}
+
+test('a remote session runs as a local one', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const dir = tempDir()
+    const shell = await remote.shell({ cwd: dir, snapshot: 'none' })
+    let streamed = ''
+    const r = await shell.run({ command: 'echo one; echo two >&2; (exit 3)' }, (c) => {
+      streamed += c
+    })
+    assert.equal(r.output, 'one\ntwo\n')
+    assert.equal(streamed, 'one\ntwo\n')
+    assert.equal(r.exitCode, 3)
+    await shell.run({ command: 'export KEPT=1; cd /' })
+    const again = await shell.run({ command: 'echo $KEPT; pwd', timeoutMs: 5000 })
+    assert.equal(again.output, '1\n/\n')
+    assert.equal(again.workingDir, '/')
+    assert.equal(shell.sandboxApplied, undefined)
+    await shell.close()
+    await shell.close() // idempotent
+    await assert.rejects(shell.run({ command: 'true' }), { code: 'Closed' })
+  } finally {
+    remote.close()
+  }
+})
+
+test('errors are the local ones', async () => {
+  const remote = await connect(STDIO)
+  try {
+    await assert.rejects(remote.shell({ maxBytes: 0 }), { code: 'InvalidArgument', message: /^maxBytes must be/ })
+    await assert.rejects(remote.shell({ maxBytes: 'many' }), { name: 'TypeError' })
+    const shell = await remote.shell({ snapshot: 'none' })
+    await assert.rejects(shell.run({ command: 'true', cwd: '/no/such/dir' }), { code: 'InvalidArgument', message: /no\/such\/dir/ })
+    assert.throws(() => shell.run({ command: 'true', timeoutMs: -1 }), { code: 'InvalidArgument' })
+    assert.throws(() => shell.run('true'), { name: 'TypeError' })
+    await shell.close()
+  } finally {
+    remote.close()
+  }
+  await assert.rejects(connect('ws://127.0.0.1:9'), { code: 'ConnectionLost', message: /cannot connect/ })
+  await assert.rejects(connect(['/no/such/conch']), { code: 'ConnectionLost', message: /cannot start/ })
+  assert.throws(() => connect(7), { name: 'TypeError' })
+})
+
+test('a signal aborts the remote command', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const shell = await remote.shell({ snapshot: 'none' })
+    const word = uniqueWord('7')
+    const controller = new AbortController()
+    const run = shell.run({ command: `/bin/sleep 100.${word}`, signal: controller.signal })
+    await expectProcesses(word)
+    controller.abort()
+    const r = await settlesInTime(run, 'the aborted run')
+    assert.equal(r.cancelled, true)
+    assert.match(r.output, /^\[Command cancelled\]/)
+    await expectGone(word)
+    const run2 = shell.run({ command: `/bin/sleep 100.${word}` })
+    await expectProcesses(word)
+    shell.abort()
+    assert.equal((await settlesInTime(run2, 'the run abort() stopped')).cancelled, true)
+    await shell.close()
+  } finally {
+    remote.close()
+  }
+})
+
+test('a WebSocket server asks for its token', async () => {
+  const { child, url } = await listening('s3cret')
+  try {
+    await assert.rejects(connect(url), { code: 'Auth' })
+    await assert.rejects(connect(url, { token: 'wrong' }), { code: 'Auth' })
+    const remote = await connect(url, { token: 's3cret' })
+    const shell = await remote.shell({ snapshot: 'none' })
+    assert.equal((await shell.run({ command: 'echo over ws' })).output, 'over ws\n')
+    await shell.close()
+    remote.close()
+  } finally {
+    child.kill('SIGTERM')
+    const [code] = await once(child, 'exit')
+    assert.equal(code, 0)
+  }
+})
+
+test('sink vectors, through a remote session', async (t) => {
+  const remote = await connect(STDIO)
+  try {
+    await sinkVectorsThrough(t, (options) => remote.shell(options))
+  } finally {
+    remote.close()
+  }
+})

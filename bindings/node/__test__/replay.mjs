@@ -1,0 +1,154 @@
+// The replay of the shared vectors (tests/vectors/*.json) that more than
+// one test file uses: the cases, the loop that replays them, and the sink
+// cases through a session (a local Shell, or a remote one).
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ArtifactStore } from 'conch'
+import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, vectorsPath, waitFor } from './helpers.mjs'
+
+/** The cases of `tests/vectors/<name>.json`; a missing file is an error. */
+export function vectorCases(name) {
+  const path = vectorsPath(name)
+  assert.ok(existsSync(path), `tests/vectors/${name}.json is missing`)
+  const cases = JSON.parse(readFileSync(path, 'utf8'))
+  assert.ok(cases.length > 0, `${name}.json has no cases`)
+  return cases
+}
+
+/**
+ * Runs `check` (which may be async) on every case of
+ * `tests/vectors/<name>.json` that `only` accepts, one after the other, and
+ * fails listing each case whose check threw.
+ */
+export async function replay(t, name, check, only = () => true) {
+  const cases = vectorCases(name).filter(only)
+  const failures = []
+  for (const c of cases) {
+    try {
+      await check(c)
+    } catch (err) {
+      failures.push(`${c.name}: ${err.message}`)
+    }
+  }
+  assert.deepEqual(failures, [], `${failures.length} of ${cases.length} cases failed`)
+  t.diagnostic(`${cases.length} cases`)
+}
+
+/**
+ * Writes each piece to a file of `dir` and returns the command that prints
+ * them in order, a pause between two, so the engine reads them separately.
+ */
+export function printPieces(dir, pieces) {
+  return pieces
+    .map((piece, i) => {
+      const file = join(dir, `piece.${i}`)
+      writeFileSync(file, piece)
+      return `cat ${file}`
+    })
+    .join('; /bin/sleep 0.02; ')
+}
+
+/** The sink options a Shell takes: `maxBytes`, `artifactsDir`, and `head` per run. */
+const SHELL_SINK_OPTIONS = ['artifact', 'head_lines', 'max_bytes']
+
+/**
+ * Replays the sink vectors through the sessions `makeShell(options)` makes
+ * (a `Shell`, or a remote session: it may return a promise).
+ */
+export async function sinkVectorsThrough(t, makeShell) {
+  // Each case's pushes are printed by a real command of a Shell set up with
+  // the case's options. A case with a notice, or with a head limit, then
+  // waits in a sleep: a head that is satisfied stops the command (the run
+  // ends by itself); otherwise the test aborts it, or the deadline of a
+  // `timed out` notice ends it, once its output is all in. Cases with
+  // options a Shell does not take (the head_bytes of a head+tail window)
+  // are counted, not replayed.
+  const takes = (c) => Object.keys(c.options).every((k) => SHELL_SINK_OPTIONS.includes(k))
+  const skipped = vectorCases('sink').filter((c) => !takes(c)).map((c) => c.name)
+  t.diagnostic(`not replayed, options a Shell does not take: ${skipped.join('; ')}`)
+  assert.ok(skipped.length < vectorCases('sink').length, 'no sink case replayed')
+  await replay(t, 'sink', async (c) => {
+    const o = c.options
+    const e = c.expect
+    const dir = tempDir()
+    const artifactsDir = join(dir, 'artifacts')
+    const shell = await makeShell({
+      snapshot: 'none',
+      maxBytes: o.max_bytes,
+      artifactsDir: o.artifact ? artifactsDir : undefined,
+    })
+    try {
+      const pieces = c.pushes.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)))
+      const timedOut = c.notice?.match(/^Command timed out after (\d+) seconds$/)
+      if (c.notice !== null && !timedOut && c.notice !== 'Command cancelled') throw new Error(`unknown notice ${c.notice}`)
+      const word = uniqueWord('8')
+      const waits = c.notice !== null || o.head_lines !== undefined
+      let command = printPieces(dir, pieces)
+      // The braces' redirection keeps bash's report of the killed sleep
+      // (`Terminated`) out of the output the case describes.
+      if (waits) command = `${command}; { /bin/sleep 100.${word}; } 2>/dev/null`
+      let streamed = ''
+      const run = shell.run(
+        { command, head: o.head_lines, timeoutMs: timedOut ? Number(timedOut[1]) * 1000 : undefined },
+        (chunk) => {
+          streamed += chunk
+        },
+      )
+      let r
+      if (o.head_lines !== undefined && e.head_satisfied) {
+        // Only the head stop can end the sleep in time.
+        r = await settlesInTime(run, 'a run whose head is satisfied')
+        assert.equal(r.cancelled, false)
+        assert.equal(r.exitCode, 0)
+      } else if (waits) {
+        await expectProcesses(word)
+        const allIn = await waitFor(() => Buffer.byteLength(streamed) === e.total_bytes)
+        assert.ok(allIn, `streamed ${JSON.stringify(streamed)}`)
+        if (!timedOut) shell.abort()
+        r = await settlesInTime(run, 'the stopped run')
+        assert.equal(r.cancelled, true)
+        assert.equal(r.timedOut, Boolean(timedOut))
+        await expectGone(word)
+      } else {
+        r = await settlesInTime(run, 'the run')
+        assert.equal(r.exitCode, 0)
+      }
+      // A head never satisfied leaves the command running, so the test
+      // cancelled it: its notice is the test's doing, not the case's.
+      const notice = o.head_lines !== undefined && !e.head_satisfied && c.notice === null ? '[Command cancelled]\n' : ''
+      assert.equal(r.output, notice + e.output)
+      assert.deepEqual(
+        {
+          truncated: r.truncated,
+          total_lines: r.totalLines,
+          total_bytes: r.totalBytes,
+          output_lines: r.outputLines,
+          output_bytes: r.outputBytes,
+          artifact_id: r.artifactId ?? null,
+        },
+        {
+          truncated: e.truncated,
+          total_lines: e.total_lines,
+          total_bytes: e.total_bytes,
+          output_lines: e.output_lines,
+          output_bytes: e.output_bytes,
+          // A case that gives the sink no artifact: a Shell without
+          // artifactsDir has the process's private store, which holds
+          // what was truncated.
+          artifact_id: o.artifact ? e.artifact_id : e.truncated ? r.artifactId : null,
+        },
+      )
+      if (!o.artifact) assert.equal(r.artifactId != null, e.truncated)
+      if (e.artifact_text !== undefined) {
+        assert.equal(new ArtifactStore(artifactsDir).resolve(`artifact://${r.artifactId}`), e.artifact_text)
+      }
+      if (e.artifact_exists !== undefined) {
+        const files = existsSync(artifactsDir) ? readdirSync(artifactsDir) : []
+        assert.equal(files.length > 0, e.artifact_exists, `artifact files: ${files}`)
+      }
+    } finally {
+      await shell.close()
+    }
+  }, takes)
+}

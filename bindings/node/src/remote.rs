@@ -1,0 +1,238 @@
+//! `connect`: a `conch serve` elsewhere, through conch-remote's client. A
+//! `RemoteShell` has the calls and results of a local `Shell` (`run` with
+//! its options, `signal` and `onChunk`, the same `BashResult` and error
+//! codes), so a host moves a session to a container by changing the line
+//! that makes it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use conch_core::input::{TimeUnit, interval_option};
+use conch_core::wire::Spelling;
+use conch_core::{CancelToken, RunOptions};
+use conch_remote::protocol::ErrorKind;
+use conch_remote::{ConnectOptions, RemoteError, Target};
+use napi::bindgen_prelude::{Env, JsTypeError, JsValue, Object, Unknown};
+use napi::{Status, ValueType};
+use napi_derive::napi;
+
+use crate::errors::{Code, JsResult, core_error, from_napi, invalid, rejection};
+use crate::options;
+use crate::quick::{self, ChunkFunction};
+use crate::result::Js;
+use crate::signal::Signal;
+use crate::stream::Text;
+use crate::teardown::{self, Close};
+use crate::worker::{self, Reject};
+
+/// The JS error of a remote call: the core's as a local call gives it,
+/// or `Auth`, `ConnectionLost`, `SessionLost`, `TooManySessions`.
+pub fn remote_error(err: RemoteError) -> napi::Error<Code> {
+    match err {
+        RemoteError::Core(err) => core_error(err),
+        RemoteError::Auth(m) => napi::Error::new(Code::Auth, m),
+        RemoteError::ConnectionLost(m) => napi::Error::new(Code::ConnectionLost, m),
+        RemoteError::SessionLost(m) => napi::Error::new(Code::SessionLost, m),
+        RemoteError::Refused { kind, message } => match kind {
+            ErrorKind::WrongType | ErrorKind::BadValue => invalid(message),
+            ErrorKind::TooManySessions => napi::Error::new(Code::TooManySessions, message),
+            ErrorKind::BadRequest | ErrorKind::UnknownSession => {
+                napi::Error::new(Code::Internal, message)
+            }
+        },
+    }
+}
+
+/// A value of the wrong type rejects as a `TypeError` (`code:
+/// 'InvalidArg'`), as a local call throws it.
+impl Reject for RemoteError {
+    fn reject(self, env: &Env) -> napi::Error {
+        match self {
+            RemoteError::Refused {
+                kind: ErrorKind::WrongType,
+                message,
+            } => {
+                let error = napi::Error::new(Status::InvalidArg, message);
+                let value = JsTypeError::from(error).into_unknown(*env);
+                napi::Error::from_unknown_without_coercion(value)
+            }
+            other => rejection(env, remote_error(other)),
+        }
+    }
+}
+
+impl Close for conch_remote::Remote {
+    fn close(&self) {
+        conch_remote::Remote::close(self);
+    }
+}
+
+/// A connection to `conch serve` (from `connect`).
+#[napi]
+pub struct Remote {
+    remote: Arc<conch_remote::Remote>,
+    /// Whether the connection is noted to end with its environment (done on
+    /// the JS thread, at the first call).
+    noted: AtomicBool,
+}
+
+/// Connects to `conch serve`: a `ws://HOST:PORT` URL, or the argv of a
+/// command whose stdin and stdout speak the protocol (`['docker', 'exec',
+/// '-i', 'box', 'conch', 'serve', '--stdio']`). Rejects with code `Auth`
+/// for a refused token, `ConnectionLost` for a server out of reach.
+#[napi(
+    catch_unwind,
+    ts_args_type = "target: string | string[], options?: { token?: string, reconnectWithinMs?: number }",
+    ts_return_type = "Promise<Remote>"
+)]
+pub fn connect<'env>(
+    env: &'env Env,
+    target: Unknown<'env>,
+    options: Option<Object<'env>>,
+) -> napi::Result<Object<'env>, Code> {
+    let target = match target.get_type().map_err(from_napi)? {
+        ValueType::String => Target::Url(
+            // SAFETY: checked to be a string just above.
+            unsafe { target.cast::<String>() }.map_err(from_napi)?,
+        ),
+        _ => Target::Command(
+            // SAFETY: an array of strings, or napi's error for anything else.
+            unsafe { target.cast::<Vec<String>>() }.map_err(|_| {
+                invalid("target must be a ws:// URL or an array of strings (a command)")
+            })?,
+        ),
+    };
+    let mut opts = ConnectOptions::default();
+    if let Some(options) = &options {
+        opts.token = options.get("token").map_err(from_napi)?;
+        if let Some(ms) = options.get::<f64>("reconnectWithinMs").map_err(from_napi)? {
+            opts.reconnect_within =
+                interval_option("reconnectWithinMs", ms, TimeUnit::Millis).map_err(core_error)?;
+        }
+    }
+    worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+        conch_remote::connect(target, opts).map(|remote| Remote {
+            remote: Arc::new(remote),
+            noted: AtomicBool::new(false),
+        })
+    })
+}
+
+#[napi]
+impl Remote {
+    /// Opens a session on the server with `Shell`'s options (read there:
+    /// its paths, its defaults).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options?: ShellOptions",
+        ts_return_type = "Promise<RemoteShell>"
+    )]
+    pub fn shell<'env>(
+        &self,
+        env: &'env Env,
+        options: Option<Object<'env>>,
+    ) -> napi::Result<Object<'env>, Code> {
+        if !self.noted.swap(true, Ordering::SeqCst) {
+            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
+        }
+        let sent = options::to_send(options.as_ref())?;
+        let remote = self.remote.clone();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            remote
+                .shell_spelled(sent, Spelling::CamelCase)
+                .map(|shell| RemoteShell {
+                    sandbox_applied: shell.sandbox_applied().clone(),
+                    shell: Mutex::new(Some(Arc::new(shell))),
+                })
+        })
+    }
+
+    /// Ends the connection: the server closes its sessions (at once over
+    /// stdio, after its grace period over a WebSocket).
+    #[napi(catch_unwind)]
+    pub fn close(&self) {
+        self.remote.close();
+    }
+}
+
+/// A session on a `conch serve`, with `Shell`'s calls.
+#[napi]
+pub struct RemoteShell {
+    /// `None` once closed.
+    shell: Mutex<Option<Arc<conch_remote::RemoteShell>>>,
+    sandbox_applied: serde_json::Value,
+}
+
+impl RemoteShell {
+    fn open(&self) -> Option<Arc<conch_remote::RemoteShell>> {
+        self.shell.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[napi]
+impl RemoteShell {
+    /// Runs a command in the remote session, as `Shell.run` does (the same
+    /// options, `signal`, `onChunk` and `BashResult`).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
+        ts_return_type = "Promise<BashResult>"
+    )]
+    pub fn run<'env>(
+        &self,
+        env: &'env Env,
+        options: Object<'env>,
+        on_chunk: Option<ChunkFunction<'env>>,
+    ) -> napi::Result<Object<'env>, Code> {
+        quick::ensure_function("onChunk", on_chunk.as_ref())?;
+        let mut opts: RunOptions = options::read(env, Some(&options), &["signal"])?;
+        let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
+        let cancel = CancelToken::new();
+        opts.cancel = Some(cancel.clone());
+        let started = self
+            .open()
+            .ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))
+            .and_then(|shell| shell.start(opts));
+        let mut run = match started {
+            Ok(run) => run,
+            Err(err) => {
+                return quick::run(
+                    env,
+                    signal,
+                    on_chunk,
+                    cancel,
+                    quick::once(move || Err::<Js<conch_core::BashResult>, _>(remote_error(err))),
+                );
+            }
+        };
+        quick::run(env, signal, on_chunk, cancel, move |until, sink| {
+            run.drive(until, sink)
+                .map(|result| result.map(Js).map_err(remote_error))
+        })
+    }
+
+    /// Cancels what the session runs now (if anything); its `run` resolves
+    /// with `cancelled: true`.
+    #[napi(catch_unwind)]
+    pub fn abort(&self) {
+        if let Some(shell) = self.open() {
+            shell.abort();
+        }
+    }
+
+    /// What of the sandbox the server applied (`undefined`: none).
+    #[napi(getter, catch_unwind, ts_return_type = "SandboxApplied | undefined")]
+    pub fn sandbox_applied(&self) -> Option<Js<serde_json::Value>> {
+        (!self.sandbox_applied.is_null()).then(|| Js(self.sandbox_applied.clone()))
+    }
+
+    /// Closes the session on the server: everything it runs is killed.
+    /// Idempotent.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> JsResult<Object<'env>> {
+        let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner()).take();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            shell.map_or(Ok(()), |shell| shell.close())
+        })
+    }
+}
