@@ -641,6 +641,44 @@ export declare class PtySession {
   cursorPosition(): CursorPosition
 }
 
+/** A connection to `conch serve` (from `connect`). */
+export declare class Remote {
+  /**
+   * Opens a session on the server with `Shell`'s options (read there:
+   * its paths, its defaults).
+   */
+  shell(options?: ShellOptions): Promise<RemoteShell>
+  /**
+   * Ends the connection: the server closes its sessions (at once over
+   * stdio, after its grace period over a WebSocket).
+   */
+  close(): void
+}
+
+/** A session on a `conch serve`, with `Shell`'s calls. */
+export declare class RemoteShell {
+  /**
+   * Runs a command in the remote session, as `Shell.run` does (the same
+   * options, `signal`, `onChunk` and `BashResult`).
+   */
+  run(options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void): Promise<BashResult>
+  /**
+   * Cancels what the session runs now (if anything); its `run` resolves
+   * with `cancelled: true`.
+   */
+  abort(): void
+  /**
+   * What of the sandbox the server applied (`null`: none), as
+   * `Shell.sandboxApplied`.
+   */
+  get sandboxApplied(): SandboxApplied | null
+  /**
+   * Closes the session on the server: everything it runs is killed.
+   * Idempotent.
+   */
+  close(): Promise<void>
+}
+
 /**
  * A persistent real bash: cwd, variables, functions and aliases carry over
  * from one `run` to the next. Runs queue in order; `abort()` and `close()`
@@ -839,6 +877,14 @@ export declare function closeAllBashSessions(): void
 
 /** Closes the cached sessions of `sessionKey` (killing what they run). */
 export declare function closeBashSession(sessionKey: string): void
+
+/**
+ * Connects to `conch serve`: a `ws://HOST:PORT` URL, or the argv of a
+ * command whose stdin and stdout speak the protocol (`['docker', 'exec',
+ * '-i', 'box', 'conch', 'serve', '--stdio']`). Rejects with code `Auth`
+ * for a refused token, `ConnectionLost` for a server out of reach.
+ */
+export declare function connect(target: string | string[], options?: { token?: string, reconnectWithinMs?: number }): Promise<Remote>
 
 /** The cursor, 0-based. */
 export interface CursorPosition {

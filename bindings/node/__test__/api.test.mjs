@@ -21,11 +21,16 @@ describe('package', () => {
     const native = require('../index.js')
     const cjs = require('conch')
     // The classes are JS subclasses of the addon's (`new` enforced, dispose
-    // symbols) and the functions with callbacks are wrapped (argument
-    // types named); everything else is the addon's own.
-    const wrapped = ['executeShell', 'executeBash']
+    // symbols), except those only the addon makes (the remote ones, whose
+    // prototypes conch.js extends); the functions with callbacks or
+    // checked arguments are wrapped (argument types named); everything else
+    // is the addon's own.
+    const wrapped = ['executeShell', 'executeBash', 'connect']
+    const madeByTheAddon = ['Remote', 'RemoteShell']
     for (const name of Object.keys(native).filter((k) => !k.startsWith('__'))) {
-      if (/^[A-Z]/.test(name)) {
+      if (madeByTheAddon.includes(name)) {
+        assert.equal(cjs[name], native[name], name)
+      } else if (/^[A-Z]/.test(name)) {
         assert.ok(cjs[name].prototype instanceof native[name], name)
         assert.equal(cjs[name].name, name)
       } else if (wrapped.includes(name)) {

@@ -43,7 +43,7 @@ test('a remote session runs as a local one', async () => {
     const again = await shell.run({ command: 'echo $KEPT; pwd', timeoutMs: 5000 })
     assert.equal(again.output, '1\n/\n')
     assert.equal(again.workingDir, '/')
-    assert.equal(shell.sandboxApplied, undefined)
+    assert.equal(shell.sandboxApplied, null)
     await shell.close()
     await shell.close() // idempotent
     await assert.rejects(shell.run({ command: 'true' }), { code: 'Closed' })

@@ -12,11 +12,11 @@ use conch_core::wire::Spelling;
 use conch_core::{CancelToken, RunOptions};
 use conch_remote::protocol::ErrorKind;
 use conch_remote::{ConnectOptions, RemoteError, Target};
-use napi::bindgen_prelude::{Env, JsTypeError, JsValue, Object, Unknown};
+use napi::bindgen_prelude::{Env, JsTypeError, Object, Unknown};
 use napi::{Status, ValueType};
 use napi_derive::napi;
 
-use crate::errors::{Code, JsResult, core_error, from_napi, invalid, rejection};
+use crate::errors::{Code, core_error, from_napi, invalid, rejection};
 use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::result::Js;
@@ -107,7 +107,8 @@ pub fn connect<'env>(
         opts.token = options.get("token").map_err(from_napi)?;
         if let Some(ms) = options.get::<f64>("reconnectWithinMs").map_err(from_napi)? {
             opts.reconnect_within =
-                interval_option("reconnectWithinMs", ms, TimeUnit::Millis).map_err(core_error)?;
+                interval_option("reconnectWithinMs", ms, TimeUnit::Milliseconds)
+                    .map_err(core_error)?;
         }
     }
     worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
@@ -220,8 +221,9 @@ impl RemoteShell {
         }
     }
 
-    /// What of the sandbox the server applied (`undefined`: none).
-    #[napi(getter, catch_unwind, ts_return_type = "SandboxApplied | undefined")]
+    /// What of the sandbox the server applied (`null`: none), as
+    /// `Shell.sandboxApplied`.
+    #[napi(getter, catch_unwind, ts_return_type = "SandboxApplied | null")]
     pub fn sandbox_applied(&self) -> Option<Js<serde_json::Value>> {
         (!self.sandbox_applied.is_null()).then(|| Js(self.sandbox_applied.clone()))
     }
@@ -229,7 +231,7 @@ impl RemoteShell {
     /// Closes the session on the server: everything it runs is killed.
     /// Idempotent.
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
-    pub fn close<'env>(&self, env: &'env Env) -> JsResult<Object<'env>> {
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
         let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner()).take();
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
             shell.map_or(Ok(()), |shell| shell.close())
