@@ -9,6 +9,7 @@ mod common;
 mod faults;
 mod listen;
 mod resume;
+mod scale;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
