@@ -879,12 +879,14 @@ export declare function closeAllBashSessions(): void
 export declare function closeBashSession(sessionKey: string): void
 
 /**
- * Connects to `conch serve`: a `ws://HOST:PORT` URL, or the argv of a
+ * Connects to `conch serve`: a `ws://` or `wss://` URL, or the argv of a
  * command whose stdin and stdout speak the protocol (`['docker', 'exec',
- * '-i', 'box', 'conch', 'serve', '--stdio']`). Rejects with code `Auth`
- * for a refused token, `ConnectionLost` for a server out of reach.
+ * '-i', 'box', 'conch', 'serve', '--stdio']`). `ca`: for `wss://`, the
+ * CA certificates (a PEM file) to trust (default: the system's). Rejects
+ * with code `Auth` for a refused token, `ConnectionLost` for a server out
+ * of reach or not trusted.
  */
-export declare function connect(target: string | string[], options?: { token?: string, reconnectWithinMs?: number }): Promise<Remote>
+export declare function connect(target: string | string[], options?: { token?: string, ca?: string, reconnectWithinMs?: number }): Promise<Remote>
 
 /** The cursor, 0-based. */
 export interface CursorPosition {

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod client;
 pub mod protocol;
 pub mod server;
+pub mod tls;
 
 pub use auth::Token;
 pub use client::{ConnectOptions, Remote, RemoteError, RemoteRun, RemoteShell, Target, connect};

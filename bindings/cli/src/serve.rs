@@ -16,8 +16,8 @@ use crate::sandbox_flags::SandboxFlags;
 /// Serve sessions to remote clients (conch.connect) over stdio or a WebSocket
 #[derive(clap::Args)]
 #[command(
-    override_usage = "conch serve --stdio | --listen HOST:PORT [--token-file FILE] [--grace SECS] \
-                      [--max-sessions N] [sandbox options]",
+    override_usage = "conch serve --stdio | --listen HOST:PORT [--token-file FILE] \
+                      [--tls-cert FILE --tls-key FILE] [--grace SECS] [--max-sessions N] [sandbox options]",
     help_template = HELP,
     after_help = "The token is read from --token-file, else from CONCH_TOKEN. Listening on an \
                   address other than loopback needs one. GET /readyz and /livez answer on the \
@@ -33,6 +33,17 @@ pub struct Args {
     /// the file holding the clients' bearer token (its first line)
     #[arg(long = "token-file", value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// TLS: the server's certificate chain (PEM); needs --tls-key
+    #[arg(
+        long = "tls-cert",
+        value_name = "FILE",
+        requires = "tls_key",
+        requires = "listen"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// TLS: the certificate's private key (PEM); needs --tls-cert
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// seconds a session waits for its client to come back (0: closed at once)
     #[arg(
         long,
@@ -62,6 +73,10 @@ pub fn main(p: Args) -> Result<i32, String> {
         (None, Ok(text)) => Some(Token::new(&text).map_err(|e| format!("CONCH_TOKEN: {e}"))?),
         (None, Err(_)) => None,
     };
+    let tls = match (&p.tls_cert, &p.tls_key) {
+        (Some(cert), Some(key)) => Some(conch_remote::tls::acceptor(cert, key)?),
+        _ => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(4096)
@@ -89,7 +104,7 @@ pub fn main(p: Args) -> Result<i32, String> {
                         "conch serve: listening on {}",
                         listener.local_addr().unwrap_or(addr)
                     );
-                    listen::serve_listener(server.clone(), listener, token.clone())
+                    listen::serve_listener(server.clone(), listener, token.clone(), tls.clone())
                         .await
                         .map_err(|e| format!("listening: {e}"))
                 }

@@ -15,9 +15,11 @@ import { sinkVectorsThrough } from './replay.mjs'
 const CONCH = process.env.CONCH_BIN ?? fileURLToPath(new URL('../../../target/release/conch', import.meta.url))
 const STDIO = [CONCH, 'serve', '--stdio']
 
-/** `conch serve --listen 127.0.0.1:0` with CONCH_TOKEN `token`; its URL. */
-async function listening(token) {
-  const child = spawn(CONCH, ['serve', '--listen', '127.0.0.1:0'], {
+const TLS = fileURLToPath(new URL('../../../tests/tls/', import.meta.url))
+
+/** `conch serve --listen 127.0.0.1:0 ...args` with CONCH_TOKEN `token`; its URL. */
+async function listening(token, args = []) {
+  const child = spawn(CONCH, ['serve', '--listen', '127.0.0.1:0', ...args], {
     env: { ...process.env, CONCH_TOKEN: token },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -107,6 +109,22 @@ test('a WebSocket server asks for its token', async () => {
     child.kill('SIGTERM')
     const [code] = await once(child, 'exit')
     assert.equal(code, 0)
+  }
+})
+
+test('a TLS server is reached with its CA', async () => {
+  const { child, url } = await listening('t1s', ['--tls-cert', `${TLS}server.pem`, '--tls-key', `${TLS}server.key`])
+  try {
+    const wss = url.replace('ws://', 'wss://')
+    const remote = await connect(wss, { token: 't1s', ca: `${TLS}ca.pem` })
+    const shell = await remote.shell({ snapshot: 'none' })
+    assert.equal((await shell.run({ command: 'echo private' })).output, 'private\n')
+    await shell.close()
+    remote.close()
+    await assert.rejects(connect(wss, { token: 't1s', ca: `${TLS}server.pem` }), { code: 'ConnectionLost', message: /certificate/ })
+  } finally {
+    child.kill('SIGTERM')
+    await once(child, 'exit')
   }
 })
 

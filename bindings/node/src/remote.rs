@@ -76,13 +76,15 @@ pub struct Remote {
     noted: AtomicBool,
 }
 
-/// Connects to `conch serve`: a `ws://HOST:PORT` URL, or the argv of a
+/// Connects to `conch serve`: a `ws://` or `wss://` URL, or the argv of a
 /// command whose stdin and stdout speak the protocol (`['docker', 'exec',
-/// '-i', 'box', 'conch', 'serve', '--stdio']`). Rejects with code `Auth`
-/// for a refused token, `ConnectionLost` for a server out of reach.
+/// '-i', 'box', 'conch', 'serve', '--stdio']`). `ca`: for `wss://`, the
+/// CA certificates (a PEM file) to trust (default: the system's). Rejects
+/// with code `Auth` for a refused token, `ConnectionLost` for a server out
+/// of reach or not trusted.
 #[napi(
     catch_unwind,
-    ts_args_type = "target: string | string[], options?: { token?: string, reconnectWithinMs?: number }",
+    ts_args_type = "target: string | string[], options?: { token?: string, ca?: string, reconnectWithinMs?: number }",
     ts_return_type = "Promise<Remote>"
 )]
 pub fn connect<'env>(
@@ -105,6 +107,10 @@ pub fn connect<'env>(
     let mut opts = ConnectOptions::default();
     if let Some(options) = &options {
         opts.token = options.get("token").map_err(from_napi)?;
+        opts.ca = options
+            .get::<String>("ca")
+            .map_err(from_napi)?
+            .map(Into::into);
         if let Some(ms) = options.get::<f64>("reconnectWithinMs").map_err(from_napi)? {
             opts.reconnect_within =
                 interval_option("reconnectWithinMs", ms, TimeUnit::Milliseconds)

@@ -31,17 +31,20 @@ pub struct PyRemote {
     remote: Remote,
 }
 
-/// ``conch.connect(target, *, token=None, reconnect_within=60)``: a
-/// ``ws://HOST:PORT`` URL, or the argv of a command whose stdin and stdout
-/// speak the protocol (``["docker", "exec", "-i", "box", "conch", "serve",
-/// "--stdio"]``). Raises ``AuthError`` for a refused token and
-/// ``ConnectionLost`` for a server that cannot be reached.
+/// ``conch.connect(target, *, token=None, ca=None, reconnect_within=60)``:
+/// a ``ws://`` or ``wss://`` URL, or the argv of a command whose stdin and
+/// stdout speak the protocol (``["docker", "exec", "-i", "box", "conch",
+/// "serve", "--stdio"]``). ``ca``: for ``wss://``, the CA certificates (a
+/// PEM file) to trust for the server's certificate (default: the system's).
+/// Raises ``AuthError`` for a refused token and ``ConnectionLost`` for a
+/// server that cannot be reached (or whose certificate is not trusted).
 #[pyfunction]
-#[pyo3(signature = (target, *, token=None, reconnect_within=None))]
+#[pyo3(signature = (target, *, token=None, ca=None, reconnect_within=None))]
 pub fn connect(
     py: Python<'_>,
     target: &Bound<'_, PyAny>,
     token: Option<String>,
+    ca: Option<std::path::PathBuf>,
     reconnect_within: Option<f64>,
 ) -> PyResult<PyRemote> {
     guard(|| {
@@ -56,6 +59,7 @@ pub fn connect(
         };
         let mut opts = ConnectOptions {
             token,
+            ca,
             ..ConnectOptions::default()
         };
         if let Some(secs) = reconnect_within {

@@ -143,3 +143,19 @@ def test_sink_vectors_agree_through_a_remote_session(case, remote, tmp_path, mar
             return sh.run(command, **run_options)
 
     replay_sink(case, tmp_path, marker, run)
+
+
+TLS = Path(__file__).resolve().parents[3] / "tests" / "tls"
+
+
+def test_a_tls_server_is_reached_with_its_ca(tmp_path):
+    server = Listening("t1s", "--tls-cert", str(TLS / "server.pem"), "--tls-key", str(TLS / "server.key"))
+    try:
+        url = server.url.replace("ws://", "wss://")
+        with conch.connect(url, token="t1s", ca=TLS / "ca.pem") as r:
+            with r.shell(cwd=tmp_path, snapshot=None) as sh:
+                assert sh.run("echo private").output == "private\n"
+        with pytest.raises(conch.ConnectionLost, match="certificate"):
+            conch.connect(url, token="t1s", ca=TLS / "server.pem")
+    finally:
+        server.close()

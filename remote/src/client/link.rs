@@ -17,13 +17,15 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc as tmpsc;
+use tokio_rustls::rustls::pki_types::ServerName;
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::{ConnectOptions, RemoteError, Target};
 use crate::protocol::{MAX_FRAME, Refusal, read_reply};
+use crate::tls::{Io, connector};
 
 /// What a waiting caller receives.
 #[derive(Debug)]
@@ -62,7 +64,7 @@ pub(super) struct Link {
 
 /// One open transport: frames read, frames written.
 enum Transport {
-    Ws(Box<WebSocketStream<MaybeTlsStream<TcpStream>>>),
+    Ws(Box<WebSocketStream<Box<dyn Io>>>),
     Stdio(Box<Piped>),
 }
 
@@ -334,6 +336,9 @@ async fn reconnect(
 async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Transport, RemoteError> {
     match target {
         Target::Url(url) => {
+            let lost = |what: String| {
+                RemoteError::ConnectionLost(format!("cannot connect to {url}: {what}"))
+            };
             let mut request = url.as_str().into_client_request().map_err(|e| {
                 RemoteError::ConnectionLost(format!("not a WebSocket URL: {url} ({e})"))
             })?;
@@ -343,10 +348,33 @@ async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Transport, Re
                 })?;
                 request.headers_mut().insert("authorization", value);
             }
+            let uri = request.uri().clone();
+            let secure = uri.scheme_str() == Some("wss");
+            let host = uri
+                .host()
+                .unwrap_or_default()
+                .trim_matches(['[', ']'])
+                .to_string();
+            let port = uri.port_u16().unwrap_or(if secure { 443 } else { 80 });
+            let tcp = TcpStream::connect((host.as_str(), port))
+                .await
+                .map_err(|e| lost(e.to_string()))?;
+            let _ = tcp.set_nodelay(true);
+            let stream: Box<dyn Io> = if secure {
+                let tls = connector(opts.ca.as_deref()).map_err(&lost)?;
+                let name = ServerName::try_from(host.clone()).map_err(|e| lost(e.to_string()))?;
+                Box::new(
+                    tls.connect(name, tcp)
+                        .await
+                        .map_err(|e| lost(e.to_string()))?,
+                )
+            } else {
+                Box::new(tcp)
+            };
             let config = WebSocketConfig::default()
                 .max_message_size(Some(MAX_FRAME))
                 .max_frame_size(Some(MAX_FRAME));
-            match tokio_tungstenite::connect_async_with_config(request, Some(config), true).await {
+            match tokio_tungstenite::client_async_with_config(request, stream, Some(config)).await {
                 Ok((ws, _)) => Ok(Transport::Ws(Box::new(ws))),
                 Err(WsError::Http(response)) if response.status() == 401 => {
                     Err(RemoteError::Auth(format!(
@@ -358,9 +386,7 @@ async fn connect(target: &Target, opts: &ConnectOptions) -> Result<Transport, Re
                         }
                     )))
                 }
-                Err(e) => Err(RemoteError::ConnectionLost(format!(
-                    "cannot connect to {url}: {e}"
-                ))),
+                Err(e) => Err(lost(e.to_string())),
             }
         }
         Target::Command(argv) => {

@@ -44,6 +44,9 @@ impl From<Vec<String>> for Target {
 pub struct ConnectOptions {
     /// The server's token (`Authorization: Bearer`); none for stdio.
     pub token: Option<String>,
+    /// For `wss://`: the CA certificates (PEM) to trust for the server's
+    /// certificate; `None`: the system's bundle.
+    pub ca: Option<std::path::PathBuf>,
     /// How long a dropped WebSocket is retried before the sessions are
     /// given up (the server keeps them for its grace period, 60 s unless
     /// told otherwise).
@@ -54,6 +57,7 @@ impl Default for ConnectOptions {
     fn default() -> Self {
         ConnectOptions {
             token: None,
+            ca: None,
             reconnect_within: Duration::from_secs(60),
         }
     }

@@ -1,5 +1,6 @@
 //! `conch serve --listen HOST:PORT`: the protocol over a WebSocket (the
-//! upgrade at `/`, `Authorization: Bearer TOKEN`), and the probes a pod's
+//! upgrade at `/`, `Authorization: Bearer TOKEN`; TLS first when the server
+//! has a certificate), and the probes a pod's
 //! kubelet asks, `GET /readyz` and `GET /livez`, on the same port without
 //! a token. The request head is read here (a few KiB at most) so a probe
 //! or a refused client never reaches the WebSocket code.
@@ -21,6 +22,8 @@ use super::conn::{Incoming, Outgoing, serve};
 use super::stdio::too_large;
 use crate::auth::Token;
 use crate::protocol::{ErrorKind, Refusal, error_reply};
+use crate::tls::Io;
+use tokio_rustls::TlsAcceptor;
 
 /// The largest request head read.
 const MAX_HEAD: usize = 16 << 10;
@@ -46,19 +49,42 @@ pub async fn serve_listener(
     server: Arc<Server>,
     listener: TcpListener,
     token: Option<Token>,
+    tls: Option<TlsAcceptor>,
 ) -> io::Result<()> {
     let token = Arc::new(token);
     loop {
         let (stream, _) = listener.accept().await?;
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection(server.clone(), stream, token.clone()));
+        tokio::spawn(connection(
+            server.clone(),
+            stream,
+            token.clone(),
+            tls.clone(),
+        ));
     }
 }
 
-/// One TCP connection: a probe, a refusal, or a WebSocket client.
-async fn connection(server: Arc<Server>, mut stream: TcpStream, token: Arc<Option<Token>>) {
-    let head = tokio::time::timeout(HEAD_WITHIN, read_head(&mut stream)).await;
-    let Ok(Ok(Some((head, rest)))) = head else {
+/// One TCP connection (TLS first, when the server has it): a probe, a
+/// refusal, or a WebSocket client.
+async fn connection(
+    server: Arc<Server>,
+    tcp: TcpStream,
+    token: Arc<Option<Token>>,
+    tls: Option<TlsAcceptor>,
+) {
+    let opened = tokio::time::timeout(HEAD_WITHIN, async {
+        let mut stream: Box<dyn Io> = match tls {
+            Some(tls) => Box::new(tls.accept(tcp).await?),
+            None => Box::new(tcp),
+        };
+        let head = read_head(&mut stream).await?;
+        Ok::<_, io::Error>((stream, head))
+    })
+    .await;
+    let Ok(Ok((mut stream, head))) = opened else {
+        return;
+    };
+    let Some((head, rest)) = head else {
         let _ = respond(&mut stream, "400 Bad Request", "").await;
         return;
     };
@@ -162,7 +188,7 @@ where
 }
 
 /// Reads the request head (up to the blank line) and what came after it.
-async fn read_head(stream: &mut TcpStream) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+async fn read_head(stream: &mut Box<dyn Io>) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     loop {
@@ -181,7 +207,7 @@ async fn read_head(stream: &mut TcpStream) -> io::Result<Option<(Vec<u8>, Vec<u8
     }
 }
 
-async fn respond(stream: &mut TcpStream, status: &str, body: &str) -> io::Result<()> {
+async fn respond(stream: &mut Box<dyn Io>, status: &str, body: &str) -> io::Result<()> {
     let text = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
          Connection: close\r\n\r\n{body}",

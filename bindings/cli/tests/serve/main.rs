@@ -10,6 +10,7 @@ mod faults;
 mod listen;
 mod resume;
 mod scale;
+mod tls;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

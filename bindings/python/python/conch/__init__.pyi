@@ -235,7 +235,11 @@ class Shell(_ContextManager):
     def close(self) -> None: ...
 
 def connect(
-    target: str | Sequence[str], *, token: str | None = None, reconnect_within: float | None = None
+    target: str | Sequence[str],
+    *,
+    token: str | None = None,
+    ca: _Path | None = None,
+    reconnect_within: float | None = None,
 ) -> Remote: ...
 
 class Remote(_ContextManager):
