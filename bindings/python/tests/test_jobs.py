@@ -19,6 +19,7 @@ import socket
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -74,10 +75,14 @@ def test_shared_vectors(case, shell):
 
 
 def start_job(shell: conch.Shell, body: str) -> int:
-    """Runs ``(sleep 0.2; <body>) &`` and returns its job. The pause puts all
-    that ``body`` writes after the run returned, so it is the job's (what a
-    background command writes before its run returns is the run's)."""
-    assert shell.run(f"(/bin/sleep 0.2; {body}) &", timeout=GUARD).output == ""
+    """Runs ``(<wait for a go file>; <body>) &`` and returns its job. The go
+    file is made once the run has returned, so all that ``body`` writes is
+    the job's (what a background command writes before its run returns is
+    the run's), however slow the machine."""
+    go = shell.cwd / f"go-{uuid.uuid4().hex[:8]}"
+    command = f"(while [ ! -e {go} ]; do /bin/sleep 0.01; done; {body}) &"
+    assert shell.run(command, timeout=GUARD).output == ""
+    go.touch()
     return shell.jobs()[-1].job
 
 
