@@ -199,7 +199,7 @@ impl RemoteShell {
         let started = self
             .open()
             .ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))
-            .and_then(|shell| shell.start(opts));
+            .and_then(|shell| shell.start_run(opts));
         let mut run = match started {
             Ok(run) => run,
             Err(err) => {

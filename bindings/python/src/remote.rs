@@ -153,7 +153,7 @@ impl PyRemoteShell {
                 ..options::read("run", options, &[("command", command.into_any())])?
             };
             let shell = self.open()?;
-            let mut run = py.detach(|| shell.start(opts)).map_err(remote_to_py)?;
+            let mut run = py.detach(|| shell.start_run(opts)).map_err(remote_to_py)?;
             let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
                 run.drive(Some(until), sink)
             })?;

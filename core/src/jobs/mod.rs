@@ -74,7 +74,8 @@ impl std::fmt::Debug for JobExitHook {
 }
 
 /// A command to start as a job ([`crate::Shell::start`]).
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+// Serialized in the form it is read from: a remote client sends it so.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 pub struct JobOptions {
     /// The bash command.
     pub command: String,
@@ -83,12 +84,20 @@ pub struct JobOptions {
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     /// Variables exported for the job only.
-    #[serde(default, deserialize_with = "read::env")]
+    #[serde(
+        default,
+        deserialize_with = "read::env",
+        serialize_with = "crate::wire::env_map"
+    )]
     #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
     /// Kills the job's whole tree (the kill escalation) this long after it
     /// started, whatever the session runs meanwhile. `None`: no deadline.
-    #[serde(default, deserialize_with = "read::timeout")]
+    #[serde(
+        default,
+        deserialize_with = "read::timeout",
+        serialize_with = "crate::wire::optional_secs"
+    )]
     #[schemars(schema_with = "shape::optional_seconds")]
     pub timeout: Option<Duration>,
     /// Give the job an input pipe for [`crate::Shell::write`] and
@@ -98,7 +107,11 @@ pub struct JobOptions {
     /// Run it on a terminal of this size (columns, rows): its input and
     /// output are the terminal, keys can be sent, programs that want a
     /// terminal get one. On the wire: `{"cols": C, "rows": R}`.
-    #[serde(default, deserialize_with = "read::terminal")]
+    #[serde(
+        default,
+        deserialize_with = "read::terminal",
+        serialize_with = "crate::wire::terminal"
+    )]
     #[schemars(schema_with = "shape::terminal")]
     pub pty: Option<(u16, u16)>,
 }
@@ -114,7 +127,7 @@ impl JobOptions {
 }
 
 /// Where a job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     /// Its command runs, or something still holds its output.
@@ -142,17 +155,21 @@ impl JobStatus {
 }
 
 /// What [`crate::Shell::poll`] waits for and reads.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+// Serialized in the form it is read from: a remote client sends it so.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(default)]
 pub struct PollOptions {
     /// The longest the poll waits for the job to end or `until` to match
     /// (zero: read what is there and return).
-    #[serde(deserialize_with = "read::wait")]
+    #[serde(deserialize_with = "read::wait", serialize_with = "crate::wire::secs")]
     #[schemars(schema_with = "shape::seconds")]
     pub wait: Duration,
     /// Return as soon as the output read by this poll matches (the match
     /// may span what arrived in several pieces).
-    #[serde(deserialize_with = "read::until")]
+    #[serde(
+        deserialize_with = "read::until",
+        serialize_with = "crate::wire::pattern"
+    )]
     #[schemars(schema_with = "shape::optional_string")]
     pub until: Option<Regex>,
     /// The most output one poll returns: the newest, when more arrived
@@ -168,7 +185,7 @@ pub struct PollOptions {
 }
 
 /// What one poll of a job read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct JobPoll {
     /// The job's number in its session.
     pub job: JobId,
@@ -198,13 +215,16 @@ pub struct JobPoll {
     /// output, not all of it (memory goes on keeping the newest).
     pub artifact_truncated: bool,
     /// Since the job started, until it ended.
-    #[serde(serialize_with = "crate::wire::secs")]
+    #[serde(
+        serialize_with = "crate::wire::secs",
+        deserialize_with = "crate::wire::read_secs"
+    )]
     #[schemars(schema_with = "shape::seconds")]
     pub elapsed: Duration,
 }
 
 /// One job as [`crate::Shell::jobs`] lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct JobInfo {
     /// The job's number in its session.
     pub job: JobId,
@@ -215,11 +235,17 @@ pub struct JobInfo {
     /// As [`JobPoll::exit_code`].
     pub exit_code: Option<i32>,
     /// When the command that started it started (since the Unix epoch).
-    #[serde(serialize_with = "crate::wire::epoch_secs")]
+    #[serde(
+        serialize_with = "crate::wire::epoch_secs",
+        deserialize_with = "crate::wire::read_epoch_secs"
+    )]
     #[schemars(schema_with = "shape::seconds")]
     pub started: SystemTime,
     /// Since the job started, until it ended.
-    #[serde(serialize_with = "crate::wire::secs")]
+    #[serde(
+        serialize_with = "crate::wire::secs",
+        deserialize_with = "crate::wire::read_secs"
+    )]
     #[schemars(schema_with = "shape::seconds")]
     pub elapsed: Duration,
     /// Bytes of sanitized output the job has written so far.

@@ -335,6 +335,39 @@ pub(crate) fn env_map<S: Serializer>(vars: &[(String, String)], s: S) -> Result<
     s.collect_map(vars.iter().map(|(k, v)| (k, v)))
 }
 
+/// Serializes a job's terminal size as `{"cols": C, "rows": R}`, as it is
+/// read.
+pub(crate) fn terminal<S: Serializer>(size: &Option<(u16, u16)>, s: S) -> Result<S::Ok, S::Error> {
+    match size {
+        Some((cols, rows)) => {
+            use serde::Serialize;
+            json!({"cols": cols, "rows": rows}).serialize(s)
+        }
+        None => s.serialize_none(),
+    }
+}
+
+/// Serializes a pattern as its text.
+pub(crate) fn pattern<S: Serializer>(re: &Option<regex::Regex>, s: S) -> Result<S::Ok, S::Error> {
+    match re {
+        Some(re) => s.serialize_str(re.as_str()),
+        None => s.serialize_none(),
+    }
+}
+
+/// Reads a duration serialized as seconds ([`secs`]).
+pub(crate) fn read_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
+}
+
+/// Reads a time serialized as seconds since the Unix epoch ([`epoch_secs`]).
+pub(crate) fn read_epoch_secs<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<SystemTime, D::Error> {
+    Ok(SystemTime::UNIX_EPOCH + read_secs(d)?)
+}
+
 /// Serializes a time as seconds since the Unix epoch, to the millisecond
 /// (0 for a time before it).
 pub(crate) fn epoch_secs<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {

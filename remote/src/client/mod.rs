@@ -4,6 +4,7 @@
 //! its own; a dropped WebSocket is reconnected and every session resumed
 //! where it stopped (see [`link`]).
 
+mod jobs;
 mod link;
 mod shell;
 

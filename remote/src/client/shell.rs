@@ -49,7 +49,7 @@ impl RemoteShell {
         opts: RunOptions,
         mut on_chunk: impl FnMut(&str),
     ) -> Result<BashResult, RemoteError> {
-        let mut run = self.start(opts)?;
+        let mut run = self.start_run(opts)?;
         loop {
             if let Poll::Ready(outcome) = run.drive(None, &mut on_chunk) {
                 return outcome;
@@ -59,13 +59,23 @@ impl RemoteShell {
 
     /// Asks the server to run a command; the returned run is driven by the
     /// caller, on its thread, as a local [`conch_core::Run`] is.
-    pub fn start(&self, opts: RunOptions) -> Result<RemoteRun, RemoteError> {
+    pub fn start_run(&self, opts: RunOptions) -> Result<RemoteRun, RemoteError> {
         let cancel = opts.cancel.clone();
         let options = serde_json::to_value(&opts).expect("run options serialize");
-        let (id, frames) = self
-            .link
-            .request(Some(&self.session), "run", with_options(options))?;
-        Ok(RemoteRun {
+        let waiting = self.ask("run", with_options(options), cancel)?;
+        Ok(RemoteRun(waiting))
+    }
+
+    /// Sends a request of this session that the caller waits on, which
+    /// `cancel` aborts on the server.
+    pub(super) fn ask(
+        &self,
+        op: &str,
+        fields: Map<String, Value>,
+        cancel: Option<CancelToken>,
+    ) -> Result<Waiting, RemoteError> {
+        let (id, frames) = self.link.request(Some(&self.session), op, fields)?;
+        Ok(Waiting {
             link: self.link.clone(),
             session: self.session.clone(),
             id,
@@ -96,15 +106,7 @@ impl RemoteShell {
 
 /// A command running on the server: its output and result arrive as the
 /// caller drives it. Dropped before its end, it is aborted on the server.
-pub struct RemoteRun {
-    link: Arc<Link>,
-    session: String,
-    id: Value,
-    frames: mpsc::Receiver<Frame>,
-    cancel: Option<CancelToken>,
-    aborted: bool,
-    ended: bool,
-}
+pub struct RemoteRun(Waiting);
 
 impl RemoteRun {
     /// Receives the run's output (to `on_chunk`, on this thread) until it
@@ -116,9 +118,41 @@ impl RemoteRun {
         until: Option<Instant>,
         on_chunk: &mut dyn FnMut(&str),
     ) -> Poll<Result<BashResult, RemoteError>> {
+        self.0
+            .drive(until, on_chunk)
+            .map(|outcome| outcome.and_then(read_result))
+    }
+}
+
+/// A reply's value as the result type `T`.
+pub(super) fn read_result<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, RemoteError> {
+    serde_json::from_value(value)
+        .map_err(|e| RemoteError::ConnectionLost(format!("the server sent a bad result: {e}")))
+}
+
+/// A request the caller waits on: its events and its reply arrive as the
+/// caller drives it, and its cancel token (when it has one) aborts it on
+/// the server. Dropped before its reply, it is aborted.
+pub(super) struct Waiting {
+    link: Arc<Link>,
+    session: String,
+    id: Value,
+    frames: mpsc::Receiver<Frame>,
+    cancel: Option<CancelToken>,
+    aborted: bool,
+    ended: bool,
+}
+
+impl Waiting {
+    /// Waits for the reply, events to `on_chunk`, until `until`.
+    pub(super) fn drive(
+        &mut self,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<Value, RemoteError>> {
         if self.ended {
             return Poll::Ready(Err(RemoteError::Core(conch_core::Error::InvalidArgument(
-                "this run has ended".into(),
+                "this call has ended".into(),
             ))));
         }
         loop {
@@ -145,13 +179,7 @@ impl RemoteRun {
                 }
                 Ok(Frame::Reply(outcome)) => {
                     self.ended = true;
-                    return Poll::Ready(outcome.map_err(RemoteError::from).and_then(|value| {
-                        serde_json::from_value(value).map_err(|e| {
-                            RemoteError::ConnectionLost(format!(
-                                "the server sent a bad result: {e}"
-                            ))
-                        })
-                    }));
+                    return Poll::Ready(outcome.map_err(RemoteError::from));
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     if until.is_some_and(|u| Instant::now() >= u) {
@@ -166,17 +194,25 @@ impl RemoteRun {
         }
     }
 
-    /// Asks the server to abort this run (once).
+    /// Waits for the reply.
+    pub(super) fn wait(mut self) -> Result<Value, RemoteError> {
+        loop {
+            if let Poll::Ready(outcome) = self.drive(None, &mut |_| {}) {
+                return outcome;
+            }
+        }
+    }
+
+    /// Asks the server to abort this request (once).
     fn abort(&mut self) {
         self.aborted = true;
-        let id = self.id.as_str().unwrap_or_default();
-        let abort = json!({"id": format!("{id}-abort"), "op": "abort",
+        let abort = json!({"id": self.link.fresh_id(), "op": "abort",
                            "session": self.session, "run": self.id});
         self.link.send(abort.to_string().into());
     }
 }
 
-impl Drop for RemoteRun {
+impl Drop for Waiting {
     fn drop(&mut self) {
         if !self.ended && !self.aborted {
             self.abort();

@@ -7,6 +7,7 @@
 //! is closed (its processes killed, as a local `Shell::close` does).
 
 mod conn;
+mod jobs;
 pub mod listen;
 mod ops;
 mod session;
@@ -92,12 +93,14 @@ impl Server {
         })
     }
 
-    /// Takes a request read on the runtime: a run's cancel token is made
-    /// here, in the order the requests came, so an abort that follows a run
-    /// finds it even before the run's thread starts; then the request is
-    /// handled on a blocking thread.
+    /// Takes a request read on the runtime: the cancel token of a request
+    /// that waits (a run, a poll, a wait for jobs) is made here, in the
+    /// order the requests came, so an abort that follows finds it even
+    /// before its thread starts; then the request is handled on a blocking
+    /// thread.
     fn take(self: Arc<Self>, request: Request, out: Outgoing) {
-        let cancel = (request.op == "run").then(|| {
+        let waits = matches!(request.op.as_str(), "run" | "job_poll" | "job_wait_any");
+        let cancel = waits.then(|| {
             let token = CancelToken::new();
             if let Ok(session) = self.session(request.session.as_deref()) {
                 session.register_run(&request.id, token.clone());

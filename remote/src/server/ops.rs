@@ -1,5 +1,6 @@
 //! What each request does (docs/remote.md lists them): the server's own
-//! (`hello`, `open`, `attach`) and a session's (`run`, `abort`, `close`).
+//! (`hello`, `open`, `attach`) and a session's (`run`, `abort`, `close`,
+//! and the job requests of [`super::jobs`]).
 //! Options are read by the core's readers, so a bad value is refused with
 //! the same text as on a local face.
 
@@ -10,14 +11,14 @@ use conch_core::{CancelToken, RunOptions, Shell, ShellOptions};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::Server;
 use super::conn::Outgoing;
 use super::session::RemoteSession;
+use super::{Server, jobs};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
 
 /// Whether `op` is a session's (answered through it).
 pub(super) fn is_session_op(op: &str) -> bool {
-    matches!(op, "run" | "abort" | "close")
+    matches!(op, "run" | "abort" | "close") || jobs::is_job_op(op)
 }
 
 /// Handles a request that is no session's; returns its reply.
@@ -56,6 +57,7 @@ pub(super) fn session_op(
             server.close_session(&session.id);
             Ok(Value::Null)
         }
+        op if jobs::is_job_op(op) => jobs::job_op(session, request, cancel.unwrap_or_default()),
         op => Err(Refusal::new(
             ErrorKind::BadRequest,
             format!("unknown op {op:?}"),
@@ -135,7 +137,7 @@ fn run(session: &RemoteSession, request: &Request, cancel: CancelToken) -> Resul
 }
 
 /// The request's `options` object (none given: no option).
-fn options_object(request: &Request) -> Result<Map<String, Value>, Refusal> {
+pub(super) fn options_object(request: &Request) -> Result<Map<String, Value>, Refusal> {
     match request.field("options") {
         None => Ok(Map::new()),
         Some(Value::Object(map)) => Ok(map.clone()),
@@ -149,7 +151,10 @@ fn options_object(request: &Request) -> Result<Map<String, Value>, Refusal> {
 /// Reads options as the core type `T`, by the core's readers, their names
 /// and units those of `spelling` (a refused value is named as its face
 /// names it).
-fn read<T: DeserializeOwned>(fields: Map<String, Value>, spelling: Spelling) -> Result<T, Refusal> {
+pub(super) fn read<T: DeserializeOwned>(
+    fields: Map<String, Value>,
+    spelling: Spelling,
+) -> Result<T, Refusal> {
     let fields = fields
         .into_iter()
         .map(|(k, v)| (k, Given::from(v)))
