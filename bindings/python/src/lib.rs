@@ -15,6 +15,7 @@ mod convert;
 mod errors;
 mod execute;
 mod exit_hook;
+mod job_calls;
 mod job_tool;
 mod offload;
 mod open_shells;

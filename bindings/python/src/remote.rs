@@ -124,7 +124,7 @@ pub struct PyRemoteShell {
 }
 
 impl PyRemoteShell {
-    fn open(&self) -> PyResult<Arc<RemoteShell>> {
+    pub(crate) fn open(&self) -> PyResult<Arc<RemoteShell>> {
         let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner());
         shell
             .clone()
@@ -195,6 +195,9 @@ aio::coroutine_twins! {
     /// task aborts the command on the server; the task ends once it has
     /// stopped.
     fn run_async(command) awaits run;
+    /// ``poll`` as a coroutine (same arguments). Cancelling the awaiting
+    /// task ends the wait (never the job).
+    fn poll_async(job) awaits poll;
 }
 
 aio::context_manager! {

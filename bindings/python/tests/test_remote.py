@@ -159,3 +159,39 @@ def test_a_tls_server_is_reached_with_its_ca(tmp_path):
             conch.connect(url, token="t1s", ca=TLS / "server.pem")
     finally:
         server.close()
+
+
+def test_jobs_of_a_remote_session_are_the_local_calls(remote, tmp_path, marker):
+    with remote.shell(cwd=tmp_path, snapshot=None) as sh:
+        job = sh.start("for i in 1 2 3; do echo $i; done")
+        assert sh.wait_any([job], timeout=GUARD) == job
+        poll = sh.poll(job)
+        assert isinstance(poll, conch.JobPoll)
+        assert (poll.output, poll.status, poll.exit_code) == ("1\n2\n3\n", "exited", 0)
+        [info] = sh.jobs()
+        assert isinstance(info, conch.JobInfo) and info.job == job
+        reader = sh.start("read line; echo got $line", stdin=True)
+        sh.write(reader, "hi\n")
+        assert sh.poll(reader, wait=GUARD, until="got").output == "got hi\n"
+        sleeper = sh.start(f"exec -a {marker} /bin/sleep 60")
+        assert wait_until(lambda: pids_with(marker))
+        assert sh.kill(sleeper).status == "killed"
+        assert wait_until(lambda: not pids_with(marker))
+        with pytest.raises(conch.NotFoundError, match="no job 99 in this session"):
+            sh.poll(99)
+        with pytest.raises(conch.InvalidArgumentError, match="^signal must be"):
+            sh.signal(job, "NOPE")
+        with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+            sh.start("true", nope=1)
+        token = conch.CancelToken()
+        threading.Timer(0.2, token.cancel).start()
+        waiter = sh.start(f"exec -a {marker} /bin/sleep 60")
+        started = time.monotonic()
+        assert sh.poll(waiter, wait=60, cancel=token).status == "running"
+        assert time.monotonic() - started < GUARD
+
+        async def kill_it():
+            return await sh.kill_async(waiter)
+
+        assert asyncio.run(kill_it()).status == "killed"
+    assert sh.jobs() == []

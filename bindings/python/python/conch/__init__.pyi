@@ -299,6 +299,64 @@ class RemoteShell(_ContextManager):
         cancel: CancelToken | None = None,
     ) -> BashResult: ...
     def abort(self) -> None: ...
+    def jobs(self) -> list[JobInfo]: ...
+    def poll(
+        self,
+        job: int,
+        *,
+        wait: float = 0,
+        until: str | None = None,
+        max_bytes: int | None = None,
+        cursor: int | None = None,
+        cancel: CancelToken | None = None,
+    ) -> JobPoll: ...
+    async def poll_async(
+        self,
+        job: int,
+        *,
+        wait: float = 0,
+        until: str | None = None,
+        max_bytes: int | None = None,
+        cursor: int | None = None,
+        cancel: CancelToken | None = None,
+    ) -> JobPoll: ...
+    def start(
+        self,
+        command: str,
+        *,
+        # schema: JobOptions
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        pty: tuple[int, int] | None = None,
+        stdin: bool = False,
+        timeout: float | None = None,
+        # /schema
+    ) -> int: ...
+    async def start_async(
+        self,
+        command: str,
+        *,
+        # schema: JobOptions
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        pty: tuple[int, int] | None = None,
+        stdin: bool = False,
+        timeout: float | None = None,
+        # /schema
+    ) -> int: ...
+    def write(self, job: int, data: str | bytes) -> None: ...
+    async def write_async(self, job: int, data: str | bytes) -> None: ...
+    def close_stdin(self, job: int) -> None: ...
+    def write_key(self, job: int, key: str) -> None: ...
+    def signal(self, job: int, signal: _Signal) -> None: ...
+    def kill(self, job: int) -> JobPoll: ...
+    async def kill_async(self, job: int) -> JobPoll: ...
+    def wait_any(
+        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
+    ) -> int | None: ...
+    async def wait_any_async(
+        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
+    ) -> int | None: ...
     @property
     def sandbox_applied(self) -> SandboxApplied | None: ...
     def close(self) -> None: ...
