@@ -663,6 +663,42 @@ export declare class RemoteShell {
    */
   run(options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void): Promise<BashResult>
   /**
+   * The session's jobs, as `Shell.jobs()` lists them (a promise here:
+   * the list comes from the server). Empty once closed.
+   */
+  jobs(): Promise<Array<JobInfo>>
+  /**
+   * Reads a job's output, as `Shell.poll` (the same options and
+   * `signal`, which ends the wait and never stops the job).
+   */
+  poll(job: number, options?: PollOptions & { signal?: AbortSignal }): Promise<JobPoll>
+  /**
+   * Starts a job beside the session, as `Shell.start`; resolves with
+   * its number.
+   */
+  start(options: StartOptions): Promise<number>
+  /**
+   * Writes to a job's input, as `Shell.write` (text: the data crosses
+   * the wire as UTF-8).
+   */
+  write(job: number, data: string | Buffer): Promise<void>
+  /** Closes a job's input pipe, as `Shell.closeStdin`. */
+  closeStdin(job: number): Promise<void>
+  /** Types a named key on a job's terminal, as `Shell.writeKey`. */
+  writeKey(job: number, key: string): Promise<void>
+  /** Sends a signal to a job's processes, as `Shell.signal`. */
+  signal(job: number, signal: string | number): Promise<void>
+  /**
+   * Kills a job's whole tree, as `Shell.kill`; resolves with its last
+   * output.
+   */
+  kill(job: number): Promise<JobPoll>
+  /**
+   * Waits up to `timeoutMs` for the first of `jobs` to end, as
+   * `Shell.waitAny`.
+   */
+  waitAny(jobs: number[], timeoutMs: number): Promise<number | null>
+  /**
    * Cancels what the session runs now (if anything); its `run` resolves
    * with `cancelled: true`.
    */

@@ -128,6 +128,37 @@ test('a TLS server is reached with its CA', async () => {
   }
 })
 
+test('jobs of a remote session are the local calls', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const shell = await remote.shell({ snapshot: 'none' })
+    const job = await shell.start({ command: 'for i in 1 2 3; do echo $i; done' })
+    assert.equal(await shell.waitAny([job], 10_000), job)
+    const poll = await shell.poll(job)
+    assert.deepEqual([poll.output, poll.status, poll.exitCode], ['1\n2\n3\n', 'exited', 0])
+    const [info] = await shell.jobs()
+    assert.equal(info.job, job)
+    const reader = await shell.start({ command: 'read line; echo "got $line"', stdin: true })
+    await shell.write(reader, 'hi\n')
+    assert.equal((await shell.poll(reader, { waitMs: 10_000, until: 'got' })).output, 'got hi\n')
+    const word = uniqueWord('6')
+    const sleeper = await shell.start({ command: `/bin/sleep 100.${word}` })
+    await expectProcesses(word)
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 200)
+    const waited = await settlesInTime(shell.poll(sleeper, { waitMs: 60_000, signal: controller.signal }), 'the aborted poll')
+    assert.equal(waited.status, 'running')
+    assert.equal((await shell.kill(sleeper)).status, 'killed')
+    await expectGone(word)
+    await assert.rejects(shell.poll(99), { code: 'NotFound', message: 'no job 99 in this session' })
+    assert.throws(() => shell.signal(job, 'NOPE'), { code: 'InvalidArgument' })
+    await shell.close()
+    assert.deepEqual(await shell.jobs(), [])
+  } finally {
+    remote.close()
+  }
+})
+
 test('sink vectors, through a remote session', async (t) => {
   const remote = await connect(STDIO)
   try {

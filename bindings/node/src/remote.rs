@@ -7,16 +7,18 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use conch_core::input::signal_option;
 use conch_core::input::{TimeUnit, interval_option};
 use conch_core::wire::Spelling;
-use conch_core::{CancelToken, RunOptions};
+use conch_core::{CancelToken, JobId, RunOptions};
 use conch_remote::protocol::ErrorKind;
 use conch_remote::{ConnectOptions, RemoteError, Target};
-use napi::bindgen_prelude::{Env, JsTypeError, Object, Unknown};
+use napi::bindgen_prelude::{Buffer, Either, Env, JsTypeError, Object, ToNapiValue, Unknown};
 use napi::{Status, ValueType};
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error, from_napi, invalid, rejection};
+use crate::jobs;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::result::Js;
@@ -174,6 +176,32 @@ impl RemoteShell {
     fn open(&self) -> Option<Arc<conch_remote::RemoteShell>> {
         self.shell.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+
+    /// A call on one job, on a pooled thread (it waits for the server).
+    fn on_job<'env, T, F>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        call: F,
+    ) -> napi::Result<Object<'env>, Code>
+    where
+        T: ToNapiValue + Send + 'static,
+        F: FnOnce(&conch_remote::RemoteShell, JobId) -> Result<T, RemoteError> + Send + 'static,
+    {
+        let job = jobs::job_id(job)?;
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let job = job.map_err(|n| RemoteError::Core(jobs::unknown_job(n)))?;
+            call(&*open(shell)?, job)
+        })
+    }
+}
+
+/// The session, or the closed-handle error of every closed shell.
+fn open(
+    shell: Option<Arc<conch_remote::RemoteShell>>,
+) -> Result<Arc<conch_remote::RemoteShell>, RemoteError> {
+    shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))
 }
 
 #[napi]
@@ -215,6 +243,168 @@ impl RemoteShell {
         quick::run(env, signal, on_chunk, cancel, move |until, sink| {
             run.drive(until, sink)
                 .map(|result| result.map(Js).map_err(remote_error))
+        })
+    }
+
+    /// The session's jobs, as `Shell.jobs()` lists them (a promise here:
+    /// the list comes from the server). Empty once closed.
+    #[napi(catch_unwind, ts_return_type = "Promise<Array<JobInfo>>")]
+    pub fn jobs<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| match shell {
+            Some(shell) => shell.jobs().map(|jobs| jobs.into_iter().map(Js).collect()),
+            None => Ok(Vec::new()),
+        })
+    }
+
+    /// Reads a job's output, as `Shell.poll` (the same options and
+    /// `signal`, which ends the wait and never stops the job).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, options?: PollOptions & { signal?: AbortSignal }",
+        ts_return_type = "Promise<JobPoll>"
+    )]
+    pub fn poll<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        options: Option<Object<'env>>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let job = jobs::job_id(job)?;
+        let opts: conch_core::PollOptions = options::read(env, options.as_ref(), &["signal"])?;
+        let signal: Option<Signal> = match &options {
+            Some(object) => object.get("signal").map_err(from_napi)?,
+            None => None,
+        };
+        let shell = self.open();
+        let cancel = CancelToken::new();
+        let token = cancel.clone();
+        worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
+            let job = job.map_err(|n| RemoteError::Core(jobs::unknown_job(n)))?;
+            open(shell)?.poll(job, &opts, Some(&token)).map(Js)
+        })
+    }
+
+    /// Starts a job beside the session, as `Shell.start`; resolves with
+    /// its number.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: StartOptions",
+        ts_return_type = "Promise<number>"
+    )]
+    pub fn start<'env>(
+        &self,
+        env: &'env Env,
+        options: Object<'env>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let opts: conch_core::JobOptions = options::read(env, Some(&options), &[])?;
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            open(shell)?.start(opts)
+        })
+    }
+
+    /// Writes to a job's input, as `Shell.write` (text: the data crosses
+    /// the wire as UTF-8).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, data: string | Buffer",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn write<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        data: Either<String, Buffer>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let bytes: Vec<u8> = match data {
+            Either::A(text) => text.into_bytes(),
+            Either::B(buffer) => buffer.to_vec(),
+        };
+        self.on_job(env, job, move |shell, job| shell.write(job, &bytes))
+    }
+
+    /// Closes a job's input pipe, as `Shell.closeStdin`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn close_stdin<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
+        self.on_job(env, job, |shell, job| shell.close_stdin(job))
+    }
+
+    /// Types a named key on a job's terminal, as `Shell.writeKey`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, key: string",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn write_key<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        key: String,
+    ) -> napi::Result<Object<'env>, Code> {
+        self.on_job(env, job, move |shell, job| shell.write_key(job, &key))
+    }
+
+    /// Sends a signal to a job's processes, as `Shell.signal`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number, signal: string | number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn signal<'env>(
+        &self,
+        env: &'env Env,
+        job: f64,
+        signal: Either<String, f64>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let text = match signal {
+            Either::A(name) => name,
+            Either::B(number) => format!("{number}"),
+        };
+        signal_option("signal", &text).map_err(core_error)?;
+        self.on_job(env, job, move |shell, job| shell.signal(job, &text))
+    }
+
+    /// Kills a job's whole tree, as `Shell.kill`; resolves with its last
+    /// output.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "job: number",
+        ts_return_type = "Promise<JobPoll>"
+    )]
+    pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
+        self.on_job(env, job, |shell, job| shell.kill(job).map(Js))
+    }
+
+    /// Waits up to `timeoutMs` for the first of `jobs` to end, as
+    /// `Shell.waitAny`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "jobs: number[], timeoutMs: number",
+        ts_return_type = "Promise<number | null>"
+    )]
+    pub fn wait_any<'env>(
+        &self,
+        env: &'env Env,
+        jobs: Vec<f64>,
+        timeout_ms: f64,
+    ) -> napi::Result<Object<'env>, Code> {
+        let ids = jobs
+            .into_iter()
+            .map(jobs::job_id)
+            .collect::<Result<Vec<_>, _>>()?;
+        let timeout = options::duration_ms("timeoutMs", timeout_ms)?;
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let ids = ids
+                .into_iter()
+                .map(|id| id.map_err(|n| RemoteError::Core(jobs::unknown_job(n))))
+                .collect::<Result<Vec<_>, _>>()?;
+            open(shell)?.wait_any(&ids, timeout, None)
         })
     }
 
