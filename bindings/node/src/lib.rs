@@ -20,6 +20,7 @@ pub mod artifact;
 pub mod command;
 pub mod errors;
 pub mod execute;
+pub mod job_calls;
 pub mod jobs;
 pub mod options;
 pub mod pty;

@@ -7,18 +7,17 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use conch_core::input::signal_option;
 use conch_core::input::{TimeUnit, interval_option};
 use conch_core::wire::Spelling;
-use conch_core::{CancelToken, JobId, RunOptions};
+use conch_core::{CancelToken, RunOptions};
 use conch_remote::protocol::ErrorKind;
 use conch_remote::{ConnectOptions, RemoteError, Target};
-use napi::bindgen_prelude::{Buffer, Either, Env, JsTypeError, Object, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{Buffer, Either, Env, JsTypeError, Object, Unknown};
 use napi::{Status, ValueType};
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error, from_napi, invalid, rejection};
-use crate::jobs;
+use crate::job_calls;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::result::Js;
@@ -176,32 +175,6 @@ impl RemoteShell {
     fn open(&self) -> Option<Arc<conch_remote::RemoteShell>> {
         self.shell.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
-
-    /// A call on one job, on a pooled thread (it waits for the server).
-    fn on_job<'env, T, F>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        call: F,
-    ) -> napi::Result<Object<'env>, Code>
-    where
-        T: ToNapiValue + Send + 'static,
-        F: FnOnce(&conch_remote::RemoteShell, JobId) -> Result<T, RemoteError> + Send + 'static,
-    {
-        let job = jobs::job_id(job)?;
-        let shell = self.open();
-        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-            let job = job.map_err(|n| RemoteError::Core(jobs::unknown_job(n)))?;
-            call(&*open(shell)?, job)
-        })
-    }
-}
-
-/// The session, or the closed-handle error of every closed shell.
-fn open(
-    shell: Option<Arc<conch_remote::RemoteShell>>,
-) -> Result<Arc<conch_remote::RemoteShell>, RemoteError> {
-    shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))
 }
 
 #[napi]
@@ -270,19 +243,7 @@ impl RemoteShell {
         job: f64,
         options: Option<Object<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
-        let job = jobs::job_id(job)?;
-        let opts: conch_core::PollOptions = options::read(env, options.as_ref(), &["signal"])?;
-        let signal: Option<Signal> = match &options {
-            Some(object) => object.get("signal").map_err(from_napi)?,
-            None => None,
-        };
-        let shell = self.open();
-        let cancel = CancelToken::new();
-        let token = cancel.clone();
-        worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
-            let job = job.map_err(|n| RemoteError::Core(jobs::unknown_job(n)))?;
-            open(shell)?.poll(job, &opts, Some(&token)).map(Js)
-        })
+        job_calls::poll(env, self.open(), job, options)
     }
 
     /// Starts a job beside the session, as `Shell.start`; resolves with
@@ -300,7 +261,8 @@ impl RemoteShell {
         let opts: conch_core::JobOptions = options::read(env, Some(&options), &[])?;
         let shell = self.open();
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-            open(shell)?.start(opts)
+            let shell = shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))?;
+            shell.start(opts)
         })
     }
 
@@ -317,11 +279,7 @@ impl RemoteShell {
         job: f64,
         data: Either<String, Buffer>,
     ) -> napi::Result<Object<'env>, Code> {
-        let bytes: Vec<u8> = match data {
-            Either::A(text) => text.into_bytes(),
-            Either::B(buffer) => buffer.to_vec(),
-        };
-        self.on_job(env, job, move |shell, job| shell.write(job, &bytes))
+        job_calls::write(env, self.open(), job, data)
     }
 
     /// Closes a job's input pipe, as `Shell.closeStdin`.
@@ -331,7 +289,7 @@ impl RemoteShell {
         ts_return_type = "Promise<void>"
     )]
     pub fn close_stdin<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, |shell, job| shell.close_stdin(job))
+        job_calls::close_stdin(env, self.open(), job)
     }
 
     /// Types a named key on a job's terminal, as `Shell.writeKey`.
@@ -346,7 +304,7 @@ impl RemoteShell {
         job: f64,
         key: String,
     ) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, move |shell, job| shell.write_key(job, &key))
+        job_calls::write_key(env, self.open(), job, key)
     }
 
     /// Sends a signal to a job's processes, as `Shell.signal`.
@@ -361,12 +319,7 @@ impl RemoteShell {
         job: f64,
         signal: Either<String, f64>,
     ) -> napi::Result<Object<'env>, Code> {
-        let text = match signal {
-            Either::A(name) => name,
-            Either::B(number) => format!("{number}"),
-        };
-        signal_option("signal", &text).map_err(core_error)?;
-        self.on_job(env, job, move |shell, job| shell.signal(job, &text))
+        job_calls::signal(env, self.open(), job, signal)
     }
 
     /// Kills a job's whole tree, as `Shell.kill`; resolves with its last
@@ -377,7 +330,7 @@ impl RemoteShell {
         ts_return_type = "Promise<JobPoll>"
     )]
     pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, |shell, job| shell.kill(job).map(Js))
+        job_calls::kill(env, self.open(), job)
     }
 
     /// Waits up to `timeoutMs` for the first of `jobs` to end, as
@@ -393,19 +346,7 @@ impl RemoteShell {
         jobs: Vec<f64>,
         timeout_ms: f64,
     ) -> napi::Result<Object<'env>, Code> {
-        let ids = jobs
-            .into_iter()
-            .map(jobs::job_id)
-            .collect::<Result<Vec<_>, _>>()?;
-        let timeout = options::duration_ms("timeoutMs", timeout_ms)?;
-        let shell = self.open();
-        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-            let ids = ids
-                .into_iter()
-                .map(|id| id.map_err(|n| RemoteError::Core(jobs::unknown_job(n))))
-                .collect::<Result<Vec<_>, _>>()?;
-            open(shell)?.wait_any(&ids, timeout, None)
-        })
+        job_calls::wait_any(env, self.open(), jobs, timeout_ms)
     }
 
     /// Cancels what the session runs now (if anything); its `run` resolves

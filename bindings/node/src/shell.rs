@@ -2,8 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use conch_core::input::signal_option;
-use conch_core::jobs::{JobExitHook, JobId};
+use conch_core::jobs::JobExitHook;
 use conch_core::shell as core;
 use conch_core::{CancelToken, SandboxApplied};
 use napi::Status;
@@ -14,7 +13,7 @@ use napi::threadsafe_function::{
 use napi_derive::napi;
 
 use crate::errors::{Code, core_error, from_napi};
-use crate::jobs;
+use crate::job_calls;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::result::Js;
@@ -51,26 +50,6 @@ impl Shell {
     /// The session, unless closed.
     fn open(&self) -> Option<Arc<core::Shell>> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// A call on one job, off the JS thread (it may block: a write to a job
-    /// that does not read, the kill ladder).
-    fn on_job<'env, T, F>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        call: F,
-    ) -> napi::Result<Object<'env>, Code>
-    where
-        T: ToNapiValue + Send + 'static,
-        F: FnOnce(&core::Shell, JobId) -> conch_core::Result<T> + Send + 'static,
-    {
-        let job = jobs::job_id(job)?;
-        let shell = self.open();
-        offload(env, move || {
-            let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
-            call(&shell, job.map_err(jobs::unknown_job)?)
-        })
     }
 }
 
@@ -214,36 +193,7 @@ impl Shell {
         job: f64,
         options: Option<Object<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
-        let job = jobs::job_id(job)?;
-        let opts: conch_core::PollOptions = options::read(env, options.as_ref(), &["signal"])?;
-        let signal: Option<Signal> = match &options {
-            Some(object) => object.get("signal").map_err(from_napi)?,
-            None => None,
-        };
-        let shell = self.open();
-        let cancel = CancelToken::new();
-        let token = cancel.clone();
-        let waits = !opts.wait.is_zero();
-        let work = move || {
-            let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
-            let job = job
-                .map_err(|n| conch_core::Error::NotFound(format!("no job {n} in this session")))?;
-            shell.poll(job, &opts, Some(&token)).map(Js)
-        };
-        if waits {
-            // A wait would keep every run from the quick path while it lasts.
-            worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
-                work().map_err(core_error)
-            })
-        } else {
-            quick::run(
-                env,
-                signal,
-                None,
-                cancel,
-                quick::once(move || work().map_err(core_error)),
-            )
-        }
+        job_calls::poll(env, self.open(), job, options)
     }
 
     /// Starts `command` as a job beside the session: it sees the session's
@@ -288,11 +238,7 @@ impl Shell {
         job: f64,
         data: Either<String, Buffer>,
     ) -> napi::Result<Object<'env>, Code> {
-        let bytes: Vec<u8> = match data {
-            Either::A(text) => text.into_bytes(),
-            Either::B(buffer) => buffer.to_vec(),
-        };
-        self.on_job(env, job, move |shell, job| shell.write(job, &bytes))
+        job_calls::write(env, self.open(), job, data)
     }
 
     /// Closes a job's input pipe (the job reads end of file).
@@ -302,7 +248,7 @@ impl Shell {
         ts_return_type = "Promise<void>"
     )]
     pub fn close_stdin<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, |shell, job| shell.close_stdin(job))
+        job_calls::close_stdin(env, self.open(), job)
     }
 
     /// Types a named key (`'enter'`, `'ctrl+c'`, `'backspace'`, `'up'`…)
@@ -318,7 +264,7 @@ impl Shell {
         job: f64,
         key: String,
     ) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, move |shell, job| shell.write_key(job, &key))
+        job_calls::write_key(env, self.open(), job, key)
     }
 
     /// Sends a signal to every process of a job: a name (`'TERM'`,
@@ -335,12 +281,7 @@ impl Shell {
         job: f64,
         signal: Either<String, f64>,
     ) -> napi::Result<Object<'env>, Code> {
-        let text = match signal {
-            Either::A(name) => name,
-            Either::B(number) => format!("{number}"),
-        };
-        signal_option("signal", &text).map_err(core_error)?;
-        self.on_job(env, job, move |shell, job| shell.signal(job, &text))
+        job_calls::signal(env, self.open(), job, signal)
     }
 
     /// Kills a job's whole process tree (INT, TERM, then KILL) and resolves
@@ -351,7 +292,7 @@ impl Shell {
         ts_return_type = "Promise<JobPoll>"
     )]
     pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        self.on_job(env, job, |shell, job| shell.kill(job).map(Js))
+        job_calls::kill(env, self.open(), job)
     }
 
     /// Waits up to `timeoutMs` for the first of `jobs` to end: resolves
@@ -368,20 +309,7 @@ impl Shell {
         jobs: Vec<f64>,
         timeout_ms: f64,
     ) -> napi::Result<Object<'env>, Code> {
-        let ids = jobs
-            .into_iter()
-            .map(jobs::job_id)
-            .collect::<Result<Vec<_>, _>>()?;
-        let timeout = options::duration_ms("timeoutMs", timeout_ms)?;
-        let shell = self.open();
-        offload(env, move || {
-            let shell = shell.ok_or(conch_core::Error::Closed("shell"))?;
-            let ids = ids
-                .into_iter()
-                .map(|id| id.map_err(jobs::unknown_job))
-                .collect::<Result<Vec<_>, _>>()?;
-            shell.wait_any(&ids, timeout, None)
-        })
+        job_calls::wait_any(env, self.open(), jobs, timeout_ms)
     }
 
     /// Kills everything the session runs (the current command, background

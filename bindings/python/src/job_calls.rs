@@ -39,76 +39,57 @@ pub trait JobCalls: Send + Sync + 'static {
     ) -> PyResult<Option<JobId>>;
 }
 
-impl JobCalls for conch_core::Shell {
-    fn job_list(&self) -> PyResult<Vec<JobInfo>> {
-        Ok(self.jobs())
-    }
-    fn job_poll(&self, job: JobId, opts: &PollOptions, cancel: &CancelToken) -> PyResult<JobPoll> {
-        self.poll(job, opts, Some(cancel)).map_err(to_py)
-    }
-    fn job_start(&self, opts: JobOptions) -> PyResult<JobId> {
-        self.start(opts).map_err(to_py)
-    }
-    fn job_write(&self, job: JobId, data: &[u8]) -> PyResult<()> {
-        self.write(job, data).map_err(to_py)
-    }
-    fn job_close_stdin(&self, job: JobId) -> PyResult<()> {
-        self.close_stdin(job).map_err(to_py)
-    }
-    fn job_key(&self, job: JobId, key: &str) -> PyResult<()> {
-        self.write_key(job, key).map_err(to_py)
-    }
-    fn job_signal(&self, job: JobId, signal: &str) -> PyResult<()> {
-        self.signal(job, signal).map_err(to_py)
-    }
-    fn job_kill(&self, job: JobId) -> PyResult<JobPoll> {
-        self.kill(job).map_err(to_py)
-    }
-    fn job_wait_any(
-        &self,
-        jobs: &[JobId],
-        timeout: Duration,
-        cancel: &CancelToken,
-    ) -> PyResult<Option<JobId>> {
-        self.wait_any(jobs, timeout, Some(cancel)).map_err(to_py)
-    }
+/// The [`JobCalls`] of a session type whose job calls have the core's
+/// names, its list `$list` and its errors mapped by `$error`.
+macro_rules! job_calls {
+    ($session:ty, $error:path, |$s:ident| $list:expr) => {
+        impl JobCalls for $session {
+            fn job_list(&self) -> PyResult<Vec<JobInfo>> {
+                let $s = self;
+                $list
+            }
+            fn job_poll(
+                &self,
+                job: JobId,
+                opts: &PollOptions,
+                cancel: &CancelToken,
+            ) -> PyResult<JobPoll> {
+                self.poll(job, opts, Some(cancel)).map_err($error)
+            }
+            fn job_start(&self, opts: JobOptions) -> PyResult<JobId> {
+                self.start(opts).map_err($error)
+            }
+            fn job_write(&self, job: JobId, data: &[u8]) -> PyResult<()> {
+                self.write(job, data).map_err($error)
+            }
+            fn job_close_stdin(&self, job: JobId) -> PyResult<()> {
+                self.close_stdin(job).map_err($error)
+            }
+            fn job_key(&self, job: JobId, key: &str) -> PyResult<()> {
+                self.write_key(job, key).map_err($error)
+            }
+            fn job_signal(&self, job: JobId, signal: &str) -> PyResult<()> {
+                self.signal(job, signal).map_err($error)
+            }
+            fn job_kill(&self, job: JobId) -> PyResult<JobPoll> {
+                self.kill(job).map_err($error)
+            }
+            fn job_wait_any(
+                &self,
+                jobs: &[JobId],
+                timeout: Duration,
+                cancel: &CancelToken,
+            ) -> PyResult<Option<JobId>> {
+                self.wait_any(jobs, timeout, Some(cancel)).map_err($error)
+            }
+        }
+    };
 }
 
-impl JobCalls for RemoteShell {
-    fn job_list(&self) -> PyResult<Vec<JobInfo>> {
-        self.jobs().map_err(remote_to_py)
-    }
-    fn job_poll(&self, job: JobId, opts: &PollOptions, cancel: &CancelToken) -> PyResult<JobPoll> {
-        self.poll(job, opts, Some(cancel)).map_err(remote_to_py)
-    }
-    fn job_start(&self, opts: JobOptions) -> PyResult<JobId> {
-        self.start(opts).map_err(remote_to_py)
-    }
-    fn job_write(&self, job: JobId, data: &[u8]) -> PyResult<()> {
-        self.write(job, data).map_err(remote_to_py)
-    }
-    fn job_close_stdin(&self, job: JobId) -> PyResult<()> {
-        self.close_stdin(job).map_err(remote_to_py)
-    }
-    fn job_key(&self, job: JobId, key: &str) -> PyResult<()> {
-        self.write_key(job, key).map_err(remote_to_py)
-    }
-    fn job_signal(&self, job: JobId, signal: &str) -> PyResult<()> {
-        self.signal(job, signal).map_err(remote_to_py)
-    }
-    fn job_kill(&self, job: JobId) -> PyResult<JobPoll> {
-        self.kill(job).map_err(remote_to_py)
-    }
-    fn job_wait_any(
-        &self,
-        jobs: &[JobId],
-        timeout: Duration,
-        cancel: &CancelToken,
-    ) -> PyResult<Option<JobId>> {
-        self.wait_any(jobs, timeout, Some(cancel))
-            .map_err(remote_to_py)
-    }
-}
+job_calls!(conch_core::Shell, to_py, |shell| Ok(shell.jobs()));
+job_calls!(RemoteShell, remote_to_py, |shell| shell
+    .jobs()
+    .map_err(remote_to_py));
 
 /// The job methods of a session class whose `open()` gives its session
 /// (an `Arc` of a [`JobCalls`]) or the closed-handle error.

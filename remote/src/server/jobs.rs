@@ -15,20 +15,22 @@ use super::ops::{options_object, read};
 use super::session::RemoteSession;
 use crate::protocol::{ErrorKind, Refusal, Request};
 
+/// The job requests, each named for the local job call it makes.
+const JOB_OPS: &[&str] = &[
+    "job_start",
+    "jobs",
+    "job_poll",
+    "job_write",
+    "job_close_stdin",
+    "job_key",
+    "job_signal",
+    "job_kill",
+    "job_wait_any",
+];
+
 /// Whether `op` is a job request.
 pub(super) fn is_job_op(op: &str) -> bool {
-    matches!(
-        op,
-        "job_start"
-            | "jobs"
-            | "job_poll"
-            | "job_write"
-            | "job_close_stdin"
-            | "job_key"
-            | "job_signal"
-            | "job_kill"
-            | "job_wait_any"
-    )
+    JOB_OPS.contains(&op)
 }
 
 /// Handles the job request; its reply's value.
