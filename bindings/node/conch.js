@@ -339,6 +339,7 @@ native.RemoteShell.prototype.run = function run(options, onChunk) {
 const remoteShell = native.Remote.prototype.shell
 native.Remote.prototype.shell = function shell(options) {
   object('options', options, true)
+  fields('options', options, [['onJobExit', callback]])
   return remoteShell.call(this, options)
 }
 native.RemoteShell.prototype[Symbol.asyncDispose] = function () {

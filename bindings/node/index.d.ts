@@ -645,9 +645,10 @@ export declare class PtySession {
 export declare class Remote {
   /**
    * Opens a session on the server with `Shell`'s options (read there:
-   * its paths, its defaults).
+   * its paths, its defaults); `onJobExit` is called on the JS thread once
+   * per job end, as for `Shell`.
    */
-  shell(options?: ShellOptions): Promise<RemoteShell>
+  shell(options?: ShellOptions & { onJobExit?: (info: JobInfo) => void }): Promise<RemoteShell>
   /**
    * Ends the connection: the server closes its sessions (at once over
    * stdio, after its grace period over a WebSocket).

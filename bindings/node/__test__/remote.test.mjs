@@ -9,7 +9,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { connect } from 'conch'
-import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord } from './helpers.mjs'
+import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, waitFor } from './helpers.mjs'
 import { sinkVectorsThrough } from './replay.mjs'
 
 const CONCH = process.env.CONCH_BIN ?? fileURLToPath(new URL('../../../target/release/conch', import.meta.url))
@@ -131,13 +131,17 @@ test('a TLS server is reached with its CA', async () => {
 test('jobs of a remote session are the local calls', async () => {
   const remote = await connect(STDIO)
   try {
-    const shell = await remote.shell({ snapshot: 'none' })
+    const ended = []
+    const shell = await remote.shell({ snapshot: 'none', onJobExit: (info) => ended.push(info) })
     const job = await shell.start({ command: 'for i in 1 2 3; do echo $i; done' })
     assert.equal(await shell.waitAny([job], 10_000), job)
     const poll = await shell.poll(job)
     assert.deepEqual([poll.output, poll.status, poll.exitCode], ['1\n2\n3\n', 'exited', 0])
     const [info] = await shell.jobs()
     assert.equal(info.job, job)
+    assert.ok(await waitFor(() => ended.length === 1), 'onJobExit heard the end')
+    assert.deepEqual([ended[0].job, ended[0].status, ended[0].exitCode], [job, 'exited', 0])
+    assert.throws(() => remote.shell({ onJobExit: 7 }), { name: 'TypeError' })
     const reader = await shell.start({ command: 'read line; echo "got $line"', stdin: true })
     await shell.write(reader, 'hi\n')
     assert.equal((await shell.poll(reader, { waitMs: 10_000, until: 'got' })).output, 'got hi\n')

@@ -56,13 +56,17 @@ pub fn read<T: DeserializeOwned>(
 
 /// The options object `object` as JSON, as given (camelCase,
 /// milliseconds), for a remote server to read with the core's readers in
-/// Node's spelling.
+/// Node's spelling, leaving out the `js_only` names (read by the caller).
 pub fn to_send(
     object: Option<&Object<'_>>,
+    js_only: &[&str],
 ) -> JsResult<serde_json::Map<String, serde_json::Value>> {
     let mut fields = serde_json::Map::new();
     if let Some(object) = object {
         for name in Object::keys(object).map_err(from_napi)? {
+            if js_only.contains(&name.as_str()) {
+                continue;
+            }
             let value: Unknown = object.get_named_property(&name).map_err(from_napi)?;
             let Some(value) = given(value).map_err(from_napi)? else {
                 continue;

@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use conch_core::input::{TimeUnit, interval_option};
 use conch_core::wire::Spelling;
-use conch_core::{CancelToken, RunOptions};
+use conch_core::{CancelToken, JobExitHook, RunOptions};
 use conch_remote::protocol::ErrorKind;
 use conch_remote::{ConnectOptions, RemoteError, Target};
 use napi::bindgen_prelude::{Buffer, Either, Env, JsTypeError, Object, Unknown};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Status, ValueType};
 use napi_derive::napi;
 
@@ -21,6 +22,7 @@ use crate::job_calls;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::result::Js;
+use crate::shell::ExitFn;
 use crate::signal::Signal;
 use crate::stream::Text;
 use crate::teardown::{self, Close};
@@ -129,10 +131,11 @@ pub fn connect<'env>(
 #[napi]
 impl Remote {
     /// Opens a session on the server with `Shell`'s options (read there:
-    /// its paths, its defaults).
+    /// its paths, its defaults); `onJobExit` is called on the JS thread once
+    /// per job end, as for `Shell`.
     #[napi(
         catch_unwind,
-        ts_args_type = "options?: ShellOptions",
+        ts_args_type = "options?: ShellOptions & { onJobExit?: (info: JobInfo) => void }",
         ts_return_type = "Promise<RemoteShell>"
     )]
     pub fn shell<'env>(
@@ -143,15 +146,23 @@ impl Remote {
         if !self.noted.swap(true, Ordering::SeqCst) {
             teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
         }
-        let sent = options::to_send(options.as_ref())?;
+        let sent = options::to_send(options.as_ref(), &["onJobExit"])?;
+        let on_job_exit: Option<ExitFn> = match &options {
+            Some(object) => object.get("onJobExit").map_err(from_napi)?,
+            None => None,
+        };
         let remote = self.remote.clone();
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-            remote
-                .shell_spelled(sent, Spelling::CamelCase)
-                .map(|shell| RemoteShell {
-                    sandbox_applied: shell.sandbox_applied().clone(),
-                    shell: Mutex::new(Some(Arc::new(shell))),
-                })
+            let shell = remote.shell_spelled(sent, Spelling::CamelCase)?;
+            if let Some(hook) = on_job_exit {
+                shell.on_job_exit(JobExitHook::new(move |info| {
+                    hook.call(Js(info), ThreadsafeFunctionCallMode::NonBlocking);
+                }));
+            }
+            Ok::<_, RemoteError>(RemoteShell {
+                sandbox_applied: shell.sandbox_applied().clone(),
+                shell: Mutex::new(Some(Arc::new(shell))),
+            })
         })
     }
 

@@ -10,11 +10,13 @@ use conch_core::ShellOptions;
 use conch_remote::{ConnectOptions, Remote, RemoteShell, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
 use crate::convert::{callback, snapshot_none};
 use crate::errors::{guard, remote_to_py, to_py};
+use crate::exit_hook;
 use crate::offload::drive_here;
 use crate::options;
 use crate::result::{Class, to_python};
@@ -81,14 +83,17 @@ pub fn connect(
 impl PyRemote {
     /// Opens a session on the server with ``conch.Shell``'s options (read
     /// there: paths and defaults are the server's); returns a
-    /// ``RemoteShell``.
-    #[pyo3(signature = (**options))]
+    /// ``RemoteShell``. ``on_job_exit(info: conch.JobInfo)``: called once per
+    /// job end, as for ``conch.Shell``, on the connection's thread.
+    #[pyo3(signature = (*, on_job_exit=None, **options))]
     fn shell(
         &self,
         py: Python<'_>,
+        on_job_exit: Option<Bound<'_, PyAny>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyRemoteShell> {
         guard(|| {
+            let hook = callback("on_job_exit", on_job_exit)?.map(exit_hook::hook);
             let options = snapshot_none(py, options)?;
             let sent = options::to_send::<ShellOptions>("shell", options.as_ref())?;
             let shell = py
@@ -98,9 +103,14 @@ impl PyRemote {
                 serde_json::Value::Null => py.None(),
                 applied => to_python(py, Class::SandboxApplied, applied)?,
             };
+            let on_job_exit = hook.map(|(hook, slot)| {
+                shell.on_job_exit(hook);
+                slot
+            });
             Ok(PyRemoteShell {
                 shell: Mutex::new(Some(Arc::new(shell))),
                 sandbox_applied,
+                on_job_exit,
             })
         })
     }
@@ -121,6 +131,8 @@ pub struct PyRemoteShell {
     /// `None` once closed.
     shell: Mutex<Option<Arc<RemoteShell>>>,
     sandbox_applied: Py<PyAny>,
+    /// The `on_job_exit` callable, for the garbage collector.
+    on_job_exit: Option<Arc<exit_hook::Slot>>,
 }
 
 impl PyRemoteShell {
@@ -174,6 +186,19 @@ impl PyRemoteShell {
     #[getter]
     fn sandbox_applied(&self, py: Python<'_>) -> Py<PyAny> {
         self.sandbox_applied.clone_ref(py)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match &self.on_job_exit {
+            Some(slot) => slot.visit(&visit),
+            None => Ok(()),
+        }
+    }
+
+    fn __clear__(&self) {
+        if let Some(slot) = &self.on_job_exit {
+            slot.clear();
+        }
     }
 
     /// Closes the session on the server: everything it runs is killed.

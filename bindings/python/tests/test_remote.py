@@ -195,3 +195,15 @@ def test_jobs_of_a_remote_session_are_the_local_calls(remote, tmp_path, marker):
 
         assert asyncio.run(kill_it()).status == "killed"
     assert sh.jobs() == []
+
+
+def test_on_job_exit_hears_each_remote_job_end(remote, tmp_path):
+    ended = []
+    with remote.shell(cwd=tmp_path, snapshot=None, on_job_exit=ended.append) as sh:
+        job = sh.start("exit 4")
+        assert wait_until(lambda: ended)
+        [info] = ended
+        assert isinstance(info, conch.JobInfo)
+        assert (info.job, info.status, info.exit_code) == (job, "exited", 4)
+    with pytest.raises(TypeError):
+        remote.shell(on_job_exit=7)

@@ -62,7 +62,9 @@ impl JobExitHook {
         JobExitHook(Arc::new(hook))
     }
 
-    pub(crate) fn call(&self, info: JobInfo) {
+    /// Tells the hook of a job's end (the engine does, and a remote
+    /// client for a job of the server's).
+    pub fn call(&self, info: JobInfo) {
         (self.0)(info)
     }
 }

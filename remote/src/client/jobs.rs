@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use conch_core::{CancelToken, JobId, JobInfo, JobOptions, JobPoll, PollOptions};
+use conch_core::{CancelToken, JobExitHook, JobId, JobInfo, JobOptions, JobPoll, PollOptions};
 use serde_json::{Map, Value, json};
 
 use super::shell::{RemoteShell, read_result};
@@ -23,6 +23,13 @@ fn about(job: JobId, more: Value) -> Map<String, Value> {
 }
 
 impl RemoteShell {
+    /// Tells `hook` of the end of every job of the session from now on,
+    /// with its `JobInfo`, as a local session's `on_job_exit` (on the
+    /// client's connection thread).
+    pub fn on_job_exit(&self, hook: JobExitHook) {
+        self.link().on_job_exit(self.id(), hook);
+    }
+
     /// Starts a job, as [`conch_core::Shell::start`]; its id.
     pub fn start(&self, opts: JobOptions) -> Result<JobId, RemoteError> {
         let options = serde_json::to_value(&opts).expect("job options serialize");

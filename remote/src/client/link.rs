@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, mpsc};
 use std::time::{Duration, Instant};
 
+use conch_core::{JobExitHook, JobInfo};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -47,6 +48,8 @@ struct State {
     pending: HashMap<String, Pending>,
     /// The last frame seen of each session.
     sessions: HashMap<String, u64>,
+    /// Who is told of the end of a session's jobs.
+    exits: HashMap<String, JobExitHook>,
     /// Why the link ended, once it did.
     lost: Option<String>,
 }
@@ -168,7 +171,14 @@ impl Link {
     }
 
     pub fn untrack(&self, session: &str) {
-        self.state().sessions.remove(session);
+        let mut state = self.state();
+        state.sessions.remove(session);
+        state.exits.remove(session);
+    }
+
+    /// Tells `hook` of every job of `session` that ends from now on.
+    pub fn on_job_exit(&self, session: &str, hook: JobExitHook) {
+        self.state().exits.insert(session.to_string(), hook);
     }
 
     /// Why the link is gone.
@@ -199,6 +209,21 @@ impl Link {
                 return; // seen before the reconnect
             }
             *last = seq;
+        }
+        if frame.get("event").and_then(Value::as_str) == Some("job_exit") {
+            let hook = frame
+                .get("session")
+                .and_then(Value::as_str)
+                .and_then(|session| state.exits.get(session).cloned());
+            drop(state);
+            let info = frame
+                .get("job")
+                .cloned()
+                .map(serde_json::from_value::<JobInfo>);
+            if let (Some(hook), Some(Ok(info))) = (hook, info) {
+                hook.call(info);
+            }
+            return;
         }
         let Some(key) = frame.get("id").map(Value::to_string) else {
             return;

@@ -32,6 +32,10 @@ impl RemoteShell {
         }
     }
 
+    pub(super) fn link(&self) -> &Link {
+        &self.link
+    }
+
     /// The session's id on the server.
     pub fn id(&self) -> &str {
         &self.session

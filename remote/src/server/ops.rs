@@ -4,10 +4,10 @@
 //! Options are read by the core's readers, so a bad value is refused with
 //! the same text as on a local face.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use conch_core::wire::{self, Given, Spelling};
-use conch_core::{CancelToken, RunOptions, Shell, ShellOptions};
+use conch_core::{CancelToken, JobExitHook, RunOptions, Shell, ShellOptions};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -97,7 +97,19 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
         if !own_sandbox {
             opts.sandbox = server.options().sandbox.clone();
         }
+        // Each job's end is an event of the session (made below: no job
+        // starts before it is).
+        let events: Arc<OnceLock<Weak<RemoteSession>>> = Arc::default();
+        opts.on_job_exit = Some(JobExitHook::new({
+            let events = events.clone();
+            move |info| {
+                if let Some(session) = events.get().and_then(Weak::upgrade) {
+                    session.send(json!({"event": "job_exit", "job": info}));
+                }
+            }
+        }));
         let session = server.add(|id| Ok(RemoteSession::new(id, Shell::new(opts)?)))?;
+        let _ = events.set(Arc::downgrade(&session));
         session.attach(out.clone(), 0);
         Ok(json!({
             "session": session.id,

@@ -134,3 +134,29 @@ fn a_cancel_token_ends_a_remote_poll_not_the_job() {
     sh.close().unwrap();
     wait_sleeping("3075.5", false);
 }
+
+#[test]
+fn each_job_end_reaches_the_clients_hook() {
+    let remote = stdio(&[]);
+    let sh = remote.shell(options(json!({"snapshot": "none"}))).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    sh.on_job_exit(conch_core::JobExitHook::new(move |info| {
+        let _ = tx.lock().unwrap().send(info);
+    }));
+    let quick = sh.start(JobOptions::new("exit 4")).unwrap();
+    let slow = sh.start(JobOptions::new("/bin/sleep 3075.75")).unwrap();
+    let first = rx
+        .recv_timeout(super::common::HANG_GUARD)
+        .expect("the first end");
+    assert_eq!(
+        (first.job, first.status, first.exit_code),
+        (quick, JobStatus::Exited, Some(4))
+    );
+    wait_sleeping("3075.75", true);
+    sh.kill(slow).unwrap();
+    let second = rx
+        .recv_timeout(super::common::HANG_GUARD)
+        .expect("the killed job's end");
+    assert_eq!((second.job, second.status), (slow, JobStatus::Killed));
+}

@@ -262,6 +262,7 @@ class Remote(_ContextManager):
         shell: _Path | None = None,
         snapshot: _Snapshot = "auto",
         # /schema
+        on_job_exit: Callable[[JobInfo], object] | None = None,
     ) -> RemoteShell: ...
     def close(self) -> None: ...
 
