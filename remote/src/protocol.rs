@@ -214,6 +214,17 @@ pub fn error_reply(id: &Value, refusal: &Refusal) -> Value {
     json!({"id": id, "error": refusal.to_wire()})
 }
 
+/// The reply to a frame over the limit `max` (its id unread).
+pub fn too_large(max: usize) -> Value {
+    error_reply(
+        &Value::Null,
+        &Refusal::new(
+            ErrorKind::BadRequest,
+            format!("frame larger than the server's limit of {max} bytes"),
+        ),
+    )
+}
+
 /// A reply as a client reads it: the request's id and its outcome.
 pub fn read_reply(frame: &Map<String, Value>) -> Option<(Value, Result<Value, Refusal>)> {
     let id = frame.get("id")?.clone();

@@ -39,6 +39,30 @@ pub fn read<T: DeserializeOwned>(
     object: Option<&Object<'_>>,
     js_only: &[&str],
 ) -> JsResult<T> {
+    read_options(fields(object, js_only)?, Spelling::CamelCase).map_err(|err| refused(env, err))
+}
+
+/// The options object `object` as JSON, as given (camelCase,
+/// milliseconds), for a remote server to read with the core's readers in
+/// Node's spelling, leaving out the `js_only` names (read by the caller).
+pub fn to_send(
+    object: Option<&Object<'_>>,
+    js_only: &[&str],
+) -> JsResult<serde_json::Map<String, serde_json::Value>> {
+    fields(object, js_only)?
+        .into_iter()
+        .map(|(name, value)| match value.to_json() {
+            Some(json) => Ok((name, json)),
+            None => Err(crate::errors::invalid(format!(
+                "{name} must be a value JSON can carry"
+            ))),
+        })
+        .collect()
+}
+
+/// The fields `object` gives (`undefined` ones left out), but the
+/// `js_only` names.
+fn fields(object: Option<&Object<'_>>, js_only: &[&str]) -> JsResult<Vec<(String, Given)>> {
     let mut fields = Vec::new();
     if let Some(object) = object {
         for name in Object::keys(object).map_err(from_napi)? {
@@ -49,32 +73,6 @@ pub fn read<T: DeserializeOwned>(
             if let Some(value) = given(value).map_err(from_napi)? {
                 fields.push((name, value));
             }
-        }
-    }
-    read_options(fields, Spelling::CamelCase).map_err(|err| refused(env, err))
-}
-
-/// The options object `object` as JSON, as given (camelCase,
-/// milliseconds), for a remote server to read with the core's readers in
-/// Node's spelling, leaving out the `js_only` names (read by the caller).
-pub fn to_send(
-    object: Option<&Object<'_>>,
-    js_only: &[&str],
-) -> JsResult<serde_json::Map<String, serde_json::Value>> {
-    let mut fields = serde_json::Map::new();
-    if let Some(object) = object {
-        for name in Object::keys(object).map_err(from_napi)? {
-            if js_only.contains(&name.as_str()) {
-                continue;
-            }
-            let value: Unknown = object.get_named_property(&name).map_err(from_napi)?;
-            let Some(value) = given(value).map_err(from_napi)? else {
-                continue;
-            };
-            let json = value.to_json().ok_or_else(|| {
-                crate::errors::invalid(format!("{name} must be a value JSON can carry"))
-            })?;
-            fields.insert(name, json);
         }
     }
     Ok(fields)

@@ -30,18 +30,11 @@ pub fn read<T: DeserializeOwned + JsonSchema>(
     given: Option<&Bound<'_, PyDict>>,
     fixed: &[(&str, Bound<'_, PyAny>)],
 ) -> PyResult<T> {
-    let props = wire::option_properties::<T>();
     let mut fields = Vec::new();
     for (key, value) in fixed {
         fields.push(((*key).to_owned(), to_given(value)?));
     }
-    for (key, value) in given.into_iter().flat_map(|dict| dict.iter()) {
-        let name: String = key.extract()?;
-        if !props.contains_key(&name) || fixed.iter().any(|(k, _)| *k == name) {
-            return Err(PyTypeError::new_err(format!(
-                "{call}() got an unexpected keyword argument '{name}'"
-            )));
-        }
+    for (name, value) in named::<T>(call, given, fixed)? {
         fields.push((name, to_given(&value)?));
     }
     wire::read_options(fields, Spelling::Wire).map_err(refused)
@@ -54,15 +47,8 @@ pub fn to_send<T: JsonSchema>(
     call: &str,
     given: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<serde_json::Map<String, serde_json::Value>> {
-    let props = wire::option_properties::<T>();
     let mut sent = serde_json::Map::new();
-    for (key, value) in given.into_iter().flat_map(|dict| dict.iter()) {
-        let name: String = key.extract()?;
-        if !props.contains_key(&name) {
-            return Err(PyTypeError::new_err(format!(
-                "{call}() got an unexpected keyword argument '{name}'"
-            )));
-        }
+    for (name, value) in named::<T>(call, given, &[])? {
         let json = to_given(&value)?.to_json().ok_or_else(|| {
             invalid(format!(
                 "{name} must be a value JSON can carry, got {value}"
@@ -71,6 +57,28 @@ pub fn to_send<T: JsonSchema>(
         sent.insert(name, json);
     }
     Ok(sent)
+}
+
+/// The keyword arguments `given` to `call`, each the name of an option of
+/// `T` (and none of the `fixed` ones), or the `TypeError` Python gives for
+/// an unexpected keyword argument.
+fn named<'py, T: JsonSchema>(
+    call: &str,
+    given: Option<&Bound<'py, PyDict>>,
+    fixed: &[(&str, Bound<'_, PyAny>)],
+) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+    let props = wire::option_properties::<T>();
+    let mut named = Vec::new();
+    for (key, value) in given.into_iter().flat_map(|dict| dict.iter()) {
+        let name: String = key.extract()?;
+        if !props.contains_key(&name) || fixed.iter().any(|(k, _)| *k == name) {
+            return Err(PyTypeError::new_err(format!(
+                "{call}() got an unexpected keyword argument '{name}'"
+            )));
+        }
+        named.push((name, value));
+    }
+    Ok(named)
 }
 
 /// `sandbox=` as the core's policy: a dict of the policy's fields

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Refusal};
 use link::Link;
+use shell::Waiting;
 pub use shell::{RemoteRun, RemoteShell};
 
 /// Where the server is: a WebSocket URL (`ws://host:port`), or the argv
@@ -125,7 +126,7 @@ pub struct Remote {
 pub fn connect(target: impl Into<Target>, opts: ConnectOptions) -> Result<Remote, RemoteError> {
     let link = Link::open(target.into(), opts)?;
     let remote = Remote { link };
-    remote.call(None, "hello", Map::new())?;
+    remote.call("hello", Map::new())?;
     Ok(remote)
 }
 
@@ -149,7 +150,7 @@ impl Remote {
         if spelling == Spelling::CamelCase {
             fields.insert("spelling".into(), Value::from("camel_case"));
         }
-        let reply = self.call(None, "open", fields)?;
+        let reply = self.call("open", fields)?;
         let id = reply["session"]
             .as_str()
             .ok_or_else(|| RemoteError::ConnectionLost("the server named no session".into()))?;
@@ -166,37 +167,15 @@ impl Remote {
         self.link.close();
     }
 
-    /// Asks and waits for the reply.
-    fn call(
-        &self,
-        session: Option<&str>,
-        op: &str,
-        fields: Map<String, Value>,
-    ) -> Result<Value, RemoteError> {
-        call(&self.link, session, op, fields)
+    /// Asks the server (no session's request) and waits for the reply.
+    fn call(&self, op: &str, fields: Map<String, Value>) -> Result<Value, RemoteError> {
+        Waiting::ask(&self.link, None, op, fields, None)?.wait()
     }
 }
 
 impl Drop for Remote {
     fn drop(&mut self) {
         self.link.close();
-    }
-}
-
-/// Sends request `op` and waits for its reply, ignoring events.
-fn call(
-    link: &Link,
-    session: Option<&str>,
-    op: &str,
-    fields: Map<String, Value>,
-) -> Result<Value, RemoteError> {
-    let (_, replies) = link.request(session, op, fields)?;
-    loop {
-        match replies.recv() {
-            Ok(link::Frame::Reply(outcome)) => return outcome.map_err(RemoteError::from),
-            Ok(link::Frame::Event(_)) => {}
-            Err(_) => return Err(link.lost()),
-        }
     }
 }
 

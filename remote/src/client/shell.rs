@@ -11,7 +11,7 @@ use conch_core::{BashResult, CancelToken, RunOptions};
 use serde_json::{Map, Value, json};
 
 use super::link::{Frame, Link};
-use super::{RemoteError, call, with_options};
+use super::{RemoteError, with_options};
 
 /// How often a waiting run looks at its cancel token.
 const CANCEL_LOOK: Duration = Duration::from_millis(20);
@@ -78,16 +78,7 @@ impl RemoteShell {
         fields: Map<String, Value>,
         cancel: Option<CancelToken>,
     ) -> Result<Waiting, RemoteError> {
-        let (id, frames) = self.link.request(Some(&self.session), op, fields)?;
-        Ok(Waiting {
-            link: self.link.clone(),
-            session: self.session.clone(),
-            id,
-            frames,
-            cancel,
-            aborted: false,
-            ended: false,
-        })
+        Waiting::ask(&self.link, Some(&self.session), op, fields, cancel)
     }
 
     /// Aborts what the session runs, as [`conch_core::Shell::abort`]:
@@ -99,7 +90,10 @@ impl RemoteShell {
 
     /// Closes the session: its processes are killed.
     pub fn close(&self) -> Result<(), RemoteError> {
-        let outcome = call(&self.link, Some(&self.session), "close", Map::new()).map(drop);
+        let outcome = self
+            .ask("close", Map::new(), None)
+            .and_then(Waiting::wait)
+            .map(drop);
         self.link.untrack(&self.session);
         match outcome {
             Err(RemoteError::SessionLost(_)) => Ok(()),
@@ -139,7 +133,9 @@ pub(super) fn read_result<T: serde::de::DeserializeOwned>(value: Value) -> Resul
 /// the server. Dropped before its reply, it is aborted.
 pub(super) struct Waiting {
     link: Arc<Link>,
-    session: String,
+    /// The session it is for; a request of the server's own (`hello`,
+    /// `open`) has none, and is not aborted.
+    session: Option<String>,
     id: Value,
     frames: mpsc::Receiver<Frame>,
     cancel: Option<CancelToken>,
@@ -148,6 +144,26 @@ pub(super) struct Waiting {
 }
 
 impl Waiting {
+    /// Sends request `op` (of `session`, when given).
+    pub(super) fn ask(
+        link: &Arc<Link>,
+        session: Option<&str>,
+        op: &str,
+        fields: Map<String, Value>,
+        cancel: Option<CancelToken>,
+    ) -> Result<Waiting, RemoteError> {
+        let (id, frames) = link.request(session, op, fields)?;
+        Ok(Waiting {
+            link: link.clone(),
+            session: session.map(str::to_string),
+            id,
+            frames,
+            cancel,
+            aborted: false,
+            ended: false,
+        })
+    }
+
     /// Waits for the reply, events to `on_chunk`, until `until`.
     pub(super) fn drive(
         &mut self,
@@ -207,12 +223,15 @@ impl Waiting {
         }
     }
 
-    /// Asks the server to abort this request (once).
+    /// Asks the server to abort this request (once); one of the server's
+    /// own is not aborted.
     fn abort(&mut self) {
         self.aborted = true;
-        let abort = json!({"id": self.link.fresh_id(), "op": "abort",
-                           "session": self.session, "run": self.id});
-        self.link.send(abort.to_string().into());
+        if let Some(session) = &self.session {
+            let abort = json!({"id": self.link.fresh_id(), "op": "abort",
+                               "session": session, "run": self.id});
+            self.link.send(abort.to_string().into());
+        }
     }
 }
 

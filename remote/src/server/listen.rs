@@ -19,9 +19,8 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::Server;
 use super::conn::{Incoming, Outgoing, serve};
-use super::stdio::too_large;
 use crate::auth::Token;
-use crate::protocol::{ErrorKind, Refusal, error_reply};
+use crate::protocol::{ErrorKind, Refusal, error_reply, too_large};
 use crate::tls::Io;
 use tokio_rustls::TlsAcceptor;
 

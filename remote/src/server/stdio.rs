@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader, BufWrit
 
 use super::Server;
 use super::conn::{Incoming, Outgoing, serve};
-use crate::protocol::{ErrorKind, Refusal, error_reply};
+use crate::protocol::{ErrorKind, Refusal, error_reply, too_large};
 
 /// Serves the client on stdin and stdout until stdin ends; then closes
 /// every session and returns once every frame is written.
@@ -91,15 +91,4 @@ fn frame(line: Vec<u8>, over: bool, max: usize) -> Option<Incoming> {
             &Refusal::new(ErrorKind::BadRequest, "a frame is UTF-8 text"),
         ))),
     }
-}
-
-/// The reply to a frame over the limit (its id unread).
-pub(crate) fn too_large(max: usize) -> Value {
-    error_reply(
-        &Value::Null,
-        &Refusal::new(
-            ErrorKind::BadRequest,
-            format!("frame larger than the server's limit of {max} bytes"),
-        ),
-    )
 }
