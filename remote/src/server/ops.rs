@@ -78,6 +78,12 @@ fn reply(id: &Value, outcome: Result<Value, Refusal>) -> Value {
 /// one's answer.
 fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
     if let Some(reply) = server.opened(&request.id) {
+        // A retry after a reconnect: the session goes to this connection,
+        // as the first answer's did to the one that dropped.
+        let opened = reply["ok"]["session"].as_str();
+        if let Some(session) = opened.and_then(|id| server.session(Some(id)).ok()) {
+            session.attach(out.clone(), 0);
+        }
         return reply;
     }
     let outcome = (|| {
