@@ -9,7 +9,8 @@ use std::time::Duration;
 use conch_core::{CancelToken, JobExitHook, JobId, JobInfo, JobOptions, JobPoll, PollOptions};
 use serde_json::{Map, Value, json};
 
-use super::shell::{RemoteShell, read_result};
+use super::shell::RemoteShell;
+use super::waiting::read_result;
 use super::{RemoteError, with_options};
 
 /// The fields of a request about job `job`, and `more`.
@@ -27,7 +28,7 @@ impl RemoteShell {
     /// with its `JobInfo`, as a local session's `on_job_exit` (on the
     /// client's connection thread).
     pub fn on_job_exit(&self, hook: JobExitHook) {
-        self.link().on_job_exit(self.id(), hook);
+        self.session().link().on_job_exit(self.id(), hook);
     }
 
     /// Starts a job, as [`conch_core::Shell::start`]; its id.

@@ -6,7 +6,9 @@
 
 mod jobs;
 mod link;
+mod session;
 mod shell;
+mod waiting;
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,8 +19,9 @@ use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Refusal};
 use link::Link;
-use shell::Waiting;
+use session::Session;
 pub use shell::{RemoteRun, RemoteShell};
+use waiting::Waiting;
 
 /// Where the server is: a WebSocket URL (`ws://host:port`), or the argv
 /// of a command whose stdin and stdout speak the protocol (`docker exec
@@ -146,7 +149,20 @@ impl Remote {
         options: Map<String, Value>,
         spelling: Spelling,
     ) -> Result<RemoteShell, RemoteError> {
+        let (session, reply) = self.open("shell", options, spelling)?;
+        Ok(RemoteShell::new(session, reply["sandbox_applied"].clone()))
+    }
+
+    /// Opens a session of `kind` with `options` (in `spelling`); the
+    /// session and the `open` reply's value.
+    fn open(
+        &self,
+        kind: &str,
+        options: Map<String, Value>,
+        spelling: Spelling,
+    ) -> Result<(Session, Value), RemoteError> {
         let mut fields = with_options(Value::Object(options));
+        fields.insert("kind".into(), Value::from(kind));
         if spelling == Spelling::CamelCase {
             fields.insert("spelling".into(), Value::from("camel_case"));
         }
@@ -154,11 +170,7 @@ impl Remote {
         let id = reply["session"]
             .as_str()
             .ok_or_else(|| RemoteError::ConnectionLost("the server named no session".into()))?;
-        Ok(RemoteShell::new(
-            self.link.clone(),
-            id.to_string(),
-            reply["sandbox_applied"].clone(),
-        ))
+        Ok((Session::new(self.link.clone(), id.to_string()), reply))
     }
 
     /// Closes the connection; the server closes its sessions after its

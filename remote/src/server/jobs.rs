@@ -8,11 +8,10 @@ use std::time::Duration;
 use conch_core::defaults;
 use conch_core::input::{TimeUnit, count_option, interval_option};
 use conch_core::wire::Spelling;
-use conch_core::{CancelToken, JobId, JobOptions, PollOptions};
+use conch_core::{CancelToken, JobId, JobOptions, PollOptions, Shell};
 use serde_json::{Value, json};
 
 use super::ops::{options_object, read};
-use super::session::RemoteSession;
 use crate::protocol::{ErrorKind, Refusal, Request};
 
 /// The job requests, each named for the local job call it makes.
@@ -35,11 +34,10 @@ pub(super) fn is_job_op(op: &str) -> bool {
 
 /// Handles the job request; its reply's value.
 pub(super) fn job_op(
-    session: &RemoteSession,
+    shell: &Shell,
     request: &Request,
     cancel: CancelToken,
 ) -> Result<Value, Refusal> {
-    let shell = &session.shell;
     Ok(match request.op.as_str() {
         "job_start" => {
             let opts: JobOptions = read(options_object(request)?, Spelling::Wire)?;

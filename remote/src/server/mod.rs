@@ -7,6 +7,7 @@
 //! is closed (its processes killed, as a local `Shell::close` does).
 
 mod conn;
+mod hosted;
 mod jobs;
 pub mod listen;
 mod ops;
@@ -99,7 +100,7 @@ impl Server {
     /// before its thread starts; then the request is handled on a blocking
     /// thread.
     fn take(self: Arc<Self>, request: Request, out: Outgoing) {
-        let waits = matches!(request.op.as_str(), "run" | "job_poll" | "job_wait_any");
+        let waits = ops::waits(&request.op);
         let cancel = waits.then(|| {
             let token = CancelToken::new();
             if let Ok(session) = self.session(request.session.as_deref()) {
@@ -197,7 +198,7 @@ impl Server {
             .remove(id);
         match session {
             Some(session) => {
-                session.shell.close();
+                session.hosted.close();
                 true
             }
             None => false,
@@ -246,7 +247,7 @@ impl Server {
             .collect();
         std::thread::scope(|scope| {
             for session in &sessions {
-                scope.spawn(|| session.shell.close());
+                scope.spawn(|| session.hosted.close());
             }
         });
     }

@@ -1,6 +1,7 @@
 //! What each request does (docs/remote.md lists them): the server's own
-//! (`hello`, `open`, `attach`) and a session's (`run`, `abort`, `close`,
-//! and the job requests of [`super::jobs`]).
+//! (`hello`, `open`, `attach`) and a session's: `abort` and `close` of
+//! every kind, then each kind's own (a shell's `run` and the job requests
+//! of [`super::jobs`]).
 //! Options are read by the core's readers, so a bad value is refused with
 //! the same text as on a local face.
 
@@ -12,13 +13,28 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::conn::Outgoing;
+use super::hosted::Hosted;
 use super::session::RemoteSession;
 use super::{Server, jobs};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
 
 /// Whether `op` is a session's (answered through it).
 pub(super) fn is_session_op(op: &str) -> bool {
-    matches!(op, "run" | "abort" | "close") || jobs::is_job_op(op)
+    matches!(op, "abort" | "close") || kind_of(op).is_some()
+}
+
+/// The kind of session whose request `op` is.
+fn kind_of(op: &str) -> Option<&'static str> {
+    if op == "run" || jobs::is_job_op(op) {
+        return Some("shell");
+    }
+    None
+}
+
+/// Whether request `op` waits (on a command, a job): an `abort` naming it
+/// ends the wait.
+pub(super) fn waits(op: &str) -> bool {
+    matches!(op, "run" | "job_poll" | "job_wait_any")
 }
 
 /// Handles a request that is no session's; returns its reply.
@@ -44,12 +60,12 @@ pub(super) fn session_op(
     request: &Request,
     cancel: Option<CancelToken>,
 ) -> Value {
+    let cancel = cancel.unwrap_or_default();
     let outcome = match request.op.as_str() {
-        "run" => run(session, request, cancel.unwrap_or_default()),
         "abort" => {
             let cancelled = session.cancel_runs(request.field("run"));
             if request.field("run").is_none() {
-                session.shell.abort();
+                abort(&session.hosted);
             }
             Ok(json!({"cancelled": cancelled}))
         }
@@ -57,13 +73,34 @@ pub(super) fn session_op(
             server.close_session(&session.id);
             Ok(Value::Null)
         }
-        op if jobs::is_job_op(op) => jobs::job_op(session, request, cancel.unwrap_or_default()),
-        op => Err(Refusal::new(
-            ErrorKind::BadRequest,
-            format!("unknown op {op:?}"),
-        )),
+        op if kind_of(op) != Some(session.hosted.kind()) => Err(session
+            .hosted
+            .wrong_kind(op, kind_of(op).unwrap_or("other"))),
+        _ => match &session.hosted {
+            Hosted::Shell(shell) => shell_op(session, shell, request, cancel),
+        },
     };
     reply(&request.id, outcome)
+}
+
+/// Aborts whatever the session runs.
+fn abort(hosted: &Hosted) {
+    match hosted {
+        Hosted::Shell(shell) => shell.abort(),
+    }
+}
+
+/// Handles a shell session's request.
+fn shell_op(
+    session: &RemoteSession,
+    shell: &Shell,
+    request: &Request,
+    cancel: CancelToken,
+) -> Result<Value, Refusal> {
+    match request.op.as_str() {
+        "run" => run(session, shell, request, cancel),
+        _ => jobs::job_op(shell, request, cancel),
+    }
 }
 
 fn reply(id: &Value, outcome: Result<Value, Refusal>) -> Value {
@@ -99,32 +136,48 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 ));
             }
         };
-        let mut opts: ShellOptions = read(given, spelling)?;
-        if !own_sandbox {
-            opts.sandbox = server.options().sandbox.clone();
-        }
-        // Each job's end is an event of the session (made below: no job
-        // starts before it is).
+        // The session's events are sent by what it hosts, made before it
+        // (nothing is sent before the session exists).
         let events: Arc<OnceLock<Weak<RemoteSession>>> = Arc::default();
-        opts.on_job_exit = Some(JobExitHook::new({
-            let events = events.clone();
-            move |info| {
-                if let Some(session) = events.get().and_then(Weak::upgrade) {
-                    session.send(json!({"event": "job_exit", "job": info}));
+        let hosted = match request.field("kind").map(|k| (k, k.as_str())) {
+            None | Some((_, Some("shell"))) => {
+                let mut opts: ShellOptions = read(given, spelling)?;
+                if !own_sandbox {
+                    opts.sandbox = server.options().sandbox.clone();
                 }
+                opts.on_job_exit = Some(job_exit_events(events.clone()));
+                Hosted::Shell(Arc::new(Shell::new(opts)?))
             }
-        }));
-        let session = server.add(|id| Ok(RemoteSession::new(id, Shell::new(opts)?)))?;
+            Some((kind, _)) => {
+                return Err(Refusal::new(
+                    ErrorKind::BadValue,
+                    format!("kind must be \"shell\", got {kind}"),
+                ));
+            }
+        };
+        let sandbox_applied = match &hosted {
+            Hosted::Shell(shell) => json!(shell.sandbox_applied()),
+        };
+        let session = server.add(|id| Ok(RemoteSession::new(id, hosted)))?;
         let _ = events.set(Arc::downgrade(&session));
         session.attach(out.clone(), 0);
         Ok(json!({
             "session": session.id,
-            "sandbox_applied": session.shell.sandbox_applied(),
+            "sandbox_applied": sandbox_applied,
         }))
     })();
     let reply = reply(&request.id, outcome);
     server.keep_opened(&request.id, &reply);
     reply
+}
+
+/// The hook that makes each job's end an event of the session.
+fn job_exit_events(events: Arc<OnceLock<Weak<RemoteSession>>>) -> JobExitHook {
+    JobExitHook::new(move |info| {
+        if let Some(session) = events.get().and_then(Weak::upgrade) {
+            session.send(json!({"event": "job_exit", "job": info}));
+        }
+    })
 }
 
 /// Attaches the client's connection to a session, after the frames it saw.
@@ -144,11 +197,16 @@ fn attach(server: &Server, request: &Request, out: &Outgoing) -> Result<Value, R
 }
 
 /// Runs a command, its output sent as `chunk` events as it comes.
-fn run(session: &RemoteSession, request: &Request, cancel: CancelToken) -> Result<Value, Refusal> {
+fn run(
+    session: &RemoteSession,
+    shell: &Shell,
+    request: &Request,
+    cancel: CancelToken,
+) -> Result<Value, Refusal> {
     let mut opts: RunOptions = read(options_object(request)?, Spelling::Wire)?;
     opts.cancel = Some(cancel);
     let id = &request.id;
-    let result = session.shell.run(opts, |text| {
+    let result = shell.run(opts, |text| {
         session.send(json!({"event": "chunk", "id": id, "text": text}));
     })?;
     Ok(serde_json::to_value(result).expect("a result serializes"))

@@ -1,4 +1,4 @@
-//! One session of a server: a core [`Shell`], the frames it sent (numbered,
+//! One session of a server: what it hosts ([`Hosted`]), the frames it sent (numbered,
 //! the newest kept for a client that reconnects), the connection it sends
 //! them on while one is attached, and the requests it answered (so a retry
 //! is answered once).
@@ -14,10 +14,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use conch_core::{CancelToken, Shell};
+use conch_core::CancelToken;
 use serde_json::{Value, json};
 
 use super::conn::Outgoing;
+use super::hosted::Hosted;
 
 /// Bytes of a session's newest frames kept for a reconnecting client.
 /// Older ones are dropped; a client that asks for them is told how many
@@ -29,7 +30,7 @@ const ANSWERS_KEPT: usize = 256;
 
 pub(crate) struct RemoteSession {
     pub id: String,
-    pub shell: Arc<Shell>,
+    pub hosted: Hosted,
     out: Mutex<Outbox>,
     answers: Mutex<Answers>,
     /// The cancel tokens of the runs asked for and not answered, by their
@@ -68,10 +69,10 @@ pub(crate) enum Seen {
 }
 
 impl RemoteSession {
-    pub fn new(id: String, shell: Shell) -> Self {
+    pub fn new(id: String, hosted: Hosted) -> Self {
         RemoteSession {
             id,
-            shell: Arc::new(shell),
+            hosted,
             out: Mutex::new(Outbox {
                 seq: 0,
                 kept: VecDeque::new(),

@@ -1,0 +1,137 @@
+//! A request the caller waits on, of a session or of the server's own:
+//! its events and reply arrive as the caller drives it, on its thread.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use conch_core::CancelToken;
+use serde_json::{Map, Value, json};
+
+use super::RemoteError;
+use super::link::{Frame, Link};
+
+/// How often a waiting request looks at its cancel token.
+const CANCEL_LOOK: Duration = Duration::from_millis(20);
+
+/// A reply's value as the result type `T`.
+pub(crate) fn read_result<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, RemoteError> {
+    serde_json::from_value(value)
+        .map_err(|e| RemoteError::ConnectionLost(format!("the server sent a bad result: {e}")))
+}
+
+/// A request the caller waits on: its events and its reply arrive as the
+/// caller drives it, and its cancel token (when it has one) aborts it on
+/// the server. Dropped before its reply, it is aborted.
+pub(super) struct Waiting {
+    link: Arc<Link>,
+    /// The session it is for; a request of the server's own (`hello`,
+    /// `open`) has none, and is not aborted.
+    session: Option<String>,
+    id: Value,
+    frames: mpsc::Receiver<Frame>,
+    cancel: Option<CancelToken>,
+    aborted: bool,
+    ended: bool,
+}
+
+impl Waiting {
+    /// Sends request `op` (of `session`, when given).
+    pub(super) fn ask(
+        link: &Arc<Link>,
+        session: Option<&str>,
+        op: &str,
+        fields: Map<String, Value>,
+        cancel: Option<CancelToken>,
+    ) -> Result<Waiting, RemoteError> {
+        let (id, frames) = link.request(session, op, fields)?;
+        Ok(Waiting {
+            link: link.clone(),
+            session: session.map(str::to_string),
+            id,
+            frames,
+            cancel,
+            aborted: false,
+            ended: false,
+        })
+    }
+
+    /// Waits for the reply, events to `on_chunk`, until `until`.
+    pub(super) fn drive(
+        &mut self,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<Value, RemoteError>> {
+        if self.ended {
+            return Poll::Ready(Err(RemoteError::Core(conch_core::Error::InvalidArgument(
+                "this call has ended".into(),
+            ))));
+        }
+        loop {
+            if !self.aborted && self.cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+                self.abort();
+            }
+            let now = Instant::now();
+            let mut wait = until.map_or(Duration::MAX, |u| u.saturating_duration_since(now));
+            if self.cancel.is_some() && !self.aborted {
+                wait = wait.min(CANCEL_LOOK);
+            }
+            let frame = match wait {
+                Duration::MAX => self
+                    .frames
+                    .recv()
+                    .map_err(|_| RecvTimeoutError::Disconnected),
+                wait => self.frames.recv_timeout(wait),
+            };
+            match frame {
+                Ok(Frame::Event(event)) => {
+                    if let Some(text) = event.get("text").and_then(Value::as_str) {
+                        on_chunk(text);
+                    }
+                }
+                Ok(Frame::Reply(outcome)) => {
+                    self.ended = true;
+                    return Poll::Ready(outcome.map_err(RemoteError::from));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if until.is_some_and(|u| Instant::now() >= u) {
+                        return Poll::Pending;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.ended = true;
+                    return Poll::Ready(Err(self.link.lost()));
+                }
+            }
+        }
+    }
+
+    /// Waits for the reply.
+    pub(super) fn wait(mut self) -> Result<Value, RemoteError> {
+        loop {
+            if let Poll::Ready(outcome) = self.drive(None, &mut |_| {}) {
+                return outcome;
+            }
+        }
+    }
+
+    /// Asks the server to abort this request (once); one of the server's
+    /// own is not aborted.
+    fn abort(&mut self) {
+        self.aborted = true;
+        if let Some(session) = &self.session {
+            let abort = json!({"id": self.link.fresh_id(), "op": "abort",
+                               "session": session, "run": self.id});
+            self.link.send(abort.to_string().into());
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if !self.ended && !self.aborted {
+            self.abort();
+        }
+    }
+}
