@@ -25,8 +25,9 @@ fn about(job: JobId, more: Value) -> Map<String, Value> {
 
 impl RemoteShell {
     /// Tells `hook` of the end of every job of the session from now on,
-    /// with its `JobInfo`, as a local session's `on_job_exit` (on the
-    /// client's connection thread).
+    /// with its `JobInfo`, as a local session's `on_job_exit`: on a thread
+    /// of the client's, one at a time, in order; the hook may call the
+    /// session (poll the job, start another).
     pub fn on_job_exit(&self, hook: JobExitHook) {
         self.session().link().on_job_exit(self.id(), hook);
     }

@@ -63,6 +63,10 @@ pub(super) struct Link {
     next: AtomicU64,
     /// Ends the link's thread.
     stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    /// The ends of jobs, to the thread that tells their hooks: a hook may
+    /// call the server (poll the job that ended), so it never runs on the
+    /// link's thread, which that call waits on.
+    exits: mpsc::Sender<(JobExitHook, JobInfo)>,
 }
 
 /// One open transport: frames read, frames written.
@@ -91,12 +95,23 @@ impl Link {
         let transport = runtime.block_on(connect(&target, &opts))?;
         let (requests, outgoing) = tmpsc::unbounded_channel();
         let (stop, stopped) = tokio::sync::oneshot::channel();
+        let (exits, ended) = mpsc::channel::<(JobExitHook, JobInfo)>();
+        std::thread::Builder::new()
+            .name("conch-remote-exits".into())
+            .spawn(move || {
+                // In order, one at a time, until the link is dropped.
+                for (hook, info) in ended {
+                    hook.call(info);
+                }
+            })
+            .map_err(|e| RemoteError::ConnectionLost(format!("cannot start the client: {e}")))?;
         let link = Arc::new(Link {
             state: Mutex::new(State::default()),
             requests,
             prefix: format!("c{:x}", random()),
             next: AtomicU64::new(1),
             stop: Mutex::new(Some(stop)),
+            exits,
         });
         let driven = link.clone();
         std::thread::Builder::new()
@@ -221,7 +236,7 @@ impl Link {
                 .cloned()
                 .map(serde_json::from_value::<JobInfo>);
             if let (Some(hook), Some(Ok(info))) = (hook, info) {
-                hook.call(info);
+                let _ = self.exits.send((hook, info));
             }
             return;
         }

@@ -160,3 +160,28 @@ fn each_job_end_reaches_the_clients_hook() {
         .expect("the killed job's end");
     assert_eq!((second.job, second.status), (slow, JobStatus::Killed));
 }
+
+#[test]
+fn a_hook_may_call_the_session_whose_job_ended() {
+    let remote = stdio(&[]);
+    let sh = std::sync::Arc::new(remote.shell(options(json!({"snapshot": "none"}))).unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let weak = std::sync::Arc::downgrade(&sh);
+    sh.on_job_exit(conch_core::JobExitHook::new(move |info| {
+        // The rest of the job's output, read from inside the hook: the
+        // reply comes while the hook runs.
+        let polled = weak
+            .upgrade()
+            .map(|sh| sh.poll(info.job, &PollOptions::default(), None));
+        let _ = tx.lock().unwrap().send(polled);
+    }));
+    let job = sh.start(JobOptions::new("echo from-the-job")).unwrap();
+    let polled = rx
+        .recv_timeout(super::common::HANG_GUARD)
+        .expect("the hook returned")
+        .expect("the session was there")
+        .expect("the poll from the hook");
+    assert_eq!(polled.job, job);
+    assert_eq!(polled.output, "from-the-job\n");
+}
