@@ -46,7 +46,11 @@ test('a remote session runs as a local one', async () => {
     assert.equal(again.output, '1\n/\n')
     assert.equal(again.workingDir, '/')
     assert.equal(shell.sandboxApplied, null)
+    await shell.run({ command: '/bin/sleep 3076.5 & echo started' })
+    assert.equal((await shell.backgroundJobs()).length, 1)
+    await expectProcesses('3076.5', 1)
     await shell.close()
+    await expectGone('3076.5')
     await shell.close() // idempotent
     await assert.rejects(shell.run({ command: 'true' }), { code: 'Closed' })
   } finally {

@@ -241,6 +241,18 @@ impl RemoteShell {
         })
     }
 
+    /// The pids (on the server) of what the session runs in the
+    /// background, as `Shell.backgroundJobs()` (a promise here). Empty
+    /// once closed.
+    #[napi(catch_unwind, ts_return_type = "Promise<Array<number>>")]
+    pub fn background_jobs<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| match shell {
+            Some(shell) => shell.background_jobs(),
+            None => Ok(Vec::new()),
+        })
+    }
+
     /// Reads a job's output, as `Shell.poll` (the same options and
     /// `signal`, which ends the wait and never stops the job).
     #[napi(

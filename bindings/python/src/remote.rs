@@ -125,7 +125,8 @@ impl PyRemote {
 }
 
 /// A session on a ``conch serve``, with ``conch.Shell``'s calls: ``run``
-/// (and ``run_async``), ``abort``, ``close``.
+/// (and ``run_async``), ``abort``, ``background_jobs``, the job calls,
+/// ``close``.
 #[pyclass(frozen, module = "conch", name = "RemoteShell")]
 pub struct PyRemoteShell {
     /// `None` once closed.
@@ -179,6 +180,15 @@ impl PyRemoteShell {
         guard(|| {
             self.open()?.abort();
             Ok(())
+        })
+    }
+
+    /// The pids (on the server) of what the session runs in the
+    /// background, as ``Shell.background_jobs``.
+    fn background_jobs(&self, py: Python<'_>) -> PyResult<Vec<u32>> {
+        guard(|| {
+            let shell = self.open()?;
+            py.detach(|| shell.background_jobs()).map_err(remote_to_py)
         })
     }
 

@@ -58,6 +58,10 @@ def test_a_remote_session_runs_as_a_local_one(remote, tmp_path):
         assert r.output == f"1\n{tmp_path}/sub\n"
         assert r.working_dir == f"{tmp_path}/sub"
         assert sh.sandbox_applied is None
+        sh.run("/bin/sleep 3076.25 & echo started")
+        [pid] = sh.background_jobs()
+        assert pids_with("3076.25") == [pid]
+    assert wait_until(lambda: pids_with("3076.25") == [])
 
 
 def test_errors_are_the_local_ones(remote, tmp_path):

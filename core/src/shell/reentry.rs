@@ -40,6 +40,13 @@ impl std::fmt::Debug for BusyKey {
 }
 
 impl BusyKey {
+    /// A key of its own, for what holds a turn outside the core (a remote
+    /// session: its runs hold the server's shell).
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        BusyKey::of(Arc::new(()))
+    }
+
     /// The key of `owner` (keys of the same `Arc` are equal).
     pub(crate) fn of(owner: Arc<dyn Send + Sync>) -> Self {
         BusyKey { owner }

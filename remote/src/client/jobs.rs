@@ -34,6 +34,7 @@ impl RemoteShell {
 
     /// Starts a job, as [`conch_core::Shell::start`]; its id.
     pub fn start(&self, opts: JobOptions) -> Result<JobId, RemoteError> {
+        self.check_turn("a job was started")?;
         let options = serde_json::to_value(&opts).expect("job options serialize");
         let reply = self.ask("job_start", with_options(options), None)?.wait()?;
         read_result(reply["job"].clone())

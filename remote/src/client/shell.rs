@@ -5,6 +5,7 @@
 use std::task::Poll;
 use std::time::Instant;
 
+use conch_core::shell::reentry::BusyKey;
 use conch_core::{BashResult, CancelToken, RunOptions};
 use serde_json::{Map, Value};
 
@@ -15,6 +16,11 @@ use super::{RemoteError, with_options};
 pub struct RemoteShell {
     session: Session,
     sandbox_applied: Value,
+    /// Marks the threads waiting for a run of this session: a run or a job
+    /// started from inside that run's callback would wait for the server's
+    /// shell, which the run holds until the callback returns, so it fails
+    /// at once (as locally).
+    busy: BusyKey,
 }
 
 impl RemoteShell {
@@ -22,6 +28,7 @@ impl RemoteShell {
         RemoteShell {
             session,
             sandbox_applied,
+            busy: BusyKey::new(),
         }
     }
 
@@ -57,10 +64,23 @@ impl RemoteShell {
     /// Asks the server to run a command; the returned run is driven by the
     /// caller, on its thread, as a local [`conch_core::Run`] is.
     pub fn start_run(&self, opts: RunOptions) -> Result<RemoteRun, RemoteError> {
+        self.busy
+            .check("a run was started", "shell")
+            .map_err(RemoteError::Core)?;
         let cancel = opts.cancel.clone();
         let options = serde_json::to_value(&opts).expect("run options serialize");
         let waiting = self.ask("run", with_options(options), cancel)?;
-        Ok(RemoteRun(waiting))
+        Ok(RemoteRun {
+            waiting,
+            busy: self.busy.clone(),
+        })
+    }
+
+    /// Refuses a call made from inside a run's callback of this session
+    /// that would wait for that run (`call`: what it asks, in the local
+    /// words).
+    pub(super) fn check_turn(&self, call: &str) -> Result<(), RemoteError> {
+        self.busy.check(call, "shell").map_err(RemoteError::Core)
     }
 
     /// Sends a request of this session that the caller waits on, which
@@ -80,6 +100,12 @@ impl RemoteShell {
         self.session.abort();
     }
 
+    /// The processes the session still runs in the background (their
+    /// pids on the server), as [`conch_core::Shell::background_jobs`].
+    pub fn background_jobs(&self) -> Result<Vec<u32>, RemoteError> {
+        read_result(self.session.call("background_jobs", Map::new())?)
+    }
+
     /// Closes the session: its processes are killed.
     pub fn close(&self) -> Result<(), RemoteError> {
         self.session.close()
@@ -88,7 +114,10 @@ impl RemoteShell {
 
 /// A command running on the server: its output and result arrive as the
 /// caller drives it. Dropped before its end, it is aborted on the server.
-pub struct RemoteRun(Waiting);
+pub struct RemoteRun {
+    waiting: Waiting,
+    busy: BusyKey,
+}
 
 impl RemoteRun {
     /// Receives the run's output (to `on_chunk`, on this thread) until it
@@ -100,7 +129,8 @@ impl RemoteRun {
         until: Option<Instant>,
         on_chunk: &mut dyn FnMut(&str),
     ) -> Poll<Result<BashResult, RemoteError>> {
-        self.0
+        let _waiting_here = self.busy.enter();
+        self.waiting
             .drive(until, on_chunk)
             .map(|outcome| outcome.and_then(read_result))
     }

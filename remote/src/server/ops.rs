@@ -25,7 +25,7 @@ pub(super) fn is_session_op(op: &str) -> bool {
 
 /// The kind of session whose request `op` is.
 fn kind_of(op: &str) -> Option<&'static str> {
-    if op == "run" || jobs::is_job_op(op) {
+    if matches!(op, "run" | "background_jobs") || jobs::is_job_op(op) {
         return Some("shell");
     }
     None
@@ -99,6 +99,7 @@ fn shell_op(
 ) -> Result<Value, Refusal> {
     match request.op.as_str() {
         "run" => run(session, shell, request, cancel),
+        "background_jobs" => Ok(json!(shell.background_jobs())),
         _ => jobs::job_op(shell, request, cancel),
     }
 }

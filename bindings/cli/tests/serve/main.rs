@@ -16,8 +16,8 @@ mod tls;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use conch_core::RunOptions;
-use conch_remote::{ConnectOptions, Remote, Target, connect};
+use conch_core::{JobOptions, RunOptions};
+use conch_remote::{ConnectOptions, Remote, RemoteError, Target, connect};
 use serde_json::{Map, Value, json};
 
 use common::{wait_exit, wait_until};
@@ -223,6 +223,31 @@ fn a_closed_session_is_lost_to_later_calls() {
         Err(conch_remote::RemoteError::SessionLost(m)) => assert!(m.contains("no session"), "{m}"),
         other => panic!("SessionLost, got {other:?}"),
     }
+}
+
+#[test]
+fn a_run_from_inside_a_runs_callback_fails_at_once() {
+    let remote = stdio(&[]);
+    let sh = remote.shell(options(json!({"snapshot": "none"}))).unwrap();
+    let mut refused = Vec::new();
+    let result = sh
+        .run(RunOptions::new("echo outer"), |_| {
+            refused.push(sh.run(RunOptions::new("echo inner"), |_| {}).err());
+            refused.push(sh.start(JobOptions::new("echo job")).err());
+        })
+        .unwrap();
+    assert_eq!(result.output, "outer\n");
+    assert_eq!(refused.len(), 2);
+    for err in refused {
+        let err = err.expect("refused");
+        assert!(
+            matches!(&err, RemoteError::Core(conch_core::Error::InvalidArgument(m)) if m.contains("from inside a callback")),
+            "{err}"
+        );
+    }
+    // The session goes on.
+    let after = sh.run(RunOptions::new("echo after"), |_| {}).unwrap();
+    assert_eq!(after.output, "after\n");
 }
 
 /// Waits for a server process to exit; its status.
