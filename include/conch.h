@@ -95,6 +95,25 @@ enum conch_status
    * message names the missing kernel feature); nothing was started.
    */
   CONCH_ERR_SANDBOX_UNAVAILABLE = -12,
+  /**
+   * A `conch serve` refused the token (or asked for one that was not
+   * given).
+   */
+  CONCH_ERR_AUTH = -13,
+  /**
+   * The server of a remote shell cannot be reached, or was lost and did
+   * not come back in time: nothing more can be asked of the connection.
+   */
+  CONCH_ERR_CONNECTION_LOST = -14,
+  /**
+   * The remote shell's session is gone on its server (closed, or its
+   * grace period ran out).
+   */
+  CONCH_ERR_SESSION_LOST = -15,
+  /**
+   * The server holds as many sessions as it may (`--max-sessions`).
+   */
+  CONCH_ERR_TOO_MANY_SESSIONS = -16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -161,6 +180,17 @@ typedef struct conch_cancel_token conch_cancel_token;
  * with the start of another call on the handle, nor after it.
  */
 typedef struct conch_pty conch_pty;
+
+/**
+ * A connection to a `conch serve` (opaque). A dropped WebSocket is
+ * reconnected by itself and every session resumed where it stopped.
+ *
+ * Thread-safe: `conch_remote_shell` may be called from any thread; the
+ * shells it opens are as thread-safe as local ones. Free it with
+ * `conch_remote_free` (its shells then fail with
+ * `CONCH_ERR_CONNECTION_LOST`; free them too).
+ */
+typedef struct conch_remote conch_remote;
 
 /**
  * A persistent bash session (opaque): state (cwd, variables, functions,
@@ -798,29 +828,6 @@ typedef struct conch_pty_result {
 } conch_pty_result;
 
 /**
- * What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
- * returns it: the core's `SandboxApplied` in C types (the fields and what
- * each means are the core's, in `docs/api/schema.json` and
- * `docs/api/c.md`): each `bool` is true when that part is in force, false
- * when it is not or was not asked; `not_applied` is what was asked and did
- * not apply, each with why, joined by `\n`, NULL when everything applied.
- * Owned by the caller: free it with `conch_sandbox_applied_free`, which
- * also frees `not_applied`.
- */
-typedef struct conch_sandbox_applied {
-  uint32_t landlock_abi;
-  bool filesystem;
-  bool network;
-  bool tcp_ports;
-  bool scopes;
-  bool limits;
-  bool processes;
-  bool session_memory;
-  bool namespaces;
-  const char *not_applied;
-} conch_sandbox_applied;
-
-/**
  * Called once for each job of a shell that ends (by itself, killed, timed
  * out, or killed as the shell is freed), with the job as
  * `conch_shell_jobs` would list it then. `job` and its strings are
@@ -926,6 +933,29 @@ typedef struct conch_shell_options {
    */
   const char *options_json;
 } conch_shell_options;
+
+/**
+ * What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`
+ * returns it: the core's `SandboxApplied` in C types (the fields and what
+ * each means are the core's, in `docs/api/schema.json` and
+ * `docs/api/c.md`): each `bool` is true when that part is in force, false
+ * when it is not or was not asked; `not_applied` is what was asked and did
+ * not apply, each with why, joined by `\n`, NULL when everything applied.
+ * Owned by the caller: free it with `conch_sandbox_applied_free`, which
+ * also frees `not_applied`.
+ */
+typedef struct conch_sandbox_applied {
+  uint32_t landlock_abi;
+  bool filesystem;
+  bool network;
+  bool tcp_ports;
+  bool scopes;
+  bool limits;
+  bool processes;
+  bool session_memory;
+  bool namespaces;
+  const char *not_applied;
+} conch_sandbox_applied;
 
 /**
  * One command to run. Zero-initialize it, then set `command`.
@@ -1566,6 +1596,63 @@ void conch_pty_free(struct conch_pty *pty);
  * `result` is NULL or a result returned by conch, not freed before.
  */
 void conch_pty_result_free(struct conch_pty_result *result);
+
+/**
+ * Connects to the server at `target`: a `ws://` or `wss://` URL (`wss://`
+ * trusts the system's CA bundle, or the file `SSL_CERT_FILE` names).
+ * `token` is the server's token (NULL: none). On `CONCH_OK`, `*out` is the
+ * connection (free it with `conch_remote_free`). Errors: a refused token
+ * (`CONCH_ERR_AUTH`), a server that cannot be reached or whose certificate
+ * is not trusted (`CONCH_ERR_CONNECTION_LOST`), NULL or bad arguments
+ * (`CONCH_ERR_INVALID_ARG`).
+ *
+ * # Safety
+ * `target` is a C string; `token` is NULL or a C string; `out` is writable.
+ */
+int conch_remote_connect(const char *target, const char *token, struct conch_remote **out);
+
+/**
+ * Connects to a server that a command runs on its stdin and stdout:
+ * `argv` (ended by NULL) is that command, e.g. `{"docker", "exec", "-i",
+ * "box", "conch", "serve", "--stdio", NULL}`. Freeing the connection ends
+ * the command's input, and the server closes its sessions. Errors as
+ * `conch_remote_connect` (a command that cannot start:
+ * `CONCH_ERR_CONNECTION_LOST`).
+ *
+ * # Safety
+ * `argv` is a NULL-terminated array of C strings; `out` is writable.
+ */
+int conch_remote_connect_command(const char *const *argv, struct conch_remote **out);
+
+/**
+ * Opens a session on the server, as `conch_shell_new` does here. Its
+ * options are read on the server, where paths and defaults mean
+ * something: give them as `opts->options_json` (the core's
+ * `ShellOptions`, snake_case keys, e.g. `{"cwd": "/work", "max_bytes":
+ * 100000}`), with `opts->on_job_exit` and `opts->user_data` as for a local
+ * shell (the callback runs on a thread of the connection's). The other
+ * fields of `opts` must be zero: `CONCH_ERR_INVALID_ARG` names one that is
+ * not. `opts` may be NULL (the server's defaults). On `CONCH_OK`, `*out`
+ * is the shell: every `conch_shell_*` call works on it; free it with
+ * `conch_shell_free` (which closes the session on the server).
+ *
+ * # Safety
+ * `remote` is a live connection; `opts` is NULL or valid; `out` is
+ * writable.
+ */
+int conch_remote_shell(struct conch_remote *remote,
+                       const struct conch_shell_options *opts,
+                       struct conch_shell **out);
+
+/**
+ * Ends the connection: the server closes its sessions (at once for a
+ * command's stdin, after its grace period for a WebSocket). NULL is a
+ * no-op.
+ *
+ * # Safety
+ * `remote` is NULL or a live connection, not used again after this call.
+ */
+void conch_remote_free(struct conch_remote *remote);
 
 /**
  * Frees a result and its strings. NULL is a no-op.

@@ -11,6 +11,8 @@ source "$(dirname "$0")/paths.sh"
 cd "$ROOT"
 
 LIBDIR="$RELEASE_DIR"
+# The server tests/c/test_remote.c connects to: the release build's.
+export CONCH_BIN="$RELEASE_DIR/conch"
 OUT="$TARGET_DIR/ctest"
 mkdir -p "$OUT"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pthread -I"$ROOT/include")

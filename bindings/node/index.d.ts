@@ -669,6 +669,12 @@ export declare class RemoteShell {
    */
   jobs(): Promise<Array<JobInfo>>
   /**
+   * The pids (on the server) of what the session runs in the
+   * background, as `Shell.backgroundJobs()` (a promise here). Empty
+   * once closed.
+   */
+  backgroundJobs(): Promise<Array<number>>
+  /**
    * Reads a job's output, as `Shell.poll` (the same options and
    * `signal`, which ends the wait and never stops the job).
    */

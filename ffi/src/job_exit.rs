@@ -15,7 +15,6 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use conch_core::shell::Shell;
 use conch_core::sync::lock;
 use conch_core::{JobExitHook, JobId, JobInfo};
 
@@ -125,16 +124,15 @@ impl ExitGate {
         self.reported.notify_all();
     }
 
-    /// After `shell` was closed: lets the reports of its jobs come through
-    /// (unless this thread cannot wait for them: it is inside the
-    /// callback, or inside a run of the shell, whose end closes the
-    /// session later), then closes the gate and waits for a call in
-    /// progress on another thread.
-    pub(crate) fn close(&self, shell: &Shell) {
+    /// After the shell was closed: lets the reports of its jobs `ended`
+    /// come through (unless this thread cannot wait for them: it is inside
+    /// the callback, or `ended` is `None`: inside a run of the shell, whose
+    /// end closes the session later), then closes the gate and waits for a
+    /// call in progress on another thread.
+    pub(crate) fn close(&self, ended: Option<Vec<JobId>>) {
         let me = std::thread::current().id();
         let inside = lock(&self.state).caller == Some(me);
-        if !inside && !shell.busy_key().is_entered() {
-            let jobs: Vec<JobId> = shell.jobs().iter().map(|j| j.job).collect();
+        if let (false, Some(jobs)) = (inside, ended) {
             let deadline = Instant::now() + REPORTS_WAIT;
             let mut state = lock(&self.state);
             while !jobs.iter().all(|j| state.reported.contains(j)) {

@@ -337,7 +337,7 @@ pub unsafe extern "C" fn conch_shell_jobs(
             )
         };
         let owned = shell
-            .jobs()
+            .jobs()?
             .into_iter()
             .map(OwnedInfo::new)
             .collect::<FfiResult<Vec<_>>>()?;
@@ -500,7 +500,7 @@ pub unsafe extern "C" fn conch_shell_write(
                 boundary::bytes_arg(data, len, "data")?,
             )
         };
-        Ok(shell.write(job, data)?)
+        shell.write(job, data)
     })
 }
 
@@ -515,7 +515,7 @@ pub unsafe extern "C" fn conch_shell_close_stdin(shell: *mut conch_shell, job: u
     boundary::status("conch_shell_close_stdin", || {
         // SAFETY: the caller's guarantee.
         let shell = unsafe { handle::to_arc(shell, "shell") }?;
-        Ok(shell.close_stdin(job)?)
+        shell.close_stdin(job)
     })
 }
 
@@ -541,7 +541,7 @@ pub unsafe extern "C" fn conch_shell_write_key(
                 boundary::str_arg(key, "key")?,
             )
         };
-        Ok(shell.write_key(job, key)?)
+        shell.write_key(job, key)
     })
 }
 
@@ -567,7 +567,7 @@ pub unsafe extern "C" fn conch_shell_signal(
                 boundary::str_arg(signal, "signal")?,
             )
         };
-        Ok(shell.signal(job, signal)?)
+        shell.signal(job, signal)
     })
 }
 

@@ -24,6 +24,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod artifact;
+mod backend;
 mod boundary;
 pub mod callback;
 pub mod cancel;
@@ -34,6 +35,7 @@ pub mod job_exit;
 pub mod jobs;
 mod options;
 pub mod pty;
+pub mod remote;
 pub mod result;
 pub mod sandbox;
 pub mod sessions;

@@ -219,7 +219,7 @@ pub unsafe extern "C" fn conch_shell_sandbox_applied(
         let applied = shell
             .sandbox_applied()
             .ok_or_else(|| Error::NotFound("this shell has no sandbox".into()))?;
-        *out = applied_into_c(applied)?;
+        *out = applied_into_c(&applied)?;
         Ok(())
     })
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use conch_core::shell::{RunOptions, Shell, ShellOptions};
 
 use crate::artifact::conch_artifact_store;
+use crate::backend::Backend;
 use crate::boundary::{self, out_arg, ref_arg};
 use crate::callback::{ChunkForwarder, conch_chunk_cb};
 use crate::cancel::conch_cancel_token;
@@ -43,18 +44,24 @@ impl Castable for conch_shell {
     type RustType = ShellHandle;
 }
 
-/// What a `conch_shell` points to: the core shell, and the gate of its
-/// `on_job_exit` callback (closed by `conch_shell_free`).
+/// What a `conch_shell` points to: the session (here or on a server), and
+/// the gate of its `on_job_exit` callback (closed by `conch_shell_free`).
 pub(crate) struct ShellHandle {
-    shell: Shell,
+    backend: Backend,
     exits: Option<Arc<ExitGate>>,
 }
 
-impl Deref for ShellHandle {
-    type Target = Shell;
+impl ShellHandle {
+    pub(crate) fn new(backend: Backend, exits: Option<Arc<ExitGate>>) -> Self {
+        ShellHandle { backend, exits }
+    }
+}
 
-    fn deref(&self) -> &Shell {
-        &self.shell
+impl Deref for ShellHandle {
+    type Target = Backend;
+
+    fn deref(&self) -> &Backend {
+        &self.backend
     }
 }
 
@@ -238,10 +245,10 @@ pub unsafe extern "C" fn conch_shell_new(opts: *const conch_shell_options) -> *m
             opts.on_job_exit = Some(hook);
             gate
         });
-        Ok(handle::into_raw(ShellHandle {
-            shell: Shell::new(opts)?,
+        Ok(handle::into_raw(ShellHandle::new(
+            Backend::Local(Shell::new(opts)?),
             exits,
-        }))
+        )))
     })
 }
 
@@ -327,7 +334,7 @@ pub unsafe extern "C" fn conch_shell_background_jobs(
         if pids.is_null() && capacity > 0 {
             return Err(FfiError::arg("pids is NULL but capacity is not 0"));
         }
-        let jobs = shell.background_jobs();
+        let jobs = shell.background_jobs()?;
         for (i, pid) in jobs.iter().take(capacity).enumerate() {
             // SAFETY: `i < capacity`, and `pids` holds `capacity` elements.
             unsafe { pids.add(i).write(*pid) };
@@ -357,11 +364,11 @@ pub unsafe extern "C" fn conch_shell_free(shell: *mut conch_shell) {
         if let Some(shell) = unsafe { handle::take(shell) } {
             // Close now, not when the last reference drops: a run on another
             // thread holds one until it returns.
-            shell.close();
+            let ended = shell.close();
             // The ends of the jobs the close killed are reported, then no
             // more: the host may free `user_data` once this returns.
             if let Some(gate) = &shell.exits {
-                gate.close(&shell.shell);
+                gate.close(ended);
             }
         }
     })

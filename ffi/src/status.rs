@@ -4,6 +4,8 @@
 //! same categories a Python or Node host sees as exception classes.
 
 use conch_core::Error;
+use conch_remote::RemoteError;
+use conch_remote::protocol::ErrorKind;
 
 /// What an entry point returned: `CONCH_OK` (0) or a negative error code.
 ///
@@ -45,6 +47,17 @@ pub enum conch_status {
     /// The sandbox asked for cannot be enforced on this machine (the
     /// message names the missing kernel feature); nothing was started.
     CONCH_ERR_SANDBOX_UNAVAILABLE = -12,
+    /// A `conch serve` refused the token (or asked for one that was not
+    /// given).
+    CONCH_ERR_AUTH = -13,
+    /// The server of a remote shell cannot be reached, or was lost and did
+    /// not come back in time: nothing more can be asked of the connection.
+    CONCH_ERR_CONNECTION_LOST = -14,
+    /// The remote shell's session is gone on its server (closed, or its
+    /// grace period ran out).
+    CONCH_ERR_SESSION_LOST = -15,
+    /// The server holds as many sessions as it may (`--max-sessions`).
+    CONCH_ERR_TOO_MANY_SESSIONS = -16,
 }
 
 /// Why an entry point failed: the code it returns and the text
@@ -90,6 +103,29 @@ impl From<Error> for FfiError {
             Error::TooManyJobs(_) => conch_status::CONCH_ERR_TOO_MANY_JOBS,
             Error::NoInput(_) => conch_status::CONCH_ERR_NO_INPUT,
             Error::SandboxUnavailable(_) => conch_status::CONCH_ERR_SANDBOX_UNAVAILABLE,
+        };
+        FfiError {
+            status,
+            message: error.to_string(),
+            misuse: false,
+        }
+    }
+}
+
+impl From<RemoteError> for FfiError {
+    fn from(error: RemoteError) -> Self {
+        let status = match error {
+            // The core's own error, as a local call would have failed.
+            RemoteError::Core(core) => return core.into(),
+            RemoteError::Auth(_) => conch_status::CONCH_ERR_AUTH,
+            RemoteError::ConnectionLost(_) => conch_status::CONCH_ERR_CONNECTION_LOST,
+            RemoteError::SessionLost(_) => conch_status::CONCH_ERR_SESSION_LOST,
+            RemoteError::Refused {
+                kind: ErrorKind::TooManySessions,
+                ..
+            } => conch_status::CONCH_ERR_TOO_MANY_SESSIONS,
+            // A value or request the server refused: the caller's.
+            RemoteError::Refused { .. } => conch_status::CONCH_ERR_INVALID_ARG,
         };
         FfiError {
             status,

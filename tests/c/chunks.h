@@ -57,7 +57,7 @@ static void on_chunk(void *user, const char *utf8, size_t len) {
 
 /* Waits (at most 30 s, so a broken command cannot hang the suite) until
  * the marker was seen; false on timeout. */
-static bool wait_started(struct chunks *c) {
+static inline bool wait_started(struct chunks *c) {
   struct timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += 30;

@@ -310,6 +310,19 @@ static void tool(void) {
   CHECK_RC(conch_close_sessions(NULL), CONCH_OK, "conch_close_sessions(NULL) closes all");
 }
 
+static void remote(void) {
+  conch_remote *remote = NULL;
+  expect_misuse(conch_remote_connect(NULL, NULL, &remote), "conch_remote_connect", "target");
+  expect_misuse(conch_remote_connect("ws://127.0.0.1:1", NULL, NULL), "conch_remote_connect", "out");
+  expect_misuse(conch_remote_connect_command(NULL, &remote), "conch_remote_connect_command", "argv");
+  const char *argv[] = {"true", NULL};
+  expect_misuse(conch_remote_connect_command(argv, NULL), "conch_remote_connect_command", "out");
+  conch_shell *sh = NULL;
+  expect_misuse(conch_remote_shell(NULL, NULL, &sh), "conch_remote_shell", "remote");
+  CHECK(remote == NULL && sh == NULL, "no output written on misuse");
+  conch_remote_free(NULL);
+}
+
 int main(void) {
   strings();
   command_helpers();
@@ -319,5 +332,6 @@ int main(void) {
   artifacts();
   pty();
   tool();
+  remote();
   return check_finish();
 }

@@ -195,7 +195,7 @@ impl Limits {
 /// everything the policy asked for, unless it was made with
 /// [`Sandbox::best_effort`] on a kernel or host that lacks something,
 /// which [`SandboxApplied::not_applied`] then names.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxApplied {
     /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: u32,
