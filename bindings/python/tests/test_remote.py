@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -128,6 +129,34 @@ def test_a_websocket_server_asks_for_its_token(tmp_path):
                 assert sh.run("echo over ws").output == "over ws\n"
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("transport, seconds", [("stdio", "3079.25"), ("websocket", "3079.75")])
+def test_a_client_killed_mid_command_leaves_nothing_running(transport, seconds):
+    """The client process dies by SIGKILL while its command runs: nothing it
+    started outlives the grace period (stdio: at once, its server ends with
+    its stdin), and a WebSocket server goes on serving others."""
+    server = Listening("k1ll", "--grace", "1") if transport == "websocket" else None
+    target = repr(server.url) if server else repr([CONCH, "serve", "--stdio"])
+    client = subprocess.Popen(
+        [sys.executable, "-c",
+         "import conch\n"
+         f"r = conch.connect({target}, token='k1ll')\n"
+         f"r.shell(snapshot=None).run('/bin/sleep {seconds}')\n"],
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_until(lambda: pids_with(seconds)), "the command runs"
+        client.kill()
+        client.wait(GUARD)
+        assert wait_until(lambda: not pids_with(seconds)), "gone after the grace period"
+        if server:
+            with conch.connect(server.url, token="k1ll") as r, r.shell(snapshot=None) as sh:
+                assert sh.run("echo still serving").output == "still serving\n"
+    finally:
+        client.kill()
+        if server:
+            server.close()
 
 
 def test_an_unreachable_server_is_a_lost_connection():
