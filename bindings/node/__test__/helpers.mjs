@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 /**
  * How long a wait for an event may take before the test calls it a hang.
@@ -91,6 +92,11 @@ export function settlesInTime(promise, what, ms = HANG_GUARD_MS) {
   })
   return Promise.race([promise, guard]).finally(() => clearTimeout(timer))
 }
+
+/** The `conch` binary the remote tests serve from (scripts/test-node.sh
+ * names the release build's), and the argv of a stdio server. */
+export const CONCH = process.env.CONCH_BIN ?? fileURLToPath(new URL('../../../target/release/conch', import.meta.url))
+export const STDIO_SERVER = [CONCH, 'serve', '--stdio']
 
 /** The directory of the repository's shared test vectors. */
 export const VECTORS_DIR = new URL('../../../tests/vectors/', import.meta.url)

@@ -2,12 +2,13 @@
 // (Shell.start, write, closeStdin, writeKey, signal, kill, waitAny, poll,
 // jobs, run with yieldAfterMs), the way core/tests/shell/job_steps.rs does
 // in Rust: same steps, same `expect` fields, and `error` compared with the
-// kind the rejection's `code` names.
+// kind the rejection's `code` names; on a local Shell and on a remote
+// session (`conch serve --stdio`).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
-import { Shell } from 'conch'
-import { settlesInTime, vectorsPath } from './helpers.mjs'
+import { Shell, connect } from 'conch'
+import { STDIO_SERVER, settlesInTime, vectorsPath } from './helpers.mjs'
 
 /** The error kind of the vectors for each `code` of the Node face. */
 const KINDS = {
@@ -82,7 +83,8 @@ async function play(shell, step, job, state) {
   }
 }
 
-test('job_steps vectors, every case and step', async (t) => {
+/** Replays every case on the shells `open(options)` makes. */
+async function replayAll(t, open) {
   const path = vectorsPath('job_steps')
   assert.ok(existsSync(path), 'tests/vectors/job_steps.json is missing')
   const cases = JSON.parse(readFileSync(path, 'utf8'))
@@ -90,7 +92,7 @@ test('job_steps vectors, every case and step', async (t) => {
   const failures = []
   let steps = 0
   for (const c of cases) {
-    const shell = new Shell({ snapshot: 'none', maxJobs: c.shell?.max_jobs })
+    const shell = await open({ snapshot: 'none', maxJobs: c.shell?.max_jobs })
     const state = { last: 0 }
     try {
       for (const [i, step] of c.steps.entries()) {
@@ -116,9 +118,20 @@ test('job_steps vectors, every case and step', async (t) => {
     } catch (err) {
       failures.push(`${c.name}: ${err.message}`)
     } finally {
-      shell.close()
+      await shell.close()
     }
   }
   assert.deepEqual(failures, [], `${failures.length} of ${cases.length} cases failed`)
   t.diagnostic(`${cases.length} cases, ${steps} steps`)
+}
+
+test('job_steps vectors, every case and step', (t) => replayAll(t, (options) => new Shell(options)))
+
+test('job_steps vectors, through a remote session', async (t) => {
+  const remote = await connect(STDIO_SERVER)
+  try {
+    await replayAll(t, (options) => remote.shell(options))
+  } finally {
+    remote.close()
+  }
 })

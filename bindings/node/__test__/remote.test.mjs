@@ -9,11 +9,8 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { connect } from 'conch'
-import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, waitFor } from './helpers.mjs'
+import { CONCH, STDIO_SERVER as STDIO, expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, waitFor } from './helpers.mjs'
 import { sinkVectorsThrough } from './replay.mjs'
-
-const CONCH = process.env.CONCH_BIN ?? fileURLToPath(new URL('../../../target/release/conch', import.meta.url))
-const STDIO = [CONCH, 'serve', '--stdio']
 
 const TLS = fileURLToPath(new URL('../../../tests/tls/', import.meta.url))
 

@@ -16,11 +16,13 @@ import {
   ToolError,
   applyHeadTail,
   checkBashInterception,
+  connect,
   normalizeBashCommand,
   sanitizeText,
 } from 'conch'
 import {
   HANG_GUARD_MS,
+  STDIO_SERVER,
   VECTORS_DIR,
   expectGone,
   expectProcesses,
@@ -258,14 +260,15 @@ function expectFields(got, want, what) {
   }
 }
 
-test('jobs vectors, through Shell.jobs and Shell.poll', async (t) => {
+/** Replays the jobs vectors on the sessions `open(options)` makes. */
+async function jobsVectors(t, open) {
   await replay(t, 'jobs', async (c) => {
-    const shell = new Shell({ snapshot: 'none' })
+    const shell = await open({ snapshot: 'none' })
     try {
       for (const r of c.runs) {
         assert.equal((await shell.run({ command: r.command })).output, r.output, r.command)
       }
-      const own = shell.jobs().at(-1)?.job ?? 0
+      const own = (await shell.jobs()).at(-1)?.job ?? 0
       for (const [i, p] of c.polls.entries()) {
         const o = p.options
         const options = { waitMs: o.wait_ms, until: o.until, maxBytes: o.max_bytes, cursor: o.cursor }
@@ -288,14 +291,25 @@ test('jobs vectors, through Shell.jobs and Shell.poll', async (t) => {
         expectFields(await settlesInTime(poll(), `poll ${i}`), p.expect, `poll ${i}`)
       }
       if (c.jobs !== undefined) {
-        const listed = shell.jobs()
+        const listed = await shell.jobs()
         assert.equal(listed.length, c.jobs.length, JSON.stringify(listed))
         c.jobs.forEach((want, i) => expectFields(listed[i], want, `job ${i}`))
       }
     } finally {
-      shell.close()
+      await shell.close()
     }
   })
+}
+
+test('jobs vectors, through Shell.jobs and Shell.poll', (t) => jobsVectors(t, (o) => new Shell(o)))
+
+test('jobs vectors, through a remote session', async (t) => {
+  const remote = await connect(STDIO_SERVER)
+  try {
+    await jobsVectors(t, (o) => remote.shell(o))
+  } finally {
+    remote.close()
+  }
 })
 
 test('artifact vectors', async (t) => {

@@ -17,6 +17,9 @@ import conch
 
 REPO = Path(__file__).resolve().parents[3]
 VECTORS = REPO / "tests" / "vectors"
+# The `conch` binary the remote tests serve from (scripts/test-python.sh
+# names the release build's).
+CONCH = os.environ.get("CONCH_BIN") or str(REPO / "target" / "release" / "conch")
 
 # A hang guard, in seconds: how long a test waits for something that should
 # happen at once (a process to appear, a killed tree to be gone, a stopped
@@ -24,6 +27,13 @@ VECTORS = REPO / "tests" / "vectors"
 # (SIGINT, 0.5 s, SIGTERM, 0.5 s, SIGKILL), and far below the 30 s sleeps
 # the tests stop, so a run that was not stopped cannot pass for one that was.
 GUARD = 10.0
+
+
+@pytest.fixture(scope="module")
+def remote() -> Iterator[conch.Remote]:
+    """One ``conch serve --stdio`` for a module's remote tests."""
+    with conch.connect([CONCH, "serve", "--stdio"]) as r:
+        yield r
 
 
 @pytest.fixture

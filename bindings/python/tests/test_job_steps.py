@@ -1,5 +1,6 @@
 """Replays tests/vectors/job_steps.json through the Python face, every case
-and every step, as core/tests/shell/job_steps.rs does in Rust: jobs started
+and every step, as core/tests/shell/job_steps.rs does in Rust, on a local
+``Shell`` and on a remote session (``conch serve --stdio``): jobs started
 beside the session, written to on a pipe and on a terminal, keyed,
 signalled, killed, timed out and waited for, runs moved to the background
 at ``yield_after``, the job limit, and misuse. A step's ``error`` is the
@@ -126,11 +127,13 @@ def expect(got: Any, want: Any, at: str) -> None:
         assert got == want and type(got) is type(want), f"{at}: {got!r} != {want!r}"
 
 
+@pytest.mark.parametrize("where", ["local", "remote"])
 @pytest.mark.parametrize("case", cases())
-def test_shared_vectors(case: dict, tmp_path) -> None:
+def test_shared_vectors(case: dict, where: str, tmp_path, request) -> None:
     shell_options = case.get("shell", {})
     assert set(shell_options) <= {"max_jobs"}, shell_options
-    with conch.Shell(cwd=tmp_path, snapshot=None, **shell_options) as sh:
+    make = conch.Shell if where == "local" else request.getfixturevalue("remote").shell
+    with make(cwd=tmp_path, snapshot=None, **shell_options) as sh:
         replay = Replay(sh)
         for i, step in enumerate(case["steps"]):
             at = f"{case['name']}: step {i} ({step['op']})"

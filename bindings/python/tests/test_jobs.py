@@ -45,8 +45,11 @@ def poll_options(options: dict) -> dict:
     return out
 
 
+@pytest.mark.parametrize("where", ["local", "remote"])
 @pytest.mark.parametrize("case", vector_cases())
-def test_shared_vectors(case, shell):
+def test_shared_vectors(case, where, request):
+    # On a local session and on a remote one (`conch serve --stdio`).
+    shell = request.getfixturevalue("shell" if where == "local" else "remote_shell")
     for r in case["runs"]:
         assert shell.run(r["command"], timeout=GUARD).output == r["output"]
     listed = shell.jobs()
@@ -72,6 +75,12 @@ def test_shared_vectors(case, shell):
             assert isinstance(got, conch.JobInfo)
             for key, value in want.items():
                 assert getattr(got, key) == value, f"{key} of {got!r}"
+
+
+@pytest.fixture
+def remote_shell(remote, tmp_path):
+    with remote.shell(cwd=tmp_path, snapshot=None) as sh:
+        yield sh
 
 
 def start_job(shell: conch.Shell, body: str) -> int:

@@ -15,19 +15,8 @@ from pathlib import Path
 import pytest
 
 import conch
-from conftest import GUARD, pids_with, wait_until
+from conftest import CONCH, GUARD, pids_with, wait_until
 from test_vectors import SINK_CASES, replay_sink
-
-CONCH = os.environ.get("CONCH_BIN") or str(
-    Path(__file__).resolve().parents[3] / "target" / "release" / "conch"
-)
-
-
-@pytest.fixture(scope="module")
-def remote():
-    """One stdio server for the module's tests."""
-    with conch.connect([CONCH, "serve", "--stdio"]) as r:
-        yield r
 
 
 class Listening:
