@@ -47,7 +47,7 @@ impl ProgramSandbox {
         let base = crate::private_dir::private_dir()?;
         let paths = SessionPaths {
             cwd,
-            base: &base,
+            base,
             // What probes the namespaces (as `Sandbox::check` does): a
             // shell, which `program` need not be.
             shell: Path::new("/bin/sh"),
