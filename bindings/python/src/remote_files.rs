@@ -42,7 +42,10 @@ impl PyRemoteFiles {
     /// (``InvalidArgumentError``) when more than 8 MiB remain. Raises
     /// ``NotFoundError`` for a missing path, ``IoError`` for what the
     /// system (or the sandbox) refuses.
-    #[pyo3(signature = (path, offset=Whole::Int(0), limit=None))]
+    #[pyo3(
+        signature = (path, offset=Whole::Int(0), limit=None),
+        text_signature = "($self, path, offset=0, limit=None)"
+    )]
     fn read<'py>(
         &self,
         py: Python<'py>,
