@@ -38,9 +38,7 @@ impl RemoteFiles {
         call: impl FnOnce(&conch_remote::RemoteFiles) -> Result<T, RemoteError> + Send + 'static,
     ) -> napi::Result<Object<'env>, Code> {
         let files = self.files.clone();
-        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-            call(&files)
-        })
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| call(&files))
     }
 }
 

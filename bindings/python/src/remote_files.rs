@@ -96,9 +96,7 @@ impl PyRemoteFiles {
     fn stat<'py>(&self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
             let path = path_text(path)?;
-            let info = py
-                .detach(|| self.files.stat(&path))
-                .map_err(remote_to_py)?;
+            let info = py.detach(|| self.files.stat(&path)).map_err(remote_to_py)?;
             plain(py, &info)
         })
     }
@@ -108,9 +106,7 @@ impl PyRemoteFiles {
     fn list<'py>(&self, py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
             let path = path_text(path)?;
-            let entries = py
-                .detach(|| self.files.list(&path))
-                .map_err(remote_to_py)?;
+            let entries = py.detach(|| self.files.list(&path)).map_err(remote_to_py)?;
             plain(py, &entries)
         })
     }

@@ -124,3 +124,66 @@ fn whole(request: &Request, name: &str) -> Result<Option<u64>, Refusal> {
             .ok_or_else(|| wrong(name, "a whole number >= 0", Some(value))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::server::ServeOptions;
+
+    fn request(op: &str, fields: Value) -> Request {
+        let Value::Object(fields) = fields else {
+            unreachable!("an object")
+        };
+        Request {
+            id: json!(1),
+            op: op.into(),
+            session: None,
+            fields,
+        }
+    }
+
+    #[test]
+    fn a_sandboxed_request_without_a_helper_is_refused() {
+        let server = Server::new(ServeOptions {
+            sandbox: Some(conch_core::Sandbox::default()),
+            ..ServeOptions::default()
+        });
+        match file_op(&server, &request("file_stat", json!({"path": "/"}))) {
+            Err(Refusal::Core(error)) => assert_eq!(error["kind"], "sandbox_unavailable"),
+            other => panic!("refused as unenforceable: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fields_of_the_wrong_type_are_named() {
+        let server = Server::new(ServeOptions::default());
+        let refused = |op: &str, fields: Value| match file_op(&server, &request(op, fields)) {
+            Err(Refusal::Request { kind, message }) => (kind, message),
+            other => panic!("refused: {other:?}"),
+        };
+        assert_eq!(
+            refused("file_read", json!({"path": 7})),
+            (ErrorKind::WrongType, "path must be a string, got 7".into())
+        );
+        assert_eq!(
+            refused("file_read", json!({"path": "/x", "offset": -1})),
+            (
+                ErrorKind::WrongType,
+                "offset must be a whole number >= 0, got -1".into()
+            )
+        );
+        assert_eq!(
+            refused("file_write", json!({"path": "/x", "data": "@@"})).0,
+            ErrorKind::BadValue
+        );
+        assert_eq!(
+            refused("file_remove", json!({"path": "/x", "recursive": 1})),
+            (
+                ErrorKind::WrongType,
+                "recursive must be a boolean, got 1".into()
+            )
+        );
+    }
+}
