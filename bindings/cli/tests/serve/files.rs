@@ -57,6 +57,14 @@ fn a_file_is_written_atomically_and_read_back_by_range() {
     assert_eq!(mode, 0o600);
     let listed = files.list(&text(&dir.join("a/b"))).unwrap();
     assert_eq!(listed.len(), 1, "only the file, no temporary: {listed:?}");
+    // A symlink at the path is replaced; its target is never written.
+    let target = dir.join("target");
+    std::fs::write(&target, "kept").unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("link")).unwrap();
+    files.write(&text(&dir.join("link")), b"new", None).unwrap();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+    assert!(!dir.join("link").is_symlink());
+    assert_eq!(std::fs::read(dir.join("link")).unwrap(), b"new");
     // Bytes that are not text go through whole.
     let bytes: Vec<u8> = (0..=255).collect();
     files.write(&text(&dir.join("bin")), &bytes, None).unwrap();
