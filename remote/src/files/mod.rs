@@ -23,7 +23,7 @@ pub const HELPER_ARG: &str = "files-helper";
 /// helper reads it from stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
-pub enum FileRequest {
+pub(crate) enum FileRequest {
     /// Bytes `offset..offset + limit` of a file (`limit` none: the whole
     /// rest, refused past [`MAX_BYTES`]).
     Read {
@@ -52,7 +52,7 @@ pub enum FileRequest {
 
 impl FileRequest {
     /// The same request with a relative path made absolute against `cwd`.
-    pub fn resolved(mut self, cwd: &std::path::Path) -> FileRequest {
+    pub(crate) fn resolved(mut self, cwd: &std::path::Path) -> FileRequest {
         let path = match &mut self {
             FileRequest::Read { path, .. }
             | FileRequest::Write { path, .. }
@@ -69,7 +69,7 @@ impl FileRequest {
 
 /// Bytes as base64 text: how file data crosses JSON (frames, the helper's
 /// pipes).
-pub mod base64 {
+pub(crate) mod base64 {
     use data_encoding::BASE64;
     use serde::{Deserialize, Deserializer, Serializer};
 
