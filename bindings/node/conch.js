@@ -342,6 +342,15 @@ native.Remote.prototype.shell = function shell(options) {
   fields('options', options, [['onJobExit', callback]])
   return remoteShell.call(this, options)
 }
+// The options of the file calls (the argument at `at`) are checked as
+// every other call's.
+for (const [method, at] of [['read', 1], ['write', 2], ['remove', 1]]) {
+  const call = native.RemoteFiles.prototype[method]
+  native.RemoteFiles.prototype[method] = function (...args) {
+    object('options', args[at], true)
+    return call.apply(this, args)
+  }
+}
 native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
   return this.close()
 }
@@ -368,6 +377,7 @@ exports.closeAllBashSessions = native.closeAllBashSessions
 exports.closeBashSession = native.closeBashSession
 exports.connect = connect
 exports.Remote = native.Remote
+exports.RemoteFiles = native.RemoteFiles
 exports.RemoteShell = native.RemoteShell
 exports.defaultInterceptorRules = native.defaultInterceptorRules
 exports.executeBash = executeBash

@@ -13,6 +13,7 @@ export const {
   closeBashSession,
   connect,
   Remote,
+  RemoteFiles,
   RemoteShell,
   defaultInterceptorRules,
   executeBash,

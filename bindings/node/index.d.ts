@@ -650,10 +650,54 @@ export declare class Remote {
    */
   shell(options?: ShellOptions & { onJobExit?: (info: JobInfo) => void }): Promise<RemoteShell>
   /**
+   * The server's files: inside its sandbox (its sandbox flags) when it
+   * has one; relative paths from its cwd.
+   */
+  get files(): RemoteFiles
+  /**
    * Ends the connection: the server closes its sessions (at once over
    * stdio, after its grace period over a WebSocket).
    */
   close(): void
+}
+
+/**
+ * The files of a `conch serve` (`remote.files`) or of a remote shell
+ * (`shell.files`). One `read` returns, and one `write` takes, at most
+ * 8 MiB.
+ */
+export declare class RemoteFiles {
+  /**
+   * The bytes of the file at `path` from `offset`, `limit` of them
+   * (fewer at its end); no `limit`: the rest, refused (`InvalidArgument`)
+   * when more than 8 MiB remain. Rejects with `NotFound` for a missing
+   * path, `Io` for what the system (or the sandbox) refuses.
+   */
+  read(path: string, options?: { offset?: number, limit?: number }): Promise<Buffer>
+  /**
+   * Replaces the file at `path` with `data` (a string is written as
+   * UTF-8), atomically, its parent directories made. Its mode is
+   * `mode`, else the replaced file's, else `0o666` less the server's
+   * umask.
+   */
+  write(path: string, data: Buffer | string, options?: { mode?: number }): Promise<void>
+  /**
+   * What `path` is: `{ name, type: 'file' | 'dir' | 'symlink' | 'other',
+   * size, mode, mtime }` (seconds since the epoch), and `target` for a
+   * symlink, which is never followed.
+   */
+  stat(path: string): Promise<{ name: string, type: 'file' | 'dir' | 'symlink' | 'other', size: number, mode: number, mtime: number, target?: string }>
+  /**
+   * The entries of the directory `path`, sorted by name, each as `stat`
+   * tells it.
+   */
+  list(path: string): Promise<Array<Awaited<ReturnType<RemoteFiles['stat']>>>>
+  /**
+   * Removes a file, a symlink (not its target) or an empty directory;
+   * `recursive: true`: a directory's whole tree (symlinks in it
+   * removed, never followed).
+   */
+  remove(path: string, options?: { recursive?: boolean }): Promise<void>
 }
 
 /** A session on a `conch serve`, with `Shell`'s calls. */
@@ -710,6 +754,12 @@ export declare class RemoteShell {
    * with `cancelled: true`.
    */
   abort(): void
+  /**
+   * The files as the session's commands reach them: inside its sandbox,
+   * relative paths from its cwd. Throws `Closed` once the session is
+   * closed.
+   */
+  get files(): RemoteFiles
   /**
    * What of the sandbox the server applied (`null`: none), as
    * `Shell.sandboxApplied`.

@@ -840,6 +840,7 @@ module.exports.BashTool = nativeBinding.BashTool
 module.exports.JobTool = nativeBinding.JobTool
 module.exports.PtySession = nativeBinding.PtySession
 module.exports.Remote = nativeBinding.Remote
+module.exports.RemoteFiles = nativeBinding.RemoteFiles
 module.exports.RemoteShell = nativeBinding.RemoteShell
 module.exports.Shell = nativeBinding.Shell
 module.exports.applyHeadTail = nativeBinding.applyHeadTail

@@ -32,7 +32,9 @@ pub use command::normalize::{NormalizedCommand, apply_head_tail, normalize_bash_
 pub use error::{BadValue, Error, Result};
 pub use jobs::{JobExitHook, JobId, JobInfo, JobOptions, JobPoll, JobStatus, PollOptions};
 pub use output::{OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text};
-pub use process::sandbox::{Limits, Network, Sandbox, SandboxApplied, SandboxOption};
+pub use process::sandbox::{
+    Limits, Network, ProgramOutput, ProgramSandbox, Sandbox, SandboxApplied, SandboxOption,
+};
 pub use pty::{PtyOptions, PtyResult, PtySession};
 pub use shell::registry;
 pub use shell::{

@@ -41,6 +41,10 @@ enum Command {
     /// Print the version (as `conch --version`)
     #[command(hide = true)]
     Version,
+    /// Perform one file request of `conch serve` (JSON on stdin, the answer
+    /// on stdout): the server runs it so inside a session's sandbox
+    #[command(hide = true, name = conch_remote::files::HELPER_ARG)]
+    FilesHelper,
 }
 
 fn main() {
@@ -55,6 +59,7 @@ fn main() {
         Command::Pty(a) => pty::main(a),
         Command::Mcp(a) => mcp::main(a),
         Command::Serve(a) => serve::main(a),
+        Command::FilesHelper => Ok(conch_remote::files::confined::helper_main()),
         Command::Version => {
             print_line(&format!("conch {}", env!("CARGO_PKG_VERSION")));
             Ok(0)

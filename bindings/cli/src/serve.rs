@@ -63,6 +63,9 @@ pub fn main(p: Args) -> Result<i32, String> {
     let mut opts = ServeOptions {
         grace: interval_option("grace", p.grace, TimeUnit::Seconds).map_err(|e| e.to_string())?,
         sandbox: p.sandbox.policy()?,
+        // A file request under a sandbox runs in this binary, started
+        // inside the sandbox (`conch files-helper`).
+        files_helper: std::env::current_exe().ok(),
         ..ServeOptions::default()
     };
     if let Some(n) = p.max_sessions {

@@ -6,9 +6,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { connect } from 'conch'
+import { RemoteFiles, connect } from 'conch'
 import { CONCH, STDIO_SERVER as STDIO, expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, waitFor } from './helpers.mjs'
 import { sinkVectorsThrough } from './replay.mjs'
 
@@ -168,6 +169,73 @@ test('sink vectors, through a remote session', async (t) => {
   const remote = await connect(STDIO)
   try {
     await sinkVectorsThrough(t, (options) => remote.shell(options))
+  } finally {
+    remote.close()
+  }
+})
+
+test('remote files: a round trip by range, stat, list, remove', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const dir = tempDir()
+    const files = remote.files
+    assert.ok(files instanceof RemoteFiles)
+    await files.write(`${dir}/a/b.txt`, 'hello, remote', { mode: 0o600 })
+    assert.equal(readFileSync(`${dir}/a/b.txt`, 'utf8'), 'hello, remote')
+    assert.equal(statSync(`${dir}/a/b.txt`).mode & 0o7777, 0o600)
+    const whole = await files.read(`${dir}/a/b.txt`)
+    assert.ok(Buffer.isBuffer(whole))
+    assert.equal(whole.toString(), 'hello, remote')
+    assert.equal((await files.read(`${dir}/a/b.txt`, { offset: 7, limit: 3 })).toString(), 'rem')
+    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+    await files.write(`${dir}/a/b.txt`, bytes)
+    assert.deepEqual(await files.read(`${dir}/a/b.txt`), bytes)
+    const stat = await files.stat(`${dir}/a/b.txt`)
+    assert.deepEqual([stat.name, stat.type, stat.size, stat.mode], ['b.txt', 'file', 256, 0o600])
+    symlinkSync(`${dir}/a/b.txt`, `${dir}/a/link`)
+    const entries = await files.list(`${dir}/a`)
+    assert.deepEqual(entries.map((e) => [e.name, e.type]), [['b.txt', 'file'], ['link', 'symlink']])
+    assert.equal(entries[1].target, `${dir}/a/b.txt`)
+    await assert.rejects(files.remove(`${dir}/a`), { code: 'Io' })
+    await files.remove(`${dir}/a`, { recursive: true })
+    assert.ok(!existsSync(`${dir}/a`))
+  } finally {
+    remote.close()
+  }
+})
+
+test('remote files: errors are the local codes', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const dir = tempDir()
+    const files = remote.files
+    await assert.rejects(files.read(`${dir}/missing`), { code: 'NotFound', message: /no such file/ })
+    await assert.rejects(files.stat(`${dir}/missing`), { code: 'NotFound' })
+    await assert.rejects(files.read(dir), { code: 'Io' })
+    await assert.rejects(files.read(`${dir}/x`, { limit: 2 ** 30 }), {
+      code: 'InvalidArgument', message: /^limit must be at most/,
+    })
+    assert.throws(() => files.read(`${dir}/x`, { offset: -1 }), { code: 'InvalidArgument', message: /^offset must be/ })
+    assert.throws(() => files.read(`${dir}/x`, 7), TypeError)
+  } finally {
+    remote.close()
+  }
+})
+
+test('remote files of a session are confined by its sandbox', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const dir = tempDir()
+    mkdirSync(`${dir}/inside`)
+    mkdirSync(`${dir}/outside`)
+    const shell = await remote.shell({ cwd: `${dir}/inside`, snapshot: 'none', sandbox: { writable: [] } })
+    await shell.files.write('mine.txt', 'in')
+    assert.equal(readFileSync(`${dir}/inside/mine.txt`, 'utf8'), 'in')
+    assert.equal((await shell.run({ command: 'cat mine.txt' })).output, 'in')
+    await assert.rejects(shell.files.write(`${dir}/outside/x`, 'x'), { code: 'Io' })
+    assert.ok(!existsSync(`${dir}/outside/x`))
+    await shell.close()
+    assert.throws(() => shell.files, { code: 'Closed' })
   } finally {
     remote.close()
   }

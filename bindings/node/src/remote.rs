@@ -21,6 +21,7 @@ use crate::errors::{Code, core_error, from_napi, invalid, rejection};
 use crate::job_calls;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
+use crate::remote_files::RemoteFiles;
 use crate::result::Js;
 use crate::shell::ExitFn;
 use crate::signal::Signal;
@@ -164,6 +165,13 @@ impl Remote {
                 shell: Mutex::new(Some(Arc::new(shell))),
             })
         })
+    }
+
+    /// The server's files: inside its sandbox (its sandbox flags) when it
+    /// has one; relative paths from its cwd.
+    #[napi(getter, catch_unwind)]
+    pub fn files(&self) -> RemoteFiles {
+        RemoteFiles::new(self.remote.files())
     }
 
     /// Ends the connection: the server closes its sessions (at once over
@@ -379,6 +387,17 @@ impl RemoteShell {
         if let Some(shell) = self.open() {
             shell.abort();
         }
+    }
+
+    /// The files as the session's commands reach them: inside its sandbox,
+    /// relative paths from its cwd. Throws `Closed` once the session is
+    /// closed.
+    #[napi(getter, catch_unwind)]
+    pub fn files(&self) -> napi::Result<RemoteFiles, Code> {
+        let shell = self
+            .open()
+            .ok_or_else(|| core_error(conch_core::Error::Closed("shell")))?;
+        Ok(RemoteFiles::new(shell.files()))
     }
 
     /// What of the sandbox the server applied (`null`: none), as

@@ -6,8 +6,9 @@
 //! The methods several classes share the same way are written once, as
 //! macros that each make a `#[pymethods]` block of their own (PyO3's
 //! `multiple-pymethods`): the context-manager protocol
-//! ([`context_manager!`]) and the twins that take their method's first
-//! argument, `cancel` and the other options ([`coroutine_twins!`]).
+//! ([`context_manager!`]), the twins that take their method's first
+//! argument, `cancel` and the other options ([`coroutine_twins!`]), and
+//! those of calls that take no cancel token ([`thread_twins!`]).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -143,3 +144,39 @@ macro_rules! coroutine_twins {
     };
 }
 pub(crate) use coroutine_twins;
+
+/// `*_async` twins of `$class`'s blocking methods that take no cancel
+/// token, each `$twin(*args, **options)` returning [`in_thread`] of
+/// `$method` with the same arguments (a cancelled task waits for the call
+/// to return). The docstrings come from the caller.
+macro_rules! thread_twins {
+    (
+        $class:ty;
+        $(
+            $(#[doc = $doc:literal])+
+            fn $twin:ident awaits $method:ident;
+        )+
+    ) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            $(
+                $(#[doc = $doc])+
+                #[pyo3(signature = (*args, **options))]
+                fn $twin<'py>(
+                    slf: &::pyo3::Bound<'py, Self>,
+                    args: ::pyo3::Bound<'py, ::pyo3::types::PyTuple>,
+                    options: Option<::pyo3::Bound<'py, ::pyo3::types::PyDict>>,
+                ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
+                    $crate::errors::guard(|| {
+                        let call = ::pyo3::types::PyAnyMethods::getattr(
+                            slf.as_any(),
+                            stringify!($method),
+                        )?;
+                        $crate::aio::in_thread(call, args, options, None)
+                    })
+                }
+            )+
+        }
+    };
+}
+pub(crate) use thread_twins;

@@ -19,6 +19,7 @@ use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
 use crate::offload::drive_here;
 use crate::options;
+use crate::remote_files::PyRemoteFiles;
 use crate::result::{Class, to_python};
 
 /// A connection to ``conch serve`` (made by ``conch.connect``).
@@ -115,6 +116,13 @@ impl PyRemote {
         })
     }
 
+    /// The server's files (``conch.RemoteFiles``): inside its sandbox (its
+    /// sandbox flags) when it has one; relative paths from its cwd.
+    #[getter]
+    fn files(&self) -> PyRemoteFiles {
+        PyRemoteFiles::new(self.remote.files())
+    }
+
     /// Ends the connection.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
@@ -190,6 +198,14 @@ impl PyRemoteShell {
             let shell = self.open()?;
             py.detach(|| shell.background_jobs()).map_err(remote_to_py)
         })
+    }
+
+    /// The files as the session's commands reach them
+    /// (``conch.RemoteFiles``): inside its sandbox, relative paths from its
+    /// cwd. Raises ``ClosedError`` once the session is closed.
+    #[getter]
+    fn files(&self) -> PyResult<PyRemoteFiles> {
+        guard(|| Ok(PyRemoteFiles::new(self.open()?.files())))
     }
 
     /// What of the sandbox the server applied (``None``: no sandbox).

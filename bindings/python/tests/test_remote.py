@@ -229,3 +229,72 @@ def test_on_job_exit_hears_each_remote_job_end(remote, tmp_path):
         assert (info.job, info.status, info.exit_code) == (job, "exited", 4)
     with pytest.raises(TypeError):
         remote.shell(on_job_exit=7)
+
+
+def test_remote_files_round_trip_by_range(remote, tmp_path):
+    files = remote.files
+    assert isinstance(files, conch.RemoteFiles)
+    target = tmp_path / "a" / "b.txt"
+    files.write(target, "hello, remote", mode=0o600)
+    assert target.read_bytes() == b"hello, remote"
+    assert target.stat().st_mode & 0o7777 == 0o600
+    assert files.read(str(target)) == b"hello, remote"
+    assert files.read(target, offset=7, limit=3) == b"rem"
+    files.write(target, bytes(range(256)))
+    assert files.read(target) == bytes(range(256))
+    stat = files.stat(target)
+    assert (stat["name"], stat["type"], stat["size"], stat["mode"]) == ("b.txt", "file", 256, 0o600)
+    assert abs(stat["mtime"] - target.stat().st_mtime) < 0.001
+    (tmp_path / "a" / "link").symlink_to(target)
+    entries = files.list(tmp_path / "a")
+    assert [(e["name"], e["type"]) for e in entries] == [("b.txt", "file"), ("link", "symlink")]
+    assert entries[1]["target"] == str(target)
+    with pytest.raises(conch.IoError):
+        files.remove(tmp_path / "a")
+    files.remove(tmp_path / "a", recursive=True)
+    assert not (tmp_path / "a").exists()
+
+
+def test_remote_files_errors_are_the_local_classes(remote, tmp_path):
+    files = remote.files
+    with pytest.raises(conch.NotFoundError, match="no such file"):
+        files.read(tmp_path / "missing")
+    with pytest.raises(conch.NotFoundError):
+        files.stat(tmp_path / "missing")
+    with pytest.raises(conch.IoError) as raised:
+        files.read(tmp_path)
+    assert raised.value.errno == 21  # EISDIR
+    with pytest.raises(conch.InvalidArgumentError, match="^offset must be"):
+        files.read(tmp_path / "x", offset=-1)
+    with pytest.raises(conch.InvalidArgumentError, match="^limit must be at most"):
+        files.read(tmp_path / "x", limit=1 << 30)
+    with pytest.raises(TypeError):
+        files.write(tmp_path / "x", 7)
+
+
+def test_remote_files_of_a_session_are_confined_by_its_sandbox(remote, tmp_path):
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    outside.mkdir()
+    with remote.shell(cwd=inside, snapshot=None, sandbox={"writable": []}) as sh:
+        sh.files.write("mine.txt", b"in")
+        assert (inside / "mine.txt").read_bytes() == b"in"
+        assert sh.run("cat mine.txt").output == "in"
+        with pytest.raises(conch.IoError) as raised:
+            sh.files.write(outside / "x", b"x")
+        assert raised.value.errno in (1, 13, 30)  # EPERM, EACCES, EROFS
+        assert not (outside / "x").exists()
+    with pytest.raises(conch.ClosedError):
+        sh.files
+
+
+def test_remote_files_async_twins(remote, tmp_path):
+    async def main():
+        files = remote.files
+        await files.write_async(tmp_path / "f", b"async")
+        assert await files.read_async(tmp_path / "f", offset=1) == b"sync"
+        assert (await files.stat_async(tmp_path / "f"))["size"] == 5
+        await files.remove_async(tmp_path / "f")
+        assert await files.list_async(tmp_path) == []
+
+    asyncio.run(main())

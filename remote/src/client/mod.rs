@@ -4,6 +4,7 @@
 //! its own; a dropped WebSocket is reconnected and every session resumed
 //! where it stopped (see [`link`]).
 
+mod files;
 mod jobs;
 mod link;
 mod session;
@@ -18,6 +19,7 @@ use conch_core::wire::Spelling;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Refusal};
+pub use files::RemoteFiles;
 use link::Link;
 use session::Session;
 pub use shell::{RemoteRun, RemoteShell};

@@ -28,6 +28,10 @@ impl Session {
         &self.link
     }
 
+    pub(super) fn link_arc(&self) -> Arc<Link> {
+        self.link.clone()
+    }
+
     /// The session's id on the server.
     pub fn id(&self) -> &str {
         &self.id

@@ -20,6 +20,14 @@ impl Hosted {
         }
     }
 
+    /// The shell of a session that has one (the file requests act as its
+    /// commands could).
+    pub fn shell(&self) -> Option<&Shell> {
+        match self {
+            Hosted::Shell(shell) => Some(shell),
+        }
+    }
+
     /// Ends what the session hosts: its processes are killed.
     pub fn close(&self) {
         match self {

@@ -116,14 +116,15 @@ fn id(value: &Value) -> Result<JobId, Refusal> {
 }
 
 /// The text field `name` of the request.
-fn text(request: &Request, name: &str) -> Result<String, Refusal> {
+pub(super) fn text(request: &Request, name: &str) -> Result<String, Refusal> {
     match request.field(name) {
         Some(Value::String(s)) => Ok(s.clone()),
         other => Err(wrong(name, "a string", other)),
     }
 }
 
-fn wrong(name: &str, what: &str, got: Option<&Value>) -> Refusal {
+/// The refusal of field `name`, which must be `what` and is `got`.
+pub(super) fn wrong(name: &str, what: &str, got: Option<&Value>) -> Refusal {
     let got = got.map_or("nothing".to_string(), Value::to_string);
     Refusal::new(
         ErrorKind::WrongType,

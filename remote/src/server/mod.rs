@@ -7,6 +7,7 @@
 //! is closed (its processes killed, as a local `Shell::close` does).
 
 mod conn;
+mod files;
 mod hosted;
 mod jobs;
 pub mod listen;
@@ -15,6 +16,7 @@ mod session;
 pub mod stdio;
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,6 +41,11 @@ pub struct ServeOptions {
     /// The sandbox of a session whose client asks for none (the server's
     /// sandbox flags); a client's own `sandbox` option replaces it.
     pub sandbox: Option<Sandbox>,
+    /// The program a file request under a sandbox runs in, started inside
+    /// that sandbox with the argument [`crate::files::HELPER_ARG`] (the
+    /// server's own binary: `conch` sets itself). `None`: such requests
+    /// are refused (`SandboxUnavailable`); the others run in the server.
+    pub files_helper: Option<PathBuf>,
 }
 
 impl Default for ServeOptions {
@@ -48,6 +55,7 @@ impl Default for ServeOptions {
             max_sessions: 1024,
             max_frame: MAX_FRAME,
             sandbox: None,
+            files_helper: None,
         }
     }
 }

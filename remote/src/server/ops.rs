@@ -1,5 +1,5 @@
 //! What each request does (docs/remote.md lists them): the server's own
-//! (`hello`, `open`, `attach`) and a session's: `abort` and `close` of
+//! (`hello`, `open`, `attach`, the file requests of [`super::files`]) and a session's: `abort` and `close` of
 //! every kind, then each kind's own (a shell's `run` and the job requests
 //! of [`super::jobs`]).
 //! Options are read by the core's readers, so a bad value is refused with
@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::conn::Outgoing;
 use super::hosted::Hosted;
 use super::session::RemoteSession;
-use super::{Server, jobs};
+use super::{Server, files, jobs};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
 
 /// Whether `op` is a session's (answered through it).
@@ -45,6 +45,7 @@ pub(super) fn server_op(server: &Arc<Server>, request: &Request, out: &Outgoing)
         ),
         "open" => return open(server, request, out),
         "attach" => attach(server, request, out),
+        op if files::is_file_op(op) => files::file_op(server, request),
         op => Err(Refusal::new(
             ErrorKind::BadRequest,
             format!("unknown op {op:?}"),
@@ -146,6 +147,7 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 if !own_sandbox {
                     opts.sandbox = server.options().sandbox.clone();
                 }
+                files::let_run_helper(&mut opts, server.options());
                 opts.on_job_exit = Some(job_exit_events(events.clone()));
                 Hosted::Shell(Arc::new(Shell::new(opts)?))
             }

@@ -7,6 +7,7 @@
 mod common;
 
 mod faults;
+mod files;
 mod jobs;
 mod listen;
 mod resume;

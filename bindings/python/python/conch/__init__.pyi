@@ -264,6 +264,10 @@ class Remote(_ContextManager):
         # /schema
         on_job_exit: Callable[[JobInfo], object] | None = None,
     ) -> RemoteShell: ...
+    @property
+    def files(self) -> RemoteFiles:
+        """The server's files: inside its sandbox when it has one; relative
+        paths from its cwd."""
     def close(self) -> None: ...
 
 class RemoteShell(_ContextManager):
@@ -361,7 +365,38 @@ class RemoteShell(_ContextManager):
     ) -> int | None: ...
     @property
     def sandbox_applied(self) -> SandboxApplied | None: ...
+    @property
+    def files(self) -> RemoteFiles:
+        """The files as the session's commands reach them: inside its
+        sandbox, relative paths from its cwd."""
     def close(self) -> None: ...
+
+class _FileInfo(TypedDict):
+    """What ``RemoteFiles.stat`` tells of a path (and ``list`` of each entry)."""
+
+    name: str
+    type: Literal["file", "dir", "symlink", "other"]
+    size: int
+    mode: int
+    mtime: float
+    target: NotRequired[str]
+
+@final
+class RemoteFiles:
+    """The files of a ``conch serve`` (``Remote.files``) or of a remote shell
+    (``RemoteShell.files``). One ``read`` returns, and one ``write`` takes,
+    at most 8 MiB."""
+
+    def read(self, path: _Path, offset: int = 0, limit: int | None = None) -> bytes: ...
+    async def read_async(self, path: _Path, offset: int = 0, limit: int | None = None) -> bytes: ...
+    def write(self, path: _Path, data: bytes | str, mode: int | None = None) -> None: ...
+    async def write_async(self, path: _Path, data: bytes | str, mode: int | None = None) -> None: ...
+    def stat(self, path: _Path) -> _FileInfo: ...
+    async def stat_async(self, path: _Path) -> _FileInfo: ...
+    def list(self, path: _Path) -> list[_FileInfo]: ...
+    async def list_async(self, path: _Path) -> list[_FileInfo]: ...
+    def remove(self, path: _Path, *, recursive: bool = False) -> None: ...
+    async def remove_async(self, path: _Path, *, recursive: bool = False) -> None: ...
 
 def execute_shell(
     command: str,

@@ -18,6 +18,7 @@ mod cgroup;
 mod confine;
 mod landlock;
 mod namespaces;
+mod program;
 mod secrets;
 mod session;
 
@@ -25,6 +26,8 @@ pub(crate) use cgroup::PidsCgroup;
 pub(crate) use confine::{Confinement, Entry};
 pub use landlock::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 pub use namespaces::TEST_NO_NAMESPACES_VAR;
+pub(crate) use program::run_program;
+pub use program::{ProgramOutput, ProgramSandbox};
 pub(crate) use session::SessionSandbox;
 
 use schemars::JsonSchema;

@@ -38,7 +38,9 @@ use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{Waker, poll, pollin, send_all, socketpair};
-use crate::process::sandbox::{Confinement, PidsCgroup, SandboxApplied, SessionSandbox};
+use crate::process::sandbox::{
+    Confinement, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox, run_program,
+};
 use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
 use crate::process::tree::{self, Escalation, Pid};
@@ -311,6 +313,23 @@ impl Shell {
     /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
         lock(&self.cwd).clone()
+    }
+
+    /// Runs `program` with `args` to its end, `input` on its stdin, under
+    /// this session's sandbox exactly as its bash is (none: unconfined),
+    /// in the session's cwd: a host's helper that must reach what the
+    /// session's commands reach, and nothing more. The sandbox is held for
+    /// the run (a `close` meanwhile waits for it).
+    pub fn run_program(
+        &self,
+        program: &Path,
+        args: &[&str],
+        input: &[u8],
+    ) -> Result<ProgramOutput> {
+        let sandbox = lock(&self.sandbox);
+        self.check_open()?;
+        let confinement = sandbox.as_ref().map(SessionSandbox::confinement);
+        run_program(confinement, &self.cwd(), program, args, input)
     }
 
     /// Kills whatever the session still runs (the current command, background
