@@ -6,6 +6,7 @@
 //! again and gets every frame after the last it saw. Past it, the session
 //! is closed (its processes killed, as a local `Shell::close` does).
 
+mod answers;
 mod conn;
 mod files;
 mod hosted;
@@ -15,16 +16,17 @@ mod ops;
 mod session;
 pub mod stdio;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use conch_core::{CancelToken, Sandbox};
-use serde_json::Value;
 
 use crate::protocol::{ErrorKind, MAX_FRAME, Refusal, Request, error_reply};
+use answers::Answers;
+use answers::Seen;
 use conn::Outgoing;
 pub use session::KEPT_BYTES;
 use session::RemoteSession;
@@ -60,17 +62,15 @@ impl Default for ServeOptions {
     }
 }
 
-/// The server's state: its sessions, and the answers to `open` requests
-/// (a retried `open` must not open a second session).
+/// The server's state: its sessions, and the answers to its own requests
+/// that change something (a retried `open` must not open a second
+/// session, a retried remove must not fail for the first one's success).
 pub struct Server {
     opts: ServeOptions,
     sessions: Mutex<HashMap<String, Arc<RemoteSession>>>,
     next_session: AtomicU64,
-    opened: Mutex<VecDeque<(String, Value)>>,
+    answers: Answers,
 }
-
-/// `open` answers kept for retries.
-const OPENS_KEPT: usize = 256;
 
 impl Server {
     pub fn new(opts: ServeOptions) -> Arc<Server> {
@@ -78,7 +78,7 @@ impl Server {
             opts,
             sessions: Mutex::new(HashMap::new()),
             next_session: AtomicU64::new(1),
-            opened: Mutex::new(VecDeque::new()),
+            answers: Answers::default(),
         })
     }
 
@@ -131,31 +131,38 @@ impl Server {
                 }
             };
             match session.seen(&request.id) {
-                session::Seen::Running => {}
-                session::Seen::Answered(reply) => {
+                Seen::Running => {}
+                Seen::Answered(reply) => {
                     session.forget_run(&request.id);
                     session.send(reply);
                 }
-                session::Seen::New => {
+                Seen::New => {
                     let reply = ops::session_op(self, &session, &request, cancel);
                     session.forget_run(&request.id);
                     session.answer(&request.id, reply);
                 }
             }
+        } else if ops::answered_once(&request.op) {
+            let reply = match self.answers.seen(&request.id) {
+                Seen::New => {
+                    let reply = ops::server_op(self, &request, out);
+                    self.answers.keep(&request.id, &reply);
+                    out.send_value(&reply);
+                    return;
+                }
+                // The first one's connection dropped before its reply.
+                Seen::Running => match self.answers.wait(&request.id) {
+                    Some(reply) => reply,
+                    None => return,
+                },
+                Seen::Answered(reply) => reply,
+            };
+            ops::retried(self, &request, &reply, out);
+            out.send_value(&reply);
         } else {
             let reply = ops::server_op(self, &request, out);
             out.send_value(&reply);
         }
-    }
-
-    /// The answer already given to the `open` request `id`, if any.
-    fn opened(&self, id: &Value) -> Option<Value> {
-        let key = id.to_string();
-        let opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
-        opened
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v.clone())
     }
 
     /// Adds a new session, unless the server holds its most.
@@ -185,15 +192,6 @@ impl Server {
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, session.clone());
         Ok(session)
-    }
-
-    /// Keeps the answer to the `open` request `id`.
-    fn keep_opened(&self, id: &Value, reply: &Value) {
-        let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
-        opened.push_back((id.to_string(), reply.clone()));
-        while opened.len() > OPENS_KEPT {
-            opened.pop_front();
-        }
     }
 
     /// Closes the session `id` (its processes killed); false when there

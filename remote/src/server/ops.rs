@@ -112,19 +112,27 @@ fn reply(id: &Value, outcome: Result<Value, Refusal>) -> Value {
     }
 }
 
-/// Opens a session with the server's defaults and the client's options,
-/// attached to the client's connection. A retried `open` gets the first
-/// one's answer.
-fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
-    if let Some(reply) = server.opened(&request.id) {
-        // A retry after a reconnect: the session goes to this connection,
-        // as the first answer's did to the one that dropped.
-        let opened = reply["ok"]["session"].as_str();
-        if let Some(session) = opened.and_then(|id| server.session(Some(id)).ok()) {
-            session.attach(out.clone(), 0);
-        }
-        return reply;
+/// Whether request `op` of the server's own changes something, so that
+/// a retry gets the first one's answer instead of running again.
+pub(super) fn answered_once(op: &str) -> bool {
+    matches!(op, "open" | "file_write" | "file_remove")
+}
+
+/// A retry of `request`, answered `reply` before: an `open`'s session goes
+/// to the retrying connection, as the first answer's did to the one that
+/// dropped.
+pub(super) fn retried(server: &Server, request: &Request, reply: &Value, out: &Outgoing) {
+    if request.op == "open"
+        && let Some(session) = reply["ok"]["session"].as_str()
+        && let Ok(session) = server.session(Some(session))
+    {
+        session.attach(out.clone(), 0);
     }
+}
+
+/// Opens a session with the server's defaults and the client's options,
+/// attached to the client's connection.
+fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
     let outcome = (|| {
         let given = options_object(request)?;
         let own_sandbox = given.get("sandbox").is_some_and(|s| !s.is_null());
@@ -169,9 +177,7 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
             "sandbox_applied": sandbox_applied,
         }))
     })();
-    let reply = reply(&request.id, outcome);
-    server.keep_opened(&request.id, &reply);
-    reply
+    reply(&request.id, outcome)
 }
 
 /// The hook that makes each job's end an event of the session.

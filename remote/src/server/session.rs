@@ -10,13 +10,14 @@
 //! attached (the client dropped and has not come back), frames are only
 //! kept: the command runs on, its whole output in its artifact.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use conch_core::CancelToken;
 use serde_json::{Value, json};
 
+use super::answers::{Answers, Seen};
 use super::conn::Outgoing;
 use super::hosted::Hosted;
 
@@ -25,14 +26,11 @@ use super::hosted::Hosted;
 /// it missed, and a run's result names the artifact with its whole output.
 pub const KEPT_BYTES: usize = 1 << 20;
 
-/// Answers kept per session for retried requests.
-const ANSWERS_KEPT: usize = 256;
-
 pub(crate) struct RemoteSession {
     pub id: String,
     pub hosted: Hosted,
     out: Mutex<Outbox>,
-    answers: Mutex<Answers>,
+    answers: Answers,
     /// The cancel tokens of the runs asked for and not answered, by their
     /// request's id: an `abort` cancels them.
     runs: Mutex<HashMap<String, CancelToken>>,
@@ -51,23 +49,6 @@ struct Outbox {
     conn: Option<Outgoing>,
 }
 
-#[derive(Default)]
-struct Answers {
-    running: HashSet<String>,
-    done: HashMap<String, Value>,
-    order: VecDeque<String>,
-}
-
-/// What a request's id finds in its session.
-pub(crate) enum Seen {
-    /// Never seen: run it.
-    New,
-    /// Still running: its reply will come.
-    Running,
-    /// Answered: the reply, to send again.
-    Answered(Value),
-}
-
 impl RemoteSession {
     pub fn new(id: String, hosted: Hosted) -> Self {
         RemoteSession {
@@ -79,7 +60,7 @@ impl RemoteSession {
                 kept_bytes: 0,
                 conn: None,
             }),
-            answers: Mutex::new(Answers::default()),
+            answers: Answers::default(),
             runs: Mutex::new(HashMap::new()),
             detaches: AtomicU64::new(0),
         }
@@ -179,32 +160,12 @@ impl RemoteSession {
     /// What the request `id` is to this session; a new one is marked
     /// running.
     pub fn seen(&self, id: &Value) -> Seen {
-        let key = id.to_string();
-        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
-        if answers.running.contains(&key) {
-            return Seen::Running;
-        }
-        if let Some(reply) = answers.done.get(&key) {
-            return Seen::Answered(reply.clone());
-        }
-        answers.running.insert(key);
-        Seen::New
+        self.answers.seen(id)
     }
 
     /// Sends the reply of request `id` and keeps it for a retry.
     pub fn answer(&self, id: &Value, reply: Value) {
-        {
-            let key = id.to_string();
-            let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
-            answers.running.remove(&key);
-            answers.done.insert(key.clone(), reply.clone());
-            answers.order.push_back(key);
-            while answers.order.len() > ANSWERS_KEPT {
-                if let Some(old) = answers.order.pop_front() {
-                    answers.done.remove(&old);
-                }
-            }
-        }
+        self.answers.keep(id, &reply);
         self.send(reply);
     }
 }

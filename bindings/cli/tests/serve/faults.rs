@@ -166,3 +166,20 @@ fn a_retried_request_is_answered_once() {
     assert_eq!(std::fs::read_to_string(dir.join("count")).unwrap(), "ran\n");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_retried_change_of_the_servers_own_is_answered_once() {
+    let path = std::env::temp_dir().join(format!("conch-once-{}", std::process::id()));
+    std::fs::write(&path, "x").unwrap();
+    let mut raw = Raw::start();
+    let remove = json!({"id": "r1", "op": "file_remove", "path": path}).to_string();
+    let first = raw.ask(&remove);
+    assert_eq!(first["ok"], Value::Null, "{first}");
+    assert!(!path.exists());
+    // Sent again (a client that lost the reply): the first answer, not
+    // the missing file of a second remove.
+    assert_eq!(raw.ask(&remove), first);
+    let open = r#"{"id": "o1", "op": "open", "options": {"snapshot": "none"}}"#;
+    let opened = raw.ask(open);
+    assert_eq!(raw.ask(open)["ok"]["session"], opened["ok"]["session"]);
+}
