@@ -1,6 +1,7 @@
 //! A request the caller waits on, of a session or of the server's own:
 //! its events and reply arrive as the caller drives it, on its thread.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::task::Poll;
@@ -132,6 +133,46 @@ impl Drop for Waiting {
     fn drop(&mut self) {
         if !self.ended && !self.aborted {
             self.abort();
+        }
+    }
+}
+
+/// A command running on the server (a shell's run, a terminal's): its
+/// output and result `T` arrive as the caller drives it, on its thread, as
+/// a local run's do. Dropped before its end, it is aborted on the server.
+pub struct RemoteRun<T = conch_core::BashResult> {
+    waiting: Waiting,
+    result: PhantomData<fn() -> T>,
+}
+
+impl<T: serde::de::DeserializeOwned> RemoteRun<T> {
+    pub(super) fn new(waiting: Waiting) -> Self {
+        RemoteRun {
+            waiting,
+            result: PhantomData,
+        }
+    }
+
+    /// Receives the run's output (to `on_chunk`, on this thread) until it
+    /// ends (`Poll::Ready`) or `until` passes (`Poll::Pending`; `None`: no
+    /// limit). A cancelled token aborts the command on the server; the
+    /// result then comes as a local run's would, `cancelled`.
+    pub fn drive(
+        &mut self,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<T, RemoteError>> {
+        self.waiting
+            .drive(until, on_chunk)
+            .map(|outcome| outcome.and_then(read_result))
+    }
+
+    /// Drives the run to its end.
+    pub fn finish(mut self, on_chunk: &mut dyn FnMut(&str)) -> Result<T, RemoteError> {
+        loop {
+            if let Poll::Ready(outcome) = self.drive(None, on_chunk) {
+                return outcome;
+            }
         }
     }
 }

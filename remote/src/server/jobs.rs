@@ -116,14 +116,14 @@ fn id(value: &Value) -> Result<JobId, Refusal> {
 }
 
 /// The text field `name` of the request.
-fn text(request: &Request, name: &str) -> Result<String, Refusal> {
+pub(super) fn text(request: &Request, name: &str) -> Result<String, Refusal> {
     match request.field(name) {
         Some(Value::String(s)) => Ok(s.clone()),
         other => Err(wrong(name, "a string", other)),
     }
 }
 
-fn wrong(name: &str, what: &str, got: Option<&Value>) -> Refusal {
+pub(super) fn wrong(name: &str, what: &str, got: Option<&Value>) -> Refusal {
     let got = got.map_or("nothing".to_string(), Value::to_string);
     Refusal::new(
         ErrorKind::WrongType,
@@ -131,6 +131,6 @@ fn wrong(name: &str, what: &str, got: Option<&Value>) -> Refusal {
     )
 }
 
-fn bad(err: conch_core::Error) -> Refusal {
+pub(super) fn bad(err: conch_core::Error) -> Refusal {
     Refusal::new(ErrorKind::BadValue, err.to_string())
 }

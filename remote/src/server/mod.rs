@@ -6,11 +6,13 @@
 //! again and gets every frame after the last it saw. Past it, the session
 //! is closed (its processes killed, as a local `Shell::close` does).
 
+mod artifacts;
 mod conn;
 mod hosted;
 mod jobs;
 pub mod listen;
 mod ops;
+mod pty;
 mod session;
 pub mod stdio;
 

@@ -9,6 +9,7 @@ mod common;
 mod faults;
 mod jobs;
 mod listen;
+mod pty;
 mod resume;
 mod scale;
 mod tls;
