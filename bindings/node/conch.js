@@ -326,9 +326,9 @@ function executeBash(command, options) {
   return native.executeBash(command, options)
 }
 
-// A remote session has the checks of a local one; both remote classes take
+// A remote session has the checks of a local one; the remote classes take
 // the dispose symbols. Their objects are made by the addon (`connect`,
-// `Remote.shell`), so the checks go on the addon's prototypes.
+// `Remote.shell`, `Remote.pty`), so the checks go on the addon's prototypes.
 const remoteRun = native.RemoteShell.prototype.run
 native.RemoteShell.prototype.run = function run(options, onChunk) {
   object('options', options)
@@ -342,7 +342,17 @@ native.Remote.prototype.shell = function shell(options) {
   fields('options', options, [['onJobExit', callback]])
   return remoteShell.call(this, options)
 }
+const remotePtyStart = native.RemotePty.prototype.start
+native.RemotePty.prototype.start = function start(options, onChunk) {
+  object('options', options)
+  fields('options', options, [['signal', signal]])
+  callback('onChunk', onChunk)
+  return remotePtyStart.call(this, options, onChunk)
+}
 native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
+  return this.close()
+}
+native.RemotePty.prototype[Symbol.asyncDispose] = function () {
   return this.close()
 }
 native.Remote.prototype[Symbol.dispose] = function () {
@@ -368,6 +378,8 @@ exports.closeAllBashSessions = native.closeAllBashSessions
 exports.closeBashSession = native.closeBashSession
 exports.connect = connect
 exports.Remote = native.Remote
+exports.RemoteArtifactStore = native.RemoteArtifactStore
+exports.RemotePty = native.RemotePty
 exports.RemoteShell = native.RemoteShell
 exports.defaultInterceptorRules = native.defaultInterceptorRules
 exports.executeBash = executeBash

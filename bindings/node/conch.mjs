@@ -13,6 +13,8 @@ export const {
   closeBashSession,
   connect,
   Remote,
+  RemoteArtifactStore,
+  RemotePty,
   RemoteShell,
   defaultInterceptorRules,
   executeBash,

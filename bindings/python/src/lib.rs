@@ -23,6 +23,8 @@ mod option_signatures;
 mod options;
 mod pty;
 mod remote;
+mod remote_artifacts;
+mod remote_pty;
 mod repr;
 mod result;
 mod shell;
@@ -57,6 +59,10 @@ mod _conch {
     use crate::pty::PyPtySession;
     #[pymodule_export]
     use crate::remote::{PyRemote, PyRemoteShell, connect};
+    #[pymodule_export]
+    use crate::remote_artifacts::PyRemoteArtifactStore;
+    #[pymodule_export]
+    use crate::remote_pty::PyRemotePty;
     #[pymodule_export]
     use crate::shell::PyShell;
     #[pymodule_export]

@@ -19,6 +19,8 @@ use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
 use crate::offload::drive_here;
 use crate::options;
+use crate::remote_artifacts::PyRemoteArtifactStore;
+use crate::remote_pty::PyRemotePty;
 use crate::result::{Class, to_python};
 
 /// A connection to ``conch serve`` (made by ``conch.connect``).
@@ -115,6 +117,15 @@ impl PyRemote {
         })
     }
 
+    /// Opens a terminal on the server; returns a ``RemotePty``, with the
+    /// calls of ``conch.PtySession``.
+    fn pty(&self, py: Python<'_>) -> PyResult<PyRemotePty> {
+        guard(|| {
+            let pty = py.detach(|| self.remote.pty()).map_err(remote_to_py)?;
+            Ok(PyRemotePty::new(pty))
+        })
+    }
+
     /// Ends the connection.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
@@ -125,7 +136,8 @@ impl PyRemote {
 }
 
 /// A session on a ``conch serve``, with ``conch.Shell``'s calls: ``run``
-/// (and ``run_async``), ``abort``, ``close``.
+/// (and ``run_async``), the job calls, ``abort``, ``close``; its
+/// ``artifacts`` are read on the server.
 #[pyclass(frozen, module = "conch", name = "RemoteShell")]
 pub struct PyRemoteShell {
     /// `None` once closed.
@@ -180,6 +192,14 @@ impl PyRemoteShell {
             self.open()?.abort();
             Ok(())
         })
+    }
+
+    /// The session's artifact store on the server (its
+    /// ``artifacts_dir``): ``read`` and ``resolve`` as
+    /// ``conch.ArtifactStore``'s.
+    #[getter]
+    fn artifacts(&self) -> PyResult<PyRemoteArtifactStore> {
+        guard(|| Ok(self.open()?.artifacts().into()))
     }
 
     /// What of the sandbox the server applied (``None``: no sandbox).
