@@ -329,25 +329,22 @@ function executeBash(command, options) {
 // A remote session has the checks of a local one; the remote classes take
 // the dispose symbols. Their objects are made by the addon (`connect`,
 // `Remote.shell`, `Remote.pty`), so the checks go on the addon's prototypes.
-const remoteRun = native.RemoteShell.prototype.run
-native.RemoteShell.prototype.run = function run(options, onChunk) {
-  object('options', options)
-  fields('options', options, [['signal', signal]])
-  callback('onChunk', onChunk)
-  return remoteRun.call(this, options, onChunk)
+/** `method(options, onChunk)` with the checks of a local run's arguments. */
+function checkedRun(method) {
+  return function (options, onChunk) {
+    object('options', options)
+    fields('options', options, [['signal', signal]])
+    callback('onChunk', onChunk)
+    return method.call(this, options, onChunk)
+  }
 }
+native.RemoteShell.prototype.run = checkedRun(native.RemoteShell.prototype.run)
+native.RemotePty.prototype.start = checkedRun(native.RemotePty.prototype.start)
 const remoteShell = native.Remote.prototype.shell
 native.Remote.prototype.shell = function shell(options) {
   object('options', options, true)
   fields('options', options, [['onJobExit', callback]])
   return remoteShell.call(this, options)
-}
-const remotePtyStart = native.RemotePty.prototype.start
-native.RemotePty.prototype.start = function start(options, onChunk) {
-  object('options', options)
-  fields('options', options, [['signal', signal]])
-  callback('onChunk', onChunk)
-  return remotePtyStart.call(this, options, onChunk)
 }
 native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
   return this.close()

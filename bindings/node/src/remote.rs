@@ -417,12 +417,13 @@ where
                 signal,
                 on_chunk,
                 cancel,
-                quick::once(move || Err::<Js<T>, _>(remote_error(err))),
+                quick::once(move || Err::<Js<T>, _>(err)),
             );
         }
     };
+    // The server's refusal of a value's type rejects as a `TypeError`
+    // (see `Reject`), as a local start throws it.
     quick::run(env, signal, on_chunk, cancel, move |until, sink| {
-        run.drive(until, sink)
-            .map(|result| result.map(Js).map_err(remote_error))
+        run.drive(until, sink).map(|result| result.map(Js))
     })
 }

@@ -5,7 +5,8 @@
 use conch_remote::RemoteArtifacts;
 use pyo3::prelude::*;
 
-use crate::convert::{Whole, count, count_of};
+use crate::artifact::line_range;
+use crate::convert::Whole;
 use crate::errors::{guard, remote_to_py};
 
 /// The artifact store of a session on a ``conch serve`` (``RemoteShell.
@@ -42,8 +43,7 @@ impl PyRemoteArtifactStore {
         limit: Option<Whole>,
     ) -> PyResult<String> {
         guard(|| {
-            let offset = count_of("offset", offset)?;
-            let limit = count("limit", limit)?;
+            let (offset, limit) = line_range(offset, limit)?;
             py.detach(|| self.inner.read(id, offset, limit))
                 .map_err(remote_to_py)
         })
