@@ -13,7 +13,7 @@ use crate::protocol::{ErrorKind, Refusal};
 
 pub(crate) enum Hosted {
     Shell(Arc<Shell>),
-    Pty(PtyHost),
+    Pty(Box<PtyHost>),
 }
 
 impl Hosted {

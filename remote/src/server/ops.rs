@@ -159,11 +159,11 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 opts.on_job_exit = Some(job_exit_events(events.clone()));
                 Hosted::Shell(Arc::new(Shell::new(opts)?))
             }
-            Some((_, Some("pty"))) => Hosted::Pty(PtyHost::open(
+            Some((_, Some("pty"))) => Hosted::Pty(Box::new(PtyHost::open(
                 &given,
                 spelling,
                 server.options().sandbox.clone(),
-            )?),
+            )?)),
             Some((kind, _)) => {
                 return Err(Refusal::new(
                     ErrorKind::BadValue,
