@@ -703,6 +703,10 @@ export declare class RemotePty {
   kill(): Promise<void>
   /** The visible screen as text (the last command's after it ended). */
   screenText(): Promise<string>
+  /** Whether a command is running. */
+  isRunning(): Promise<boolean>
+  /** Where the cursor is on the screen. */
+  cursorPosition(): Promise<CursorPosition>
   /**
    * Closes the session on the server: a running command is killed.
    * Idempotent.

@@ -197,6 +197,8 @@ test('a remote pty has the calls of a local one', async () => {
     const pty = await remote.pty()
     assert.ok(pty instanceof RemotePty)
     let run = (await startedUntil(pty, { command: 'printf "name? "; read -r line; echo "got [$line]"', cols: 40 }, 'name? ')).run
+    assert.equal(await pty.isRunning(), true)
+    assert.deepEqual(await pty.cursorPosition(), { row: 0, col: 6 })
     await pty.write(Buffer.from('héllo\r'))
     let r = await settlesInTime(run, 'the prompt')
     assert.deepEqual([r.exitCode, r.cancelled], [0, false])
@@ -215,6 +217,7 @@ test('a remote pty has the calls of a local one', async () => {
     await pty.resize(100, 30)
     await pty.write('\r')
     assert.match((await settlesInTime(run, 'stty size')).output, /30 100/)
+    assert.equal(await pty.isRunning(), false)
 
     run = (await startedUntil(pty, { command: `echo go; /bin/sleep 100.${word}` }, 'go')).run
     await expectProcesses(word)

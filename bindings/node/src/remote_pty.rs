@@ -13,7 +13,7 @@ use napi_derive::napi;
 
 use crate::errors::{Code, from_napi};
 use crate::options;
-use crate::pty::cells;
+use crate::pty::{CursorPosition, cells};
 use crate::quick::{self, ChunkFunction};
 use crate::remote::drive;
 use crate::signal::Signal;
@@ -138,6 +138,24 @@ impl RemotePty {
     #[napi(catch_unwind, ts_return_type = "Promise<string>")]
     pub fn screen_text<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
         self.ask(env, conch_remote::RemotePty::screen_text)
+    }
+
+    /// Whether a command is running.
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
+    pub fn is_running<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        self.ask(env, conch_remote::RemotePty::is_running)
+    }
+
+    /// Where the cursor is on the screen.
+    #[napi(catch_unwind, ts_return_type = "Promise<CursorPosition>")]
+    pub fn cursor_position<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        self.ask(env, |pty| {
+            let (row, col) = pty.cursor_position()?;
+            Ok(CursorPosition {
+                row: row.into(),
+                col: col.into(),
+            })
+        })
     }
 
     /// Closes the session on the server: a running command is killed.

@@ -118,6 +118,21 @@ impl PyRemotePty {
         guard(|| self.call(py, RemotePty::screen_text))
     }
 
+    /// Whether a command is running.
+    fn is_running(&self, py: Python<'_>) -> PyResult<bool> {
+        guard(|| self.call(py, RemotePty::is_running))
+    }
+
+    /// The cursor as ``(row, col)``, 0-based.
+    fn cursor_position(&self, py: Python<'_>) -> PyResult<(u16, u16)> {
+        guard(|| self.call(py, RemotePty::cursor_position))
+    }
+
+    /// ``(cols, rows)`` of the terminal.
+    fn size(&self, py: Python<'_>) -> PyResult<(u16, u16)> {
+        guard(|| self.call(py, RemotePty::size))
+    }
+
     /// Closes the session on the server: a running command is killed.
     /// Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {

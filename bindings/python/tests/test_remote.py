@@ -223,6 +223,7 @@ def test_a_remote_pty_has_the_calls_of_a_local_one(remote, marker):
 
         def answer() -> None:
             out.wait_for("name? ")
+            assert pty.is_running() and pty.cursor_position() == (0, 6)
             pty.write("héllo\r".encode())
 
         with in_background(answer):
@@ -250,6 +251,7 @@ def test_a_remote_pty_has_the_calls_of_a_local_one(remote, marker):
         with in_background(resize):
             r = pty.start("echo go; read -r x; stty size", on_chunk=out)
         assert "30 100" in r.output
+        assert (pty.is_running(), pty.size()) == (False, (100, 30))
 
         def kill() -> None:
             assert wait_until(lambda: pids_with(marker))
@@ -319,6 +321,8 @@ def test_a_spilled_output_is_read_by_range_on_the_server(remote, tmp_path):
             store.read(r.artifact_id, -1)
     with pytest.raises(conch.SessionLost):
         store.read(r.artifact_id)
+    with pytest.raises(conch.ClosedError):
+        sh.artifacts  # noqa: B018 (the property raises)
 
 
 @pytest.mark.parametrize("case", cases("artifact", keep=lambda c: c["op"] != "allocate"))

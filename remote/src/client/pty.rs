@@ -16,6 +16,14 @@ pub struct RemotePty {
     session: Session,
 }
 
+/// A `pty_state` reply: what the local accessors tell, in one answer.
+#[derive(serde::Deserialize)]
+struct PtyState {
+    running: bool,
+    cursor: (u16, u16),
+    size: (u16, u16),
+}
+
 impl RemotePty {
     pub(super) fn new(session: Session) -> Self {
         RemotePty { session }
@@ -88,6 +96,28 @@ impl RemotePty {
     /// The visible screen as text (the last command's after it ended).
     pub fn screen_text(&self) -> Result<String, RemoteError> {
         read_result(self.call("pty_screen", json!({}))?)
+    }
+
+    /// Whether a command is running, as
+    /// [`conch_core::pty::PtySession::is_running`].
+    pub fn is_running(&self) -> Result<bool, RemoteError> {
+        Ok(self.state()?.running)
+    }
+
+    /// The cursor as `(row, col)`, 0-based, as
+    /// [`conch_core::pty::PtySession::cursor_position`].
+    pub fn cursor_position(&self) -> Result<(u16, u16), RemoteError> {
+        Ok(self.state()?.cursor)
+    }
+
+    /// `(cols, rows)` of the terminal, as
+    /// [`conch_core::pty::PtySession::size`].
+    pub fn size(&self) -> Result<(u16, u16), RemoteError> {
+        Ok(self.state()?.size)
+    }
+
+    fn state(&self) -> Result<PtyState, RemoteError> {
+        read_result(self.call("pty_state", json!({}))?)
     }
 
     /// Closes the session: a running command is killed.

@@ -1,8 +1,8 @@
 //! A `"pty"` session: a core `PtySession`, one command at a time on a
 //! terminal, with the local `PtySession`'s calls as requests (docs/remote.md
 //! lists them). `pty_start` holds its thread for the command's life, while
-//! `pty_write`, `pty_key`, `pty_resize`, `pty_kill` and `pty_screen`
-//! reach the running command from threads of their own, as local calls do
+//! `pty_write`, `pty_key`, `pty_resize`, `pty_kill`, `pty_screen` and
+//! `pty_state` reach the running command from threads of their own, as local calls do
 //! from other threads.
 
 use std::time::{Duration, Instant};
@@ -25,6 +25,7 @@ const PTY_OPS: &[&str] = &[
     "pty_resize",
     "pty_kill",
     "pty_screen",
+    "pty_state",
 ];
 
 /// How long a closing session waits for its command's kill ladder
@@ -93,6 +94,11 @@ impl PtyHost {
             }
             "pty_kill" => Ok(pty.kill().map(|()| Value::Null)?),
             "pty_screen" => Ok(json!(pty.screen_text())),
+            "pty_state" => Ok(json!({
+                "running": pty.is_running(),
+                "cursor": pty.cursor_position(),
+                "size": pty.size(),
+            })),
             op => unreachable!("{op} is no pty request"),
         }
     }

@@ -52,8 +52,14 @@ fn a_remote_terminal_reads_input_and_shows_its_screen() {
         json!({"command": "printf 'name? '; read -r line; echo \"got [$line]\"", "cols": 40}),
         None,
         "name? ",
-        || pty.write("héllo\r".as_bytes()).unwrap(),
+        || {
+            assert!(pty.is_running().unwrap());
+            assert_eq!(pty.cursor_position().unwrap(), (0, 6));
+            pty.write("héllo\r".as_bytes()).unwrap()
+        },
     );
+    assert!(!pty.is_running().unwrap());
+    assert_eq!(pty.size().unwrap(), (40, 24));
     assert_eq!((result.exit_code, result.cancelled), (Some(0), false));
     assert!(result.summary.output.contains("got [héllo]"), "{result:?}");
     assert!(pty.screen_text().unwrap().contains("got [héllo]"));
