@@ -42,6 +42,10 @@ declare module './index' {
     /** `close()`. */
     [Symbol.asyncDispose](): Promise<void>
   }
+  interface RemotePty {
+    /** `close()`: a running command is killed. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
   interface Shell {
     /**
      * `'jobExit'`: `listener(info)` runs on the JS thread once per job end

@@ -326,16 +326,20 @@ function executeBash(command, options) {
   return native.executeBash(command, options)
 }
 
-// A remote session has the checks of a local one; both remote classes take
+// A remote session has the checks of a local one; the remote classes take
 // the dispose symbols. Their objects are made by the addon (`connect`,
-// `Remote.shell`), so the checks go on the addon's prototypes.
-const remoteRun = native.RemoteShell.prototype.run
-native.RemoteShell.prototype.run = function run(options, onChunk) {
-  object('options', options)
-  fields('options', options, [['signal', signal]])
-  callback('onChunk', onChunk)
-  return remoteRun.call(this, options, onChunk)
+// `Remote.shell`, `Remote.pty`), so the checks go on the addon's prototypes.
+/** `method(options, onChunk)` with the checks of a local run's arguments. */
+function checkedRun(method) {
+  return function (options, onChunk) {
+    object('options', options)
+    fields('options', options, [['signal', signal]])
+    callback('onChunk', onChunk)
+    return method.call(this, options, onChunk)
+  }
 }
+native.RemoteShell.prototype.run = checkedRun(native.RemoteShell.prototype.run)
+native.RemotePty.prototype.start = checkedRun(native.RemotePty.prototype.start)
 const remoteShell = native.Remote.prototype.shell
 native.Remote.prototype.shell = function shell(options) {
   object('options', options, true)
@@ -352,6 +356,9 @@ for (const [method, at] of [['read', 1], ['write', 2], ['remove', 1]]) {
   }
 }
 native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
+  return this.close()
+}
+native.RemotePty.prototype[Symbol.asyncDispose] = function () {
   return this.close()
 }
 native.Remote.prototype[Symbol.dispose] = function () {
@@ -378,6 +385,8 @@ exports.closeBashSession = native.closeBashSession
 exports.connect = connect
 exports.Remote = native.Remote
 exports.RemoteFiles = native.RemoteFiles
+exports.RemoteArtifactStore = native.RemoteArtifactStore
+exports.RemotePty = native.RemotePty
 exports.RemoteShell = native.RemoteShell
 exports.defaultInterceptorRules = native.defaultInterceptorRules
 exports.executeBash = executeBash

@@ -14,6 +14,8 @@ export const {
   connect,
   Remote,
   RemoteFiles,
+  RemoteArtifactStore,
+  RemotePty,
   RemoteShell,
   defaultInterceptorRules,
   executeBash,

@@ -654,6 +654,10 @@ export declare class Remote {
    * has one; relative paths from its cwd.
    */
   get files(): RemoteFiles
+   * Opens a terminal on the server, with `PtySession`'s calls (each
+   * start's options read there, in Node's spelling).
+   */
+  pty(): Promise<RemotePty>
   /**
    * Ends the connection: the server closes its sessions (at once over
    * stdio, after its grace period over a WebSocket).
@@ -698,6 +702,56 @@ export declare class RemoteFiles {
    * removed, never followed).
    */
   remove(path: string, options?: { recursive?: boolean }): Promise<void>
+ * The artifact store of a session on a `conch serve`
+ * (`RemoteShell.artifacts`): `read` and `resolve` as `ArtifactStore`'s,
+ * answered by the server, which holds the files.
+ */
+export declare class RemoteArtifactStore {
+  /** The whole text of `artifact://<id>`. */
+  resolve(url: string): Promise<string>
+  /**
+   * Lines `[offset, offset + limit)` of an artifact (0-based, line ends
+   * kept; no limit: to the end). `id` is the id or its `artifact://` URL.
+   */
+  read(id: string, offset?: number | undefined | null, limit?: number | undefined | null): Promise<string>
+}
+
+/**
+ * A terminal on a `conch serve` (from `Remote.pty()`), with
+ * `PtySession`'s calls.
+ */
+export declare class RemotePty {
+  /**
+   * Runs a command on a new terminal on the server, as
+   * `PtySession.start` does (the same options, read there, `signal`,
+   * `onChunk` and `PtyResult`).
+   */
+  start(options: PtyStartOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void): Promise<PtyResult>
+  /**
+   * Types into the running command, as `PtySession.write` (the data
+   * crosses the wire as UTF-8 text).
+   */
+  write(data: string | Buffer): Promise<void>
+  /** Sends a named key: `enter`, `ctrl+c`, `up`, `f5`, `shift+tab`… */
+  writeKey(key: string): Promise<void>
+  /**
+   * Resizes the terminal (the command gets SIGWINCH), as
+   * `PtySession.resize`.
+   */
+  resize(cols: number, rows: number): Promise<void>
+  /** Stops the running command (its result says `cancelled`). */
+  kill(): Promise<void>
+  /** The visible screen as text (the last command's after it ended). */
+  screenText(): Promise<string>
+  /** Whether a command is running. */
+  isRunning(): Promise<boolean>
+  /** Where the cursor is on the screen. */
+  cursorPosition(): Promise<CursorPosition>
+  /**
+   * Closes the session on the server: a running command is killed.
+   * Idempotent.
+   */
+  close(): Promise<void>
 }
 
 /** A session on a `conch serve`, with `Shell`'s calls. */
@@ -707,6 +761,11 @@ export declare class RemoteShell {
    * options, `signal`, `onChunk` and `BashResult`).
    */
   run(options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void): Promise<BashResult>
+  /**
+   * The session's artifact store on the server (its `artifactsDir`),
+   * with `ArtifactStore`'s reads. Throws `Closed` once the session is.
+   */
+  get artifacts(): RemoteArtifactStore
   /**
    * The session's jobs, as `Shell.jobs()` lists them (a promise here:
    * the list comes from the server). Empty once closed.

@@ -13,6 +13,7 @@ pub mod tls;
 
 pub use auth::Token;
 pub use client::{
-    ConnectOptions, Remote, RemoteError, RemoteFiles, RemoteRun, RemoteShell, Target, connect,
+    ConnectOptions, Remote, RemoteArtifacts, RemoteError, RemoteFiles, RemotePty, RemoteRun,
+    RemoteShell, Target, connect,
 };
 pub use server::{ServeOptions, Server};

@@ -1,17 +1,19 @@
 // `connect`: a real `conch serve` (the release binary), over stdio (a
 // subprocess of the client) and over a WebSocket on 127.0.0.1, through the
-// calls, results and error codes of a local Shell. The sink vectors replay
-// through a remote session and agree with the local ones.
+// calls, results and error codes of a local Shell and PtySession. The sink,
+// keys and artifact vectors replay through remote objects and agree with
+// the local ones.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import { rmdirSync } from 'node:fs'
 import { once } from 'node:events'
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { RemoteFiles, connect } from 'conch'
+import { RemoteArtifactStore, RemoteFiles, RemotePty, connect } from 'conch'
 import { CONCH, STDIO_SERVER as STDIO, expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, waitFor } from './helpers.mjs'
-import { sinkVectorsThrough } from './replay.mjs'
+import { artifactVectorsThrough, keyVectorsThrough, sinkVectorsThrough } from './replay.mjs'
 
 const TLS = fileURLToPath(new URL('../../../tests/tls/', import.meta.url))
 
@@ -204,6 +206,84 @@ test('remote files: a round trip by range, stat, list, remove', async () => {
   }
 })
 
+/**
+ * Starts `options` on `pty`; once its output holds `word`, resolves with
+ * `{ run }`, the promise of its result.
+ */
+async function startedUntil(pty, options, word) {
+  let seen = ''
+  let wake = () => {}
+  const run = pty.start(options, (c) => {
+    seen += c
+    wake()
+  })
+  while (!seen.includes(word)) {
+    await settlesInTime(Promise.race([new Promise((resolve) => (wake = resolve)), run]), `${word} in ${seen}`)
+  }
+  return { run }
+}
+
+test('a remote pty has the calls of a local one', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const pty = await remote.pty()
+    assert.ok(pty instanceof RemotePty)
+    let run = (await startedUntil(pty, { command: 'printf "name? "; read -r line; echo "got [$line]"', cols: 40 }, 'name? ')).run
+    assert.equal(await pty.isRunning(), true)
+    assert.deepEqual(await pty.cursorPosition(), { row: 0, col: 6 })
+    await pty.write(Buffer.from('héllo\r'))
+    let r = await settlesInTime(run, 'the prompt')
+    assert.deepEqual([r.exitCode, r.cancelled], [0, false])
+    assert.match(r.output, /got \[héllo\]/)
+    assert.match(await pty.screenText(), /got \[héllo\]/)
+
+    const word = uniqueWord('7')
+    run = (await startedUntil(pty, { command: `echo go; /bin/sleep 100.${word}` }, 'go')).run
+    await expectProcesses(word)
+    await pty.writeKey('ctrl+c')
+    r = await settlesInTime(run, 'the interrupted command')
+    assert.deepEqual([r.exitCode, r.cancelled], [130, false])
+    await expectGone(word)
+
+    run = (await startedUntil(pty, { command: 'echo go; read -r x; stty size' }, 'go')).run
+    await pty.resize(100, 30)
+    await pty.write('\r')
+    assert.match((await settlesInTime(run, 'stty size')).output, /30 100/)
+    assert.equal(await pty.isRunning(), false)
+
+    run = (await startedUntil(pty, { command: `echo go; /bin/sleep 100.${word}` }, 'go')).run
+    await expectProcesses(word)
+    await pty.kill()
+    r = await settlesInTime(run, 'the killed command')
+    assert.deepEqual([r.exitCode, r.cancelled], [undefined, true])
+    await expectGone(word)
+
+    const controller = new AbortController()
+    run = (await startedUntil(pty, { command: `echo go; /bin/sleep 100.${word}`, signal: controller.signal }, 'go')).run
+    await expectProcesses(word)
+    controller.abort()
+    r = await settlesInTime(run, 'the aborted command')
+    assert.ok(r.cancelled && r.output.startsWith('[Command cancelled]'), r.output)
+    await expectGone(word)
+
+    await assert.rejects(pty.write(Buffer.from([0xff])), { code: 'InvalidArgument', message: /must be UTF-8 text/ })
+    await assert.rejects(pty.writeKey('enter'), { code: 'InvalidArgument', message: 'PTY session is not running' })
+    await assert.rejects(pty.start({ command: 'true', timeoutMs: 'x' }), { name: 'TypeError' })
+    await assert.rejects(pty.start({ command: 'true', cols: -1 }), { code: 'InvalidArgument', message: /^cols must be/ })
+    assert.throws(() => pty.start('true'), { name: 'TypeError' })
+
+    run = pty.start({ command: `/bin/sleep 100.${word}` })
+    await expectProcesses(word)
+    await pty.close()
+    await expectGone(word)
+    await run.then((ended) => assert.ok(ended.cancelled), (err) => assert.equal(err.code, 'SessionLost'))
+    await pty.close() // idempotent
+    await assert.rejects(pty.screenText(), { code: 'Closed' })
+  } finally {
+    remote.close()
+  }
+})
+
 test('remote files: errors are the local codes', async () => {
   const remote = await connect(STDIO)
   try {
@@ -217,6 +297,15 @@ test('remote files: errors are the local codes', async () => {
     })
     assert.throws(() => files.read(`${dir}/x`, { offset: -1 }), { code: 'InvalidArgument', message: /^offset must be/ })
     assert.throws(() => files.read(`${dir}/x`, 7), TypeError)
+  } finally {
+    remote.close()
+  }
+})
+
+test('keys vectors, through a remote pty', async (t) => {
+  const remote = await connect(STDIO)
+  try {
+    await keyVectorsThrough(t, await remote.pty())
   } finally {
     remote.close()
   }
@@ -236,6 +325,47 @@ test('remote files of a session are confined by its sandbox', async () => {
     assert.ok(!existsSync(`${dir}/outside/x`))
     await shell.close()
     assert.throws(() => shell.files, { code: 'Closed' })
+  } finally {
+    remote.close()
+  }
+})
+
+test('a spilled output is read by range on the server', async () => {
+  const remote = await connect(STDIO)
+  try {
+    const dir = tempDir()
+    const shell = await remote.shell({ cwd: dir, snapshot: 'none', maxBytes: 100, artifactsDir: `${dir}/a` })
+    const r = await shell.run({ command: 'seq 1 5000' })
+    const store = shell.artifacts
+    assert.ok(store instanceof RemoteArtifactStore)
+    assert.equal(await store.read(r.artifactId, 10, 3), '11\n12\n13\n')
+    assert.equal(await store.read(`artifact://${r.artifactId}`, 4998), '4999\n5000\n')
+    const whole = Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join('')
+    assert.equal(await store.resolve(`artifact://${r.artifactId}`), whole)
+    await assert.rejects(store.read('999'), { code: 'NotFound', message: /^Artifact 999 not found/ })
+    assert.throws(() => store.read(r.artifactId, -1), { code: 'InvalidArgument', message: /^offset must be/ })
+    await shell.close()
+    await assert.rejects(store.read(r.artifactId), { code: 'SessionLost' })
+    assert.throws(() => shell.artifacts, { code: 'Closed' })
+  } finally {
+    remote.close()
+  }
+})
+
+test('artifact vectors, through a remote session', async (t) => {
+  const remote = await connect(STDIO)
+  try {
+    await artifactVectorsThrough(
+      t,
+      async (dir, c) => {
+        const shell = await remote.shell({ snapshot: 'none', artifactsDir: dir })
+        // The session made its directory; a case without one has it removed.
+        if (c.files === null) rmdirSync(dir)
+        return { store: shell.artifacts, close: () => shell.close() }
+      },
+      // No remote allocate: a remote store only reads what its session spilled.
+      (c) => c.op !== 'allocate',
+    )
   } finally {
     remote.close()
   }

@@ -2,10 +2,19 @@
 // one test file uses: the cases, the loop that replays them, and the sink
 // cases through a session (a local Shell, or a remote one).
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ArtifactStore } from 'conch'
-import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord, vectorsPath, waitFor } from './helpers.mjs'
+import {
+  HANG_GUARD_MS,
+  expectGone,
+  expectProcesses,
+  settlesInTime,
+  tempDir,
+  uniqueWord,
+  vectorsPath,
+  waitFor,
+} from './helpers.mjs'
 
 /** The cases of `tests/vectors/<name>.json`; a missing file is an error. */
 export function vectorCases(name) {
@@ -152,3 +161,160 @@ export async function sinkVectorsThrough(t, makeShell) {
     }
   }, takes)
 }
+
+/** A vector's error kind as the `code` of the error Node gives. */
+export const ERROR_CODES = { invalid_argument: 'InvalidArgument', not_found: 'NotFound', io: 'Io' }
+
+/**
+ * Replays the artifact vectors through the store `open(dir)` gives (`{
+ * store, close }`: a local `ArtifactStore`, or a remote session's, whose
+ * reads return promises), the cases `only` keeps.
+ */
+export async function artifactVectorsThrough(t, open, only = () => true) {
+  await replay(t, 'artifact', async (c) => {
+    const dir = join(tempDir(), 'artifacts')
+    if (c.files !== null) {
+      mkdirSync(dir)
+      for (const [name, body] of Object.entries(c.files)) writeFileSync(join(dir, name), body)
+    }
+    const { store, close } = await open(dir, c)
+    try {
+      const run = async () => {
+        switch (c.op) {
+          case 'allocate':
+            return c.kinds.map((kind) => {
+              const a = store.allocate(kind)
+              assert.equal(a.path, join(dir, `${a.id}.${kind}.log`))
+              return `${a.id}.${kind}.log`
+            })
+          case 'resolve':
+            return store.resolve(c.url)
+          case 'read':
+            return store.read(c.id, c.offset, c.limit ?? undefined)
+          default:
+            throw new Error(`unknown op ${c.op}`)
+        }
+      }
+      if (c.expect_error) {
+        await assert.rejects(run, {
+          code: ERROR_CODES[c.expect_error.kind],
+          message: c.expect_error.message,
+        })
+      } else {
+        assert.deepEqual(await run(), c.expect)
+      }
+    } finally {
+      await close()
+    }
+  }, only)
+}
+
+/**
+ * A program for the PTY that reports the bytes it receives. In raw mode (no
+ * echo, no line editing, no signal keys), with application cursor keys
+ * (DECCKM) switched on when its argument is `app`, it prints READY, then
+ * for each KEY_END it reads a line `=<hex of the bytes before it>=`; it
+ * exits on KEY_QUIT.
+ */
+const KEY_END = '<<conch-key-end>>'
+const KEY_QUIT = '<<conch-key-quit>>'
+const KEY_READER = `
+process.stdin.setRawMode(true)
+const END = Buffer.from(${JSON.stringify(KEY_END)})
+const QUIT = Buffer.from(${JSON.stringify(KEY_QUIT)})
+let got = Buffer.alloc(0)
+process.stdout.write((process.argv[2] === 'app' ? '\\x1b[?1h' : '') + 'READY\\n')
+process.stdin.on('data', (data) => {
+  got = Buffer.concat([got, data])
+  if (got.includes(QUIT)) process.exit(0)
+  let at
+  while ((at = got.indexOf(END)) >= 0) {
+    process.stdout.write('=' + got.subarray(0, at).toString('hex') + '=\\n')
+    got = got.subarray(at + END.length)
+  }
+})
+`
+
+/**
+ * Replays the keys vectors on `pty` (a `PtySession`, or a remote one whose
+ * calls return promises): each case's input (write) or key name
+ * (writeKey) is sent to KEY_READER on the terminal, in the cursor-key mode
+ * the case names; the bytes the program read are compared with the case's.
+ */
+export async function keyVectorsThrough(t, pty) {
+  const script = join(tempDir(), 'key-reader.cjs')
+  writeFileSync(script, KEY_READER)
+  // Every case names its mode, so the two passes below replay them all.
+  const modeless = vectorCases('keys').filter((c) => typeof c.app_cursor !== 'boolean')
+  assert.deepEqual(modeless, [])
+  for (const appCursor of [false, true]) {
+    let text = ''
+    const replies = []
+    let wake = () => {}
+    /** The next line the reader prints (asked for before what prompts it is sent). */
+    const nextReply = async (what) => {
+      const index = replies.length
+      while (replies.length <= index) {
+        await settlesInTime(new Promise((resolve) => (wake = resolve)), what)
+      }
+      return replies[index]
+    }
+    const run = pty.start(
+      {
+        command: `exec '${process.execPath}' '${script}' ${appCursor ? 'app' : 'normal'}`,
+        timeoutMs: 6 * HANG_GUARD_MS,
+      },
+      (chunk) => {
+        text += chunk
+        if (replies.length === 0 && text.includes('READY')) replies.push('ready')
+        for (const m of text.matchAll(/=([0-9a-f]*)=\r?\n/g)) replies.push(m[1])
+        text = text.replace(/^[^]*=([0-9a-f]*)=\r?\n/, '')
+        wake()
+      },
+    )
+    // Asked for before the reader can print: chunks reach this thread only
+    // once this synchronous code has run.
+    const ready = nextReply('the key reader starting')
+    try {
+      assert.equal(await ready, 'ready')
+      await replay(
+        t,
+        'keys',
+        async (c) => {
+          const reply = nextReply(`the bytes of ${c.name}`)
+          // Awaited below unless a write throws first; never left unhandled.
+          reply.catch(() => {})
+          let refused
+          try {
+            if (c.key !== undefined) await pty.writeKey(c.key)
+            else await pty.write(c.input)
+          } catch (err) {
+            refused = err
+          }
+          await pty.write(KEY_END)
+          const bytes = await reply
+          if (c.error_starts_with !== undefined) {
+            assert.ok(refused, 'the key was not refused')
+            assert.equal(refused.code, 'InvalidArgument')
+            assert.ok(refused.message.startsWith(c.error_starts_with), refused.message)
+            assert.equal(bytes, '', 'a refused key sends nothing')
+          } else {
+            if (refused) throw refused
+            assert.equal(bytes, Buffer.from(c.expect, 'utf8').toString('hex'))
+          }
+        },
+        (c) => c.app_cursor === appCursor,
+      )
+      await pty.write(KEY_QUIT)
+      const r = await settlesInTime(run, 'the key reader')
+      assert.equal(r.exitCode, 0, r.output)
+    } finally {
+      // Stops the reader when a case failed; an ended run is no error.
+      await Promise.resolve()
+        .then(() => pty.kill())
+        .catch(() => {})
+      await run.catch(() => {})
+    }
+  }
+}
+

@@ -27,6 +27,7 @@ pub mod pty;
 pub mod quick;
 pub mod remote;
 pub mod remote_files;
+pub mod remote_pty;
 pub mod result;
 pub mod shell;
 pub mod signal;

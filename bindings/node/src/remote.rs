@@ -11,7 +11,7 @@ use conch_core::input::{TimeUnit, interval_option};
 use conch_core::wire::Spelling;
 use conch_core::{CancelToken, JobExitHook, RunOptions};
 use conch_remote::protocol::ErrorKind;
-use conch_remote::{ConnectOptions, RemoteError, Target};
+use conch_remote::{ConnectOptions, RemoteError, RemoteRun, Target};
 use napi::bindgen_prelude::{Buffer, Either, Env, JsTypeError, Object, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Status, ValueType};
@@ -22,6 +22,7 @@ use crate::job_calls;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::remote_files::RemoteFiles;
+use crate::remote_pty::{RemoteArtifactStore, RemotePty};
 use crate::result::Js;
 use crate::shell::ExitFn;
 use crate::signal::Signal;
@@ -174,6 +175,19 @@ impl Remote {
         RemoteFiles::new(self.remote.files())
     }
 
+    /// Opens a terminal on the server, with `PtySession`'s calls (each
+    /// start's options read there, in Node's spelling).
+    #[napi(catch_unwind, ts_return_type = "Promise<RemotePty>")]
+    pub fn pty<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        if !self.noted.swap(true, Ordering::SeqCst) {
+            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
+        }
+        let remote = self.remote.clone();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            remote.pty_spelled(Spelling::CamelCase).map(RemotePty::new)
+        })
+    }
+
     /// Ends the connection: the server closes its sessions (at once over
     /// stdio, after its grace period over a WebSocket).
     #[napi(catch_unwind)]
@@ -220,22 +234,17 @@ impl RemoteShell {
             .open()
             .ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))
             .and_then(|shell| shell.start_run(opts));
-        let mut run = match started {
-            Ok(run) => run,
-            Err(err) => {
-                return quick::run(
-                    env,
-                    signal,
-                    on_chunk,
-                    cancel,
-                    quick::once(move || Err::<Js<conch_core::BashResult>, _>(remote_error(err))),
-                );
-            }
-        };
-        quick::run(env, signal, on_chunk, cancel, move |until, sink| {
-            run.drive(until, sink)
-                .map(|result| result.map(Js).map_err(remote_error))
-        })
+        drive(env, signal, on_chunk, cancel, started)
+    }
+
+    /// The session's artifact store on the server (its `artifactsDir`),
+    /// with `ArtifactStore`'s reads. Throws `Closed` once the session is.
+    #[napi(getter, catch_unwind)]
+    pub fn artifacts(&self) -> napi::Result<RemoteArtifactStore, Code> {
+        let shell = self
+            .open()
+            .ok_or_else(|| core_error(conch_core::Error::Closed("shell")))?;
+        Ok(shell.artifacts().into())
     }
 
     /// The session's jobs, as `Shell.jobs()` lists them (a promise here:
@@ -416,4 +425,36 @@ impl RemoteShell {
             shell.map_or(Ok(()), |shell| shell.close())
         })
     }
+}
+
+/// Drives a run `started` on the server (a shell's, a terminal's) as a
+/// local one is driven: its chunks to `on_chunk`, `signal` aborting it; the
+/// promise of its result `T`.
+pub fn drive<'env, T>(
+    env: &'env Env,
+    signal: Option<Signal>,
+    on_chunk: Option<ChunkFunction<'env>>,
+    cancel: CancelToken,
+    started: Result<RemoteRun<T>, RemoteError>,
+) -> napi::Result<Object<'env>, Code>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
+{
+    let mut run = match started {
+        Ok(run) => run,
+        Err(err) => {
+            return quick::run(
+                env,
+                signal,
+                on_chunk,
+                cancel,
+                quick::once(move || Err::<Js<T>, _>(err)),
+            );
+        }
+    };
+    // The server's refusal of a value's type rejects as a `TypeError`
+    // (see `Reject`), as a local start throws it.
+    quick::run(env, signal, on_chunk, cancel, move |until, sink| {
+        run.drive(until, sink).map(|result| result.map(Js))
+    })
 }

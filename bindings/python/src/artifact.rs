@@ -71,8 +71,7 @@ impl PyArtifactStore {
         limit: Option<Whole>,
     ) -> PyResult<String> {
         guard(|| {
-            let offset = count_of("offset", offset)?;
-            let limit = count("limit", limit)?;
+            let (offset, limit) = line_range(offset, limit)?;
             py.detach(|| self.inner.read(id, offset, limit))
                 .map_err(to_py)
         })
@@ -87,6 +86,12 @@ impl PyArtifactStore {
             ))
         })
     }
+}
+
+/// The lines `read(id, offset, limit)` asks for, of a local store or a
+/// remote one.
+pub fn line_range(offset: Whole, limit: Option<Whole>) -> PyResult<(usize, Option<usize>)> {
+    Ok((count_of("offset", offset)?, count("limit", limit)?))
 }
 
 /// A reserved artifact: its ``id``, the ``path`` the output goes to, and

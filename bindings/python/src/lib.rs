@@ -23,7 +23,9 @@ mod option_signatures;
 mod options;
 mod pty;
 mod remote;
+mod remote_artifacts;
 mod remote_files;
+mod remote_pty;
 mod repr;
 mod result;
 mod shell;
@@ -59,7 +61,11 @@ mod _conch {
     #[pymodule_export]
     use crate::remote::{PyRemote, PyRemoteShell, connect};
     #[pymodule_export]
+    use crate::remote_artifacts::PyRemoteArtifactStore;
+    #[pymodule_export]
     use crate::remote_files::PyRemoteFiles;
+    #[pymodule_export]
+    use crate::remote_pty::PyRemotePty;
     #[pymodule_export]
     use crate::shell::PyShell;
     #[pymodule_export]

@@ -19,7 +19,9 @@ use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
 use crate::offload::drive_here;
 use crate::options;
+use crate::remote_artifacts::PyRemoteArtifactStore;
 use crate::remote_files::PyRemoteFiles;
+use crate::remote_pty::PyRemotePty;
 use crate::result::{Class, to_python};
 
 /// A connection to ``conch serve`` (made by ``conch.connect``).
@@ -123,6 +125,15 @@ impl PyRemote {
         PyRemoteFiles::new(self.remote.files())
     }
 
+    /// Opens a terminal on the server; returns a ``RemotePty``, with the
+    /// calls of ``conch.PtySession``.
+    fn pty(&self, py: Python<'_>) -> PyResult<PyRemotePty> {
+        guard(|| {
+            let pty = py.detach(|| self.remote.pty()).map_err(remote_to_py)?;
+            Ok(PyRemotePty::new(pty))
+        })
+    }
+
     /// Ends the connection.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
@@ -134,7 +145,7 @@ impl PyRemote {
 
 /// A session on a ``conch serve``, with ``conch.Shell``'s calls: ``run``
 /// (and ``run_async``), ``abort``, ``background_jobs``, the job calls,
-/// ``close``.
+/// ``close``; its ``files`` and ``artifacts`` are read on the server.
 #[pyclass(frozen, module = "conch", name = "RemoteShell")]
 pub struct PyRemoteShell {
     /// `None` once closed.
@@ -206,6 +217,14 @@ impl PyRemoteShell {
     #[getter]
     fn files(&self) -> PyResult<PyRemoteFiles> {
         guard(|| Ok(PyRemoteFiles::new(self.open()?.files())))
+    }
+
+    /// The session's artifact store on the server (its
+    /// ``artifacts_dir``): ``read`` and ``resolve`` as
+    /// ``conch.ArtifactStore``'s.
+    #[getter]
+    fn artifacts(&self) -> PyResult<PyRemoteArtifactStore> {
+        guard(|| Ok(self.open()?.artifacts().into()))
     }
 
     /// What of the sandbox the server applied (``None``: no sandbox).

@@ -15,8 +15,15 @@ from pathlib import Path
 import pytest
 
 import conch
-from conftest import CONCH, GUARD, pids_with, wait_until
-from test_vectors import SINK_CASES, replay_sink
+from conftest import CONCH, GUARD, Output, in_background, pids_with, wait_until
+from test_vectors import (
+    SINK_CASES,
+    cases,
+    replay_artifact,
+    replay_keys,
+    replay_sink,
+    write_artifacts,
+)
 
 
 class Listening:
@@ -298,3 +305,123 @@ def test_remote_files_async_twins(remote, tmp_path):
         assert await files.list_async(tmp_path) == []
 
     asyncio.run(main())
+
+
+def test_a_remote_pty_has_the_calls_of_a_local_one(remote, marker):
+    with remote.pty() as pty:
+        assert isinstance(pty, conch.RemotePty)
+        out = Output()
+
+        def answer() -> None:
+            out.wait_for("name? ")
+            assert pty.is_running() and pty.cursor_position() == (0, 6)
+            pty.write("héllo\r".encode())
+
+        with in_background(answer):
+            r = pty.start("printf 'name? '; read -r line; echo \"got [$line]\"",
+                          on_chunk=out, cols=40)
+        assert isinstance(r, conch.PtyResult)
+        assert (r.exit_code, r.cancelled) == (0, False)
+        assert "got [héllo]" in r.output and "got [héllo]" in pty.screen_text()
+
+        def interrupt() -> None:
+            assert wait_until(lambda: pids_with(marker))
+            pty.write_key("ctrl+c")
+
+        with in_background(interrupt):
+            r = pty.start(f"exec -a {marker} /bin/sleep 60")
+        assert (r.exit_code, r.cancelled) == (130, False)
+
+        out = Output()
+
+        def resize() -> None:
+            out.wait_for("go")
+            pty.resize(100, 30)
+            pty.write("\r")
+
+        with in_background(resize):
+            r = pty.start("echo go; read -r x; stty size", on_chunk=out)
+        assert "30 100" in r.output
+        assert (pty.is_running(), pty.size()) == (False, (100, 30))
+
+        def kill() -> None:
+            assert wait_until(lambda: pids_with(marker))
+            pty.kill()
+
+        with in_background(kill):
+            r = pty.start(f"exec -a {marker} /bin/sleep 60")
+        assert (r.exit_code, r.cancelled) == (None, True)
+        assert wait_until(lambda: not pids_with(marker))
+
+        token = conch.CancelToken()
+        threading.Timer(0.2, token.cancel).start()
+        r = pty.start(f"exec -a {marker} /bin/sleep 60", cancel=token)
+        assert r.cancelled and r.output.startswith("[Command cancelled]")
+
+        async def started():
+            return await pty.start_async("echo async")
+
+        assert asyncio.run(started()).output == "async\n"
+        with pytest.raises(conch.InvalidArgumentError, match="must be UTF-8 text"):
+            pty.write(b"\xff")
+        with pytest.raises(conch.InvalidArgumentError, match="^PTY session is not running$"):
+            pty.write_key("enter")
+        with pytest.raises(TypeError, match="^cols"):
+            pty.start("true", cols="wide")
+        with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+            pty.start("true", nope=1)
+        pty.close()
+        with pytest.raises(conch.ClosedError):
+            pty.screen_text()
+
+
+def test_closing_a_remote_pty_kills_its_command(remote, marker):
+    pty = remote.pty()
+
+    def close() -> None:
+        assert wait_until(lambda: pids_with(marker))
+        pty.close()
+
+    with in_background(close):
+        try:
+            r = pty.start(f"exec -a {marker} /bin/sleep 60")
+            assert r.cancelled
+        except conch.SessionLost:
+            pass
+    assert wait_until(lambda: not pids_with(marker))
+
+
+@pytest.mark.parametrize("app_cursor", [False, True], ids=["normal-cursor", "app-cursor"])
+def test_key_vectors_agree_through_a_remote_pty(app_cursor, remote):
+    replay_keys(app_cursor, remote.pty())
+
+
+def test_a_spilled_output_is_read_by_range_on_the_server(remote, tmp_path):
+    with remote.shell(cwd=tmp_path, snapshot=None, max_bytes=100,
+                      artifacts_dir=tmp_path / "a") as sh:
+        r = sh.run("seq 1 5000")
+        store = sh.artifacts
+        assert isinstance(store, conch.RemoteArtifactStore)
+        assert store.read(r.artifact_id, 10, 3) == "11\n12\n13\n"
+        assert store.read(f"artifact://{r.artifact_id}", offset=4998) == "4999\n5000\n"
+        assert store.resolve(f"artifact://{r.artifact_id}") == "".join(
+            f"{n}\n" for n in range(1, 5001))
+        with pytest.raises(conch.NotFoundError, match="^Artifact 999 not found"):
+            store.read("999")
+        with pytest.raises(conch.InvalidArgumentError, match="^offset must be"):
+            store.read(r.artifact_id, -1)
+    with pytest.raises(conch.SessionLost):
+        store.read(r.artifact_id)
+    with pytest.raises(conch.ClosedError):
+        sh.artifacts  # noqa: B018 (the property raises)
+
+
+@pytest.mark.parametrize("case", cases("artifact", keep=lambda c: c["op"] != "allocate"))
+def test_artifact_vectors_agree_through_a_remote_session(case, remote, tmp_path):
+    # No remote allocate: a remote store only reads what its session spilled.
+    root = tmp_path / "artifacts"
+    write_artifacts(case, root)
+    with remote.shell(cwd=tmp_path, snapshot=None, artifacts_dir=root) as sh:
+        if case["files"] is None:
+            root.rmdir()  # the session made it, empty
+        replay_artifact(case, root, sh.artifacts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -75,11 +76,20 @@ def test_sanitize(case):
 @pytest.mark.parametrize("case", cases("artifact"))
 def test_artifact(case, tmp_path):
     root = tmp_path / "artifacts"
+    write_artifacts(case, root)
+    replay_artifact(case, root, conch.ArtifactStore(root))
+
+
+def write_artifacts(case, root: Path) -> None:
+    """The artifact files of ``case``, in ``root`` (none: no directory)."""
     if case["files"] is not None:
         root.mkdir()
         for name, text in case["files"].items():
             (root / name).write_text(text)
-    store = conch.ArtifactStore(root)
+
+
+def replay_artifact(case, root: Path, store) -> None:
+    """Replays ``case`` on ``store`` (a local or a remote one) over ``root``."""
 
     def op():
         if case["op"] == "allocate":
@@ -183,6 +193,11 @@ def test_tool(case, tmp_path):
 
 @pytest.mark.parametrize("app_cursor", [False, True], ids=["normal-cursor", "app-cursor"])
 def test_keys_through_a_real_terminal(app_cursor):
+    replay_keys(app_cursor, conch.PtySession())
+
+
+def replay_keys(app_cursor: bool, pty) -> None:
+    """Types the key cases on ``pty`` (a local or a remote terminal)."""
     # The command puts its terminal in raw mode (every byte passes as it
     # is), switches to application cursor keys when the cases want it, says
     # READY, then dumps in hex the bytes it receives: exactly the bytes the
@@ -197,7 +212,7 @@ def test_keys_through_a_real_terminal(app_cursor):
     out = Output()
     messages = []
 
-    def type_the_cases(pty: conch.PtySession) -> None:
+    def type_the_cases(pty) -> None:
         out.wait_for("READY")
         for c in refused:
             with pytest.raises(conch.InvalidArgumentError) as info:
@@ -209,7 +224,7 @@ def test_keys_through_a_real_terminal(app_cursor):
             else:
                 pty.write(c["input"])
 
-    with conch.PtySession() as pty, in_background(type_the_cases, pty):
+    with pty, in_background(type_the_cases, pty):
         r = pty.start(command, on_chunk=out, timeout=GUARD)
     for c, message in messages:
         assert message.startswith(c["error_starts_with"]), c["name"]

@@ -12,7 +12,10 @@ use crate::run_result::BashResult;
 use crate::run_result::{Outcome, add_stop_notice};
 
 /// How a PTY run ended.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+// Read back too: a remote client gets it serialized.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct PtyResult {
     /// The exit status (`128 + signal` when a signal ended the command);
     /// `None` when the run was stopped (timeout, kill, cancel) or the

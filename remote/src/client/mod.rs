@@ -4,9 +4,11 @@
 //! its own; a dropped WebSocket is reconnected and every session resumed
 //! where it stopped (see [`link`]).
 
+mod artifacts;
 mod files;
 mod jobs;
 mod link;
+mod pty;
 mod session;
 mod shell;
 mod waiting;
@@ -19,10 +21,13 @@ use conch_core::wire::Spelling;
 use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorKind, Refusal};
+pub use artifacts::RemoteArtifacts;
 pub use files::RemoteFiles;
 use link::Link;
+pub use pty::RemotePty;
 use session::Session;
-pub use shell::{RemoteRun, RemoteShell};
+pub use shell::RemoteShell;
+pub use waiting::RemoteRun;
 use waiting::Waiting;
 
 /// Where the server is: a WebSocket URL (`ws://host:port`), or the argv
@@ -153,6 +158,20 @@ impl Remote {
     ) -> Result<RemoteShell, RemoteError> {
         let (session, reply) = self.open("shell", options, spelling)?;
         Ok(RemoteShell::new(session, reply["sandbox_applied"].clone()))
+    }
+
+    /// Opens a pty session: a terminal running one command at a time, with
+    /// the local [`conch_core::pty::PtySession`]'s calls. Each start's
+    /// options are read on the server in the serialized spelling.
+    pub fn pty(&self) -> Result<RemotePty, RemoteError> {
+        self.pty_spelled(Spelling::Wire)
+    }
+
+    /// [`Remote::pty`] whose starts give their options in a face's own
+    /// spelling (Node's camelCase and milliseconds).
+    pub fn pty_spelled(&self, spelling: Spelling) -> Result<RemotePty, RemoteError> {
+        let (session, _) = self.open("pty", Map::new(), spelling)?;
+        Ok(RemotePty::new(session))
     }
 
     /// Opens a session of `kind` with `options` (in `spelling`); the

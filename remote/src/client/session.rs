@@ -8,6 +8,7 @@ use conch_core::CancelToken;
 use serde_json::{Map, Value, json};
 
 use super::RemoteError;
+use super::artifacts::RemoteArtifacts;
 use super::link::Link;
 use super::waiting::Waiting;
 
@@ -51,6 +52,11 @@ impl Session {
     /// Sends request `op` and waits for its reply's value.
     pub(super) fn call(&self, op: &str, fields: Map<String, Value>) -> Result<Value, RemoteError> {
         self.ask(op, fields, None)?.wait()
+    }
+
+    /// The session's artifact store, read on the server.
+    pub fn artifacts(&self) -> RemoteArtifacts {
+        RemoteArtifacts::new(self.link.clone(), self.id.clone())
     }
 
     /// Aborts what the session runs, without waiting.

@@ -2,15 +2,13 @@
 //! `run` streams the output to `on_chunk` and returns the same
 //! [`BashResult`]; the run's cancel token aborts it on the server.
 
-use std::task::Poll;
-use std::time::Instant;
-
 use conch_core::shell::reentry::BusyKey;
 use conch_core::{BashResult, CancelToken, RunOptions};
 use serde_json::{Map, Value};
 
+use super::artifacts::RemoteArtifacts;
 use super::session::Session;
-use super::waiting::{Waiting, read_result};
+use super::waiting::{RemoteRun, Waiting, read_result};
 use super::{RemoteError, with_options};
 
 pub struct RemoteShell {
@@ -53,27 +51,17 @@ impl RemoteShell {
         opts: RunOptions,
         mut on_chunk: impl FnMut(&str),
     ) -> Result<BashResult, RemoteError> {
-        let mut run = self.start_run(opts)?;
-        loop {
-            if let Poll::Ready(outcome) = run.drive(None, &mut on_chunk) {
-                return outcome;
-            }
-        }
+        self.start_run(opts)?.finish(&mut on_chunk)
     }
 
     /// Asks the server to run a command; the returned run is driven by the
     /// caller, on its thread, as a local [`conch_core::Run`] is.
     pub fn start_run(&self, opts: RunOptions) -> Result<RemoteRun, RemoteError> {
-        self.busy
-            .check("a run was started", "shell")
-            .map_err(RemoteError::Core)?;
+        self.check_turn("a run was started")?;
         let cancel = opts.cancel.clone();
         let options = serde_json::to_value(&opts).expect("run options serialize");
         let waiting = self.ask("run", with_options(options), cancel)?;
-        Ok(RemoteRun {
-            waiting,
-            busy: self.busy.clone(),
-        })
+        Ok(RemoteRun::new(waiting, Some(self.busy.clone())))
     }
 
     /// Refuses a call made from inside a run's callback of this session
@@ -94,6 +82,12 @@ impl RemoteShell {
         self.session.ask(op, fields, cancel)
     }
 
+    /// The session's artifact store (its `artifacts_dir`), read on the
+    /// server as a local [`conch_core::artifact::ArtifactStore`] is.
+    pub fn artifacts(&self) -> RemoteArtifacts {
+        self.session.artifacts()
+    }
+
     /// Aborts what the session runs, as [`conch_core::Shell::abort`]:
     /// asked of the server without waiting (the run ends `cancelled`).
     pub fn abort(&self) {
@@ -109,29 +103,5 @@ impl RemoteShell {
     /// Closes the session: its processes are killed.
     pub fn close(&self) -> Result<(), RemoteError> {
         self.session.close()
-    }
-}
-
-/// A command running on the server: its output and result arrive as the
-/// caller drives it. Dropped before its end, it is aborted on the server.
-pub struct RemoteRun {
-    waiting: Waiting,
-    busy: BusyKey,
-}
-
-impl RemoteRun {
-    /// Receives the run's output (to `on_chunk`, on this thread) until it
-    /// ends (`Poll::Ready`) or `until` passes (`Poll::Pending`; `None`: no
-    /// limit). A cancelled token aborts the command on the server; the
-    /// result then comes as a local run's would, `cancelled`.
-    pub fn drive(
-        &mut self,
-        until: Option<Instant>,
-        on_chunk: &mut dyn FnMut(&str),
-    ) -> Poll<Result<BashResult, RemoteError>> {
-        let _waiting_here = self.busy.enter();
-        self.waiting
-            .drive(until, on_chunk)
-            .map(|outcome| outcome.and_then(read_result))
     }
 }

@@ -1,12 +1,14 @@
 //! A request the caller waits on, of a session or of the server's own:
 //! its events and reply arrive as the caller drives it, on its thread.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use conch_core::CancelToken;
+use conch_core::shell::reentry::BusyKey;
 use serde_json::{Map, Value, json};
 
 use super::RemoteError;
@@ -132,6 +134,51 @@ impl Drop for Waiting {
     fn drop(&mut self) {
         if !self.ended && !self.aborted {
             self.abort();
+        }
+    }
+}
+
+/// A command running on the server (a shell's run, a terminal's): its
+/// output and result `T` arrive as the caller drives it, on its thread, as
+/// a local run's do. Dropped before its end, it is aborted on the server.
+pub struct RemoteRun<T = conch_core::BashResult> {
+    waiting: Waiting,
+    /// Marks the driving thread as inside a run of its session (see
+    /// `RemoteShell`); `None`: no such turn to hold.
+    busy: Option<BusyKey>,
+    result: PhantomData<fn() -> T>,
+}
+
+impl<T: serde::de::DeserializeOwned> RemoteRun<T> {
+    pub(super) fn new(waiting: Waiting, busy: Option<BusyKey>) -> Self {
+        RemoteRun {
+            waiting,
+            busy,
+            result: PhantomData,
+        }
+    }
+
+    /// Receives the run's output (to `on_chunk`, on this thread) until it
+    /// ends (`Poll::Ready`) or `until` passes (`Poll::Pending`; `None`: no
+    /// limit). A cancelled token aborts the command on the server; the
+    /// result then comes as a local run's would, `cancelled`.
+    pub fn drive(
+        &mut self,
+        until: Option<Instant>,
+        on_chunk: &mut dyn FnMut(&str),
+    ) -> Poll<Result<T, RemoteError>> {
+        let _waiting_here = self.busy.as_ref().map(BusyKey::enter);
+        self.waiting
+            .drive(until, on_chunk)
+            .map(|outcome| outcome.and_then(read_result))
+    }
+
+    /// Drives the run to its end.
+    pub fn finish(mut self, on_chunk: &mut dyn FnMut(&str)) -> Result<T, RemoteError> {
+        loop {
+            if let Poll::Ready(outcome) = self.drive(None, on_chunk) {
+                return outcome;
+            }
         }
     }
 }

@@ -1,15 +1,19 @@
 //! What a session hosts, chosen by its `open` request's `kind`: a shell
-//! (runs and jobs, the local `Shell`'s calls). Each kind answers its own
-//! requests; a request of another kind is refused by name.
+//! (runs and jobs, the local `Shell`'s calls) or a pty (the local
+//! `PtySession`'s). Each kind answers its own requests; a request of
+//! another kind is refused by name.
 
 use std::sync::Arc;
 
 use conch_core::Shell;
+use conch_core::artifact::ArtifactStore;
 
+use super::pty::PtyHost;
 use crate::protocol::{ErrorKind, Refusal};
 
 pub(crate) enum Hosted {
     Shell(Arc<Shell>),
+    Pty(Box<PtyHost>),
 }
 
 impl Hosted {
@@ -17,6 +21,7 @@ impl Hosted {
     pub fn kind(&self) -> &'static str {
         match self {
             Hosted::Shell(_) => "shell",
+            Hosted::Pty(_) => "pty",
         }
     }
 
@@ -25,6 +30,7 @@ impl Hosted {
     pub fn shell(&self) -> Option<&Shell> {
         match self {
             Hosted::Shell(shell) => Some(shell),
+            Hosted::Pty(_) => None,
         }
     }
 
@@ -32,6 +38,17 @@ impl Hosted {
     pub fn close(&self) {
         match self {
             Hosted::Shell(shell) => shell.close(),
+            Hosted::Pty(pty) => pty.close(),
+        }
+    }
+
+    /// The store `artifact_*` requests read (`Ok(None)`: the session was
+    /// opened without one), or their refusal for a kind that spills no
+    /// outputs.
+    pub fn artifacts(&self, op: &str) -> Result<Option<&ArtifactStore>, Refusal> {
+        match self {
+            Hosted::Shell(shell) => Ok(shell.artifacts()),
+            Hosted::Pty(_) => Err(self.wrong_kind(op, "shell")),
         }
     }
 

@@ -132,6 +132,6 @@ pub(super) fn wrong(name: &str, what: &str, got: Option<&Value>) -> Refusal {
     )
 }
 
-fn bad(err: conch_core::Error) -> Refusal {
+pub(super) fn bad(err: conch_core::Error) -> Refusal {
     Refusal::new(ErrorKind::BadValue, err.to_string())
 }

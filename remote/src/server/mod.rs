@@ -7,12 +7,14 @@
 //! is closed (its processes killed, as a local `Shell::close` does).
 
 mod answers;
+mod artifacts;
 mod conn;
 mod files;
 mod hosted;
 mod jobs;
 pub mod listen;
 mod ops;
+mod pty;
 mod session;
 pub mod stdio;
 

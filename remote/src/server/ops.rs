@@ -1,7 +1,9 @@
 //! What each request does (docs/remote.md lists them): the server's own
-//! (`hello`, `open`, `attach`, the file requests of [`super::files`]) and a session's: `abort` and `close` of
-//! every kind, then each kind's own (a shell's `run` and the job requests
-//! of [`super::jobs`]).
+//! (`hello`, `open`, `attach`, the file requests of [`super::files`]) and a
+//! session's: `abort` and `close` of every kind, the artifact reads of
+//! [`super::artifacts`] (of every kind with a store), then each kind's own
+//! (a shell's `run` and the job requests of [`super::jobs`], a pty's of
+//! [`super::pty`]).
 //! Options are read by the core's readers, so a bad value is refused with
 //! the same text as on a local face.
 
@@ -14,13 +16,14 @@ use serde_json::{Map, Value, json};
 
 use super::conn::Outgoing;
 use super::hosted::Hosted;
+use super::pty::{self, PtyHost};
 use super::session::RemoteSession;
-use super::{Server, files, jobs};
+use super::{Server, artifacts, files, jobs};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
 
 /// Whether `op` is a session's (answered through it).
 pub(super) fn is_session_op(op: &str) -> bool {
-    matches!(op, "abort" | "close") || kind_of(op).is_some()
+    matches!(op, "abort" | "close") || artifacts::is_artifact_op(op) || kind_of(op).is_some()
 }
 
 /// The kind of session whose request `op` is.
@@ -28,13 +31,16 @@ fn kind_of(op: &str) -> Option<&'static str> {
     if matches!(op, "run" | "background_jobs") || jobs::is_job_op(op) {
         return Some("shell");
     }
+    if pty::is_pty_op(op) {
+        return Some("pty");
+    }
     None
 }
 
 /// Whether request `op` waits (on a command, a job): an `abort` naming it
 /// ends the wait.
 pub(super) fn waits(op: &str) -> bool {
-    matches!(op, "run" | "job_poll" | "job_wait_any")
+    matches!(op, "run" | "job_poll" | "job_wait_any" | "pty_start")
 }
 
 /// Handles a request that is no session's; returns its reply.
@@ -74,11 +80,16 @@ pub(super) fn session_op(
             server.close_session(&session.id);
             Ok(Value::Null)
         }
+        op if artifacts::is_artifact_op(op) => session
+            .hosted
+            .artifacts(op)
+            .and_then(|store| artifacts::artifact_op(store, request)),
         op if kind_of(op) != Some(session.hosted.kind()) => Err(session
             .hosted
             .wrong_kind(op, kind_of(op).unwrap_or("other"))),
         _ => match &session.hosted {
             Hosted::Shell(shell) => shell_op(session, shell, request, cancel),
+            Hosted::Pty(pty) => pty.op(session, request, cancel),
         },
     };
     reply(&request.id, outcome)
@@ -88,6 +99,7 @@ pub(super) fn session_op(
 fn abort(hosted: &Hosted) {
     match hosted {
         Hosted::Shell(shell) => shell.abort(),
+        Hosted::Pty(pty) => pty.abort(),
     }
 }
 
@@ -159,15 +171,22 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 opts.on_job_exit = Some(job_exit_events(events.clone()));
                 Hosted::Shell(Arc::new(Shell::new(opts)?))
             }
+            Some((_, Some("pty"))) => Hosted::Pty(Box::new(PtyHost::open(
+                &given,
+                spelling,
+                server.options().sandbox.clone(),
+            )?)),
             Some((kind, _)) => {
                 return Err(Refusal::new(
                     ErrorKind::BadValue,
-                    format!("kind must be \"shell\", got {kind}"),
+                    format!("kind must be \"shell\" or \"pty\", got {kind}"),
                 ));
             }
         };
         let sandbox_applied = match &hosted {
             Hosted::Shell(shell) => json!(shell.sandbox_applied()),
+            // Each start makes its own sandbox.
+            Hosted::Pty(_) => Value::Null,
         };
         let session = server.add(|id| Ok(RemoteSession::new(id, hosted)))?;
         let _ = events.set(Arc::downgrade(&session));

@@ -10,6 +10,7 @@ mod faults;
 mod files;
 mod jobs;
 mod listen;
+mod pty;
 mod resume;
 mod scale;
 mod tls;

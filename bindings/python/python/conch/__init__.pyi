@@ -268,6 +268,7 @@ class Remote(_ContextManager):
     def files(self) -> RemoteFiles:
         """The server's files: inside its sandbox when it has one; relative
         paths from its cwd."""
+    def pty(self) -> RemotePty: ...
     def close(self) -> None: ...
 
 class RemoteShell(_ContextManager):
@@ -369,6 +370,67 @@ class RemoteShell(_ContextManager):
     def files(self) -> RemoteFiles:
         """The files as the session's commands reach them: inside its
         sandbox, relative paths from its cwd."""
+    @property
+    def artifacts(self) -> RemoteArtifactStore: ...
+    def close(self) -> None: ...
+
+@final
+class RemoteArtifactStore:
+    """A remote session's artifact store: ``ArtifactStore``'s reads, answered by the server."""
+
+    def resolve(self, url: str) -> str: ...
+    def read(self, id: str, offset: int = 0, limit: int | None = None) -> str: ...
+
+@final
+class RemotePty(_ContextManager):
+    """A terminal on a ``conch serve``, with ``PtySession``'s calls."""
+
+    def start(
+        self,
+        command: str,
+        *,
+        # schema: PtyOptions
+        cols: int | None = 80,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        env_policy: _EnvPolicy | None = None,
+        max_bytes: int | None = 51200,
+        non_interactive_env: bool = True,
+        rows: int | None = 24,
+        sandbox: _Sandbox = None,
+        shell: _Path | None = None,
+        timeout: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> PtyResult: ...
+    async def start_async(
+        self,
+        command: str,
+        *,
+        # schema: PtyOptions
+        cols: int | None = 80,
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        env_policy: _EnvPolicy | None = None,
+        max_bytes: int | None = 51200,
+        non_interactive_env: bool = True,
+        rows: int | None = 24,
+        sandbox: _Sandbox = None,
+        shell: _Path | None = None,
+        timeout: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> PtyResult: ...
+    def write(self, data: str | bytes) -> None: ...
+    def write_key(self, key: str) -> None: ...
+    def resize(self, cols: int, rows: int) -> None: ...
+    def kill(self) -> None: ...
+    def screen_text(self) -> str: ...
+    def is_running(self) -> bool: ...
+    def cursor_position(self) -> tuple[int, int]: ...
+    def size(self) -> tuple[int, int]: ...
     def close(self) -> None: ...
 
 class _FileInfo(TypedDict):

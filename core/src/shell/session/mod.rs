@@ -309,6 +309,13 @@ impl Shell {
         self.sandbox_applied.as_ref()
     }
 
+    /// The store the session's outputs are spilled to (its
+    /// `artifacts_dir`), for reading `artifact://<id>`; `None`: no
+    /// artifacts.
+    pub fn artifacts(&self) -> Option<&crate::artifact::ArtifactStore> {
+        self.config.artifacts.as_ref()
+    }
+
     /// The session's current working directory, as the last run left it
     /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
