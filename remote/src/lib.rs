@@ -10,5 +10,8 @@ pub mod server;
 pub mod tls;
 
 pub use auth::Token;
-pub use client::{ConnectOptions, Remote, RemoteError, RemoteRun, RemoteShell, Target, connect};
+pub use client::{
+    ConnectOptions, Remote, RemoteError, RemoteJobTool, RemoteRun, RemoteShell, RemoteTool,
+    RemoteToolCall, Target, connect,
+};
 pub use server::{ServeOptions, Server};

@@ -8,6 +8,7 @@ mod jobs;
 mod link;
 mod session;
 mod shell;
+mod tool;
 mod waiting;
 
 use std::fmt;
@@ -21,6 +22,7 @@ use crate::protocol::{ErrorKind, Refusal};
 use link::Link;
 use session::Session;
 pub use shell::{RemoteRun, RemoteShell};
+pub use tool::{RemoteJobTool, RemoteTool, RemoteToolCall};
 use waiting::Waiting;
 
 /// Where the server is: a WebSocket URL (`ws://host:port`), or the argv
@@ -84,6 +86,9 @@ pub enum RemoteError {
     Refused { kind: ErrorKind, message: String },
     /// The core's own error, as a local call would have returned it.
     Core(conch_core::Error),
+    /// A tool call's error (blocked, failed, aborted, closed), as the
+    /// local tool's `execute` would have returned it.
+    Tool(conch_core::tool::ToolError),
 }
 
 impl fmt::Display for RemoteError {
@@ -94,6 +99,7 @@ impl fmt::Display for RemoteError {
             | RemoteError::SessionLost(m)
             | RemoteError::Refused { message: m, .. } => f.write_str(m),
             RemoteError::Core(err) => err.fmt(f),
+            RemoteError::Tool(err) => err.fmt(f),
         }
     }
 }
@@ -102,6 +108,9 @@ impl std::error::Error for RemoteError {}
 
 impl From<Refusal> for RemoteError {
     fn from(refusal: Refusal) -> Self {
+        if let Some(err) = refusal.tool_error() {
+            return RemoteError::Tool(err);
+        }
         match refusal {
             Refusal::Request {
                 kind: ErrorKind::UnknownSession,
@@ -151,6 +160,23 @@ impl Remote {
     ) -> Result<RemoteShell, RemoteError> {
         let (session, reply) = self.open("shell", options, spelling)?;
         Ok(RemoteShell::new(session, reply["sandbox_applied"].clone()))
+    }
+
+    /// Opens a session hosting the model's `bash` tool and its `job` tool,
+    /// with `options` as the local `BashTool` takes them, serialized
+    /// (`BashToolConfig` in docs/api/schema.json): read on the server.
+    pub fn tool(&self, options: Map<String, Value>) -> Result<RemoteTool, RemoteError> {
+        self.tool_spelled(options, Spelling::Wire)
+    }
+
+    /// [`Remote::tool`] with options in a face's own spelling (Node's).
+    pub fn tool_spelled(
+        &self,
+        options: Map<String, Value>,
+        spelling: Spelling,
+    ) -> Result<RemoteTool, RemoteError> {
+        let (session, _) = self.open("tool", options, spelling)?;
+        Ok(RemoteTool::new(session))
     }
 
     /// Opens a session of `kind` with `options` (in `spelling`); the

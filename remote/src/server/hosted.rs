@@ -1,15 +1,18 @@
 //! What a session hosts, chosen by its `open` request's `kind`: a shell
-//! (runs and jobs, the local `Shell`'s calls). Each kind answers its own
-//! requests; a request of another kind is refused by name.
+//! (runs and jobs, the local `Shell`'s calls), a tool (the model's `bash`
+//! and `job` tools). Each kind answers its own requests; a request of
+//! another kind is refused by name.
 
 use std::sync::Arc;
 
 use conch_core::Shell;
 
+use super::tool::HostedTool;
 use crate::protocol::{ErrorKind, Refusal};
 
 pub(crate) enum Hosted {
     Shell(Arc<Shell>),
+    Tool(HostedTool),
 }
 
 impl Hosted {
@@ -17,6 +20,7 @@ impl Hosted {
     pub fn kind(&self) -> &'static str {
         match self {
             Hosted::Shell(_) => "shell",
+            Hosted::Tool(_) => "tool",
         }
     }
 
@@ -24,6 +28,7 @@ impl Hosted {
     pub fn close(&self) {
         match self {
             Hosted::Shell(shell) => shell.close(),
+            Hosted::Tool(tool) => tool.close(),
         }
     }
 

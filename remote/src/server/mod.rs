@@ -13,6 +13,7 @@ pub mod listen;
 mod ops;
 mod session;
 pub mod stdio;
+mod tool;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};

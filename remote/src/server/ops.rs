@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use super::conn::Outgoing;
 use super::hosted::Hosted;
 use super::session::RemoteSession;
-use super::{Server, jobs};
+use super::{Server, jobs, tool};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
 
 /// Whether `op` is a session's (answered through it).
@@ -28,13 +28,19 @@ fn kind_of(op: &str) -> Option<&'static str> {
     if op == "run" || jobs::is_job_op(op) {
         return Some("shell");
     }
+    if tool::is_tool_op(op) {
+        return Some("tool");
+    }
     None
 }
 
 /// Whether request `op` waits (on a command, a job): an `abort` naming it
 /// ends the wait.
 pub(super) fn waits(op: &str) -> bool {
-    matches!(op, "run" | "job_poll" | "job_wait_any")
+    matches!(
+        op,
+        "run" | "job_poll" | "job_wait_any" | "tool_execute" | "job_tool_execute"
+    )
 }
 
 /// Handles a request that is no session's; returns its reply.
@@ -78,6 +84,7 @@ pub(super) fn session_op(
             .wrong_kind(op, kind_of(op).unwrap_or("other"))),
         _ => match &session.hosted {
             Hosted::Shell(shell) => shell_op(session, shell, request, cancel),
+            Hosted::Tool(hosted) => tool::tool_op(session, hosted, request, cancel),
         },
     };
     reply(&request.id, outcome)
@@ -87,6 +94,8 @@ pub(super) fn session_op(
 fn abort(hosted: &Hosted) {
     match hosted {
         Hosted::Shell(shell) => shell.abort(),
+        // A tool's calls are its waiting requests, cancelled already.
+        Hosted::Tool(_) => {}
     }
 }
 
@@ -148,15 +157,21 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 opts.on_job_exit = Some(job_exit_events(events.clone()));
                 Hosted::Shell(Arc::new(Shell::new(opts)?))
             }
+            Some((_, Some("tool"))) => {
+                let server_sandbox = server.options().sandbox.as_ref();
+                Hosted::Tool(tool::HostedTool::open(given, spelling, server_sandbox)?)
+            }
             Some((kind, _)) => {
                 return Err(Refusal::new(
                     ErrorKind::BadValue,
-                    format!("kind must be \"shell\", got {kind}"),
+                    format!("kind must be \"shell\" or \"tool\", got {kind}"),
                 ));
             }
         };
         let sandbox_applied = match &hosted {
             Hosted::Shell(shell) => json!(shell.sandbox_applied()),
+            // A tool states its sandbox in its description.
+            Hosted::Tool(_) => Value::Null,
         };
         let session = server.add(|id| Ok(RemoteSession::new(id, hosted)))?;
         let _ = events.set(Arc::downgrade(&session));
