@@ -12,6 +12,7 @@ mod listen;
 mod resume;
 mod scale;
 mod tls;
+mod tool;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
