@@ -36,6 +36,8 @@ pub fn remote_error(err: RemoteError) -> napi::Error<Code> {
         RemoteError::Auth(m) => napi::Error::new(Code::Auth, m),
         RemoteError::ConnectionLost(m) => napi::Error::new(Code::ConnectionLost, m),
         RemoteError::SessionLost(m) => napi::Error::new(Code::SessionLost, m),
+        // A tool's error carries fields: it rejects through `Reject`.
+        RemoteError::Tool(err) => napi::Error::new(Code::Internal, err.to_string()),
         RemoteError::Refused { kind, message } => match kind {
             ErrorKind::WrongType | ErrorKind::BadValue => invalid(message),
             ErrorKind::TooManySessions => napi::Error::new(Code::TooManySessions, message),
@@ -59,6 +61,7 @@ impl Reject for RemoteError {
                 let value = JsTypeError::from(error).into_unknown(*env);
                 napi::Error::from_unknown_without_coercion(value)
             }
+            RemoteError::Tool(err) => err.reject(env),
             other => rejection(env, remote_error(other)),
         }
     }

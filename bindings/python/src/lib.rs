@@ -23,6 +23,7 @@ mod option_signatures;
 mod options;
 mod pty;
 mod remote;
+mod remote_tool;
 mod repr;
 mod result;
 mod shell;
@@ -57,6 +58,8 @@ mod _conch {
     use crate::pty::PyPtySession;
     #[pymodule_export]
     use crate::remote::{PyRemote, PyRemoteShell, connect};
+    #[pymodule_export]
+    use crate::remote_tool::{PyRemoteJobTool, PyRemoteTool};
     #[pymodule_export]
     use crate::shell::PyShell;
     #[pymodule_export]

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use conch_core::RunOptions;
 use conch_core::ShellOptions;
+use conch_core::tool::BashToolConfig;
 use conch_remote::{ConnectOptions, Remote, RemoteShell, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -19,6 +20,7 @@ use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
 use crate::offload::drive_here;
 use crate::options;
+use crate::remote_tool::PyRemoteTool;
 use crate::result::{Class, to_python};
 
 /// A connection to ``conch serve`` (made by ``conch.connect``).
@@ -112,6 +114,19 @@ impl PyRemote {
                 sandbox_applied,
                 on_job_exit,
             })
+        })
+    }
+
+    /// Opens a session on the server hosting the model's ``bash`` tool,
+    /// with ``conch.BashTool``'s options (read there; ``has_ui`` is not
+    /// taken: no PTY runs remotely yet); returns a ``RemoteTool``.
+    #[pyo3(signature = (**options))]
+    fn tool(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<PyRemoteTool> {
+        guard(|| {
+            let options = snapshot_none(py, options)?;
+            let sent = options::to_send::<BashToolConfig>("tool", options.as_ref())?;
+            let tool = py.detach(|| self.remote.tool(sent)).map_err(remote_to_py)?;
+            Ok(PyRemoteTool::new(tool))
         })
     }
 

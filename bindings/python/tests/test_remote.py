@@ -15,7 +15,7 @@ import pytest
 
 import conch
 from conftest import GUARD, pids_with, wait_until
-from test_vectors import SINK_CASES, replay_sink
+from test_vectors import SINK_CASES, TOOL_CASES, replay_sink, replay_tool
 
 CONCH = os.environ.get("CONCH_BIN") or str(
     Path(__file__).resolve().parents[3] / "target" / "release" / "conch"
@@ -207,3 +207,51 @@ def test_on_job_exit_hears_each_remote_job_end(remote, tmp_path):
         assert (info.job, info.status, info.exit_code) == (job, "exited", 4)
     with pytest.raises(TypeError):
         remote.shell(on_job_exit=7)
+
+
+@pytest.mark.parametrize("case", TOOL_CASES)
+def test_tool_vectors_agree_through_a_remote_tool(case, remote, tmp_path):
+    replay_tool(case, tmp_path, lambda cwd, **options: remote.tool(cwd=cwd, **options))
+
+
+def test_a_remote_tool_has_the_local_calls_and_errors(remote, tmp_path, marker):
+    options = {"cwd": tmp_path, "snapshot": None, "update_interval": 0}
+    with remote.tool(**options) as tool:
+        updates = []
+        r = tool.execute({"command": "echo one; /bin/sleep 0.2; echo two"},
+                         on_update=updates.append)
+        assert isinstance(r, conch.ToolResult)
+        assert (r.text, r.details) == ("one\ntwo", None)
+        assert updates and all("one\ntwo\n".startswith(u) for u in updates)
+        local = conch.BashTool(tmp_path, snapshot=None)
+        assert tool.definition() == local.definition()
+        assert tool.job_tool().definition() == conch.JobTool(local).definition()
+        local.close()
+        with pytest.raises(conch.ToolError) as failed:
+            tool.execute({"command": "echo partial; (exit 3)"})
+        assert str(failed.value) == "partial\n\nCommand exited with code 3"
+        assert failed.value.details is None
+        with pytest.raises(conch.InvalidArgumentError):
+            tool.execute({"cwd": "."})
+        token = conch.CancelToken()
+        threading.Thread(target=lambda: (wait_until(lambda: pids_with(marker)),
+                                          token.cancel())).start()
+        with pytest.raises(conch.ToolAbortError):
+            tool.execute({"command": f"exec -a {marker} /bin/sleep 60"}, cancel=token)
+        assert wait_until(lambda: not pids_with(marker))
+        started = tool.execute({"command": "echo ready; read line; echo got $line",
+                                "async": True})
+        assert started.text.startswith("Started job 1: ")
+        jobs = tool.job_tool()
+        r = jobs.execute({"op": "write", "job": 1, "input": "x\n", "wait": 30})
+        assert "ready\ngot x" in r.text
+        r = asyncio.run(tool.execute_async({"command": "echo async"}))
+        assert r.text == "async"
+    with pytest.raises(conch.ClosedError):
+        tool.execute({"command": "true"})
+    with pytest.raises(conch.ClosedError):
+        jobs.execute({"op": "list"})
+    with remote.tool(interceptor=True, tool_names=["read"], snapshot=None) as tool:
+        with pytest.raises(conch.BlockedError) as blocked:
+            tool.execute({"command": "cat notes.txt"})
+        assert blocked.value.suggested_tool == "read"
