@@ -12,7 +12,7 @@ use crate::protocol::{ErrorKind, Refusal};
 
 pub(crate) enum Hosted {
     Shell(Arc<Shell>),
-    Tool(HostedTool),
+    Tool(Box<HostedTool>),
 }
 
 impl Hosted {

@@ -159,7 +159,11 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
             }
             Some((_, Some("tool"))) => {
                 let server_sandbox = server.options().sandbox.as_ref();
-                Hosted::Tool(tool::HostedTool::open(given, spelling, server_sandbox)?)
+                Hosted::Tool(Box::new(tool::HostedTool::open(
+                    given,
+                    spelling,
+                    server_sandbox,
+                )?))
             }
             Some((kind, _)) => {
                 return Err(Refusal::new(
