@@ -276,13 +276,13 @@ class Remote(_ContextManager):
         job_tool_name: str = "job",
         name: str = "bash",
         prefix: str | None = None,
-        rules: list[Rule] | None = None,
+        rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
         sandbox: _Sandbox = None,
         session_key: str | None = None,
         shell: _Path | None = None,
         snapshot: _Snapshot = "auto",
-        tool_names: list[str] = None,
-        update_interval: float = None,
+        tool_names: Sequence[str] = (),
+        update_interval: float = 0.05,
         virtual_terminal: bool = False,
         # /schema
     ) -> RemoteTool: ...
