@@ -15,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{callback, snapshot_none};
+use crate::convert::{callback, rules_read, snapshot_none};
 use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
 use crate::offload::drive_here;
@@ -124,6 +124,7 @@ impl PyRemote {
     fn tool(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<PyRemoteTool> {
         guard(|| {
             let options = snapshot_none(py, options)?;
+            let options = rules_read(py, options.as_ref())?;
             let sent = options::to_send::<BashToolConfig>("tool", options.as_ref())?;
             let tool = py.detach(|| self.remote.tool(sent)).map_err(remote_to_py)?;
             Ok(PyRemoteTool::new(tool))

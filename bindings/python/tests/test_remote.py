@@ -15,6 +15,10 @@ import pytest
 
 import conch
 from conftest import GUARD, pids_with, wait_until
+from test_job_tool import cases as job_tool_cases
+from test_job_tool import replay_job_tool
+from test_tool_definition import CASES as DEFINITION_CASES
+from test_tool_definition import tool_options
 from test_vectors import SINK_CASES, TOOL_CASES, replay_sink, replay_tool
 
 CONCH = os.environ.get("CONCH_BIN") or str(
@@ -212,6 +216,47 @@ def test_on_job_exit_hears_each_remote_job_end(remote, tmp_path):
 @pytest.mark.parametrize("case", TOOL_CASES)
 def test_tool_vectors_agree_through_a_remote_tool(case, remote, tmp_path):
     replay_tool(case, tmp_path, lambda cwd, **options: remote.tool(cwd=cwd, **options))
+
+
+@pytest.mark.parametrize("case", job_tool_cases())
+def test_job_tool_vectors_agree_through_a_remote_tool(case, remote, tmp_path):
+    replay_job_tool(case, tmp_path, lambda cwd, **options: remote.tool(cwd=cwd, **options),
+                    lambda bash: bash.job_tool())
+
+
+@pytest.mark.parametrize("case", DEFINITION_CASES, ids=lambda c: c["name"])
+def test_tool_definition_vectors_agree_through_a_remote_tool(case, remote):
+    with remote.tool(cwd=".", **tool_options(case["config"])) as bash:
+        got = {"bash": bash.definition(), "job": bash.job_tool().definition()}
+    assert got == case["expect"]
+
+
+def test_remote_tool_rules_are_read_as_the_local_tool_reads_them(remote, tmp_path):
+    # Any object with the fields by key is a rule, as for a local tool; a
+    # bad one raises the local error before anything is sent.
+    class Rule:
+        def __init__(self, **fields):
+            self.fields = fields
+
+        def __getitem__(self, key):
+            return self.fields[key]
+
+    rule = Rule(pattern="^cat\\b", tool="read", message="Use read.")
+    options = {"cwd": tmp_path, "snapshot": None, "interceptor": True,
+               "tool_names": ("read",), "rules": (rule,)}
+    for make in (conch.BashTool, remote.tool):
+        with make(**options) as tool:
+            with pytest.raises(conch.BlockedError) as blocked:
+                tool.execute({"command": "cat notes.txt"})
+            assert blocked.value.suggested_tool == "read"
+            assert str(blocked.value).startswith("Blocked: Use read.")
+    bad = {**options, "rules": [{"pattern": "^cat", "message": "no tool"}]}
+    errors = []
+    for make in (conch.BashTool, remote.tool):
+        with pytest.raises(conch.InvalidArgumentError) as refused:
+            make(**bad)
+        errors.append(str(refused.value))
+    assert errors[0] == errors[1]
 
 
 def test_a_remote_tool_has_the_local_calls_and_errors(remote, tmp_path, marker):
