@@ -42,6 +42,10 @@ declare module './index' {
     /** `close()`. */
     [Symbol.asyncDispose](): Promise<void>
   }
+  interface RemoteTool {
+    /** `close()`. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
   interface Shell {
     /**
      * `'jobExit'`: `listener(info)` runs on the JS thread once per job end

@@ -326,8 +326,8 @@ function executeBash(command, options) {
   return native.executeBash(command, options)
 }
 
-// A remote session has the checks of a local one; both remote classes take
-// the dispose symbols. Their objects are made by the addon (`connect`,
+// A remote session or tool has the checks of a local one; the remote
+// classes take the dispose symbols. Their objects are made by the addon (`connect`,
 // `Remote.shell`), so the checks go on the addon's prototypes.
 const remoteRun = native.RemoteShell.prototype.run
 native.RemoteShell.prototype.run = function run(options, onChunk) {
@@ -342,8 +342,31 @@ native.Remote.prototype.shell = function shell(options) {
   fields('options', options, [['onJobExit', callback]])
   return remoteShell.call(this, options)
 }
-native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
-  return this.close()
+const remoteTool = native.Remote.prototype.tool
+native.Remote.prototype.tool = function tool(options) {
+  object('options', options)
+  fields('options', options, [['sessionEnv', objectField]])
+  return remoteTool.call(this, options)
+}
+// A remote tool's calls reject with the local tool's error classes.
+for (const [Class, checked] of [
+  [native.RemoteTool, [['onUpdate', callback], ['signal', signal]]],
+  [native.RemoteJobTool, [['signal', signal]]],
+]) {
+  const execute = Class.prototype.execute
+  Class.prototype.execute = function (args, options) {
+    object('args', args)
+    object('options', options, true)
+    fields('options', options, checked)
+    return execute.call(this, args, options).catch((err) => {
+      throw asToolError(err)
+    })
+  }
+}
+for (const Class of [native.RemoteShell, native.RemoteTool]) {
+  Class.prototype[Symbol.asyncDispose] = function () {
+    return this.close()
+  }
 }
 native.Remote.prototype[Symbol.dispose] = function () {
   this.close()
@@ -369,6 +392,8 @@ exports.closeBashSession = native.closeBashSession
 exports.connect = connect
 exports.Remote = native.Remote
 exports.RemoteShell = native.RemoteShell
+exports.RemoteTool = native.RemoteTool
+exports.RemoteJobTool = native.RemoteJobTool
 exports.defaultInterceptorRules = native.defaultInterceptorRules
 exports.executeBash = executeBash
 exports.executeShell = executeShell

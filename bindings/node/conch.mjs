@@ -14,6 +14,8 @@ export const {
   connect,
   Remote,
   RemoteShell,
+  RemoteTool,
+  RemoteJobTool,
   defaultInterceptorRules,
   executeBash,
   executeShell,

@@ -26,6 +26,7 @@ pub mod options;
 pub mod pty;
 pub mod quick;
 pub mod remote;
+pub mod remote_tool;
 pub mod result;
 pub mod shell;
 pub mod signal;

@@ -21,6 +21,7 @@ use crate::errors::{Code, core_error, from_napi, invalid, rejection};
 use crate::job_calls;
 use crate::options;
 use crate::quick::{self, ChunkFunction};
+use crate::remote_tool;
 use crate::result::Js;
 use crate::shell::ExitFn;
 use crate::signal::Signal;
@@ -131,6 +132,17 @@ pub fn connect<'env>(
     })
 }
 
+impl Remote {
+    /// Notes, at the first call, that the connection ends with the
+    /// environment.
+    fn note(&self, env: &Env) -> napi::Result<(), Code> {
+        if !self.noted.swap(true, Ordering::SeqCst) {
+            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
+        }
+        Ok(())
+    }
+}
+
 #[napi]
 impl Remote {
     /// Opens a session on the server with `Shell`'s options (read there:
@@ -146,9 +158,7 @@ impl Remote {
         env: &'env Env,
         options: Option<Object<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
-        if !self.noted.swap(true, Ordering::SeqCst) {
-            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
-        }
+        self.note(env)?;
         let sent = options::to_send(options.as_ref(), &["onJobExit"])?;
         let on_job_exit: Option<ExitFn> = match &options {
             Some(object) => object.get("onJobExit").map_err(from_napi)?,
@@ -167,6 +177,23 @@ impl Remote {
                 shell: Mutex::new(Some(Arc::new(shell))),
             })
         })
+    }
+
+    /// Opens a session on the server hosting the model's `bash` tool and
+    /// its `job` tool, with `BashTool`'s options (read there; `hasUI` is
+    /// not taken: no PTY runs remotely).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: Omit<BashToolOptions, 'hasUI'>",
+        ts_return_type = "Promise<RemoteTool>"
+    )]
+    pub fn tool<'env>(
+        &self,
+        env: &'env Env,
+        options: Object<'env>,
+    ) -> napi::Result<Object<'env>, Code> {
+        self.note(env)?;
+        remote_tool::open(env, self.remote.clone(), &options)
     }
 
     /// Ends the connection: the server closes its sessions (at once over

@@ -106,6 +106,14 @@ impl fmt::Display for RemoteError {
 
 impl std::error::Error for RemoteError {}
 
+/// A tool's error found on the client's side (a call refused before it is
+/// sent, as the local tool refuses it).
+impl From<conch_core::tool::ToolError> for RemoteError {
+    fn from(err: conch_core::tool::ToolError) -> Self {
+        RemoteError::Tool(err)
+    }
+}
+
 impl From<Refusal> for RemoteError {
     fn from(refusal: Refusal) -> Self {
         if let Some(err) = refusal.tool_error() {
