@@ -82,19 +82,13 @@ impl RemoteTool {
         mut on_update: Option<&mut dyn FnMut(ToolUpdate)>,
         cancel: Option<CancelToken>,
     ) -> Result<ToolResult, RemoteError> {
-        let mut call = self.start_execute(args, cancel)?;
-        let mut forward = |text: &str| {
+        self.start_execute(args, cancel)?.finish(&mut |text: &str| {
             if let Some(on_update) = on_update.as_mut() {
                 on_update(ToolUpdate {
                     text: text.to_string(),
                 });
             }
-        };
-        loop {
-            if let Poll::Ready(outcome) = call.drive(None, &mut forward) {
-                return outcome;
-            }
-        }
+        })
     }
 
     /// Asks the server for one call; the returned call is driven by the
@@ -140,12 +134,7 @@ impl RemoteJobTool {
         args: &Value,
         cancel: Option<CancelToken>,
     ) -> Result<ToolResult, RemoteError> {
-        let mut call = self.start_execute(args, cancel)?;
-        loop {
-            if let Poll::Ready(outcome) = call.drive(None, &mut |_| {}) {
-                return outcome;
-            }
-        }
+        self.start_execute(args, cancel)?.finish(&mut |_| {})
     }
 
     /// Asks the server for one call, driven by the caller.
@@ -183,5 +172,14 @@ impl RemoteToolCall {
         self.0
             .drive(until, on_update)
             .map(|outcome| outcome.and_then(read_result))
+    }
+
+    /// Drives the call on this thread until it ends; its outcome.
+    fn finish(mut self, on_update: &mut dyn FnMut(&str)) -> Result<ToolResult, RemoteError> {
+        loop {
+            if let Poll::Ready(outcome) = self.drive(None, on_update) {
+                return outcome;
+            }
+        }
     }
 }

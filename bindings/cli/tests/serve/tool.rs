@@ -199,7 +199,7 @@ fn the_job_tool_reads_and_kills_a_job_started_with_async() {
     let remote = stdio(&[]);
     let tool = remote.tool(options(json!({"snapshot": "none"}))).unwrap();
     let jobs = tool.job_tool();
-    let args = json!({"command": "echo ready; /bin/sleep 3073.5", "async": true});
+    let args = json!({"command": "echo ready; /bin/sleep 3074.25", "async": true});
     let started = tool.execute(&args, None, None).unwrap();
     assert!(started.text.starts_with("Started job 1: "), "{started:?}");
     let poll = json!({"op": "poll", "job": 1, "until": "ready", "wait": 30});
@@ -208,12 +208,12 @@ fn the_job_tool_reads_and_kills_a_job_started_with_async() {
         polled.text.contains("\nready\n[Still running"),
         "{polled:?}"
     );
-    wait_sleeping("3073.5", true);
+    wait_sleeping("3074.25", true);
     let killed = jobs
         .execute(&json!({"op": "kill", "job": 1}), None)
         .unwrap();
     assert!(killed.text.contains("killed after"), "{killed:?}");
-    wait_sleeping("3073.5", false);
+    wait_sleeping("3074.25", false);
     match jobs.execute(&json!({"op": "stop"}), None) {
         Err(RemoteError::Tool(ToolError::Failed { message, .. })) => {
             assert_eq!(
