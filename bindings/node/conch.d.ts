@@ -46,6 +46,10 @@ declare module './index' {
     /** `close()`: a running command is killed. */
     [Symbol.asyncDispose](): Promise<void>
   }
+  interface RemoteTool {
+    /** `close()`. */
+    [Symbol.asyncDispose](): Promise<void>
+  }
   interface Shell {
     /**
      * `'jobExit'`: `listener(info)` runs on the JS thread once per job end

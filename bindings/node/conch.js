@@ -326,9 +326,9 @@ function executeBash(command, options) {
   return native.executeBash(command, options)
 }
 
-// A remote session has the checks of a local one; the remote classes take
+// A remote session or tool has the checks of a local one; the remote classes take
 // the dispose symbols. Their objects are made by the addon (`connect`,
-// `Remote.shell`, `Remote.pty`), so the checks go on the addon's prototypes.
+// `Remote.shell`, `Remote.pty`, `Remote.tool`), so the checks go on the addon's prototypes.
 /** `method(options, onChunk)` with the checks of a local run's arguments. */
 function checkedRun(method) {
   return function (options, onChunk) {
@@ -355,8 +355,31 @@ for (const [method, at] of [['read', 1], ['write', 2], ['remove', 1]]) {
     return call.apply(this, args)
   }
 }
-native.RemoteShell.prototype[Symbol.asyncDispose] = function () {
-  return this.close()
+const remoteTool = native.Remote.prototype.tool
+native.Remote.prototype.tool = function tool(options) {
+  object('options', options)
+  fields('options', options, [['sessionEnv', objectField]])
+  return remoteTool.call(this, options)
+}
+// A remote tool's calls reject with the local tool's error classes.
+for (const [Class, checked] of [
+  [native.RemoteTool, [['onUpdate', callback], ['signal', signal]]],
+  [native.RemoteJobTool, [['signal', signal]]],
+]) {
+  const execute = Class.prototype.execute
+  Class.prototype.execute = function (args, options) {
+    object('args', args)
+    object('options', options, true)
+    fields('options', options, checked)
+    return execute.call(this, args, options).catch((err) => {
+      throw asToolError(err)
+    })
+  }
+}
+for (const Class of [native.RemoteShell, native.RemoteTool]) {
+  Class.prototype[Symbol.asyncDispose] = function () {
+    return this.close()
+  }
 }
 native.RemotePty.prototype[Symbol.asyncDispose] = function () {
   return this.close()
@@ -388,6 +411,8 @@ exports.RemoteFiles = native.RemoteFiles
 exports.RemoteArtifactStore = native.RemoteArtifactStore
 exports.RemotePty = native.RemotePty
 exports.RemoteShell = native.RemoteShell
+exports.RemoteTool = native.RemoteTool
+exports.RemoteJobTool = native.RemoteJobTool
 exports.defaultInterceptorRules = native.defaultInterceptorRules
 exports.executeBash = executeBash
 exports.executeShell = executeShell

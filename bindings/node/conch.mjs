@@ -17,6 +17,8 @@ export const {
   RemoteArtifactStore,
   RemotePty,
   RemoteShell,
+  RemoteTool,
+  RemoteJobTool,
   defaultInterceptorRules,
   executeBash,
   executeShell,

@@ -658,6 +658,11 @@ export declare class Remote {
    * start's options read there, in Node's spelling).
    */
   pty(): Promise<RemotePty>
+   * Opens a session on the server hosting the model's `bash` tool and
+   * its `job` tool, with `BashTool`'s options (read there; `hasUI` is
+   * not taken: no PTY runs remotely).
+   */
+  tool(options: Omit<BashToolOptions, 'hasUI'>): Promise<RemoteTool>
   /**
    * Ends the connection: the server closes its sessions (at once over
    * stdio, after its grace period over a WebSocket).
@@ -752,6 +757,17 @@ export declare class RemotePty {
    * Idempotent.
    */
   close(): Promise<void>
+ * The model's `job` tool of a `RemoteTool`'s session, with `JobTool`'s
+ * calls.
+ */
+export declare class RemoteJobTool {
+  /**
+   * Runs the model's call on the server, as `JobTool.execute`; the
+   * signal ends a wait early (never the job).
+   */
+  execute(args: JobToolArgs, options?: JobToolExecuteOptions): Promise<ToolResult>
+  /** The tool's definition for the model, as `JobTool.definition`. */
+  definition(): ToolDefinition
 }
 
 /** A session on a `conch serve`, with `Shell`'s calls. */
@@ -827,6 +843,31 @@ export declare class RemoteShell {
   /**
    * Closes the session on the server: everything it runs is killed.
    * Idempotent.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * The model's `bash` tool on a `conch serve` (from `Remote.tool`), with
+ * `BashTool`'s calls.
+ */
+export declare class RemoteTool {
+  /**
+   * Runs the model's call on the server, as `BashTool.execute` (the
+   * same arguments, `onUpdate`, `signal`, result and rejections).
+   */
+  execute(args: BashToolArgs, options?: ToolExecuteOptions): Promise<ToolResult>
+  /** The tool's definition for the model, as `BashTool.definition`. */
+  definition(): ToolDefinition
+  /**
+   * The `job` tool of this tool's session (`new JobTool(bashTool)`
+   * locally).
+   */
+  jobTool(): RemoteJobTool
+  /**
+   * Closes the tool for good: its shell and jobs are killed on the
+   * server; later calls of it and of its job tools reject with
+   * `Closed`. Idempotent.
    */
   close(): Promise<void>
 }

@@ -491,19 +491,27 @@ fn python_option_type(name: &str, prop: &Value) -> String {
         "env_policy" => "_EnvPolicy | None".into(),
         "sandbox" => "_Sandbox".into(),
         "pty" => "tuple[int, int] | None".into(),
+        "rules" => "Sequence[_InterceptorRule | Mapping[str, Any]] | None".into(),
+        "tool_names" => "Sequence[str]".into(),
         _ => python_type(prop),
     }
 }
 
 /// An option's default as Python source: the schema's when it is a
-/// scalar; otherwise (`[]`, a nested object, none) `None`, which reads as
-/// the core's default.
+/// scalar; a duration (serialized as `{secs, nanos}`) as its seconds; an
+/// empty list of a list that takes no `None` as `()`; otherwise (a nested
+/// object, none) `None`, which reads as the core's default.
 fn python_default(prop: &Value) -> String {
     match &prop["default"] {
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => format!("'{s}'"),
+        Value::Object(d) if prop["x-unit"] == "seconds" => {
+            let part = |key: &str| d[key].as_f64().expect("a duration's secs and nanos");
+            (part("secs") + part("nanos") / 1e9).to_string()
+        }
+        Value::Array(items) if items.is_empty() && prop["type"] == "array" => "()".into(),
         _ => "None".into(),
     }
 }

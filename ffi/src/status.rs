@@ -4,6 +4,7 @@
 //! same categories a Python or Node host sees as exception classes.
 
 use conch_core::Error;
+use conch_core::tool::ToolError;
 use conch_remote::RemoteError;
 use conch_remote::protocol::ErrorKind;
 
@@ -117,6 +118,13 @@ impl From<RemoteError> for FfiError {
         let status = match error {
             // The core's own error, as a local call would have failed.
             RemoteError::Core(core) => return core.into(),
+            // A tool's outcome, as the local tool's calls return it.
+            RemoteError::Tool(ref tool) => match tool {
+                ToolError::Blocked { .. } => conch_status::CONCH_ERR_BLOCKED,
+                ToolError::Failed { .. } => conch_status::CONCH_ERR_TOOL,
+                ToolError::Aborted { .. } => conch_status::CONCH_ERR_ABORTED,
+                ToolError::Closed { .. } => conch_status::CONCH_ERR_CLOSED,
+            },
             RemoteError::Auth(_) => conch_status::CONCH_ERR_AUTH,
             RemoteError::ConnectionLost(_) => conch_status::CONCH_ERR_CONNECTION_LOST,
             RemoteError::SessionLost(_) => conch_status::CONCH_ERR_SESSION_LOST,

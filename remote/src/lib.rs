@@ -13,7 +13,7 @@ pub mod tls;
 
 pub use auth::Token;
 pub use client::{
-    ConnectOptions, Remote, RemoteArtifacts, RemoteError, RemoteFiles, RemotePty, RemoteRun,
-    RemoteShell, Target, connect,
+    ConnectOptions, Remote, RemoteArtifacts, RemoteError, RemoteFiles, RemoteJobTool, RemotePty,
+    RemoteRun, RemoteShell, RemoteTool, RemoteToolCall, Target, connect,
 };
 pub use server::{ServeOptions, Server};

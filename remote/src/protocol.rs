@@ -140,6 +140,36 @@ impl From<conch_core::Error> for Refusal {
     }
 }
 
+/// The `kind` of the error reply of a tool call that the tool refused or
+/// failed: the reply's `tool_error` is the core's `ToolError`, serialized
+/// (its own `kind`: `blocked`, `failed`, `aborted`, `closed`).
+pub const TOOL_ERROR: &str = "tool_error";
+
+impl From<conch_core::tool::ToolError> for Refusal {
+    fn from(err: conch_core::tool::ToolError) -> Self {
+        let mut error = Map::new();
+        error.insert("kind".into(), json!(TOOL_ERROR));
+        error.insert("message".into(), json!(err.message()));
+        error.insert(
+            "tool_error".into(),
+            serde_json::to_value(&err).expect("a tool error serializes"),
+        );
+        Refusal::Core(error)
+    }
+}
+
+impl Refusal {
+    /// The tool's error this refusal carries, if it is one.
+    pub fn tool_error(&self) -> Option<conch_core::tool::ToolError> {
+        match self {
+            Refusal::Core(error) if error.get("kind") == Some(&json!(TOOL_ERROR)) => {
+                serde_json::from_value(error.get("tool_error")?.clone()).ok()
+            }
+            _ => None,
+        }
+    }
+}
+
 /// A request as a server reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
@@ -282,5 +312,13 @@ mod tests {
         let err = error_reply(&json!(2), &core);
         assert_eq!(err["error"]["kind"], "too_many_jobs");
         assert_eq!(read_reply(err.as_object().unwrap()).unwrap().1, Err(core));
+        let blocked = conch_core::tool::ToolError::Blocked {
+            message: "Blocked: use grep".into(),
+            suggested_tool: "grep".into(),
+        };
+        let err = error_reply(&json!(3), &Refusal::from(blocked.clone()));
+        assert_eq!(err["error"]["kind"], "tool_error");
+        let (_, outcome) = read_reply(err.as_object().unwrap()).unwrap();
+        assert_eq!(outcome.unwrap_err().tool_error(), Some(blocked));
     }
 }

@@ -26,7 +26,9 @@ describe('package', () => {
     // checked arguments are wrapped (argument types named); everything else
     // is the addon's own.
     const wrapped = ['executeShell', 'executeBash', 'connect']
-    const madeByTheAddon = ['Remote', 'RemoteArtifactStore', 'RemoteFiles', 'RemotePty', 'RemoteShell']
+    const madeByTheAddon = [
+      'Remote', 'RemoteArtifactStore', 'RemoteFiles', 'RemoteJobTool', 'RemotePty', 'RemoteShell', 'RemoteTool',
+    ]
     for (const name of Object.keys(native).filter((k) => !k.startsWith('__'))) {
       if (madeByTheAddon.includes(name)) {
         assert.equal(cjs[name], native[name], name)

@@ -1,9 +1,10 @@
 // Shared helpers of the node:test suite.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ToolAbortError, ToolError } from 'conch'
 
 /**
  * How long a wait for an event may take before the test calls it a hang.
@@ -16,6 +17,26 @@ export const HANG_GUARD_MS = 10_000
 /** A fresh private directory. */
 export function tempDir(prefix = 'conch-node-') {
   return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/**
+ * Runs on `tool` (a BashTool, or a remote one) a command that prints step2
+ * only after an update showed step1, so that update came while it ran (its
+ * 30 s timeout is a hang guard); the updates and the result.
+ */
+export async function updatedWhileRunning(tool) {
+  const marker = join(tempDir(), 'step1-seen')
+  const updates = []
+  const result = await tool.execute(
+    { command: `echo step1; until [ -e ${marker} ]; do /bin/sleep 0.02; done; echo step2`, timeout: 30 },
+    {
+      onUpdate: (partial) => {
+        updates.push(partial)
+        if (partial.content[0].text === 'step1\n') writeFileSync(marker, '')
+      },
+    },
+  )
+  return { updates, result }
 }
 
 /**
@@ -104,4 +125,24 @@ export const VECTORS_DIR = new URL('../../../tests/vectors/', import.meta.url)
 /** The repository's shared test vectors. */
 export function vectorsPath(name) {
   return new URL(`${name}.json`, VECTORS_DIR)
+}
+
+/**
+ * Aborts by its signal a call of `tool` (a BashTool, or a remote one)
+ * while its command runs: the call rejects with ToolAbortError, with the
+ * output so far, and the command is gone.
+ */
+export async function expectAbortKills(tool) {
+  const word = uniqueWord('7')
+  const ac = new AbortController()
+  const call = tool.execute({ command: `echo started; /bin/sleep 100.${word}` }, { signal: ac.signal })
+  await expectProcesses(word)
+  ac.abort()
+  await assert.rejects(settlesInTime(call, 'the aborted call'), (err) => {
+    assert.ok(err instanceof ToolAbortError)
+    assert.ok(!(err instanceof ToolError))
+    assert.match(err.message, /^\[Command cancelled\]\nstarted/)
+    return true
+  })
+  await expectGone(word)
 }

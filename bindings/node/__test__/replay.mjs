@@ -1,10 +1,13 @@
 // The replay of the shared vectors (tests/vectors/*.json) that more than
-// one test file uses: the cases, the loop that replays them, and the sink
-// cases through a session (a local Shell, or a remote one).
+// one test file uses: the cases, the loop that replays them, the sink
+// cases through a session (a local Shell, or a remote one) and the tool,
+// job tool and tool definition cases through a bash tool (a local
+// BashTool, or a remote one).
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ArtifactStore } from 'conch'
+import { tmpdir } from 'node:os'
+import { ArtifactStore, BlockedError, ToolAbortError, ToolError } from 'conch'
 import {
   HANG_GUARD_MS,
   expectGone,
@@ -318,3 +321,152 @@ export async function keyVectorsThrough(t, pty) {
   }
 }
 
+const opt = (v) => (v === null ? undefined : v)
+
+/**
+ * The vector's terms for what a BashTool call produced: kind, text, whether
+ * truncation metadata came with it, and the suggested tool of a block.
+ */
+async function toolOutcome(tool, args) {
+  try {
+    const r = await tool.execute(args)
+    return { kind: 'ok', text: r.content[0].text, truncated: r.details !== undefined }
+  } catch (err) {
+    if (err instanceof BlockedError) return { kind: 'blocked', text: err.message, suggested_tool: err.suggestedTool }
+    if (err instanceof ToolAbortError) return { kind: 'aborted', text: err.message, truncated: err.details !== undefined }
+    if (err instanceof ToolError) return { kind: 'failed', text: err.message, truncated: err.details !== undefined }
+    throw err
+  }
+}
+
+/**
+ * Replays the tool vectors through the bash tools `makeTool(options)` makes
+ * (a `BashTool`, or a remote one: it may return a promise).
+ */
+export async function toolVectorsThrough(t, makeTool) {
+  let n = 0
+  await replay(t, 'tool', async (c) => {
+    n++
+    const cwd = realpathSync(tempDir())
+    const config = c.config ?? {}
+    const tool = await makeTool({
+      cwd,
+      snapshot: 'none',
+      sessionKey: `node-tool-vectors-${process.pid}-${n}`,
+      interceptor: config.interceptor ?? false,
+      toolNames: config.tool_names ?? [],
+      rules: opt(config.rules)?.map((r) => ({ ...r, flags: opt(r.flags) })),
+      artifactsDir: config.artifacts ? join(cwd, 'artifacts') : undefined,
+    })
+    let got
+    try {
+      got = await toolOutcome(tool, Object.fromEntries(Object.entries(c.args).filter(([, v]) => v !== null)))
+    } finally {
+      await tool.close()
+    }
+    const want = (key) => c.expect[key]?.replaceAll('{cwd}', cwd)
+    const wrong = []
+    for (const key of ['kind', 'truncated', 'suggested_tool']) {
+      if (c.expect[key] !== undefined && c.expect[key] !== got[key]) wrong.push(`${key}: ${got[key]}`)
+    }
+    if (want('text') !== undefined && got.text !== want('text')) wrong.push(`text: ${JSON.stringify(got.text.slice(0, 200))}`)
+    if (want('text_starts_with') !== undefined && !got.text.startsWith(want('text_starts_with'))) {
+      wrong.push(`text starts: ${JSON.stringify(got.text.slice(0, 200))}`)
+    }
+    if (want('text_ends_with') !== undefined && !got.text.endsWith(want('text_ends_with'))) {
+      wrong.push(`text ends: ${JSON.stringify(got.text.slice(-200))}`)
+    }
+    assert.deepEqual(wrong, [])
+  })
+}
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** Whether `text` is `want`, each `{secs}` in it a whole number of seconds. */
+function textMatches(want, text) {
+  const pattern = want.split('{secs}').map(escape).join('\\d+')
+  return new RegExp(`^${pattern}$`).test(text)
+}
+
+/**
+ * Replays the job_tool vectors (each case on a session of its own, every
+ * text exact) through the bash tools `makeTool(options)` makes (it may
+ * return a promise) and the job tool `jobToolOf(bash)` gives for each.
+ */
+export async function jobToolVectorsThrough(t, makeTool, jobToolOf) {
+  let n = 0
+  await replay(t, 'job_tool', async (c) => {
+    n++
+    const bash = await makeTool({
+      cwd: tmpdir(),
+      snapshot: 'none',
+      sessionKey: `job-tool-vectors-${process.pid}-${n}`,
+      autoBackgroundAfterMs: c.config?.auto_background_after_ms,
+    })
+    const jobs = jobToolOf(bash)
+    try {
+      for (const [i, step] of c.steps.entries()) {
+        const at = `step ${i} (${step.tool} ${JSON.stringify(step.args)})`
+        const tool = { bash, job: jobs }[step.tool]
+        assert.ok(tool, `${at}: unknown tool`)
+        let kind
+        let text
+        try {
+          const r = await settlesInTime(tool.execute(step.args), at, 20_000)
+          kind = 'ok'
+          text = r.content[0].text
+        } catch (err) {
+          // The model's mistakes and failed commands are the ToolError class.
+          assert.ok(err instanceof ToolError, `${at}: ${err?.stack ?? err}`)
+          kind = 'failed'
+          text = err.message
+        }
+        const want = step.expect
+        assert.equal(kind, want.kind, `${at}: ${text}`)
+        if (want.text !== undefined) {
+          assert.ok(textMatches(want.text, text), `${at}:\n${text}\n---\n${want.text}`)
+        }
+        if (want.text_starts_with !== undefined) {
+          assert.ok(text.startsWith(want.text_starts_with), `${at}:\n${text}`)
+        }
+      }
+    } finally {
+      await bash.close()
+    }
+  })
+}
+
+/** The tool_definition vectors' configuration keys, as a BashTool's options. */
+const DEFINITION_OPTIONS = {
+  interceptor: 'interceptor',
+  tool_names: 'toolNames',
+  rules: 'rules',
+  name: 'name',
+  job_tool_name: 'jobToolName',
+  virtual_terminal: 'virtualTerminal',
+  auto_background_after_ms: 'autoBackgroundAfterMs',
+}
+
+const asVector = ({ name, description, inputSchema }) => ({ name, description, input_schema: inputSchema })
+
+/**
+ * Replays the tool_definition vectors through the bash tools
+ * `makeTool(options)` makes (it may return a promise) and the job tool
+ * `jobToolOf(bash)` gives for each.
+ */
+export async function toolDefinitionVectorsThrough(t, makeTool, jobToolOf) {
+  await replay(t, 'tool_definition', async (c) => {
+    const options = { cwd: tmpdir(), snapshot: 'none' }
+    for (const [key, value] of Object.entries(c.config)) {
+      assert.ok(key in DEFINITION_OPTIONS, `unknown config key ${key}`)
+      options[DEFINITION_OPTIONS[key]] = value
+    }
+    const bash = await makeTool(options)
+    try {
+      const job = jobToolOf(bash)
+      assert.deepEqual({ bash: asVector(bash.definition()), job: asVector(job.definition()) }, c.expect)
+    } finally {
+      await bash.close()
+    }
+  })
+}

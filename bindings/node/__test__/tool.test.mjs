@@ -1,10 +1,9 @@
 // BashTool: the agent-facing pipeline and its errors.
 import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { realpathSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { realpathSync } from 'node:fs'
 import { BashTool, ToolError, BlockedError, ToolAbortError, ArtifactStore } from 'conch'
-import { expectGone, expectProcesses, settlesInTime, tempDir, uniqueWord } from './helpers.mjs'
+import { expectAbortKills, tempDir, updatedWhileRunning } from './helpers.mjs'
 
 describe('BashTool', () => {
   const cwd = realpathSync(tempDir())
@@ -70,19 +69,7 @@ describe('BashTool', () => {
   })
 
   test('onUpdate gets the tail while the command runs, before the promise settles', async () => {
-    // The command prints step2 only after an update showed step1: that
-    // update came while it ran. Its 30 s timeout is a hang guard.
-    const marker = join(tempDir(), 'step1-seen')
-    const updates = []
-    const r = await tool.execute(
-      { command: `echo step1; until [ -e ${marker} ]; do /bin/sleep 0.02; done; echo step2`, timeout: 30 },
-      {
-        onUpdate: (partial) => {
-          updates.push(partial)
-          if (partial.content[0].text === 'step1\n') writeFileSync(marker, '')
-        },
-      },
-    )
+    const { updates, result: r } = await updatedWhileRunning(tool)
     assert.ok(updates.some((u) => u.content[0].text === 'step1\n'), 'no update showed step1 alone')
     for (const u of updates) assert.equal(u.content[0].type, 'text')
     assert.equal(updates.at(-1).content[0].text, 'step1\nstep2\n')
@@ -90,18 +77,7 @@ describe('BashTool', () => {
   })
 
   test('an aborted signal rejects with ToolAbortError and kills the command', async () => {
-    const word = uniqueWord('7')
-    const ac = new AbortController()
-    const call = tool.execute({ command: `echo started; /bin/sleep 100.${word}` }, { signal: ac.signal })
-    await expectProcesses(word)
-    ac.abort()
-    await assert.rejects(settlesInTime(call, 'the aborted call'), (err) => {
-      assert.ok(err instanceof ToolAbortError)
-      assert.ok(!(err instanceof ToolError))
-      assert.match(err.message, /^\[Command cancelled\]\nstarted/)
-      return true
-    })
-    await expectGone(word)
+    await expectAbortKills(tool)
     await assert.rejects(tool.execute({ command: 'echo never' }, { signal: AbortSignal.abort() }), ToolAbortError)
   })
 

@@ -4,41 +4,27 @@
 // NOT_EXPOSED with the reason, and a replayed file that is missing fails.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, realpathSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   ArtifactStore,
   BashTool,
-  BlockedError,
   PtySession,
   Shell,
-  ToolAbortError,
-  ToolError,
   applyHeadTail,
   checkBashInterception,
   connect,
   normalizeBashCommand,
   sanitizeText,
 } from 'conch'
-import {
-  HANG_GUARD_MS,
-  STDIO_SERVER,
-  VECTORS_DIR,
-  expectGone,
-  expectProcesses,
-  settlesInTime,
-  tempDir,
-  uniqueWord,
-  vectorsPath,
-  waitFor,
-} from './helpers.mjs'
+import { STDIO_SERVER, VECTORS_DIR, settlesInTime, tempDir } from './helpers.mjs'
 import {
   artifactVectorsThrough,
   keyVectorsThrough,
   printPieces,
   replay,
   sinkVectorsThrough,
-  vectorCases,
+  toolVectorsThrough,
 } from './replay.mjs'
 
 /** The vector files the Node suite replays: here, or (job_steps, job_tool) in a file of their own. */
@@ -220,55 +206,4 @@ test('artifact vectors', (t) =>
   artifactVectorsThrough(t, (dir) => ({ store: new ArtifactStore(dir), close: () => {} })),
 )
 
-/**
- * The vector's terms for what a BashTool call produced: kind, text, whether
- * truncation metadata came with it, and the suggested tool of a block.
- */
-async function toolOutcome(tool, args) {
-  try {
-    const r = await tool.execute(args)
-    return { kind: 'ok', text: r.content[0].text, truncated: r.details !== undefined }
-  } catch (err) {
-    if (err instanceof BlockedError) return { kind: 'blocked', text: err.message, suggested_tool: err.suggestedTool }
-    if (err instanceof ToolAbortError) return { kind: 'aborted', text: err.message, truncated: err.details !== undefined }
-    if (err instanceof ToolError) return { kind: 'failed', text: err.message, truncated: err.details !== undefined }
-    throw err
-  }
-}
-
-test('tool vectors', async (t) => {
-  let n = 0
-  await replay(t, 'tool', async (c) => {
-    n++
-    const cwd = realpathSync(tempDir())
-    const config = c.config ?? {}
-    const tool = new BashTool({
-      cwd,
-      snapshot: 'none',
-      sessionKey: `node-tool-vectors-${process.pid}-${n}`,
-      interceptor: config.interceptor ?? false,
-      toolNames: config.tool_names ?? [],
-      rules: opt(config.rules)?.map((r) => ({ ...r, flags: opt(r.flags) })),
-      artifactsDir: config.artifacts ? join(cwd, 'artifacts') : undefined,
-    })
-    let got
-    try {
-      got = await toolOutcome(tool, Object.fromEntries(Object.entries(c.args).filter(([, v]) => v !== null)))
-    } finally {
-      tool.close()
-    }
-    const want = (key) => c.expect[key]?.replaceAll('{cwd}', cwd)
-    const wrong = []
-    for (const key of ['kind', 'truncated', 'suggested_tool']) {
-      if (c.expect[key] !== undefined && c.expect[key] !== got[key]) wrong.push(`${key}: ${got[key]}`)
-    }
-    if (want('text') !== undefined && got.text !== want('text')) wrong.push(`text: ${JSON.stringify(got.text.slice(0, 200))}`)
-    if (want('text_starts_with') !== undefined && !got.text.startsWith(want('text_starts_with'))) {
-      wrong.push(`text starts: ${JSON.stringify(got.text.slice(0, 200))}`)
-    }
-    if (want('text_ends_with') !== undefined && !got.text.endsWith(want('text_ends_with'))) {
-      wrong.push(`text ends: ${JSON.stringify(got.text.slice(-200))}`)
-    }
-    assert.deepEqual(wrong, [])
-  })
-})
+test('tool vectors', (t) => toolVectorsThrough(t, (options) => new BashTool(options)))

@@ -28,6 +28,7 @@ pub mod quick;
 pub mod remote;
 pub mod remote_files;
 pub mod remote_pty;
+pub mod remote_tool;
 pub mod result;
 pub mod shell;
 pub mod signal;

@@ -23,6 +23,7 @@ use crate::options;
 use crate::quick::{self, ChunkFunction};
 use crate::remote_files::RemoteFiles;
 use crate::remote_pty::{RemoteArtifactStore, RemotePty};
+use crate::remote_tool;
 use crate::result::Js;
 use crate::shell::ExitFn;
 use crate::signal::Signal;
@@ -38,6 +39,8 @@ pub fn remote_error(err: RemoteError) -> napi::Error<Code> {
         RemoteError::Auth(m) => napi::Error::new(Code::Auth, m),
         RemoteError::ConnectionLost(m) => napi::Error::new(Code::ConnectionLost, m),
         RemoteError::SessionLost(m) => napi::Error::new(Code::SessionLost, m),
+        // A tool's error carries fields: it rejects through `Reject`.
+        RemoteError::Tool(err) => napi::Error::new(Code::Internal, err.to_string()),
         RemoteError::Refused { kind, message } => match kind {
             ErrorKind::WrongType | ErrorKind::BadValue => invalid(message),
             ErrorKind::TooManySessions => napi::Error::new(Code::TooManySessions, message),
@@ -61,6 +64,7 @@ impl Reject for RemoteError {
                 let value = JsTypeError::from(error).into_unknown(*env);
                 napi::Error::from_unknown_without_coercion(value)
             }
+            RemoteError::Tool(err) => err.reject(env),
             other => rejection(env, remote_error(other)),
         }
     }
@@ -130,6 +134,17 @@ pub fn connect<'env>(
     })
 }
 
+impl Remote {
+    /// Notes, at the first call, that the connection ends with the
+    /// environment.
+    fn note(&self, env: &Env) -> napi::Result<(), Code> {
+        if !self.noted.swap(true, Ordering::SeqCst) {
+            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
+        }
+        Ok(())
+    }
+}
+
 #[napi]
 impl Remote {
     /// Opens a session on the server with `Shell`'s options (read there:
@@ -145,9 +160,7 @@ impl Remote {
         env: &'env Env,
         options: Option<Object<'env>>,
     ) -> napi::Result<Object<'env>, Code> {
-        if !self.noted.swap(true, Ordering::SeqCst) {
-            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
-        }
+        self.note(env)?;
         let sent = options::to_send(options.as_ref(), &["onJobExit"])?;
         let on_job_exit: Option<ExitFn> = match &options {
             Some(object) => object.get("onJobExit").map_err(from_napi)?,
@@ -179,13 +192,28 @@ impl Remote {
     /// start's options read there, in Node's spelling).
     #[napi(catch_unwind, ts_return_type = "Promise<RemotePty>")]
     pub fn pty<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
-        if !self.noted.swap(true, Ordering::SeqCst) {
-            teardown::close_with_env(env, &self.remote).map_err(from_napi)?;
-        }
+        self.note(env)?;
         let remote = self.remote.clone();
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
             remote.pty_spelled(Spelling::CamelCase).map(RemotePty::new)
         })
+    }
+
+    /// Opens a session on the server hosting the model's `bash` tool and
+    /// its `job` tool, with `BashTool`'s options (read there; `hasUI` is
+    /// not taken: no PTY runs remotely).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: Omit<BashToolOptions, 'hasUI'>",
+        ts_return_type = "Promise<RemoteTool>"
+    )]
+    pub fn tool<'env>(
+        &self,
+        env: &'env Env,
+        options: Object<'env>,
+    ) -> napi::Result<Object<'env>, Code> {
+        self.note(env)?;
+        remote_tool::open(env, self.remote.clone(), &options)
     }
 
     /// Ends the connection: the server closes its sessions (at once over

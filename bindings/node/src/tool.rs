@@ -121,6 +121,50 @@ pub struct BashToolArgs {
     pub run_async: Option<bool>,
 }
 
+impl BashToolArgs {
+    /// The core's arguments; a bad `head` or `tail` throws as for `Shell`.
+    pub(crate) fn into_core(self) -> napi::Result<CoreArgs, Code> {
+        Ok(CoreArgs {
+            command: self.command,
+            cwd: self.cwd,
+            timeout: self.timeout,
+            head: options::lines("head", self.head)?,
+            tail: options::lines("tail", self.tail)?,
+            run_async: self.run_async.unwrap_or(false),
+        })
+    }
+}
+
+/// The promise of one `bash` call that `call` runs on a pooled thread,
+/// given the token the options' signal cancels and the sink of their
+/// `onUpdate`: the local tool's call or a remote one's, settled alike.
+pub(crate) fn execute_call<'env, E, F>(
+    env: &'env Env,
+    options: Option<ToolExecuteOptions>,
+    call: F,
+) -> napi::Result<Object<'env>, Code>
+where
+    E: Reject,
+    F: FnOnce(CancelToken, &mut dyn FnMut(ToolUpdate)) -> Result<CoreResult, E> + Send + 'static,
+{
+    let (on_update, signal) = match options {
+        Some(o) => (o.on_update, o.signal),
+        None => (None, None),
+    };
+    let cancel = CancelToken::new();
+    let token = cancel.clone();
+    worker::spawn(env, signal, on_update, cancel, move |updates| {
+        let mut forward = |update: ToolUpdate| {
+            let bytes = update.text.len();
+            let partial = ToolPartialResult {
+                content: text_content(update.text),
+            };
+            updates.send_value(partial, bytes);
+        };
+        call(token, &mut forward).map(ToolResult::from)
+    })
+}
+
 /// What a host provides to one call.
 #[napi(object, object_to_js = false)]
 pub struct ToolExecuteOptions {
@@ -268,38 +312,16 @@ impl BashTool {
         args: BashToolArgs,
         options: Option<ToolExecuteOptions>,
     ) -> napi::Result<Object<'env>, Code> {
-        let (on_update, signal) = match options {
-            Some(o) => (o.on_update, o.signal),
-            None => (None, None),
-        };
-        let head = options::lines("head", args.head);
-        let tail = options::lines("tail", args.tail);
-        let core_args = CoreArgs {
-            command: args.command,
-            cwd: args.cwd,
-            timeout: args.timeout,
-            head: head?,
-            tail: tail?,
-            run_async: args.run_async.unwrap_or(false),
-        };
-        let cancel = CancelToken::new();
+        let args = args.into_core()?;
         let tool = self.inner.clone();
         let has_ui = self.has_ui;
-        let token = cancel.clone();
-        worker::spawn(env, signal, on_update, cancel, move |updates| {
-            let mut forward = |update: ToolUpdate| {
-                let bytes = update.text.len();
-                let partial = ToolPartialResult {
-                    content: text_content(update.text),
-                };
-                updates.send_value(partial, bytes);
-            };
+        execute_call(env, options, move |cancel, on_update| {
             let context = ToolContext {
-                on_update: Some(&mut forward),
-                cancel: Some(token),
+                on_update: Some(on_update),
+                cancel: Some(cancel),
                 has_ui,
             };
-            tool.execute(core_args, context).map(ToolResult::from)
+            tool.execute(args, context)
         })
     }
 
@@ -386,33 +408,54 @@ impl JobTool {
         args: JobToolArgs,
         options: Option<JobToolExecuteOptions>,
     ) -> napi::Result<Object<'env>, Code> {
-        let signal = options.and_then(|o| o.signal);
-        // A bad job number is the model's mistake: a `ToolError` it reads.
-        let job = args.job.map(model_job);
-        let cancel = CancelToken::new();
-        let token = cancel.clone();
         let tool = self.inner.clone();
-        let (op, input, wait, until) = (args.op, args.input, args.wait, args.until);
-        worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
-            let job = match job.transpose() {
-                Ok(job) => job,
-                Err(message) => {
-                    return Err(ToolError::Failed {
-                        message,
-                        details: None,
-                    });
-                }
-            };
-            let core_args = CoreJobArgs {
-                op,
-                job,
-                input,
-                wait,
-                until,
-            };
-            tool.execute(core_args, Some(token)).map(ToolResult::from)
+        job_call(env, args, options, move |args, cancel| {
+            tool.execute(args, Some(cancel))
         })
     }
+}
+
+impl JobToolArgs {
+    /// The core's arguments; a bad job number is the model's mistake: a
+    /// `ToolError` it reads.
+    fn into_core(self) -> Result<CoreJobArgs, ToolError> {
+        let job = self
+            .job
+            .map(model_job)
+            .transpose()
+            .map_err(|message| ToolError::Failed {
+                message,
+                details: None,
+            })?;
+        Ok(CoreJobArgs {
+            op: self.op,
+            job,
+            input: self.input,
+            wait: self.wait,
+            until: self.until,
+        })
+    }
+}
+
+/// The promise of one `job` call that `call` runs on a pooled thread with
+/// the core's arguments and the token the options' signal cancels: the
+/// local tool's call or a remote one's, settled alike.
+pub(crate) fn job_call<'env, E, F>(
+    env: &'env Env,
+    args: JobToolArgs,
+    options: Option<JobToolExecuteOptions>,
+    call: F,
+) -> napi::Result<Object<'env>, Code>
+where
+    E: Reject + From<ToolError>,
+    F: FnOnce(CoreJobArgs, CancelToken) -> Result<CoreResult, E> + Send + 'static,
+{
+    let signal = options.and_then(|o| o.signal);
+    let cancel = CancelToken::new();
+    let token = cancel.clone();
+    worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
+        call(args.into_core()?, token).map(ToolResult::from)
+    })
 }
 
 /// The model's job number, or the text of what is wrong with it.

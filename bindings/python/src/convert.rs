@@ -203,6 +203,26 @@ pub fn snapshot_none<'py>(
     })
 }
 
+/// The keyword arguments of `BashTool` with its `rules` read as the local
+/// tool reads them (any mapping per rule, the same errors) and given as
+/// dicts, which cross the wire as JSON objects.
+pub fn rules_read<'py>(
+    py: Python<'py>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    respelled(options, "rules", |rules| {
+        if rules.is_none() {
+            return Ok(rules);
+        }
+        let rules: Vec<Bound<'py, PyAny>> = rules.extract()?;
+        let rules = rules
+            .iter()
+            .map(crate::command::rule_from_py)
+            .collect::<PyResult<Vec<_>>>()?;
+        crate::result::plain(py, &rules)
+    })
+}
+
 /// The keyword arguments of `Shell.start` with Python's `pty=(cols, rows)`
 /// as the core reads a terminal size, `{"cols": …, "rows": …}`.
 pub fn pty_pair<'py>(

@@ -36,6 +36,7 @@ pub fn remote_to_py(err: conch_remote::RemoteError) -> PyErr {
     use conch_remote::protocol::ErrorKind;
     match err {
         RemoteError::Core(err) => to_py(err),
+        RemoteError::Tool(err) => pyo3::Python::attach(|py| crate::tool::tool_error(py, err)),
         RemoteError::Auth(m) => AuthError::new_err(m),
         RemoteError::ConnectionLost(m) => ConnectionLost::new_err(m),
         RemoteError::SessionLost(m) => SessionLost::new_err(m),

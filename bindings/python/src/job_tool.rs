@@ -82,7 +82,7 @@ impl PyJobTool {
 }
 
 /// The model's arguments from a mapping.
-fn job_args(args: &Bound<'_, PyAny>) -> PyResult<JobToolArgs> {
+pub(crate) fn job_args(args: &Bound<'_, PyAny>) -> PyResult<JobToolArgs> {
     let get = |key: &str| -> Option<Bound<'_, PyAny>> {
         args.get_item(key).ok().filter(|v| !v.is_none())
     };

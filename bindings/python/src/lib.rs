@@ -26,6 +26,7 @@ mod remote;
 mod remote_artifacts;
 mod remote_files;
 mod remote_pty;
+mod remote_tool;
 mod repr;
 mod result;
 mod shell;
@@ -66,6 +67,8 @@ mod _conch {
     use crate::remote_files::PyRemoteFiles;
     #[pymodule_export]
     use crate::remote_pty::PyRemotePty;
+    #[pymodule_export]
+    use crate::remote_tool::{PyRemoteJobTool, PyRemoteTool};
     #[pymodule_export]
     use crate::shell::PyShell;
     #[pymodule_export]

@@ -104,7 +104,7 @@ fn refused(err: Refused) -> PyErr {
 /// (`os.environ`) as an object, a tuple as a list, an int past 64 bits as
 /// the float nearest to it (the core's check then refuses it with its own
 /// text, as for a JavaScript number); anything else is named by its type.
-fn to_given(value: &Bound<'_, PyAny>) -> PyResult<Given> {
+pub(crate) fn to_given(value: &Bound<'_, PyAny>) -> PyResult<Given> {
     let py = value.py();
     if value.is_none() {
         return Ok(Given::Null);

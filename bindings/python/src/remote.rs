@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use conch_core::RunOptions;
 use conch_core::ShellOptions;
+use conch_core::tool::BashToolConfig;
 use conch_remote::{ConnectOptions, Remote, RemoteShell, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -14,7 +15,7 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
 use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{callback, snapshot_none};
+use crate::convert::{callback, rules_read, snapshot_none};
 use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
 use crate::offload::drive_here;
@@ -22,6 +23,7 @@ use crate::options;
 use crate::remote_artifacts::PyRemoteArtifactStore;
 use crate::remote_files::PyRemoteFiles;
 use crate::remote_pty::PyRemotePty;
+use crate::remote_tool::PyRemoteTool;
 use crate::result::{Class, to_python};
 
 /// A connection to ``conch serve`` (made by ``conch.connect``).
@@ -131,6 +133,20 @@ impl PyRemote {
         guard(|| {
             let pty = py.detach(|| self.remote.pty()).map_err(remote_to_py)?;
             Ok(PyRemotePty::new(pty))
+        })
+    }
+
+    /// Opens a session on the server hosting the model's ``bash`` tool,
+    /// with ``conch.BashTool``'s options (read there; ``has_ui`` is not
+    /// taken: no PTY runs remotely yet); returns a ``RemoteTool``.
+    #[pyo3(signature = (**options))]
+    fn tool(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<PyRemoteTool> {
+        guard(|| {
+            let options = snapshot_none(py, options)?;
+            let options = rules_read(py, options.as_ref())?;
+            let sent = options::to_send::<BashToolConfig>("tool", options.as_ref())?;
+            let tool = py.detach(|| self.remote.tool(sent)).map_err(remote_to_py)?;
+            Ok(PyRemoteTool::new(tool))
         })
     }
 

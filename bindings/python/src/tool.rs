@@ -309,7 +309,7 @@ pub(crate) fn tool_error(py: Python<'_>, error: tool::ToolError) -> PyErr {
 }
 
 /// The model's arguments from a mapping.
-fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
+pub(crate) fn tool_args(args: &Bound<'_, PyAny>) -> PyResult<BashToolArgs> {
     let get = |key: &str| -> Option<Bound<'_, PyAny>> {
         args.get_item(key).ok().filter(|v| !v.is_none())
     };

@@ -31,14 +31,21 @@ def matches(want: str, text: str) -> bool:
 
 @pytest.mark.parametrize("case", cases())
 def test_job_tool_vectors(case, tmp_path):
+    replay_job_tool(case, tmp_path, conch.BashTool, conch.JobTool)
+
+
+def replay_job_tool(case, tmp_path, make, job_tool_of):
+    """Replays a job tool vector on the bash tool ``make(cwd, **options)``
+    gives (a local ``BashTool``, or a remote one) and the job tool
+    ``job_tool_of(bash)`` gives for it."""
     after_ms = case.get("config", {}).get("auto_background_after_ms")
-    bash = conch.BashTool(
+    bash = make(
         tmp_path,
         snapshot="none",
         session_key=f"py-job-tool-{id(case)}",
         auto_background_after=None if after_ms is None else after_ms / 1000,
     )
-    job = conch.JobTool(bash)
+    job = job_tool_of(bash)
     try:
         for i, step in enumerate(case["steps"]):
             tool = bash if step["tool"] == "bash" else job

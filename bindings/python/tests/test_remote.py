@@ -16,12 +16,18 @@ import pytest
 
 import conch
 from conftest import CONCH, GUARD, Output, in_background, pids_with, wait_until
+from test_job_tool import cases as job_tool_cases
+from test_job_tool import replay_job_tool
+from test_tool_definition import CASES as DEFINITION_CASES
+from test_tool_definition import tool_options
 from test_vectors import (
     SINK_CASES,
+    TOOL_CASES,
     cases,
     replay_artifact,
     replay_keys,
     replay_sink,
+    replay_tool,
     write_artifacts,
 )
 
@@ -425,3 +431,92 @@ def test_artifact_vectors_agree_through_a_remote_session(case, remote, tmp_path)
         if case["files"] is None:
             root.rmdir()  # the session made it, empty
         replay_artifact(case, root, sh.artifacts)
+
+
+@pytest.mark.parametrize("case", TOOL_CASES)
+def test_tool_vectors_agree_through_a_remote_tool(case, remote, tmp_path):
+    replay_tool(case, tmp_path, lambda cwd, **options: remote.tool(cwd=cwd, **options))
+
+
+@pytest.mark.parametrize("case", job_tool_cases())
+def test_job_tool_vectors_agree_through_a_remote_tool(case, remote, tmp_path):
+    replay_job_tool(case, tmp_path, lambda cwd, **options: remote.tool(cwd=cwd, **options),
+                    lambda bash: bash.job_tool())
+
+
+@pytest.mark.parametrize("case", DEFINITION_CASES, ids=lambda c: c["name"])
+def test_tool_definition_vectors_agree_through_a_remote_tool(case, remote):
+    with remote.tool(cwd=".", **tool_options(case["config"])) as bash:
+        got = {"bash": bash.definition(), "job": bash.job_tool().definition()}
+    assert got == case["expect"]
+
+
+def test_remote_tool_rules_are_read_as_the_local_tool_reads_them(remote, tmp_path):
+    # Any object with the fields by key is a rule, as for a local tool; a
+    # bad one raises the local error before anything is sent.
+    class Rule:
+        def __init__(self, **fields):
+            self.fields = fields
+
+        def __getitem__(self, key):
+            return self.fields[key]
+
+    rule = Rule(pattern="^cat\\b", tool="read", message="Use read.")
+    options = {"cwd": tmp_path, "snapshot": None, "interceptor": True,
+               "tool_names": ("read",), "rules": (rule,)}
+    for make in (conch.BashTool, remote.tool):
+        with make(**options) as tool:
+            with pytest.raises(conch.BlockedError) as blocked:
+                tool.execute({"command": "cat notes.txt"})
+            assert blocked.value.suggested_tool == "read"
+            assert str(blocked.value).startswith("Blocked: Use read.")
+    bad = {**options, "rules": [{"pattern": "^cat", "message": "no tool"}]}
+    errors = []
+    for make in (conch.BashTool, remote.tool):
+        with pytest.raises(conch.InvalidArgumentError) as refused:
+            make(**bad)
+        errors.append(str(refused.value))
+    assert errors[0] == errors[1]
+
+
+def test_a_remote_tool_has_the_local_calls_and_errors(remote, tmp_path, marker):
+    options = {"cwd": tmp_path, "snapshot": None, "update_interval": 0}
+    with remote.tool(**options) as tool:
+        updates = []
+        r = tool.execute({"command": "echo one; /bin/sleep 0.2; echo two"},
+                         on_update=updates.append)
+        assert isinstance(r, conch.ToolResult)
+        assert (r.text, r.details) == ("one\ntwo", None)
+        assert updates and all("one\ntwo\n".startswith(u) for u in updates)
+        local = conch.BashTool(tmp_path, snapshot=None)
+        assert tool.definition() == local.definition()
+        assert tool.job_tool().definition() == conch.JobTool(local).definition()
+        local.close()
+        with pytest.raises(conch.ToolError) as failed:
+            tool.execute({"command": "echo partial; (exit 3)"})
+        assert str(failed.value) == "partial\n\nCommand exited with code 3"
+        assert failed.value.details is None
+        with pytest.raises(conch.InvalidArgumentError):
+            tool.execute({"cwd": "."})
+        token = conch.CancelToken()
+        threading.Thread(target=lambda: (wait_until(lambda: pids_with(marker)),
+                                          token.cancel())).start()
+        with pytest.raises(conch.ToolAbortError):
+            tool.execute({"command": f"exec -a {marker} /bin/sleep 60"}, cancel=token)
+        assert wait_until(lambda: not pids_with(marker))
+        started = tool.execute({"command": "echo ready; read line; echo got $line",
+                                "async": True})
+        assert started.text.startswith("Started job 1: ")
+        jobs = tool.job_tool()
+        r = jobs.execute({"op": "write", "job": 1, "input": "x\n", "wait": 30})
+        assert "ready\ngot x" in r.text
+        r = asyncio.run(tool.execute_async({"command": "echo async"}))
+        assert r.text == "async"
+    with pytest.raises(conch.ClosedError):
+        tool.execute({"command": "true"})
+    with pytest.raises(conch.ClosedError):
+        jobs.execute({"op": "list"})
+    with remote.tool(interceptor=True, tool_names=["read"], snapshot=None) as tool:
+        with pytest.raises(conch.BlockedError) as blocked:
+            tool.execute({"command": "cat notes.txt"})
+        assert blocked.value.suggested_tool == "read"

@@ -20,8 +20,9 @@ def cases() -> list[dict]:
     return loaded
 
 
-def tool(config: dict) -> conch.BashTool:
-    options = {}
+def tool_options(config: dict) -> dict:
+    """A vector's configuration as the tool's keyword arguments."""
+    options = {"snapshot": "none"}
     for key, value in config.items():
         if key == "auto_background_after_ms":
             options["auto_background_after"] = value / 1000
@@ -30,12 +31,15 @@ def tool(config: dict) -> conch.BashTool:
             options[key] = value
         else:
             raise AssertionError(f"unknown config key {key}")
-    return conch.BashTool(".", snapshot="none", **options)
+    return options
 
 
-@pytest.mark.parametrize("case", cases(), ids=lambda c: c["name"])
+CASES = cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
 def test_tool_definition(case):
-    bash = tool(case["config"])
+    bash = conch.BashTool(".", **tool_options(case["config"]))
     job = conch.JobTool(bash)
     assert {"bash": bash.definition(), "job": job.definition()} == case["expect"]
 

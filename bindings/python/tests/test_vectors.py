@@ -145,11 +145,20 @@ def test_intercept(case):
         assert {"message": hit.message, "suggested_tool": hit.suggested_tool} == case["expect"]
 
 
-@pytest.mark.parametrize("case", cases("tool"))
+TOOL_CASES = cases("tool")
+
+
+@pytest.mark.parametrize("case", TOOL_CASES)
 def test_tool(case, tmp_path):
+    replay_tool(case, tmp_path, conch.BashTool)
+
+
+def replay_tool(case, tmp_path, make):
+    """Replays a tool vector on the tool ``make(cwd, **options)`` gives (a
+    local ``BashTool``, or a remote one)."""
     root = tmp_path.resolve()
     config = case.get("config") or {}
-    tool = conch.BashTool(
+    tool = make(
         root,
         snapshot=None,
         session_key=f"tool-vectors-{root.name}",

@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 /// One interception rule, as hosts store it (JSON/TOML `{pattern, flags?,
 /// tool, message}`; unknown keys, such as an `allowSubcommands` list some
 /// hosts keep, are ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rule {
     /// A regex matched against each simple command's text.
     pub pattern: String,

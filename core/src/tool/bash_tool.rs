@@ -50,6 +50,7 @@ use crate::run_result::stop_notice;
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::{BashResult, Shell, Snapshot};
+use crate::wire::{read, shape};
 use crate::{CancelToken, Error, Result, defaults};
 
 /// Timeout when the model gives none, in seconds.
@@ -61,8 +62,11 @@ pub const MAX_TIMEOUT_SECS: f64 = defaults::TOOL_MAX_TIMEOUT_SECS;
 /// Default pace of live updates.
 pub const DEFAULT_UPDATE_INTERVAL: Duration = defaults::UPDATE_INTERVAL;
 
-/// How a [`BashTool`] is set up by its host.
-#[derive(Debug, Clone)]
+/// How a [`BashTool`] is set up by its host. On the wire (see
+/// [`crate::wire`], a remote `tool` session's options) the variables are
+/// `env` and the durations seconds; the PTY's size is the host's only.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
 pub struct BashToolConfig {
     /// The name the model calls this tool by (its definition's `name`).
     pub name: String,
@@ -90,26 +94,39 @@ pub struct BashToolConfig {
     /// with the same shell settings.
     pub session_key: Option<String>,
     /// Least time between two live updates.
+    #[serde(deserialize_with = "read::update_interval")]
+    #[schemars(schema_with = "shape::seconds")]
     pub update_interval: Duration,
     /// bash to run; `None`: `bash` from `PATH`.
     pub shell: Option<PathBuf>,
     /// Prepended to every command: `<prefix> <command>`.
     pub prefix: Option<String>,
     /// The rc snapshot the shell sources.
+    #[serde(deserialize_with = "read::snapshot")]
+    #[schemars(schema_with = "shape::snapshot")]
     pub snapshot: Snapshot,
     /// Variables exported in the shell session (and given to PTY runs).
+    /// (`session_env` is Node's name for it.)
+    #[serde(rename = "env", alias = "session_env", deserialize_with = "read::env")]
+    #[schemars(schema_with = "shape::env")]
     pub session_env: Vec<(String, String)>,
     /// Size of the PTY.
+    #[serde(skip)]
     pub pty_cols: u16,
+    #[serde(skip)]
     pub pty_rows: u16,
     /// A command still running this long after it started goes on as a
     /// job of the session and the call returns with its output so far
     /// (see [`crate::RunOptions::yield_after`]); `None`: the call waits
     /// for the command or its timeout.
+    #[serde(deserialize_with = "read::auto_background_after")]
+    #[schemars(schema_with = "shape::optional_seconds")]
     pub auto_background_after: Option<Duration>,
     /// The sandbox commands run in (see [`crate::Sandbox`]): the project
     /// directory `cwd` is writable besides its `writable` paths. The tool's
     /// description then says what the sandbox allows. `None`: none.
+    #[serde(deserialize_with = "read::sandbox")]
+    #[schemars(schema_with = "shape::sandbox")]
     pub sandbox: Option<Sandbox>,
 }
 

@@ -18,7 +18,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::bash_tool::{
@@ -33,7 +33,7 @@ use crate::process::sandbox::{Network, Sandbox};
 use crate::run_result::seconds;
 
 /// What a host registers for one tool.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
     /// The name the model calls the tool by.
     pub name: String,

@@ -20,7 +20,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::selection::{Limits, select};
 use crate::output::notice::{Truncation, format_output_notice};
@@ -28,7 +28,7 @@ use crate::output::sink::notice_line;
 use crate::run_result::BashResult;
 
 /// Metadata the host keeps next to the text.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Meta {
     /// Set when the text is not the whole output the command was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -36,7 +36,7 @@ pub struct Meta {
 }
 
 /// The structured part of a tool result.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Details {
     /// Metadata the host keeps next to the text.
     pub meta: Meta,
@@ -60,7 +60,7 @@ impl Details {
 }
 
 /// A successful tool call: the text the model reads.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolResult {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,7 +68,7 @@ pub struct ToolResult {
 }
 
 /// A failed tool call. Its `Display` is the text the model reads.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolError {
     /// The interceptor steered the command to another tool; nothing ran.

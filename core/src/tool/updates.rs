@@ -18,7 +18,7 @@ use crate::output::{DEFAULT_MAX_BYTES, TailBuffer};
 use crate::sync::lock;
 
 /// One live update: the current tail of the output.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUpdate {
     pub text: String,
 }

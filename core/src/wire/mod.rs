@@ -37,7 +37,15 @@ pub use read::Spelling;
 /// [`camel_case`] gives them as `<key>Ms` in milliseconds. A test checks
 /// the list against the schema (each such field is marked
 /// `"x-unit": "seconds"` there).
-pub const DURATION_KEYS: &[&str] = &["elapsed", "started", "timeout", "wait", "yield_after"];
+pub const DURATION_KEYS: &[&str] = &[
+    "auto_background_after",
+    "elapsed",
+    "started",
+    "timeout",
+    "update_interval",
+    "wait",
+    "yield_after",
+];
 
 /// The keys whose values are maps of the user's own names (variables),
 /// which neither mapping touches.
@@ -160,7 +168,7 @@ pub fn schema() -> Value {
     use crate::jobs::{JobInfo, JobOptions, JobPoll, PollOptions};
     use crate::process::sandbox::{Sandbox, SandboxApplied};
     use crate::pty::{PtyOptions, PtyResult};
-    use crate::tool::{BashToolArgs, Details, JobToolArgs};
+    use crate::tool::{BashToolArgs, BashToolConfig, Details, JobToolArgs};
     use crate::{BashResult, ExecuteOptions, RunOptions, ShellOptions};
 
     let mut defs = Map::new();
@@ -176,6 +184,7 @@ pub fn schema() -> Value {
             g.subschema_for::<Sandbox>(),
             g.subschema_for::<BashToolArgs>(),
             g.subschema_for::<JobToolArgs>(),
+            g.subschema_for::<BashToolConfig>(),
         ]
     });
     let mut results = generator(Contract::Serialize);

@@ -223,6 +223,23 @@ pub fn yield_after<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, 
     })
 }
 
+pub fn update_interval<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    optional(d, |n: Num| {
+        let (name, unit) = duration("update_interval");
+        interval_option(&name, n, unit)
+    })
+    .map(|given| given.unwrap_or(crate::defaults::UPDATE_INTERVAL))
+}
+
+pub fn auto_background_after<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
+    optional(d, |n: Num| {
+        let (name, unit) = duration("auto_background_after");
+        timeout_option(&name, n, unit)
+    })
+}
+
 pub fn wait<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     optional(d, |n: Num| {
         let (name, unit) = duration("wait");

@@ -11,6 +11,7 @@ mod link;
 mod pty;
 mod session;
 mod shell;
+mod tool;
 mod waiting;
 
 use std::fmt;
@@ -27,6 +28,7 @@ use link::Link;
 pub use pty::RemotePty;
 use session::Session;
 pub use shell::RemoteShell;
+pub use tool::{RemoteJobTool, RemoteTool, RemoteToolCall};
 pub use waiting::RemoteRun;
 use waiting::Waiting;
 
@@ -91,6 +93,9 @@ pub enum RemoteError {
     Refused { kind: ErrorKind, message: String },
     /// The core's own error, as a local call would have returned it.
     Core(conch_core::Error),
+    /// A tool call's error (blocked, failed, aborted, closed), as the
+    /// local tool's `execute` would have returned it.
+    Tool(conch_core::tool::ToolError),
 }
 
 impl fmt::Display for RemoteError {
@@ -101,14 +106,26 @@ impl fmt::Display for RemoteError {
             | RemoteError::SessionLost(m)
             | RemoteError::Refused { message: m, .. } => f.write_str(m),
             RemoteError::Core(err) => err.fmt(f),
+            RemoteError::Tool(err) => err.fmt(f),
         }
     }
 }
 
 impl std::error::Error for RemoteError {}
 
+/// A tool's error found on the client's side (a call refused before it is
+/// sent, as the local tool refuses it).
+impl From<conch_core::tool::ToolError> for RemoteError {
+    fn from(err: conch_core::tool::ToolError) -> Self {
+        RemoteError::Tool(err)
+    }
+}
+
 impl From<Refusal> for RemoteError {
     fn from(refusal: Refusal) -> Self {
+        if let Some(err) = refusal.tool_error() {
+            return RemoteError::Tool(err);
+        }
         match refusal {
             Refusal::Request {
                 kind: ErrorKind::UnknownSession,
@@ -172,6 +189,23 @@ impl Remote {
     pub fn pty_spelled(&self, spelling: Spelling) -> Result<RemotePty, RemoteError> {
         let (session, _) = self.open("pty", Map::new(), spelling)?;
         Ok(RemotePty::new(session))
+    }
+
+    /// Opens a session hosting the model's `bash` tool and its `job` tool,
+    /// with `options` as the local `BashTool` takes them, serialized
+    /// (`BashToolConfig` in docs/api/schema.json): read on the server.
+    pub fn tool(&self, options: Map<String, Value>) -> Result<RemoteTool, RemoteError> {
+        self.tool_spelled(options, Spelling::Wire)
+    }
+
+    /// [`Remote::tool`] with options in a face's own spelling (Node's).
+    pub fn tool_spelled(
+        &self,
+        options: Map<String, Value>,
+        spelling: Spelling,
+    ) -> Result<RemoteTool, RemoteError> {
+        let (session, _) = self.open("tool", options, spelling)?;
+        Ok(RemoteTool::new(session))
     }
 
     /// Opens a session of `kind` with `options` (in `spelling`); the

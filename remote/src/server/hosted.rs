@@ -1,6 +1,7 @@
 //! What a session hosts, chosen by its `open` request's `kind`: a shell
-//! (runs and jobs, the local `Shell`'s calls) or a pty (the local
-//! `PtySession`'s). Each kind answers its own requests; a request of
+//! (runs and jobs, the local `Shell`'s calls), a pty (the local
+//! `PtySession`'s) or a tool (the model's `bash` and `job` tools). Each
+//! kind answers its own requests; a request of
 //! another kind is refused by name.
 
 use std::sync::Arc;
@@ -9,11 +10,13 @@ use conch_core::Shell;
 use conch_core::artifact::ArtifactStore;
 
 use super::pty::PtyHost;
+use super::tool::HostedTool;
 use crate::protocol::{ErrorKind, Refusal};
 
 pub(crate) enum Hosted {
     Shell(Arc<Shell>),
     Pty(Box<PtyHost>),
+    Tool(Box<HostedTool>),
 }
 
 impl Hosted {
@@ -22,6 +25,7 @@ impl Hosted {
         match self {
             Hosted::Shell(_) => "shell",
             Hosted::Pty(_) => "pty",
+            Hosted::Tool(_) => "tool",
         }
     }
 
@@ -30,7 +34,7 @@ impl Hosted {
     pub fn shell(&self) -> Option<&Shell> {
         match self {
             Hosted::Shell(shell) => Some(shell),
-            Hosted::Pty(_) => None,
+            Hosted::Pty(_) | Hosted::Tool(_) => None,
         }
     }
 
@@ -39,6 +43,7 @@ impl Hosted {
         match self {
             Hosted::Shell(shell) => shell.close(),
             Hosted::Pty(pty) => pty.close(),
+            Hosted::Tool(tool) => tool.close(),
         }
     }
 
@@ -48,6 +53,7 @@ impl Hosted {
     pub fn artifacts(&self, op: &str) -> Result<Option<&ArtifactStore>, Refusal> {
         match self {
             Hosted::Shell(shell) => Ok(shell.artifacts()),
+            Hosted::Tool(tool) => Ok(tool.artifacts()),
             Hosted::Pty(_) => Err(self.wrong_kind(op, "shell")),
         }
     }

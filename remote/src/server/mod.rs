@@ -17,6 +17,7 @@ mod ops;
 mod pty;
 mod session;
 pub mod stdio;
+mod tool;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -18,7 +18,7 @@ use super::conn::Outgoing;
 use super::hosted::Hosted;
 use super::pty::{self, PtyHost};
 use super::session::RemoteSession;
-use super::{Server, artifacts, files, jobs};
+use super::{Server, artifacts, files, jobs, tool};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
 
 /// Whether `op` is a session's (answered through it).
@@ -34,13 +34,19 @@ fn kind_of(op: &str) -> Option<&'static str> {
     if pty::is_pty_op(op) {
         return Some("pty");
     }
+    if tool::is_tool_op(op) {
+        return Some("tool");
+    }
     None
 }
 
 /// Whether request `op` waits (on a command, a job): an `abort` naming it
 /// ends the wait.
 pub(super) fn waits(op: &str) -> bool {
-    matches!(op, "run" | "job_poll" | "job_wait_any" | "pty_start")
+    matches!(
+        op,
+        "run" | "job_poll" | "job_wait_any" | "pty_start" | "tool_execute" | "job_tool_execute"
+    )
 }
 
 /// Handles a request that is no session's; returns its reply.
@@ -90,6 +96,7 @@ pub(super) fn session_op(
         _ => match &session.hosted {
             Hosted::Shell(shell) => shell_op(session, shell, request, cancel),
             Hosted::Pty(pty) => pty.op(session, request, cancel),
+            Hosted::Tool(hosted) => tool::tool_op(session, hosted, request, cancel),
         },
     };
     reply(&request.id, outcome)
@@ -100,6 +107,8 @@ fn abort(hosted: &Hosted) {
     match hosted {
         Hosted::Shell(shell) => shell.abort(),
         Hosted::Pty(pty) => pty.abort(),
+        // A tool's calls are its waiting requests, cancelled already.
+        Hosted::Tool(_) => {}
     }
 }
 
@@ -176,10 +185,18 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 spelling,
                 server.options().sandbox.clone(),
             )?)),
+            Some((_, Some("tool"))) => {
+                let server_sandbox = server.options().sandbox.as_ref();
+                Hosted::Tool(Box::new(tool::HostedTool::open(
+                    given,
+                    spelling,
+                    server_sandbox,
+                )?))
+            }
             Some((kind, _)) => {
                 return Err(Refusal::new(
                     ErrorKind::BadValue,
-                    format!("kind must be \"shell\" or \"pty\", got {kind}"),
+                    format!("kind must be \"shell\", \"pty\" or \"tool\", got {kind}"),
                 ));
             }
         };
@@ -187,6 +204,8 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
             Hosted::Shell(shell) => json!(shell.sandbox_applied()),
             // Each start makes its own sandbox.
             Hosted::Pty(_) => Value::Null,
+            // A tool states its sandbox in its description.
+            Hosted::Tool(_) => Value::Null,
         };
         let session = server.add(|id| Ok(RemoteSession::new(id, hosted)))?;
         let _ = events.set(Arc::downgrade(&session));

@@ -14,6 +14,7 @@ mod pty;
 mod resume;
 mod scale;
 mod tls;
+mod tool;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

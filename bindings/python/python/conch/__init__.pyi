@@ -269,7 +269,67 @@ class Remote(_ContextManager):
         """The server's files: inside its sandbox when it has one; relative
         paths from its cwd."""
     def pty(self) -> RemotePty: ...
+    def tool(
+        self,
+        *,
+        # schema: BashToolConfig
+        artifacts_dir: _Path | ArtifactStore | None = None,
+        auto_background_after: float | None = None,
+        cwd: _Path | None = ".",
+        env: _Env | None = None,
+        interceptor: bool = False,
+        job_tool_name: str = "job",
+        name: str = "bash",
+        prefix: str | None = None,
+        rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
+        sandbox: _Sandbox = None,
+        session_key: str | None = None,
+        shell: _Path | None = None,
+        snapshot: _Snapshot = "auto",
+        tool_names: Sequence[str] = (),
+        update_interval: float = 0.05,
+        virtual_terminal: bool = False,
+        # /schema
+    ) -> RemoteTool: ...
     def close(self) -> None: ...
+
+@final
+class RemoteTool(_ContextManager):
+    """The model's ``bash`` tool on a ``conch serve``, with ``BashTool``'s calls."""
+
+    def definition(self) -> _ToolDefinition: ...
+    def execute(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    async def execute_async(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        *,
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    def job_tool(self) -> RemoteJobTool: ...
+    def close(self) -> None: ...
+
+@final
+class RemoteJobTool:
+    """The model's ``job`` tool of a ``RemoteTool``'s session, with ``JobTool``'s calls."""
+
+    def definition(self) -> _ToolDefinition: ...
+    def execute(
+        self,
+        args: _JobToolArgs | Mapping[str, Any],
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+    async def execute_async(
+        self,
+        args: _JobToolArgs | Mapping[str, Any],
+        *,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
 
 class RemoteShell(_ContextManager):
     """A session on a ``conch serve``, with ``Shell``'s calls."""
