@@ -654,10 +654,12 @@ export declare class Remote {
    * has one; relative paths from its cwd.
    */
   get files(): RemoteFiles
+  /**
    * Opens a terminal on the server, with `PtySession`'s calls (each
    * start's options read there, in Node's spelling).
    */
   pty(): Promise<RemotePty>
+  /**
    * Opens a session on the server hosting the model's `bash` tool and
    * its `job` tool, with `BashTool`'s options (read there; `hasUI` is
    * not taken: no PTY runs remotely).
@@ -668,6 +670,21 @@ export declare class Remote {
    * stdio, after its grace period over a WebSocket).
    */
   close(): void
+}
+
+/**
+ * The artifact store of a session on a `conch serve`
+ * (`RemoteShell.artifacts`): `read` and `resolve` as `ArtifactStore`'s,
+ * answered by the server, which holds the files.
+ */
+export declare class RemoteArtifactStore {
+  /** The whole text of `artifact://<id>`. */
+  resolve(url: string): Promise<string>
+  /**
+   * Lines `[offset, offset + limit)` of an artifact (0-based, line ends
+   * kept; no limit: to the end). `id` is the id or its `artifact://` URL.
+   */
+  read(id: string, offset?: number | undefined | null, limit?: number | undefined | null): Promise<string>
 }
 
 /**
@@ -707,18 +724,20 @@ export declare class RemoteFiles {
    * removed, never followed).
    */
   remove(path: string, options?: { recursive?: boolean }): Promise<void>
- * The artifact store of a session on a `conch serve`
- * (`RemoteShell.artifacts`): `read` and `resolve` as `ArtifactStore`'s,
- * answered by the server, which holds the files.
+}
+
+/**
+ * The model's `job` tool of a `RemoteTool`'s session, with `JobTool`'s
+ * calls.
  */
-export declare class RemoteArtifactStore {
-  /** The whole text of `artifact://<id>`. */
-  resolve(url: string): Promise<string>
+export declare class RemoteJobTool {
   /**
-   * Lines `[offset, offset + limit)` of an artifact (0-based, line ends
-   * kept; no limit: to the end). `id` is the id or its `artifact://` URL.
+   * Runs the model's call on the server, as `JobTool.execute`; the
+   * signal ends a wait early (never the job).
    */
-  read(id: string, offset?: number | undefined | null, limit?: number | undefined | null): Promise<string>
+  execute(args: JobToolArgs, options?: JobToolExecuteOptions): Promise<ToolResult>
+  /** The tool's definition for the model, as `JobTool.definition`. */
+  definition(): ToolDefinition
 }
 
 /**
@@ -757,17 +776,6 @@ export declare class RemotePty {
    * Idempotent.
    */
   close(): Promise<void>
- * The model's `job` tool of a `RemoteTool`'s session, with `JobTool`'s
- * calls.
- */
-export declare class RemoteJobTool {
-  /**
-   * Runs the model's call on the server, as `JobTool.execute`; the
-   * signal ends a wait early (never the job).
-   */
-  execute(args: JobToolArgs, options?: JobToolExecuteOptions): Promise<ToolResult>
-  /** The tool's definition for the model, as `JobTool.definition`. */
-  definition(): ToolDefinition
 }
 
 /** A session on a `conch serve`, with `Shell`'s calls. */
