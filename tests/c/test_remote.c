@@ -197,9 +197,39 @@ static void test_connection_errors(void) {
   }
 }
 
+/* The server dies under the client (killed by its own session's command):
+ * later calls fail with CONCH_ERR_CONNECTION_LOST and the host lives on (a
+ * write to the dead server's pipe is EPIPE, never a SIGPIPE, whose default
+ * a C host keeps, killing it). */
+static void test_a_dead_server_is_a_lost_connection(void) {
+  conch_remote *remote = connect_stdio();
+  if (remote == NULL)
+    return;
+  conch_shell *sh = remote_shell(remote, "{\"snapshot\": \"none\"}");
+  if (sh != NULL) {
+    conch_run_options o = {0};
+    o.command = "kill -9 $PPID";
+    conch_bash_result *r = NULL;
+    int rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+    CHECK(rc == CONCH_ERR_CONNECTION_LOST, "the run that killed the server: %d", rc);
+    conch_bash_result_free(r);
+    for (int i = 0; i < 20; i++) {
+      o.command = "true";
+      r = NULL;
+      rc = conch_shell_run(sh, &o, NULL, NULL, &r);
+      conch_bash_result_free(r);
+      if (!CHECK_RC(rc, CONCH_ERR_CONNECTION_LOST, "a run on the dead server"))
+        break;
+    }
+    conch_shell_free(sh);
+  }
+  conch_remote_free(remote);
+}
+
 int main(void) {
   test_a_remote_shell_runs_as_a_local_one();
   test_jobs_and_background_work();
   test_connection_errors();
+  test_a_dead_server_is_a_lost_connection();
   return check_finish();
 }

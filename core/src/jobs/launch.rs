@@ -196,13 +196,7 @@ fn state_pipe(state: String) -> Result<(OwnedFd, Option<(File, String)>)> {
 /// host).
 fn write_in_background(mut write: File, state: String) {
     std::thread::spawn(move || {
-        // SAFETY: a signal-mask call on this thread's own mask.
-        unsafe {
-            let mut pipe: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut pipe);
-            libc::sigaddset(&mut pipe, libc::SIGPIPE);
-            libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
-        }
+        crate::process::io::block_sigpipe();
         let _ = write.write_all(state.as_bytes());
     });
 }

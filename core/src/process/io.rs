@@ -27,6 +27,20 @@ pub fn pipe() -> Result<(OwnedFd, OwnedFd)> {
     Ok((read.into(), write.into()))
 }
 
+/// Blocks SIGPIPE on the calling thread, for the thread's life: a write to
+/// a pipe or socket whose reader is gone then fails with `EPIPE` instead of
+/// killing the host (a C host keeps SIGPIPE's default; the signal is
+/// directed at the writing thread, so blocking it there is enough).
+pub fn block_sigpipe() {
+    // SAFETY: a signal-mask call on this thread's own mask.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, std::ptr::null_mut());
+    }
+}
+
 /// A connected pair of stream sockets, close-on-exec. Used where conch
 /// writes to a process that may die: [`send_all`] cannot raise SIGPIPE in
 /// the host.

@@ -14,6 +14,6 @@ pub(crate) mod supervised;
 pub(crate) mod tree;
 pub(crate) mod watch;
 
-pub use io::grow_pipe;
+pub use io::{block_sigpipe, grow_pipe};
 pub use spawner::find_on_path;
 pub use tree::Escalation;

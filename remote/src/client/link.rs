@@ -65,8 +65,12 @@ pub(super) struct Link {
     stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     /// The ends of jobs, to the thread that tells their hooks: a hook may
     /// call the server (poll the job that ended), so it never runs on the
-    /// link's thread, which that call waits on.
-    exits: mpsc::Sender<(JobExitHook, JobInfo)>,
+    /// link's thread, which that call waits on. `None` once closed.
+    exits: Mutex<Option<mpsc::Sender<(JobExitHook, JobInfo)>>>,
+    /// The link's two threads, joined by [`Link::close`]: nothing of a
+    /// closed client runs on (a C host may unload the library, valgrind
+    /// finds no thread alive at exit).
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 /// One open transport: frames read, frames written.
@@ -84,42 +88,74 @@ struct Piped {
 }
 
 impl Link {
-    /// Connects to `target` (on the calling thread, so a refused token or
-    /// an unreachable server is this call's error), then drives the
-    /// connection on a thread of its own.
+    /// Connects to `target`, then drives the connection; both on a thread
+    /// of the link's (SIGPIPE blocked there), the connection's outcome
+    /// handed back, so a refused token or an unreachable server is this
+    /// call's error.
     pub fn open(target: Target, opts: ConnectOptions) -> Result<Arc<Link>, RemoteError> {
+        let cannot_start = |e: std::io::Error| {
+            RemoteError::ConnectionLost(format!("cannot start the client: {e}"))
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| RemoteError::ConnectionLost(format!("cannot start the client: {e}")))?;
-        let transport = runtime.block_on(connect(&target, &opts))?;
+            .map_err(cannot_start)?;
         let (requests, outgoing) = tmpsc::unbounded_channel();
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let (exits, ended) = mpsc::channel::<(JobExitHook, JobInfo)>();
-        std::thread::Builder::new()
+        let told = std::thread::Builder::new()
             .name("conch-remote-exits".into())
             .spawn(move || {
-                // In order, one at a time, until the link is dropped.
+                // A hook's call to the server may write to a gone peer.
+                conch_core::process::block_sigpipe();
+                // In order, one at a time, until the link is closed.
                 for (hook, info) in ended {
                     hook.call(info);
                 }
             })
-            .map_err(|e| RemoteError::ConnectionLost(format!("cannot start the client: {e}")))?;
+            .map_err(cannot_start)?;
         let link = Arc::new(Link {
             state: Mutex::new(State::default()),
             requests,
             prefix: format!("c{:x}", random()),
             next: AtomicU64::new(1),
             stop: Mutex::new(Some(stop)),
-            exits,
+            exits: Mutex::new(Some(exits)),
+            threads: Mutex::new(vec![told]),
         });
         let driven = link.clone();
-        std::thread::Builder::new()
+        let (connected, outcome) = mpsc::channel();
+        let driving = std::thread::Builder::new()
             .name("conch-remote".into())
             .spawn(move || {
+                // The server's end may close while a frame is written to it
+                // (a stdio server that exited): EPIPE, never a SIGPIPE that
+                // kills a host keeping its default.
+                conch_core::process::block_sigpipe();
+                let transport = match runtime.block_on(connect(&target, &opts)) {
+                    Ok(transport) => transport,
+                    Err(err) => {
+                        let _ = connected.send(Err(err));
+                        return;
+                    }
+                };
+                let _ = connected.send(Ok(()));
                 runtime.block_on(drive(&driven, target, opts, transport, outgoing, stopped));
             })
-            .map_err(|e| RemoteError::ConnectionLost(format!("cannot start the client: {e}")))?;
+            .map_err(cannot_start)?;
+        link.threads
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(driving);
+        let outcome = outcome.recv().unwrap_or_else(|_| {
+            Err(RemoteError::ConnectionLost(
+                "the client's thread ended".into(),
+            ))
+        });
+        if let Err(err) = outcome {
+            link.close();
+            return Err(err);
+        }
         Ok(link)
     }
 
@@ -202,10 +238,26 @@ impl Link {
         RemoteError::ConnectionLost(why.unwrap_or_else(|| "the connection was closed".into()))
     }
 
-    /// Ends the connection; waiting callers get [`RemoteError::ConnectionLost`].
-    pub fn close(&self) {
+    /// Asks the link to end the connection, without waiting; waiting
+    /// callers get [`RemoteError::ConnectionLost`].
+    pub fn stop(&self) {
         if let Some(stop) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = stop.send(());
+        }
+    }
+
+    /// Ends the connection and waits for the link's threads to end: the
+    /// hooks of job ends already told run first, none after. (Called from
+    /// one of those threads, that one is not waited for.)
+    pub fn close(&self) {
+        self.stop();
+        drop(self.exits.lock().unwrap_or_else(|p| p.into_inner()).take());
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        let me = std::thread::current().id();
+        for thread in threads {
+            if thread.thread().id() != me {
+                let _ = thread.join();
+            }
         }
     }
 
@@ -235,8 +287,10 @@ impl Link {
                 .get("job")
                 .cloned()
                 .map(serde_json::from_value::<JobInfo>);
-            if let (Some(hook), Some(Ok(info))) = (hook, info) {
-                let _ = self.exits.send((hook, info));
+            if let (Some(hook), Some(Ok(info))) = (hook, info)
+                && let Some(exits) = &*self.exits.lock().unwrap_or_else(|p| p.into_inner())
+            {
+                let _ = exits.send((hook, info));
             }
             return;
         }

@@ -228,8 +228,9 @@ impl Remote {
         Ok((Session::new(self.link.clone(), id.to_string()), reply))
     }
 
-    /// Closes the connection; the server closes its sessions after its
-    /// grace period (at once for stdio).
+    /// Closes the connection, and returns once the client's threads ended
+    /// (a stdio server's process too); the server closes its sessions
+    /// after its grace period (at once for stdio).
     pub fn close(&self) {
         self.link.close();
     }
@@ -241,8 +242,11 @@ impl Remote {
 }
 
 impl Drop for Remote {
+    /// Ends the connection without waiting for the link's threads: a drop
+    /// may come from a garbage collector holding a lock a job-exit hook
+    /// waits for ([`Remote::close`] waits).
     fn drop(&mut self) {
-        self.link.close();
+        self.link.stop();
     }
 }
 

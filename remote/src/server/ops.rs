@@ -8,6 +8,7 @@
 //! the same text as on a local face.
 
 use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
 
 use conch_core::wire::{self, Given, Spelling};
 use conch_core::{CancelToken, JobExitHook, RunOptions, Shell, ShellOptions};
@@ -20,6 +21,10 @@ use super::pty::{self, PtyHost};
 use super::session::RemoteSession;
 use super::{Server, artifacts, files, jobs, tool};
 use crate::protocol::{ErrorKind, PROTOCOL, Refusal, Request, error_reply, ok_reply};
+
+/// How long a `close` waits for the ends of the jobs it killed to be sent:
+/// far more than a job's kill ladder and its collection take.
+const JOB_ENDS_WAIT: Duration = Duration::from_secs(10);
 
 /// Whether `op` is a session's (answered through it).
 pub(super) fn is_session_op(op: &str) -> bool {
@@ -83,7 +88,14 @@ pub(super) fn session_op(
             Ok(json!({"cancelled": cancelled}))
         }
         "close" => {
+            // Answered after the ends of the jobs it kills, as a local
+            // close returns after telling them.
+            let jobs: Vec<_> = match &session.hosted {
+                Hosted::Shell(shell) => shell.jobs().iter().map(|j| j.job).collect(),
+                Hosted::Pty(_) | Hosted::Tool(_) => Vec::new(),
+            };
             server.close_session(&session.id);
+            session.wait_ended(&jobs, JOB_ENDS_WAIT);
             Ok(Value::Null)
         }
         op if artifacts::is_artifact_op(op) => session
@@ -222,7 +234,7 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
 fn job_exit_events(events: Arc<OnceLock<Weak<RemoteSession>>>) -> JobExitHook {
     JobExitHook::new(move |info| {
         if let Some(session) = events.get().and_then(Weak::upgrade) {
-            session.send(json!({"event": "job_exit", "job": info}));
+            session.job_ended(&info);
         }
     })
 }

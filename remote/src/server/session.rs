@@ -10,11 +10,12 @@
 //! attached (the client dropped and has not come back), frames are only
 //! kept: the command runs on, its whole output in its artifact.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use conch_core::CancelToken;
+use conch_core::{CancelToken, JobId, JobInfo};
 use serde_json::{Value, json};
 
 use super::answers::{Answers, Seen};
@@ -37,6 +38,10 @@ pub(crate) struct RemoteSession {
     /// Counts the times the session lost its connection; a grace timer
     /// closes the session only if no client came back since it started.
     detaches: AtomicU64,
+    /// The jobs whose end was sent as a `job_exit` event, so that a
+    /// `close` is answered after the ends of the jobs it killed.
+    ended: Mutex<HashSet<JobId>>,
+    told: Condvar,
 }
 
 struct Outbox {
@@ -63,6 +68,8 @@ impl RemoteSession {
             answers: Answers::default(),
             runs: Mutex::new(HashMap::new()),
             detaches: AtomicU64::new(0),
+            ended: Mutex::new(HashSet::new()),
+            told: Condvar::new(),
         }
     }
 
@@ -155,6 +162,31 @@ impl RemoteSession {
             }
         }
         n
+    }
+
+    /// Sends the end of a job as a `job_exit` event.
+    pub fn job_ended(&self, info: &JobInfo) {
+        self.send(json!({"event": "job_exit", "job": info}));
+        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        ended.insert(info.job);
+        self.told.notify_all();
+    }
+
+    /// Waits (at most `wait`) until the end of each of `jobs` was sent.
+    pub fn wait_ended(&self, jobs: &[JobId], wait: Duration) {
+        let deadline = Instant::now() + wait;
+        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        while !jobs.iter().all(|job| ended.contains(job)) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            ended = self
+                .told
+                .wait_timeout(ended, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
     }
 
     /// What the request `id` is to this session; a new one is marked
