@@ -15,6 +15,7 @@ use crate::convert::callback;
 use crate::errors::{guard, invalid, remote_to_py};
 use crate::offload::drive_here;
 use crate::options::to_given;
+use crate::remote_artifacts::PyRemoteArtifactStore;
 use crate::tool::PyToolResult;
 
 /// The model's arguments as the JSON the server reads, checked first as
@@ -95,6 +96,13 @@ impl PyRemoteTool {
             let definition = py.detach(|| self.tool.definition()).map_err(remote_to_py)?;
             crate::result::plain(py, &definition)
         })
+    }
+
+    /// The tool's artifact store on the server (its ``artifacts_dir``):
+    /// ``read`` and ``resolve`` as ``BashTool.artifacts``'.
+    #[getter]
+    fn artifacts(&self) -> PyRemoteArtifactStore {
+        self.tool.artifacts().into()
     }
 
     /// The ``job`` tool of this tool's session (``conch.JobTool(tool)``

@@ -422,6 +422,20 @@ def test_a_spilled_output_is_read_by_range_on_the_server(remote, tmp_path):
         sh.artifacts  # noqa: B018 (the property raises)
 
 
+def test_a_remote_tools_spilled_output_is_read_on_the_server(remote, tmp_path):
+    with remote.tool(cwd=tmp_path, artifacts_dir=tmp_path / "a", snapshot=None) as tool:
+        with pytest.raises(conch.ToolError) as info:
+            tool.execute({"command": "seq 1 100000; (exit 1)"})
+        t = info.value.details["meta"]["truncation"]
+        store = tool.artifacts
+        assert isinstance(store, conch.RemoteArtifactStore)
+        assert store.read(t["artifact_id"], 99997) == "99998\n99999\n100000\n"
+        assert store.resolve(f"artifact://{t['artifact_id']}") == "".join(
+            f"{i}\n" for i in range(1, 100001))
+        with pytest.raises(conch.NotFoundError, match="^Artifact 999999 not found"):
+            store.read("999999")
+
+
 @pytest.mark.parametrize("case", cases("artifact", keep=lambda c: c["op"] != "allocate"))
 def test_artifact_vectors_agree_through_a_remote_session(case, remote, tmp_path):
     # No remote allocate: a remote store only reads what its session spilled.

@@ -14,9 +14,9 @@ use conch_core::CancelToken;
 use conch_core::tool::{ToolDefinition, ToolError, ToolResult, ToolUpdate};
 use serde_json::{Map, Value};
 
-use super::RemoteError;
 use super::session::Session;
 use super::waiting::{Waiting, read_result};
+use super::{RemoteArtifacts, RemoteError};
 
 /// What the bash tool and its job tool share: the session, and whether
 /// the tool was closed (after which both refuse every call, as locally).
@@ -104,6 +104,12 @@ impl RemoteTool {
     /// The tool's definition for the model, as the local tool's.
     pub fn definition(&self) -> Result<ToolDefinition, RemoteError> {
         self.0.definition("tool_definition")
+    }
+
+    /// The tool's artifact store (its `artifacts_dir`), read on the server
+    /// as the local tool's [`conch_core::tool::BashTool::artifacts`] is.
+    pub fn artifacts(&self) -> RemoteArtifacts {
+        self.0.session.artifacts()
     }
 
     /// The `job` tool of this tool's session.
