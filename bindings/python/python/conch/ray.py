@@ -48,6 +48,14 @@ MAX_CONCURRENCY = 32
 # ``conch.RemoteFiles`` (docs/remote.md, Files).
 MAX_FILE_BYTES = 8 << 20
 T = TypeVar("T")
+# Ray's worker SIGKILLs its direct children when it exits (ray.kill, a lost
+# raylet): conch's guard among them, and the session's roots before the
+# guard could freeze their trees, so what those roots started (background
+# jobs, setsid escapes) would be left to init. Turned off for the actor's
+# worker, the host's death goes to conch's lifeline, which takes every
+# tree down whole (measured: nothing left, where Ray's kill left three of
+# four test processes running).
+RUNTIME_ENV = {"env_vars": {"RAY_kill_child_processes_on_worker_exit": "false"}}
 
 
 @dataclass(frozen=True)
@@ -59,12 +67,15 @@ class ToolResult:
     details: Any = None
 
 
-@ray.remote(max_concurrency=MAX_CONCURRENCY)
+@ray.remote(max_concurrency=MAX_CONCURRENCY, runtime_env=RUNTIME_ENV)
 class ShellActor:
     """A conch session on the node Ray places this actor on.
 
     ``ShellActor.options(...).remote(**shell_options)`` takes
-    ``conch.Shell``'s options. Without ``artifacts_dir`` the session spills
+    ``conch.Shell``'s options. A ``runtime_env`` given to ``.options()``
+    must keep ``RUNTIME_ENV``'s variable (``ShellPool`` keeps it), or
+    ``ray.kill`` can leave a session's background processes running.
+    Without ``artifacts_dir`` the session spills
     into a store of its own on the node, removed with the session, so an
     episode never reads the last one's artifacts.
     """
@@ -495,17 +506,26 @@ class ActorShell:
         finally:
             done.set()
 
-    def stream(self, command: str, **options: Any) -> Iterator[str | conch.BashResult]:
-        """The run's output chunks as they come, then its ``BashResult``."""
-        for ref in self._get_generator(self.actor.stream.remote(command, **options)):
-            yield self._get(ref)
-
-    def _get_generator(self, gen: Any) -> Iterator[Any]:
+    def stream(self, command: str, *, call_id: str | None = None, **options: Any) -> Iterator[str | conch.BashResult]:
+        """The run's output chunks as they come, then its ``BashResult``.
+        Closing the generator before its end stops the command on the node."""
+        call_id = call_id or uuid.uuid4().hex
+        refs = self.actor.stream.remote(command, call_id=call_id, **options)
+        ended = False
         try:
-            yield from gen
-        except RayActorError as e:
-            self.lost = True
-            raise self._lost(_reason(e)) from e
+            while True:
+                try:
+                    ref = next(refs)
+                except StopIteration:
+                    ended = True
+                    return
+                except RayActorError as e:
+                    self.lost = True
+                    raise self._lost(_reason(e)) from e
+                yield self._get(ref)
+        finally:
+            if not ended and not self.lost:
+                self.actor.cancel.remote(call_id)
 
     def abort(self) -> None:
         self._get(self.actor.abort.remote())
