@@ -86,12 +86,26 @@ class ShellActor:
         self._tool: conch.BashTool | None = None
         self._shell: conch.Shell | None = None
         self._own_store: str | None = None
-        self._open(shell_options)
+        self._error: BaseException | None = None
+        try:
+            self._open(shell_options)
+        except Exception as e:
+            # Raised by every call instead: an error in __init__ would reach
+            # the caller as Ray's ActorDiedError, its conch class lost.
+            self._error = e
+            return
         # A reset goes back to where the first bash started, whatever the
         # worker's own cwd is by then.
         self._options = {**shell_options, "cwd": str(self._shell.cwd)}
 
+    @property
+    def _sh(self) -> conch.Shell:
+        if self._error is not None:
+            raise self._error
+        return self._shell
+
     def _open(self, options: dict[str, Any]) -> None:
+        self._error = None
         options = dict(options)
         store = options.get("artifacts_dir")
         if store is None:
@@ -118,7 +132,7 @@ class ShellActor:
             "node_id": ray.get_runtime_context().get_node_id(),
             "ip": ray.util.get_node_ip_address(),
             "pid": os.getpid(),
-            "cwd": str(self._shell.cwd),
+            "cwd": str(self._sh.cwd),
         }
 
     def reset(self, **shell_options: Any) -> dict[str, Any]:
@@ -136,7 +150,7 @@ class ShellActor:
 
     def run(self, command: str, call_id: str | None = None, **options: Any) -> conch.BashResult:
         with self._token(call_id) as token:
-            return self._shell.run(command, cancel=token, **options)
+            return self._sh.run(command, cancel=token, **options)
 
     @ray.method(num_returns="streaming")
     def stream(self, command: str, call_id: str | None = None, **options: Any) -> Iterator[Any]:
@@ -149,7 +163,7 @@ class ShellActor:
 
             def body() -> None:
                 try:
-                    outcome.append(self._shell.run(command, cancel=token, on_chunk=chunks.put, **options))
+                    outcome.append(self._sh.run(command, cancel=token, on_chunk=chunks.put, **options))
                 except BaseException as e:  # re-raised in the stream
                     outcome.append(e)
                 chunks.put(done)
@@ -186,45 +200,45 @@ class ShellActor:
             self._tokens.pop(call_id, None)
 
     def abort(self) -> None:
-        self._shell.abort()
+        self._sh.abort()
 
     def cwd(self) -> str:
-        return str(self._shell.cwd)
+        return str(self._sh.cwd)
 
     def sandbox_applied(self) -> Any:
-        return self._shell.sandbox_applied
+        return self._sh.sandbox_applied
 
     # -- jobs: conch.Shell's calls ---------------------------------------
 
     def background_jobs(self) -> list[int]:
-        return self._shell.background_jobs()
+        return self._sh.background_jobs()
 
     def jobs(self) -> list[conch.JobInfo]:
-        return self._shell.jobs()
+        return self._sh.jobs()
 
     def start(self, command: str, **options: Any) -> int:
-        return self._shell.start(command, **options)
+        return self._sh.start(command, **options)
 
     def poll(self, job: int, **options: Any) -> conch.JobPoll:
-        return self._shell.poll(job, **options)
+        return self._sh.poll(job, **options)
 
     def write(self, job: int, data: str | bytes) -> None:
-        self._shell.write(job, data)
+        self._sh.write(job, data)
 
     def close_stdin(self, job: int) -> None:
-        self._shell.close_stdin(job)
+        self._sh.close_stdin(job)
 
     def write_key(self, job: int, key: str) -> None:
-        self._shell.write_key(job, key)
+        self._sh.write_key(job, key)
 
     def signal(self, job: int, signal: str | int) -> None:
-        self._shell.signal(job, signal)
+        self._sh.signal(job, signal)
 
     def kill(self, job: int) -> conch.JobPoll:
-        return self._shell.kill(job)
+        return self._sh.kill(job)
 
     def wait_any(self, jobs: list[int], timeout: float | None = None) -> int | None:
-        return self._shell.wait_any(jobs, timeout)
+        return self._sh.wait_any(jobs, timeout)
 
     # -- artifacts: the spilled outputs stay on this node ----------------
 
@@ -257,12 +271,12 @@ class ShellActor:
         would have to be reached from inside its sandbox (``conch serve``
         runs a helper there); this actor has none, so it refuses, as a
         server without its helper does."""
-        if self._shell.sandbox_applied is not None:
+        if self._sh.sandbox_applied is not None:
             raise conch.SandboxUnavailableError(
                 "the files of a sandboxed ShellActor are reached through its commands: "
                 "this actor has no files helper to run inside the sandbox"
             )
-        return os.path.join(str(self._shell.cwd), os.fspath(path))
+        return os.path.join(str(self._sh.cwd), os.fspath(path))
 
     # -- the model's bash and job tools ----------------------------------
 
@@ -271,7 +285,7 @@ class ShellActor:
         one before."""
         if self._tool is not None:
             self._tool.close()
-        tool_options.setdefault("cwd", str(self._shell.cwd))
+        tool_options.setdefault("cwd", str(self._sh.cwd))
         self._tool = conch.BashTool(**tool_options)
 
     def tool_execute(self, args: dict[str, Any]) -> ToolResult:
@@ -693,6 +707,11 @@ def _actor_options(resources: dict[str, float] | None) -> dict[str, Any]:
     return options
 
 
+def _is_node_id(name: object) -> bool:
+    """Ray's node ids are 28 bytes, written in hex."""
+    return isinstance(name, str) and len(name) == 56 and all(c in "0123456789abcdef" for c in name)
+
+
 def _strategies(placement: Any, size: int) -> list[Any]:
     """The scheduling strategy of each of ``size`` sessions."""
     if placement == "SPREAD":
@@ -703,7 +722,7 @@ def _strategies(placement: Any, size: int) -> list[Any]:
     if isinstance(placement, (NodeAffinitySchedulingStrategy, PlacementGroupSchedulingStrategy)):
         return [placement] * size
     nodes = [placement] if isinstance(placement, str) else placement
-    if isinstance(nodes, (list, tuple)) and nodes and all(isinstance(n, str) for n in nodes):
+    if isinstance(nodes, (list, tuple)) and nodes and all(map(_is_node_id, nodes)):
         return [NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False) for i in range(size)]
     raise conch.InvalidArgumentError(
         'placement must be "SPREAD", "PACK", a node id, a list of node ids or a Ray '
@@ -742,9 +761,11 @@ class ShellPool:
         actors = [self._actor(slot) for slot in range(size)]
         try:
             infos = ray.get([a.info.remote() for a in actors])
-        except BaseException:
+        except BaseException as e:
             for a in actors:
                 ray.kill(a)
+            if isinstance(e, RayTaskError):
+                raise e.cause from None
             raise
         for slot, (actor, info) in enumerate(zip(actors, infos)):
             self._adopt(slot, ActorShell(actor, info))
