@@ -39,7 +39,7 @@ from ray.util.scheduling_strategies import (
 
 import conch
 
-__all__ = ["ActorShell", "ShellActor", "ShellPool", "ToolResult"]
+__all__ = ["ActorJobTool", "ActorShell", "ActorTool", "ShellActor", "ShellPool", "ToolResult"]
 
 # Calls one actor serves at once: a run, and an abort or a poll beside it.
 # Ray runs a threaded actor's calls on this many threads.
