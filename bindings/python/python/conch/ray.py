@@ -149,6 +149,8 @@ class ShellActor:
     # -- runs -------------------------------------------------------------
 
     def run(self, command: str, call_id: str | None = None, **options: Any) -> conch.BashResult:
+        if call_id is None:  # nothing can cancel it but abort: no token to watch
+            return self._sh.run(command, **options)
         with self._token(call_id) as token:
             return self._sh.run(command, cancel=token, **options)
 
