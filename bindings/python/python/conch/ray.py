@@ -832,7 +832,7 @@ class ShellPool:
         """``fn(session, item)`` for each item, in the caller's process on
         up to ``size`` threads, each on a recycled session; the results in
         the items' order. The first exception (in that order) is raised
-        once the running episodes have ended."""
+        once the running episodes have ended; those not started are not."""
 
         def episode(item: Any) -> T:
             with self.session() as sh:
@@ -840,7 +840,12 @@ class ShellPool:
 
         with ThreadPoolExecutor(max_workers=self.size) as ex:
             futures = [ex.submit(episode, item) for item in items]
-            return [f.result() for f in futures]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:
+                for f in futures:
+                    f.cancel()  # the episodes not started yet
+                raise
 
     def close(self) -> None:
         """Kills every session (their processes with them); idempotent."""
