@@ -810,8 +810,15 @@ class ShellPool:
 
     def _recycle(self, sh: ActorShell) -> None:
         if not sh.lost:
-            with contextlib.suppress(conch.SessionLost):
+            try:
                 sh.reset()
+            except conch.SessionLost:
+                pass
+            except Exception:
+                # A fresh bash could not start (the episode removed its start
+                # directory…): replaced when next handed out, which raises
+                # the reason if it still holds.
+                sh.lost = True
         if self._closed:
             ray.kill(sh.actor)
         else:
