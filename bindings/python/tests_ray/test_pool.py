@@ -72,6 +72,20 @@ def test_a_lost_session_raises_session_lost_and_is_replaced(local_ray, tmp_path)
             assert sh.run("pwd").output == f"{tmp_path}\n"
 
 
+def test_a_session_that_cannot_be_recycled_is_replaced_when_it_can_be(local_ray, tmp_path):
+    start = tmp_path / "start"
+    start.mkdir()
+    with ShellPool(1, cwd=str(start), snapshot=None) as pool:
+        with pool.session() as sh:
+            sh.run(f"cd / && rm -rf {start}")  # no start directory to recycle into
+        with pytest.raises(conch.InvalidArgumentError, match="Working directory does not exist"):
+            with pool.session():
+                pass
+        start.mkdir()
+        with pool.session() as sh:
+            assert sh.run("pwd").output == f"{start}\n"
+
+
 def test_bad_pools_are_refused(local_ray):
     with pytest.raises(conch.InvalidArgumentError, match="placement must be"):
         ShellPool(1, placement="EVERYWHERE")

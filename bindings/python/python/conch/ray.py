@@ -830,7 +830,12 @@ class ShellPool:
         with contextlib.suppress(Exception):
             ray.kill(lost.actor)
         slot = lost._slot  # type: ignore[attr-defined]
-        sh = ActorShell(self._actor(slot))
+        actor = self._actor(slot)
+        try:
+            sh = ActorShell(actor)
+        except BaseException:
+            ray.kill(actor)
+            raise
         sh._slot = slot  # type: ignore[attr-defined]
         self._sessions[slot] = sh
         return sh
