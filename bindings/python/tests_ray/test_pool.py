@@ -100,6 +100,9 @@ def test_bad_pools_are_refused(local_ray):
             pass
 
 
+# 64 Ray workers start here, a CPU-second each: far more than the suite's
+# 120 s per test on a machine the other suites keep busy.
+@pytest.mark.timeout(600)
 def test_64_sessions_run_one_command_each(local_ray, tmp_path, marker):
     # A session holds a sliver of a CPU: the 64 fit the local Ray's 4.
     def episode(sh, i):
