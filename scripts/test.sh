@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of conch on a fresh machine: Rust (fmt, clippy, unit,
-# integration, vectors), C, Python, MCP, Node and the packages. Installs
-# what it needs itself. Exits non-zero on any failure.
+# integration, vectors), C, Python, Ray (conch.ray), MCP, Node and the
+# packages. Installs what it needs itself. Exits non-zero on any failure.
 #
 # Builds first, each artifact once: clippy's check, the Rust tests (debug),
 # then the one release build the faces are tested from and the packages are
@@ -50,10 +50,11 @@ step "build: the release artifacts" ./scripts/build.sh
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
 export CONCH_BUILT=1
-SUITES=(rust python mcp c node packages)
+SUITES=(rust python ray mcp c node packages)
 declare -A COMMAND=(
   [rust]="cargo test --workspace --locked"
   [python]=./scripts/test-python.sh
+  [ray]=./scripts/test-ray.sh
   [mcp]=./scripts/test-mcp.sh
   [c]=./scripts/test-c.sh
   [node]=./scripts/test-node.sh

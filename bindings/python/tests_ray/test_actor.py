@@ -1,0 +1,280 @@
+"""``ShellActor`` on a local Ray: the local calls and results through an
+actor, the shared vectors replayed through it, kills on the node, and
+nothing left running once its actor is killed (conch's lifeline)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+import ray
+
+import conch
+from conch.ray import ActorShell, ShellActor, ToolResult
+from conftest import GUARD, Output, Sleeper, in_background, is_alive, pids_with, sleeper, wait_until
+from test_jobs import vector_cases as job_cases, poll_options
+from test_vectors import (
+    SINK_CASES,
+    TOOL_CASES,
+    cases,
+    replay_artifact,
+    replay_sink,
+    replay_tool,
+    write_artifacts,
+)
+
+
+@pytest.fixture(scope="module")
+def actor(local_ray):
+    """One actor for the module; each test resets it to the options it needs."""
+    a = ShellActor.remote(snapshot=None)
+    yield ActorShell(a)
+    ray.kill(a)
+
+
+@pytest.fixture
+def sh(actor, tmp_path):
+    actor.reset(cwd=str(tmp_path), snapshot=None)
+    return actor
+
+
+def test_a_session_keeps_its_state_and_gives_the_local_results(sh, tmp_path):
+    assert sh.node_id == ray.get_runtime_context().get_node_id()
+    assert sh.pid != os.getpid()
+    r = sh.run("mkdir sub && cd sub && export KEPT=1; f() { echo fn; }")
+    assert isinstance(r, conch.BashResult) and r.exit_code == 0
+    r = sh.run("echo $KEPT; f; pwd")
+    assert (r.output, r.working_dir) == (f"1\nfn\n{tmp_path}/sub\n", f"{tmp_path}/sub")
+    assert sh.cwd == f"{tmp_path}/sub"
+    # The raw actor gives the same objects.
+    assert ray.get(sh.actor.run.remote("echo $KEPT")).output == "1\n"
+
+
+def test_output_streams_back_then_the_result(sh):
+    items = list(sh.stream("echo one; /bin/sleep 0.1; echo two >&2; exit 3"))
+    *chunks, result = items
+    assert "".join(chunks) == "one\ntwo\n" and all(isinstance(c, str) for c in chunks)
+    assert isinstance(result, conch.BashResult) and result.exit_code == 3
+    # Ray's own streaming generator, as a user of the actor reads it.
+    refs = sh.actor.stream.remote("echo raw")
+    assert [ray.get(ref) for ref in refs][-1].output == "raw\n"
+    seen = Output()
+    assert sh.run("echo a; echo b", on_chunk=seen).output == seen.text == "a\nb\n"
+
+
+def test_errors_are_conchs_own_classes(sh):
+    with pytest.raises(conch.NotFoundError, match="no job 42 in this session") as info:
+        sh.poll(42)
+    assert type(info.value) is conch.NotFoundError
+    with pytest.raises(conch.InvalidArgumentError, match="timeout must be"):
+        sh.run("true", timeout=0)
+    with pytest.raises(TypeError):
+        sh.run("true", nope=1)
+    # Ray's wrapper of the raw actor's error is the same class too.
+    with pytest.raises(conch.NotFoundError):
+        ray.get(sh.actor.poll.remote(42))
+    with pytest.raises(conch.InvalidArgumentError, match="Working directory does not exist"):
+        sh.reset(cwd="/no/such/dir")
+    sh.reset(snapshot=None)  # the first options again
+    assert sh.run("echo back").output == "back\n"
+
+
+def test_abort_kills_the_tree_on_the_node(sh, marker):
+    s = Sleeper(marker)
+    results = []
+    with in_background(lambda: results.append(sh.run(sleeper(marker), on_chunk=s, timeout=GUARD * 6))):
+        s.wait_started()
+        sh.abort()
+    assert results[0].cancelled and not results[0].timed_out
+    s.assert_gone()
+    assert sh.run("echo after").output == "after\n"
+
+
+def test_a_timeout_and_a_cancel_token_kill_the_tree_on_the_node(sh, marker):
+    s = Sleeper(marker)
+    r = sh.run(sleeper(marker), timeout=1, on_chunk=s)
+    assert r.timed_out and r.output.startswith("[Command timed out after 1 second")
+    s.assert_gone()
+    s = Sleeper(marker + "c")
+    token = conch.CancelToken()
+    with in_background(lambda: (s.wait_started(), token.cancel())):
+        r = sh.run(sleeper(marker + "c"), cancel=token, on_chunk=s, timeout=GUARD * 6)
+    assert r.cancelled and not r.timed_out
+    s.assert_gone()
+
+
+def test_a_dropped_stream_stops_its_command(sh, marker):
+    gen = sh.stream(sleeper(marker))
+    first = next(gen)
+    pid = int(first.split("=")[1])
+    assert wait_until(lambda: is_alive(pid, marker))
+    gen.close()
+    assert wait_until(lambda: not is_alive(pid, marker))
+    assert sh.run("echo after").output == "after\n"
+
+
+def test_jobs_pty_jobs_and_their_errors(sh):
+    job = sh.start("read line; echo got $line", stdin=True)
+    sh.write(job, "hello\n")
+    p = sh.poll(job, wait=GUARD)
+    assert isinstance(p, conch.JobPoll) and (p.status, p.output) == ("exited", "got hello\n")
+    assert [j.job for j in sh.jobs()] == [job] and isinstance(sh.jobs()[0], conch.JobInfo)
+    term = sh.start("read -p 'name? ' n; echo hi $n", pty=(80, 24))
+    assert "name?" in sh.poll(term, wait=GUARD, until="name\\?").output
+    sh.write(term, "ada")
+    sh.write_key(term, "enter")
+    assert "hi ada" in sh.poll(term, wait=GUARD, until="hi ada").output
+    assert sh.wait_any([term], timeout=GUARD) == term
+    long = sh.start("/bin/sleep 30")
+    assert sh.kill(long).status == "killed"
+    with pytest.raises(conch.NoInputError):
+        sh.write(long, "x")
+    with pytest.raises(conch.TooManyJobsError) as info:
+        sh.reset(max_jobs=0, snapshot=None)
+        sh.start("true")
+    assert info.value.running == 0
+
+
+@pytest.mark.parametrize("case", job_cases())
+def test_job_vectors_agree_through_an_actor(case, sh):
+    for r in case["runs"]:
+        assert sh.run(r["command"], timeout=GUARD).output == r["output"]
+    listed = sh.jobs()
+    own = listed[-1].job if listed else 0
+    for p in case["polls"]:
+        job = p.get("job", own)
+        if "error" in p:
+            with pytest.raises(conch.ConchError) as e:
+                sh.poll(job, **poll_options(p["options"]))
+            assert p["error"] in str(e.value)
+            continue
+        got = sh.poll(job, **poll_options(p["options"]))
+        for key, want in p["expect"].items():
+            assert getattr(got, key) == want, f"{key} of {got!r}"
+    for got, want in zip(sh.jobs(), case.get("jobs", [])):
+        for key, value in want.items():
+            assert getattr(got, key) == value, f"{key} of {got!r}"
+
+
+@pytest.mark.parametrize("case", SINK_CASES)
+def test_sink_vectors_agree_through_an_actor(case, actor, tmp_path, marker):
+    def run(command, *, cwd, max_bytes, artifacts_dir, **run_options):
+        actor.reset(cwd=str(cwd), max_bytes=max_bytes, snapshot=None,
+                    artifacts_dir=None if artifacts_dir is None else str(artifacts_dir))
+        return actor.run(command, **run_options)
+
+    replay_sink(case, tmp_path, marker, run)
+
+
+@pytest.mark.parametrize("case", TOOL_CASES)
+def test_tool_vectors_agree_through_an_actor(case, sh, tmp_path):
+    def make(cwd, **options):
+        if options.get("artifacts_dir") is not None:
+            options["artifacts_dir"] = str(options["artifacts_dir"])
+        return sh.tool(cwd=str(cwd), **options)
+
+    replay_tool(case, tmp_path, make)
+
+
+@pytest.mark.parametrize("case", cases("artifact", keep=lambda c: c["op"] != "allocate"))
+def test_artifact_vectors_agree_through_an_actor(case, actor, tmp_path):
+    root = tmp_path / "artifacts"
+    write_artifacts(case, root)
+    actor.reset(cwd=str(tmp_path), snapshot=None, artifacts_dir=str(root))
+    if case["files"] is None and root.exists():
+        root.rmdir()  # the session made it, empty
+    replay_artifact(case, root, actor.artifacts)
+
+
+def test_a_spilled_output_stays_on_the_node_and_reads_by_range(sh):
+    r = sh.run("seq 1 100000")
+    assert r.truncated and r.artifact_id is not None and r.output_bytes <= 51200
+    assert sh.artifacts.read(r.artifact_id, 10, 3) == "11\n12\n13\n"
+    assert sh.artifacts.resolve(f"artifact://{r.artifact_id}").endswith("99999\n100000\n")
+    with pytest.raises(conch.NotFoundError):
+        sh.artifacts.read("77")
+
+
+def test_files_have_the_remote_faces_names_and_semantics(sh, tmp_path):
+    f = sh.files
+    f.write("deep/er/notes.md", "# notes\n", mode=0o640)  # relative: the cwd's; parents made
+    assert (tmp_path / "deep/er/notes.md").read_text() == "# notes\n"
+    assert f.read("deep/er/notes.md", offset=2, limit=3) == b"not"
+    info = f.stat(str(tmp_path / "deep/er/notes.md"))
+    assert (info["name"], info["type"], info["size"], info["mode"]) == ("notes.md", "file", 8, 0o640)
+    f.write("deep/er/notes.md", b"\x00\x01")  # the replaced file's mode is kept
+    assert f.stat("deep/er/notes.md")["mode"] == 0o640 and f.read("deep/er/notes.md") == b"\x00\x01"
+    os.symlink("er/notes.md", tmp_path / "deep/link")
+    assert [(e["name"], e["type"]) for e in f.list("deep")] == [("er", "dir"), ("link", "symlink")]
+    assert f.stat("deep/link")["target"] == "er/notes.md"
+    with pytest.raises(conch.NotFoundError, match="no such file or directory"):
+        f.read("missing")
+    with pytest.raises(conch.IoError) as info:
+        f.read("deep")
+    assert info.value.errno == 21  # EISDIR
+    with pytest.raises(conch.IoError, match="recursive removes its tree"):
+        f.remove("deep")
+    with pytest.raises(conch.InvalidArgumentError, match="limit must be at most 8388608"):
+        f.read("deep/er/notes.md", limit=(8 << 20) + 1)
+    f.remove("deep/link")
+    assert (tmp_path / "deep/er/notes.md").exists()  # a symlink's target is never removed
+    f.remove("deep", recursive=True)
+    assert not (tmp_path / "deep").exists()
+
+
+def test_the_bash_tool_runs_on_the_node(sh, tmp_path):
+    tool = sh.tool(snapshot=None)
+    assert tool.execute({"command": "pwd"}) == ToolResult(str(tmp_path), None)
+    with pytest.raises(conch.ToolError, match="exited with code 3"):
+        tool.execute({"command": "exit 3"})
+    assert tool.definition()["name"] == "bash" and tool.job_tool().definition()["name"] == "job"
+    assert "job" in tool.execute({"command": "/bin/sleep 5", "async": True}).text
+    assert "running" in tool.job_tool().execute({"op": "list"}).text
+    tool.close()
+    with pytest.raises(conch.ClosedError):
+        tool.execute({"command": "true"})
+
+
+def descendants(pid: int) -> set[int]:
+    """Live processes below ``pid``."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != b"Z":
+                parents[int(entry)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parents.items() if pp == p]
+        found.update(kids)
+        todo.extend(kids)
+    return found
+
+
+@pytest.mark.parametrize("how", ["ray.kill", "SIGKILL of the worker"])
+def test_nothing_the_session_started_outlives_its_actor(local_ray, tmp_path, marker, how):
+    sh = ActorShell(ShellActor.remote(cwd=str(tmp_path), snapshot=None))
+    # A background job, a started job, a PTY job, and a setsid escape.
+    sh.run(f"(exec -a {marker} /bin/sleep 60) &")
+    sh.start(f"exec -a {marker} /bin/sleep 60")
+    sh.start(f"exec -a {marker} /bin/sleep 60", pty=(80, 24))
+    sh.run(f"setsid bash -c 'exec -a {marker} /bin/sleep 60' &")
+    assert wait_until(lambda: len([p for p in pids_with(marker) if is_alive(p, marker)]) == 4)
+    if how == "ray.kill":
+        ray.kill(sh.actor)
+    else:
+        os.kill(sh.pid, signal.SIGKILL)
+    assert wait_until(lambda: not [p for p in pids_with(marker) if is_alive(p, marker)]), pids_with(marker)
+    with pytest.raises(conch.SessionLost, match=f"Ray node {sh.node_id}"):
+        sh.run("echo")
+    assert sh.lost
+    with pytest.raises(conch.SessionLost):  # at once, from then on
+        sh.jobs()
