@@ -17,10 +17,11 @@ echo "== build: tools (.venv: maturin, pytest, hypothesis, mcp; bindings/node: n
 "$VENV/bin/python" -m pip install -q 'maturin==1.16.0' 'pytest==9.2.0' 'pytest-timeout==2.4.0' \
   'hypothesis==6.155.2' 'mcp==2.3.0'
 (cd bindings/node && npm ci --no-audit --no-fund --silent)
-# Debian packages the C checks and the packages step need (CI is a fresh
-# Debian).
+# Debian packages the C checks, the packages step and the Ray suite's
+# network namespace (`ip`) need (CI is a fresh Debian).
 need=()
 command -v valgrind >/dev/null || need+=(valgrind)
+command -v ip >/dev/null || need+=(iproute2)
 command -v c++ >/dev/null || need+=(g++)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 if [ ${#need[@]} -gt 0 ]; then
