@@ -6,6 +6,7 @@
 //! server answers a request once, and the frames numbered twice are
 //! dropped here. A stdio server that exits is not come back to.
 
+use conch_core::sync::lock;
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -160,7 +161,7 @@ impl Link {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Sends request `op`; returns its id and where its frames arrive.
@@ -241,7 +242,7 @@ impl Link {
     /// Asks the link to end the connection, without waiting; waiting
     /// callers get [`RemoteError::ConnectionLost`].
     pub fn stop(&self) {
-        if let Some(stop) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(stop) = lock(&self.stop).take() {
             let _ = stop.send(());
         }
     }
@@ -251,8 +252,8 @@ impl Link {
     /// one of those threads, that one is not waited for.)
     pub fn close(&self) {
         self.stop();
-        drop(self.exits.lock().unwrap_or_else(|p| p.into_inner()).take());
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(lock(&self.exits).take());
+        let threads = std::mem::take(&mut *lock(&self.threads));
         let me = std::thread::current().id();
         for thread in threads {
             if thread.thread().id() != me {
@@ -288,7 +289,7 @@ impl Link {
                 .cloned()
                 .map(serde_json::from_value::<JobInfo>);
             if let (Some(hook), Some(Ok(info))) = (hook, info)
-                && let Some(exits) = &*self.exits.lock().unwrap_or_else(|p| p.into_inner())
+                && let Some(exits) = &*lock(&self.exits)
             {
                 let _ = exits.send((hook, info));
             }

@@ -3,8 +3,10 @@
 //! requests, the server those of its own that change something (`open`,
 //! a file written or removed). A bounded number of answers is kept.
 
+use conch_core::sync::{lock, wait_until};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -37,7 +39,7 @@ pub(crate) enum Seen {
 
 impl Answers {
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// What the request `id` is; a new one is marked running.
@@ -75,7 +77,7 @@ impl Answers {
         let key = id.to_string();
         let mut state = self.state();
         while state.running.contains(&key) {
-            state = self.answered.wait(state).unwrap_or_else(|p| p.into_inner());
+            state = wait_until(&self.answered, state, None, Instant::now());
         }
         state.done.get(&key).cloned()
     }

@@ -19,6 +19,7 @@ mod session;
 pub mod stdio;
 mod tool;
 
+use conch_core::sync::lock;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,7 +97,7 @@ impl Server {
                 "this request needs a session",
             ));
         };
-        let sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        let sessions = lock(&self.sessions);
         sessions.get(id).cloned().ok_or_else(|| {
             Refusal::new(
                 ErrorKind::UnknownSession,
@@ -190,10 +191,7 @@ impl Server {
             ));
         }
         let session = Arc::new(make(id.clone())?);
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, session.clone());
+        lock(&self.sessions).insert(id, session.clone());
         Ok(session)
     }
 
@@ -263,9 +261,6 @@ impl Server {
 
     /// Sessions open now.
     pub fn session_count(&self) -> usize {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
+        lock(&self.sessions).len()
     }
 }

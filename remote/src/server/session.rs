@@ -10,6 +10,7 @@
 //! attached (the client dropped and has not come back), frames are only
 //! kept: the command runs on, its whole output in its artifact.
 
+use conch_core::sync::{deadline_after, lock, passed, wait_until};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -74,7 +75,7 @@ impl RemoteSession {
     }
 
     fn outbox(&self) -> MutexGuard<'_, Outbox> {
-        self.out.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.out)
     }
 
     /// Numbers `frame` (an object) as this session's next, keeps it, and
@@ -140,19 +141,19 @@ impl RemoteSession {
 
     /// Keeps the cancel token of the run asked for by request `id`.
     pub fn register_run(&self, id: &Value, cancel: CancelToken) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut runs = lock(&self.runs);
         runs.entry(id.to_string()).or_insert(cancel);
     }
 
     pub fn forget_run(&self, id: &Value) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut runs = lock(&self.runs);
         runs.remove(&id.to_string());
     }
 
     /// Cancels the run asked for by request `id`, or every run of the
     /// session when `id` is `None`; returns how many it cancelled.
     pub fn cancel_runs(&self, id: Option<&Value>) -> usize {
-        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let runs = lock(&self.runs);
         let wanted = id.map(Value::to_string);
         let mut n = 0;
         for (key, token) in runs.iter() {
@@ -167,25 +168,21 @@ impl RemoteSession {
     /// Sends the end of a job as a `job_exit` event.
     pub fn job_ended(&self, info: &JobInfo) {
         self.send(json!({"event": "job_exit", "job": info}));
-        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ended = lock(&self.ended);
         ended.insert(info.job);
         self.told.notify_all();
     }
 
     /// Waits (at most `wait`) until the end of each of `jobs` was sent.
     pub fn wait_ended(&self, jobs: &[JobId], wait: Duration) {
-        let deadline = Instant::now() + wait;
-        let mut ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        let deadline = deadline_after(wait);
+        let mut ended = lock(&self.ended);
         while !jobs.iter().all(|job| ended.contains(job)) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let now = Instant::now();
+            if passed(deadline, now) {
                 return;
             }
-            ended = self
-                .told
-                .wait_timeout(ended, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            ended = wait_until(&self.told, ended, deadline, now);
         }
     }
 
