@@ -4,10 +4,11 @@
 //! codes), so a host moves a session to a container by changing the line
 //! that makes it.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use conch_core::input::{TimeUnit, interval_option};
+use conch_core::sync::Slot;
 use conch_core::wire::Spelling;
 use conch_core::{CancelToken, JobExitHook, RunOptions};
 use conch_remote::protocol::ErrorKind;
@@ -176,7 +177,7 @@ impl Remote {
             }
             Ok::<_, RemoteError>(RemoteShell {
                 sandbox_applied: shell.sandbox_applied().clone(),
-                shell: Mutex::new(Some(Arc::new(shell))),
+                shell: Slot::new(shell),
             })
         })
     }
@@ -228,13 +229,13 @@ impl Remote {
 #[napi]
 pub struct RemoteShell {
     /// `None` once closed.
-    shell: Mutex<Option<Arc<conch_remote::RemoteShell>>>,
+    shell: Slot<conch_remote::RemoteShell>,
     sandbox_applied: serde_json::Value,
 }
 
 impl RemoteShell {
     fn open(&self) -> Option<Arc<conch_remote::RemoteShell>> {
-        self.shell.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.shell.get()
     }
 }
 
@@ -448,7 +449,7 @@ impl RemoteShell {
     /// Idempotent.
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
-        let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let shell = self.shell.take();
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
             shell.map_or(Ok(()), |shell| shell.close())
         })

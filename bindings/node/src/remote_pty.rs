@@ -4,9 +4,10 @@
 //! remote session's artifact store, with the reads of a local
 //! `ArtifactStore`. Every call that asks the server resolves a promise.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use conch_core::CancelToken;
+use conch_core::sync::Slot;
 use conch_remote::{RemoteArtifacts, RemoteError};
 use napi::bindgen_prelude::{Buffer, Either, Env, Object};
 use napi_derive::napi;
@@ -25,19 +26,19 @@ use crate::worker;
 #[napi]
 pub struct RemotePty {
     /// `None` once closed.
-    pty: Mutex<Option<Arc<conch_remote::RemotePty>>>,
+    pty: Slot<conch_remote::RemotePty>,
 }
 
 impl RemotePty {
     pub fn new(pty: conch_remote::RemotePty) -> Self {
         RemotePty {
-            pty: Mutex::new(Some(Arc::new(pty))),
+            pty: Slot::new(pty),
         }
     }
 
     fn open(&self) -> Result<Arc<conch_remote::RemotePty>, RemoteError> {
-        let pty = self.pty.lock().unwrap_or_else(|p| p.into_inner());
-        pty.clone()
+        self.pty
+            .get()
             .ok_or(RemoteError::Core(conch_core::Error::Closed("pty session")))
     }
 
@@ -162,7 +163,7 @@ impl RemotePty {
     /// Idempotent.
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
-        let pty = self.pty.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let pty = self.pty.take();
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
             pty.map_or(Ok(()), |pty| pty.close())
         })

@@ -3,10 +3,11 @@
 //! (the same `BashResult`, errors, cancel tokens and asyncio twins): a host
 //! moves a session to a container by changing the line that makes it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use conch_core::RunOptions;
 use conch_core::ShellOptions;
+use conch_core::sync::Slot;
 use conch_core::tool::BashToolConfig;
 use conch_remote::{ConnectOptions, Remote, RemoteShell, Target};
 use pyo3::prelude::*;
@@ -113,7 +114,7 @@ impl PyRemote {
                 slot
             });
             Ok(PyRemoteShell {
-                shell: Mutex::new(Some(Arc::new(shell))),
+                shell: Slot::new(shell),
                 sandbox_applied,
                 on_job_exit,
             })
@@ -165,7 +166,7 @@ impl PyRemote {
 #[pyclass(frozen, module = "conch", name = "RemoteShell")]
 pub struct PyRemoteShell {
     /// `None` once closed.
-    shell: Mutex<Option<Arc<RemoteShell>>>,
+    shell: Slot<RemoteShell>,
     sandbox_applied: Py<PyAny>,
     /// The `on_job_exit` callable, for the garbage collector.
     on_job_exit: Option<Arc<exit_hook::Slot>>,
@@ -173,9 +174,8 @@ pub struct PyRemoteShell {
 
 impl PyRemoteShell {
     pub(crate) fn open(&self) -> PyResult<Arc<RemoteShell>> {
-        let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner());
-        shell
-            .clone()
+        self.shell
+            .get()
             .ok_or_else(|| to_py(conch_core::Error::Closed("shell")))
     }
 }
@@ -266,7 +266,7 @@ impl PyRemoteShell {
     /// Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
-            let shell = self.shell.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let shell = self.shell.take();
             match shell {
                 Some(shell) => py.detach(|| shell.close()).map_err(remote_to_py),
                 None => Ok(()),

@@ -3,9 +3,10 @@
 //! cancel tokens and asyncio twin): a host moves its terminal to a
 //! container by changing the line that makes it.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use conch_core::pty::PtyOptions;
+use conch_core::sync::Slot;
 use conch_remote::RemotePty;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -27,19 +28,19 @@ use crate::result::{Class, to_python};
 #[pyclass(frozen, module = "conch", name = "RemotePty")]
 pub struct PyRemotePty {
     /// `None` once closed.
-    pty: Mutex<Option<Arc<RemotePty>>>,
+    pty: Slot<RemotePty>,
 }
 
 impl PyRemotePty {
     pub(crate) fn new(pty: RemotePty) -> Self {
         PyRemotePty {
-            pty: Mutex::new(Some(Arc::new(pty))),
+            pty: Slot::new(pty),
         }
     }
 
     fn open(&self) -> PyResult<Arc<RemotePty>> {
-        let pty = self.pty.lock().unwrap_or_else(|p| p.into_inner());
-        pty.clone()
+        self.pty
+            .get()
             .ok_or_else(|| to_py(conch_core::Error::Closed("pty session")))
     }
 
@@ -137,7 +138,7 @@ impl PyRemotePty {
     /// Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         guard(|| {
-            let pty = self.pty.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let pty = self.pty.take();
             match pty {
                 Some(pty) => py.detach(|| pty.close()).map_err(remote_to_py),
                 None => Ok(()),

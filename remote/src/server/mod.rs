@@ -175,13 +175,7 @@ impl Server {
         make: impl FnOnce(String) -> Result<RemoteSession, Refusal>,
     ) -> Result<Arc<RemoteSession>, Refusal> {
         let id = format!("s{}", self.next_session.fetch_add(1, Ordering::SeqCst));
-        if self
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .len()
-            >= self.opts.max_sessions
-        {
+        if lock(&self.sessions).len() >= self.opts.max_sessions {
             return Err(Refusal::new(
                 ErrorKind::TooManySessions,
                 format!(
@@ -198,11 +192,7 @@ impl Server {
     /// Closes the session `id` (its processes killed); false when there
     /// was none.
     fn close_session(&self, id: &str) -> bool {
-        let session = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(id);
+        let session = lock(&self.sessions).remove(id);
         match session {
             Some(session) => {
                 session.hosted.close();
@@ -215,13 +205,7 @@ impl Server {
     /// The client of `out` is gone: its sessions wait for it for the grace
     /// period, then close.
     fn connection_ended(self: &Arc<Self>, out: &Outgoing) {
-        let sessions: Vec<_> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
+        let sessions: Vec<_> = lock(&self.sessions).values().cloned().collect();
         for session in sessions {
             let Some(n) = session.detach(out) else {
                 continue;
@@ -245,13 +229,7 @@ impl Server {
 
     /// Closes every session, in parallel: each through the kill ladder.
     pub fn close_all(&self) {
-        let sessions: Vec<_> = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain()
-            .map(|(_, s)| s)
-            .collect();
+        let sessions: Vec<_> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
         std::thread::scope(|scope| {
             for session in &sessions {
                 scope.spawn(|| session.hosted.close());
