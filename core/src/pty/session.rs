@@ -53,11 +53,11 @@ use super::utf8::Utf8Stream;
 use crate::cancel::CancelToken;
 use crate::cwd::resolve_dir;
 use crate::output::{OutputSink, SinkOptions};
+use crate::process::bash::find_bash;
 use crate::process::child::Process;
 use crate::process::env::{EnvPolicy, build_env, check_command};
-use crate::process::io::{Read, Waker, pidfd_open, poll, pollin, read, ready, set_nonblocking};
+use crate::process::io::{Read, Waker, exit_fd, poll, pollin, read, ready, set_nonblocking};
 use crate::process::sandbox::{Sandbox, SessionSandbox};
-use crate::process::spawner::{find_on_path, is_executable};
 use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::status_code;
 use crate::process::tree::{self, Escalation, EscalationStep, Pid};
@@ -461,26 +461,9 @@ fn check(opts: &PtyOptions) -> Result<Checked> {
         Some(dir) => resolve_dir(&host_cwd, dir)?,
         None => host_cwd.clone(),
     };
-    let shell = match &opts.shell {
-        // A bare name is looked up on PATH, as the shell engine does.
-        Some(name) if !name.as_os_str().as_encoded_bytes().contains(&b'/') => {
-            find_on_path(&name.to_string_lossy())
-                .ok_or_else(|| Error::Spawn(format!("{} not found on PATH", name.display())))?
-        }
-        Some(path) => {
-            let path = host_cwd.join(path);
-            if !is_executable(&path) {
-                return Err(Error::Spawn(format!(
-                    "Shell not found or not executable: {}",
-                    path.display()
-                )));
-            }
-            path
-        }
-        None => {
-            find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
-        }
-    };
+    // As the shell engine finds it: a bare name on PATH, a relative path
+    // against the host's cwd (not the run's).
+    let shell = find_bash(opts.shell.as_deref())?;
     Ok(Checked { cwd, shell })
 }
 
@@ -551,7 +534,7 @@ impl<F: FnMut(&str)> PtyLoop<'_, F> {
     /// gave up); returns the exit code and why it was stopped, if it was.
     fn run(&mut self, child: &mut Process, mut stopper: Stopper) -> (Option<i32>, Option<Stop>) {
         let pid = child.pid();
-        let pidfd = pidfd_open(pid).ok();
+        let pidfd = exit_fd(pid).ok();
         let mut status: Option<Option<i32>> = None;
         let mut exited_at = Instant::now();
         let mut last_data = Instant::now();

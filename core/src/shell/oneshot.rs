@@ -24,12 +24,13 @@ use rustix::process::Signal;
 use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::cwd::resolve_dir;
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
+use crate::process::bash::find_bash;
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, check_command};
 use crate::process::io::{Waker, pipe};
 use crate::process::pump::Pump;
 use crate::process::sandbox::{Sandbox, SessionSandbox};
-use crate::process::spawner::{HostDeath, Launch, find_on_path};
+use crate::process::spawner::{HostDeath, Launch};
 use crate::process::stop::Stopper;
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, Escalation, EscalationStep};
@@ -132,11 +133,10 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         Some(dir) => resolve_dir(&host_cwd, dir)?,
         None => host_cwd,
     };
+    // Any shell runs `-c` (`/bin/sh` is fine): one given is used as given.
     let shell = match &opts.shell {
         Some(p) => p.clone(),
-        None => {
-            find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
-        }
+        None => find_bash(None)?,
     };
     let mut env = build_env(&opts.env_policy, opts.non_interactive_env, &opts.env);
     let sandbox = opts
@@ -169,7 +169,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     // Our end of the root's stdin: the root waits on it after reporting, so
     // it stays alive (holding the orphans) until we have killed them.
     let (hold_r, hold) = pipe()?;
-    let root = find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"));
+    let root = find_bash(None)?;
     let launch = Launch {
         program: root,
         args: vec![
