@@ -48,9 +48,28 @@ EOW
 fi
 "$TC/rustc" -vV | sed -n 1p
 
+# A C compiler for the targets, for build scripts that compile C (ring's,
+# under the remote face's TLS): nothing is linked by a check, so it only
+# makes the object files it is asked for, empty.
+cat >"$TC/no-cc" <<'EOW'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+  case $1 in
+    -o) : >"$2"; shift ;;
+    -o?*) : >"${1#-o}" ;;
+    -Fo?*) : >"${1#-Fo}" ;; # taken for MSVC, since it says nothing to -E
+  esac
+  shift
+done
+EOW
+chmod +x "$TC/no-cc"
+
 [ $# -gt 0 ] || set -- --workspace --all-targets
 target_args=()
-for t in $TARGETS; do target_args+=(--target "$t"); done
+for t in $TARGETS; do
+  target_args+=(--target "$t")
+  export "CC_${t//-/_}=$TC/no-cc"
+done
 
 # A target dir of its own: the Debian rustc's artifacts never mix with
 # rustup's. Opt-level 0: nothing here is run, so nothing is optimised.

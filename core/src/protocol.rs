@@ -34,7 +34,8 @@
 //! descriptor is closed (it is, inside the command). The loop's working
 //! variables (`__conch_*`) exist between two commands only, and are unset
 //! before the next one starts. What stays visible are the session's four
-//! traps (`EXIT`, `SIGINT`, `SIGRTMAX`, `SIGRTMAX-1`, in `trap -p`): they
+//! traps (`EXIT`, `SIGINT` and the two unwind signals, `SIGRTMAX` and
+//! `SIGRTMAX-1` on Linux, in `trap -p`): they
 //! must be set while the command runs.
 //!
 //! A command's stdout and stderr are one pipe the host reads. bash keeps
@@ -386,14 +387,15 @@ fn loop_text() -> String {
 }
 
 /// The signal that asks bash to abandon the command of run `seq` (see
-/// [`UNWIND_TRAP`]): one no program sends by accident, `RTMAX` for an
-/// even run and `RTMAX-1` for an odd one, so that bash can tell one meant
-/// for the run before from one meant for the run it is at.
+/// [`UNWIND_TRAP`]): one of two no program sends by accident (on Linux
+/// `RTMAX` for an even run and `RTMAX-1` for an odd one; see
+/// [`crate::process::sys::unwind_signals`]), so that bash can tell one
+/// meant for the run before from one meant for the run it is at.
 pub fn unwind_signal(seq: u64) -> rustix::process::Signal {
-    let odd = i32::from(seq % 2 == 1);
-    // SAFETY: SIGRTMAX and the one below it are the C library's own last
-    // real-time signals, in the range `from_raw_unchecked` requires.
-    unsafe { rustix::process::Signal::from_raw_unchecked(libc::SIGRTMAX() - odd) }
+    let signal = crate::process::sys::unwind_signals()[usize::from(seq % 2 == 1)];
+    // SAFETY: a signal of this system that no C library reserves, in the
+    // range `from_raw_unchecked` requires.
+    unsafe { rustix::process::Signal::from_raw_unchecked(signal) }
 }
 
 /// How bash abandons an interrupted command, as a terminal's Ctrl-C does,
@@ -458,8 +460,8 @@ builtin trap \"[[ -z \\${__conch_int-} || \\$BASH_COMMAND == *__conch_* ]] || \
 } >/dev/null 2>&1"
 );
 
-/// [`UNWIND_TRAP`] for the runs of one parity (0: even runs, `RTMAX`; 1:
-/// odd runs, `RTMAX-1`).
+/// [`UNWIND_TRAP`] for the runs of one parity (0: even runs; 1: odd runs;
+/// see [`unwind_signal`]).
 fn unwind_trap(parity: u8) -> String {
     UNWIND_TRAP.replacen("PARITY", &parity.to_string(), 1)
 }
@@ -578,9 +580,10 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
             single_quote(text)
         );
     }
+    let [even, odd] = crate::process::sys::unwind_signals();
     let _ = write!(
         boot,
-        "builtin trap {} RTMAX; builtin trap {} RTMAX-1; builtin trap : INT; builtin trap {} EXIT; \
+        "builtin trap {} {even}; builtin trap {} {odd}; builtin trap : INT; builtin trap {} EXIT; \
          builtin unset -v __conch_c; }} >/dev/null 2>&1; {}",
         single_quote(&unwind_trap(0)),
         single_quote(&unwind_trap(1)),

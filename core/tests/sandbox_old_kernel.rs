@@ -4,6 +4,7 @@
 //! is `SandboxUnavailable` naming what is missing, and with `best_effort` the
 //! session starts and reports what did not apply. Alone in its binary: it
 //! sets an environment variable of the whole process.
+#![cfg(target_os = "linux")]
 
 use conch_core::{Error, Network, RunOptions, Sandbox, Shell, ShellOptions, Snapshot};
 

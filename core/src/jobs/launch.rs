@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::{Control, Role};
 use crate::process::io::{
-    Read, grow_pipe, output_pipe, pipe, poll, pollin, read, set_nonblocking, socketpair,
+    Read, grow_pipe, output_pipe, pipe, pipe_size, poll, pollin, read, set_nonblocking, socketpair,
 };
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, dev_null, spawn};
@@ -177,7 +177,7 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
 fn state_pipe(state: String) -> Result<(OwnedFd, Option<(File, String)>)> {
     let (read, write) = pipe()?;
     grow_pipe(&read, state.len().clamp(1, STATE_PIPE_BYTES));
-    let room = rustix::pipe::fcntl_getpipe_size(&read).unwrap_or(0);
+    let room = pipe_size(&read).unwrap_or(0);
     let mut write = File::from(write);
     if state.len() <= room {
         // The read end is ours: the write cannot block or meet a closed

@@ -1,4 +1,5 @@
-//! The system-call layer of the engines: pipes, a waker, pidfds and poll.
+//! The system-call layer of the engines: pipes, sockets and poll (the
+//! waker and the exit descriptors are the platform's: [`super::sys`]).
 //!
 //! Runs are driven by one `poll(2)` on the caller's thread (no reader
 //! threads, no channels): output, completion and cancellation all wake the
@@ -18,8 +19,11 @@ use std::time::Instant;
 
 use rustix::io::Errno;
 
-use super::tree::Pid;
+use super::sys;
 use crate::{Error, Result};
+
+pub use super::sys::grow_pipe;
+pub(crate) use super::sys::{Waker, exit_fd, pipe_size};
 
 /// A pipe with both ends close-on-exec: `(read, write)`.
 pub fn pipe() -> Result<(OwnedFd, OwnedFd)> {
@@ -47,7 +51,10 @@ pub fn block_sigpipe() {
 pub fn socketpair() -> Result<(OwnedFd, OwnedFd)> {
     let (ours, theirs) =
         UnixStream::pair().map_err(|e| Error::io("cannot create socket pair", e))?;
-    Ok((ours.into(), theirs.into()))
+    let (ours, theirs) = (ours.into(), theirs.into());
+    sys::no_sigpipe(&ours);
+    sys::no_sigpipe(&theirs);
+    Ok((ours, theirs))
 }
 
 /// Sets `O_NONBLOCK` on a descriptor (one `FIONBIO`, no read-modify-write
@@ -99,18 +106,49 @@ pub fn named_pipe(dir: &Path) -> Result<(OwnedFd, OwnedFd)> {
     Ok((read.into(), write.into()))
 }
 
-/// Grows a pipe's buffer (best effort): fewer wake-ups under heavy output.
-pub fn grow_pipe(fd: impl AsFd, bytes: usize) {
-    // Failure (a size above the user's limit) only costs wake-ups.
-    let _ = rustix::pipe::fcntl_setpipe_size(fd, bytes);
+/// A directory for a session's FIFOs where bash cannot open the host's
+/// pipes through `/proc/<host pid>/fd` (no `/proc`: macOS, the BSDs): made
+/// in conch's private directory, removed when dropped.
+#[derive(Debug)]
+pub struct FifoDir(std::path::PathBuf);
+
+impl FifoDir {
+    /// One for a session, or `None` where `/proc` serves.
+    pub fn for_session() -> Result<Option<FifoDir>> {
+        use std::os::unix::fs::DirBuilderExt;
+        if sys::PIPES_BY_PROC {
+            return Ok(None);
+        }
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = crate::private_dir::private_dir()?.join(format!(
+            "pipes-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        Ok(Some(FifoDir(dir)))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
 }
 
-/// Writes all of `data` to a socket with `MSG_NOSIGNAL`: a peer that died
-/// gives `EPIPE`, never SIGPIPE in the host.
+impl Drop for FifoDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes all of `data` to a socket of ours ([`socketpair`]): a peer that
+/// died gives `EPIPE`, never SIGPIPE in the host.
 pub fn send_all(fd: impl AsFd, mut data: &[u8]) -> io::Result<()> {
     let fd = fd.as_fd();
     while !data.is_empty() {
-        match rustix::net::send(fd, data, rustix::net::SendFlags::NOSIGNAL) {
+        match rustix::net::send(fd, data, sys::SEND_FLAGS) {
             Ok(n) => data = &data[n..],
             Err(Errno::INTR) => {}
             Err(e) => return Err(e.into()),
@@ -148,52 +186,6 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<Read> {
             _ => return Err(e),
         }
     }
-}
-
-/// An eventfd that a [`crate::CancelToken`] waker writes to, so a blocked
-/// `poll` returns at once on cancellation.
-pub struct Waker {
-    fd: OwnedFd,
-}
-
-impl Waker {
-    pub fn new() -> Result<Waker> {
-        use rustix::event::{EventfdFlags, eventfd};
-        let fd = eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC)
-            .map_err(|e| Error::io("cannot create eventfd", e.into()))?;
-        Ok(Waker { fd })
-    }
-
-    pub fn wake(&self) {
-        // Cannot fail short of a counter at its maximum, which is as woken.
-        let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
-    }
-
-    /// Clears pending wake-ups.
-    pub fn reset(&self) {
-        // EAGAIN when nothing is pending.
-        let _ = rustix::io::read(&self.fd, &mut [0u8; 8]);
-    }
-
-    pub fn raw(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
-/// A pidfd for `pid` (Linux ≥ 5.3): readable once the process has exited,
-/// whether or not something else holds its pipes.
-///
-/// Made through libc's `syscall()`, not rustix's raw system call: valgrind
-/// 3.19 (Debian 12's) lacks `pidfd_open`, and the C tests run under it with
-/// `tests/c/pidfd_shim.c` preloaded, which wraps `syscall()` to emulate it.
-pub fn pidfd_open(pid: Pid) -> Result<OwnedFd> {
-    // SAFETY: plain syscall; returns a fresh descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    if fd < 0 {
-        return Err(Error::io("pidfd_open failed", io::Error::last_os_error()));
-    }
-    // SAFETY: a fresh descriptor, owned from here on.
-    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) })
 }
 
 /// Polls `fds` for input until one is ready or `until` passes (forever when

@@ -22,15 +22,20 @@
 //!
 //! A guard that dies (killed by hand) is started again with every live
 //! root, at the next line the host sends it.
+//!
+//! Where the kernel has no parent-death signal (macOS, the BSDs), nothing
+//! freezes the roots: every root is in the guard's care, which freezes
+//! each root's process group itself before it walks the trees.
 
 use std::collections::HashSet;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 
+use super::bash::find_bash;
 use super::child::Process;
 use super::io::{send_all, socketpair};
-use super::spawner::{HostDeath, Launch, dev_null, find_on_path, spawn};
+use super::spawner::{HostDeath, Launch, dev_null, spawn};
 use super::tree::Pid;
 use crate::sync::lock;
 
@@ -39,6 +44,7 @@ use crate::sync::lock;
 /// root already dead by then (a PTY command dies of the hang-up of its
 /// terminal, which also wakes it from its freeze) left its orphans to
 /// init: they are found by its session id, which is the root's pid.
+#[cfg(target_os = "linux")]
 const GUARD_SCRIPT: &str = "declare -A r; while IFS= read -r l; do case $l in \
 +*) r[${l:1}]=1;; -*) unset \"r[${l:1}]\";; esac; done; \
 p=(); t() { local k c; for k in /proc/$1/task/*; do c=(); \
@@ -48,6 +54,25 @@ for b in \"${!r[@]}\"; do kill -STOP \"$b\"; t \"$b\"; p+=(\"$b\"); done; \
 for s in /proc/[0-9]*/stat; do IFS= read -r l < \"$s\" || continue; f=(${l##*) }); \
 [[ -n ${r[${f[3]}]-} ]] || continue; q=${s#/proc/}; q=${q%/stat}; kill -STOP \"$q\"; p+=(\"$q\"); done; \
 ((${#p[@]})) && kill -KILL \"${p[@]}\"";
+
+/// The guard without `/proc` and without a parent-death signal (macOS, the
+/// BSDs): when the host is gone, freeze each root's process group (the
+/// root is its leader; bash keeps its background jobs in it), then find
+/// the rest from one `ps` listing: what is below a root by parent links,
+/// and what is still in a root's process group though its parent died.
+/// (An orphan that made a session of its own is out of reach here.)
+/// Tested on Linux too, where `ps` takes the same options.
+#[cfg(any(not(target_os = "linux"), test))]
+const PS_GUARD_SCRIPT: &str = "declare -A r c g; while IFS= read -r l; do case $l in \
++*) r[${l:1}]=1;; -*) unset \"r[${l:1}]\";; esac; done; \
+for b in \"${!r[@]}\"; do kill -STOP -- \"-$b\" \"$b\"; done; \
+while read -r i q o; do c[$q]+=\" $i\"; g[$i]=$o; done < <(ps -A -o pid= -o ppid= -o pgid=); \
+p=(); t() { local k; for k in ${c[$1]-}; do kill -STOP \"$k\"; p+=(\"$k\"); t \"$k\"; done; }; \
+for b in \"${!r[@]}\"; do t \"$b\"; p+=(\"$b\"); done; \
+for i in \"${!g[@]}\"; do [[ -n ${r[${g[$i]}]-} ]] && p+=(\"$i\"); done; \
+((${#p[@]})) && kill -KILL \"${p[@]}\"";
+#[cfg(not(target_os = "linux"))]
+const GUARD_SCRIPT: &str = PS_GUARD_SCRIPT;
 
 struct Guard {
     /// The host's end of the lifeline.
@@ -112,7 +137,8 @@ fn tell(state: &mut State, line: &str) {
 fn start() -> Option<Guard> {
     let (line, theirs) = socketpair().ok()?;
     let null = dev_null().ok()?;
-    let bash = find_on_path("bash").unwrap_or_else(|| PathBuf::from("/bin/bash"));
+    // The guard's script needs bash 4 (associative arrays), as a session does.
+    let bash = find_bash(None).ok()?;
     let process = spawn(Launch {
         program: bash,
         args: vec![
@@ -132,4 +158,51 @@ fn start() -> Option<Guard> {
     })
     .ok()?;
     Some(Guard { line, process })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::process::tree::{descendants, wait_gone};
+
+    /// The guard of macOS and the BSDs, run here: it finds a root's tree
+    /// through `ps` and kills it, the root with it.
+    #[test]
+    fn the_ps_guard_kills_a_roots_tree_when_the_host_is_gone() {
+        let mut root = spawn(Launch {
+            program: "bash".into(),
+            args: vec![
+                "-c".into(),
+                "/bin/sleep 300 & bash -c '/bin/sleep 301 & wait' & wait".into(),
+            ],
+            on_host_death: HostDeath::Outlive,
+            ..Launch::default()
+        })
+        .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let tree = loop {
+            let tree = descendants(root.pid());
+            if tree.len() >= 3 || std::time::Instant::now() > deadline {
+                break tree;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(tree.len(), 3, "{tree:?}");
+        let mut guard = Command::new("bash")
+            .args(["--noprofile", "--norc", "-c", PS_GUARD_SCRIPT])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The host's end closes: the guard acts.
+        let mut line = guard.stdin.take().unwrap();
+        writeln!(line, "+{}", root.pid()).unwrap();
+        drop(line);
+        assert!(guard.wait().unwrap().success());
+        assert!(wait_gone(&tree, Duration::from_secs(5)), "left: {tree:?}");
+        assert!(!root.wait().unwrap().success());
+    }
 }

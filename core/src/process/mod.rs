@@ -2,6 +2,7 @@
 //! a command gets, spawning contained children, moving a running command's
 //! output and stopping it, and finding/killing every process it started.
 
+pub(crate) mod bash;
 pub(crate) mod child;
 pub mod env;
 pub(crate) mod io;
@@ -11,6 +12,7 @@ pub mod sandbox;
 pub(crate) mod spawner;
 pub(crate) mod stop;
 pub(crate) mod supervised;
+pub(crate) mod sys;
 pub(crate) mod tree;
 pub(crate) mod watch;
 

@@ -7,9 +7,9 @@
 //! killed when that thread ends. So every contained child is started by one
 //! process-global thread that lives as long as the host.
 //!
-//! The child is started the way `posix_spawn` starts one: `clone` with
-//! `CLONE_VM | CLONE_VFORK`, on a stack of its own, so nothing of the host is
-//! copied. A `fork` of a Node or Python host copies its page tables, and the
+//! On Linux the child is started the way `posix_spawn` starts one: `clone`
+//! with `CLONE_VM | CLONE_VFORK`, on a stack of its own, so nothing of the
+//! host is copied (macOS and the BSDs `fork`: see [`super::sys`]). A `fork` of a Node or Python host copies its page tables, and the
 //! child's `execve` tears them down again: a cost that grows with the host's
 //! memory (a millisecond or more per shell for a typical agent host), paid
 //! on the thread that waits for it. (`posix_spawn`
@@ -41,6 +41,7 @@ use libc::{c_char, c_int, c_void};
 
 use super::child::Process;
 use super::sandbox::{Confinement, Entry};
+use super::sys::{self, Inherited, Starter};
 
 /// What to start. The environment is given whole: nothing is inherited.
 #[derive(Debug, Clone, Default)]
@@ -89,10 +90,10 @@ static SPAWNER: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
     std::thread::Builder::new()
         .name("conch-spawner".into())
         .spawn(move || {
-            let stack = Stack::new();
+            let starter = Starter::new();
             for (launch, reply) in rx {
-                let started = match &stack {
-                    Ok(stack) => start(&launch, stack),
+                let started = match &starter {
+                    Ok(starter) => start(&launch, starter),
                     Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
                 };
                 let _ = reply.send(started);
@@ -117,7 +118,13 @@ pub fn spawn(launch: Launch) -> io::Result<Process> {
             format!("descriptor {theirs} is not below {HIGH_FD}"),
         ));
     }
-    let guarded = launch.on_host_death == HostDeath::Freeze;
+    // Where the kernel has no parent-death signal, the guard takes down
+    // every tree that must not outlive the host.
+    let guarded = match launch.on_host_death {
+        HostDeath::Freeze => true,
+        HostDeath::Kill => !sys::HOST_DEATH_SIGNAL,
+        HostDeath::Outlive => false,
+    };
     let (tx, rx) = channel();
     crate::sync::lock(&SPAWNER)
         .send((launch, tx))
@@ -188,13 +195,14 @@ impl Stage {
 
 /// Starts the child (spawner thread) and waits until it has called
 /// `execve`, or failed.
-fn start(launch: &Launch, stack: &Stack) -> io::Result<Process> {
+fn start(launch: &Launch, starter: &Starter) -> io::Result<Process> {
     // Both ends close-on-exec: the child's closes when it execs.
     let (report_r, report_w) = std::io::pipe()?;
     let mut plan = Plan::new(launch, report_w.as_raw_fd())?;
-    // SAFETY: `plan` and `stack` outlive the child's use of them: with
-    // CLONE_VFORK the clone returns once the child has exec'd or exited.
-    let pid = unsafe { clone_child(&mut plan, stack)? };
+    // SAFETY: `plan` outlives the child's use of it: with CLONE_VFORK the
+    // clone returns once the child has exec'd or exited; a forked child
+    // has a copy of it.
+    let pid = unsafe { start_child(&mut plan, starter)? };
     drop(report_w);
     let mut process = Process::new(pid);
     let mut report = [0u8; 8];
@@ -235,6 +243,8 @@ struct Plan {
     entry: Option<Entry>,
     /// The write end of the pipe a failure is reported on.
     report: RawFd,
+    /// The host's descriptors, where the child needs a list of them.
+    inherited: Inherited,
     /// What `argv` and `envp` point into.
     _strings: Vec<CString>,
 }
@@ -255,8 +265,25 @@ impl Plan {
             })?
         };
         let mut strings = Vec::with_capacity(1 + launch.args.len() + launch.env.len());
-        let arg0 = launch.arg0.as_deref().unwrap_or(launch.program.as_os_str());
-        strings.push(c(arg0.as_bytes())?);
+        // A sandbox applied by a program the command runs under (macOS's
+        // Seatbelt) comes first; that program execs the command by path,
+        // so a given `arg0` does not reach it.
+        let wrapper = launch.sandbox.as_deref().and_then(Confinement::wrapper);
+        let program = match wrapper {
+            Some((wrapper, before)) => {
+                strings.push(c(wrapper.as_os_str().as_bytes())?);
+                for arg in before {
+                    strings.push(c(arg.as_bytes())?);
+                }
+                strings.push(c(program.as_os_str().as_bytes())?);
+                wrapper.to_path_buf()
+            }
+            None => {
+                let arg0 = launch.arg0.as_deref().unwrap_or(launch.program.as_os_str());
+                strings.push(c(arg0.as_bytes())?);
+                program
+            }
+        };
         for arg in &launch.args {
             strings.push(c(arg.as_bytes())?);
         }
@@ -273,7 +300,7 @@ impl Plan {
                 .chain(std::iter::once(std::ptr::null()))
                 .collect()
         };
-        let argc = 1 + launch.args.len();
+        let argc = strings.len() - launch.env.len();
         Ok(Plan {
             program: c(program.as_os_str().as_bytes())?,
             argv: pointers(&strings[..argc]),
@@ -295,68 +322,27 @@ impl Plan {
             sandbox: launch.sandbox.clone(),
             entry: launch.sandbox.as_ref().map(|s| s.entry()).transpose()?,
             report,
+            inherited: Inherited::list(),
             _strings: strings,
         })
     }
 }
 
-/// The child's stack until `execve`: mapped once, with a guard page below
-/// it, and reused (the spawner starts one child at a time, and the clone
-/// returns only once the child is done with it).
-struct Stack {
-    base: *mut c_void,
-}
-
-const STACK_BYTES: usize = 256 << 10;
-const GUARD_BYTES: usize = 4096;
-
-impl Stack {
-    fn new() -> io::Result<Stack> {
-        // SAFETY: a fresh anonymous mapping, owned by the returned value.
-        unsafe {
-            let base = libc::mmap(
-                std::ptr::null_mut(),
-                STACK_BYTES,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            );
-            if base == libc::MAP_FAILED {
-                return Err(io::Error::last_os_error());
-            }
-            libc::mprotect(base, GUARD_BYTES, libc::PROT_NONE);
-            Ok(Stack { base })
-        }
-    }
-
-    /// Where the stack starts (it grows down), 16-byte aligned.
-    fn top(&self) -> *mut c_void {
-        (self.base as usize + STACK_BYTES) as *mut c_void
-    }
-}
-
-/// Clones the child with every signal blocked (none may reach a handler of
-/// the host while it shares the host's memory); returns its pid once it
-/// has exec'd or exited.
+/// Starts the child with every signal blocked (none may reach a handler of
+/// the host while it shares the host's memory); returns its pid.
 ///
 /// # Safety
-/// `plan` and `stack` must stay valid until this returns.
-unsafe fn clone_child(plan: &mut Plan, stack: &Stack) -> io::Result<libc::pid_t> {
-    // SAFETY: plain signal-mask calls on local sets; the clone runs
-    // `child_main` on `stack` with `plan`, both valid (see above).
+/// `plan` must stay valid until this returns.
+unsafe fn start_child(plan: &mut Plan, starter: &Starter) -> io::Result<libc::pid_t> {
+    // SAFETY: plain signal-mask calls on local sets; the child runs
+    // `child_main` with `plan`, valid (see above).
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         let namespaces = plan.sandbox.as_ref().map_or(0, |s| s.clone_flags());
-        let pid = libc::clone(
-            child_main,
-            stack.top(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | namespaces,
-            (plan as *mut Plan).cast(),
-        );
+        let pid = starter.start(child_main, (plan as *mut Plan).cast(), namespaces);
         let err = io::Error::last_os_error();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         if pid < 0 { Err(err) } else { Ok(pid) }
@@ -365,8 +351,8 @@ unsafe fn clone_child(plan: &mut Plan, stack: &Stack) -> io::Result<libc::pid_t>
 
 /// The child, until `execve`. Reports a failure as `[stage, errno]`.
 extern "C" fn child_main(plan: *mut c_void) -> c_int {
-    // SAFETY: `plan` is the spawner's Plan, valid until execve or _exit
-    // (CLONE_VFORK); only system calls follow.
+    // SAFETY: `plan` is the spawner's Plan (or a forked copy), valid until
+    // execve or _exit; only system calls follow.
     unsafe {
         let plan = &mut *plan.cast::<Plan>();
         let (stage, errno) = contain_and_exec(plan);
@@ -377,11 +363,11 @@ extern "C" fn child_main(plan: *mut c_void) -> c_int {
 }
 
 /// # Safety
-/// In the cloned child only.
+/// In the child only.
 unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
     // SAFETY: system calls on the child's own state and on `plan`'s data.
     unsafe {
-        let errno = || *libc::__errno_location();
+        let errno = sys::errno;
         // The report pipe goes above every descriptor the child is given
         // first, so no dup2 below can replace it.
         let report = libc::fcntl(plan.report, libc::F_DUPFD_CLOEXEC, HIGH_FD);
@@ -389,26 +375,18 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             return (Stage::Descriptors, errno());
         }
         plan.report = report;
-        // Whatever else the child inherited closes on exec, even a
-        // descriptor another thread of the host has just opened and not yet
-        // marked (`openpty` does so in two steps). Linux 5.11; without it,
-        // conch's own descriptors are close-on-exec anyway.
-        libc::syscall(
-            libc::SYS_close_range,
-            3,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        );
+        // Whatever else the child inherited closes on exec.
+        sys::close_inherited_on_exec(&plan.inherited);
         if libc::setsid() < 0 {
             return (Stage::Setsid, errno());
         }
-        libc::prctl(libc::PR_SET_PDEATHSIG, plan.death_signal);
+        sys::on_host_death(plan.death_signal);
         if host_gone(plan.report) {
-            // The host died between the clone and prctl.
+            // The host died between the start and the line above.
             libc::_exit(1);
         }
         if plan.subreaper {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+            sys::become_subreaper();
         }
         reset_signals();
         // Each source is first copied above every target (close-on-exec),
@@ -424,7 +402,7 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
                 return (Stage::Descriptors, errno());
             }
         }
-        if plan.controlling_terminal && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+        if plan.controlling_terminal && sys::take_terminal() < 0 {
             return (Stage::Terminal, errno());
         }
         if let (Some(sandbox), Some(entry)) = (&plan.sandbox, &mut plan.entry)
@@ -456,7 +434,7 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
 /// in a PID namespace of its own, the child's parent is 0 either way.)
 ///
 /// # Safety
-/// In the cloned child only.
+/// In the child only.
 unsafe fn host_gone(report: RawFd) -> bool {
     let mut poll = libc::pollfd {
         fd: report,
@@ -473,14 +451,15 @@ unsafe fn host_gone(report: RawFd) -> bool {
 /// itself: those stay as they are.
 ///
 /// # Safety
-/// In the cloned child only.
+/// In the child only.
 unsafe fn reset_signals() {
     // SAFETY: sigaction and sigprocmask on the child's own dispositions
-    // (no CLONE_SIGHAND: they are a copy of the host's).
+    // (no CLONE_SIGHAND: they are a copy of the host's). A number that is
+    // no signal here is refused, and skipped.
     unsafe {
         let mut default: libc::sigaction = std::mem::zeroed();
         default.sa_sigaction = libc::SIG_DFL;
-        for sig in 1..=libc::SIGRTMAX() {
+        for sig in 1..=sys::last_signal() {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                 libc::sigaction(sig, &default, std::ptr::null_mut());
             }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 
 use super::child::Process;
-use super::io::{named_pipe, output_pipe, pidfd_open, pipe, set_nonblocking};
+use super::io::{exit_fd, named_pipe, output_pipe, pipe, set_nonblocking};
 use super::spawner::{Launch, spawn};
 use crate::protocol::{PROTOCOL_FD, STATUS_FD};
 use crate::{Error, Result};
@@ -54,7 +54,7 @@ pub fn spawn_supervised(
     // Ours are closed now: the child's are the only write ends left.
     drop((stdin, out_w, status_w, protocol));
     set_nonblocking(&status)?;
-    let pidfd = pidfd_open(child.pid())?;
+    let pidfd = exit_fd(child.pid())?;
     Ok(Supervised {
         child,
         out,

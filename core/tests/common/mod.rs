@@ -112,6 +112,7 @@ pub fn threads() -> usize {
 }
 
 /// The calling thread's id, as `/proc/self/task` names it.
+#[cfg(target_os = "linux")]
 pub fn thread_id() -> i32 {
     // SAFETY: gettid(2) has no preconditions.
     unsafe { libc::gettid() }
@@ -119,6 +120,7 @@ pub fn thread_id() -> i32 {
 
 /// The system call thread `tid` of this process is blocked in: its number
 /// and its six arguments. `None` while the thread runs (or is gone).
+#[cfg(target_os = "linux")]
 pub fn blocked_in(tid: i32) -> Option<(i64, [u64; 6])> {
     let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")).ok()?;
     let mut fields = text.split_whitespace();

@@ -3,11 +3,10 @@
 //! start failures and control-call errors.
 
 use std::sync::Arc;
-use std::sync::mpsc::channel;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{self, CUT, ESCALATION, HANG, Seen, alive, gone, number_after, wait_until};
+use crate::common::{CUT, ESCALATION, HANG, Seen, alive, gone, number_after, wait_until};
 use conch_core::CancelToken;
 use conch_core::pty::{PtyOptions, PtyResult, PtySession};
 
@@ -443,11 +442,15 @@ fn second_concurrent_start_is_refused() {
 }
 
 /// Whether thread `tid` waits in `poll`, as a writer does while the
-/// terminal's input buffer is full.
+/// terminal's input buffer is full. Linux: it reads the thread's system
+/// call.
+#[cfg(target_os = "linux")]
 fn waits_in_poll(tid: i32) -> bool {
-    common::blocked_in(tid).is_some_and(|(nr, _)| nr == libc::SYS_poll || nr == libc::SYS_ppoll)
+    crate::common::blocked_in(tid)
+        .is_some_and(|(nr, _)| nr == libc::SYS_poll || nr == libc::SYS_ppoll)
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn writers_blocked_on_a_full_terminal_are_released_at_the_end() {
     let pty = PtySession::new();
@@ -459,9 +462,9 @@ fn writers_blocked_on_a_full_terminal_are_released_at_the_end() {
             thread::scope(|s| {
                 // Nobody reads (raw mode, so input is kept, not discarded):
                 // the terminal's buffers fill and the write blocks.
-                let (tid_tx, tid) = channel();
+                let (tid_tx, tid) = std::sync::mpsc::channel();
                 let writer = s.spawn(move || {
-                    tid_tx.send(common::thread_id()).unwrap();
+                    tid_tx.send(crate::common::thread_id()).unwrap();
                     pty.write(&vec![b'a'; 1 << 20])
                 });
                 let tid = tid.recv().unwrap();

@@ -15,6 +15,10 @@
 //!
 //! The fail-closed path (a kernel without Landlock, simulated) sets an
 //! environment variable of the whole process: `sandbox_old_kernel.rs`.
+//!
+//! Linux: the sandbox they test is Landlock, seccomp, namespaces and
+//! cgroups (macOS's Seatbelt profile is tested as text, in the library).
+#![cfg(target_os = "linux")]
 
 #[path = "../common/mod.rs"]
 mod common;

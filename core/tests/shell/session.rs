@@ -1,10 +1,8 @@
 //! The persistent shell: state, framing, death and respawn, per-run scope.
 
-use std::sync::Arc;
-use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
-use crate::common::{self, HANG, Seen, wait_until};
+use crate::common::HANG;
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
@@ -431,52 +429,64 @@ fn snapshot_brings_aliases_functions_and_options_but_not_core_tool_names() {
     assert!(!r.output.contains("noisy-rc"));
 }
 
-/// Whether thread `tid` waits for its turn in a shell's queue: asleep in a
-/// futex wait with a timeout (the queue wakes every 20 ms to check the
-/// run's cancel token). Before it has its ticket, a caller can only block
-/// without a timeout (on a lock).
-fn waits_for_its_turn(tid: i32) -> bool {
-    common::blocked_in(tid).is_some_and(|(nr, args)| nr == libc::SYS_futex && args[3] != 0)
-}
+/// The order of queued runs, seen from each waiting thread's system call
+/// (Linux's `/proc/self/task/<tid>/syscall`).
+#[cfg(target_os = "linux")]
+mod queue {
+    use std::sync::Arc;
+    use std::sync::mpsc::channel;
 
-#[test]
-fn concurrent_runs_queue_in_order() {
-    let sh = Arc::new(shell());
-    let dir = tempdir();
-    let (go, order) = (format!("{dir}/go"), format!("{dir}/order"));
-    // The first run holds the session until the test lets it go.
-    let holding = Seen::default();
-    let holder = {
-        let (sh, holding) = (sh.clone(), holding.clone());
-        let cmd = format!("echo holding; until [ -e {go} ]; do /bin/sleep 0.01; done");
-        std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
-    };
-    holding.wait_for("holding");
-    // Each run is submitted once the one before waits in the queue, so
-    // they arrive in a known order; each notes when it runs.
-    let queued: Vec<_> = (1..=4)
-        .map(|i| {
-            let sh = sh.clone();
-            let (tid_tx, tid) = channel();
-            let cmd = format!("echo {i} >> {order}; echo ran {i}");
-            let caller = std::thread::spawn(move || {
-                tid_tx.send(common::thread_id()).unwrap();
-                sh.run(RunOptions::new(cmd), |_| {}).unwrap()
-            });
-            let tid = tid.recv().unwrap();
-            assert!(
-                wait_until(HANG, || waits_for_its_turn(tid)),
-                "run {i} never waited for its turn"
-            );
-            (i, caller)
-        })
-        .collect();
-    std::fs::write(&go, "").unwrap();
-    assert_eq!(holder.join().unwrap().output, "holding\n");
-    for (i, caller) in queued {
-        assert_eq!(caller.join().unwrap().output, format!("ran {i}\n"));
+    use super::{shell, tempdir};
+    use crate::common::{self, HANG, Seen, wait_until};
+    use conch_core::shell::RunOptions;
+
+    /// Whether thread `tid` waits for its turn in a shell's queue: asleep in a
+    /// futex wait with a timeout (the queue wakes every 20 ms to check the
+    /// run's cancel token). Before it has its ticket, a caller can only block
+    /// without a timeout (on a lock).
+    fn waits_for_its_turn(tid: i32) -> bool {
+        common::blocked_in(tid).is_some_and(|(nr, args)| nr == libc::SYS_futex && args[3] != 0)
     }
-    assert_eq!(std::fs::read_to_string(&order).unwrap(), "1\n2\n3\n4\n");
+
+    #[test]
+    fn concurrent_runs_queue_in_order() {
+        let sh = Arc::new(shell());
+        let dir = tempdir();
+        let (go, order) = (format!("{dir}/go"), format!("{dir}/order"));
+        // The first run holds the session until the test lets it go.
+        let holding = Seen::default();
+        let holder = {
+            let (sh, holding) = (sh.clone(), holding.clone());
+            let cmd = format!("echo holding; until [ -e {go} ]; do /bin/sleep 0.01; done");
+            std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
+        };
+        holding.wait_for("holding");
+        // Each run is submitted once the one before waits in the queue, so
+        // they arrive in a known order; each notes when it runs.
+        let queued: Vec<_> = (1..=4)
+            .map(|i| {
+                let sh = sh.clone();
+                let (tid_tx, tid) = channel();
+                let cmd = format!("echo {i} >> {order}; echo ran {i}");
+                let caller = std::thread::spawn(move || {
+                    tid_tx.send(common::thread_id()).unwrap();
+                    sh.run(RunOptions::new(cmd), |_| {}).unwrap()
+                });
+                let tid = tid.recv().unwrap();
+                assert!(
+                    wait_until(HANG, || waits_for_its_turn(tid)),
+                    "run {i} never waited for its turn"
+                );
+                (i, caller)
+            })
+            .collect();
+        std::fs::write(&go, "").unwrap();
+        assert_eq!(holder.join().unwrap().output, "holding\n");
+        for (i, caller) in queued {
+            assert_eq!(caller.join().unwrap().output, format!("ran {i}\n"));
+        }
+        assert_eq!(std::fs::read_to_string(&order).unwrap(), "1\n2\n3\n4\n");
+    }
 }
 
 #[test]

@@ -118,7 +118,9 @@ fn umask() -> u32 {
     unsafe {
         let mask = libc::umask(0o022);
         libc::umask(mask);
-        mask
+        // mode_t: 32 bits on Linux, 16 on macOS.
+        #[allow(clippy::useless_conversion)]
+        u32::from(mask)
     }
 }
 

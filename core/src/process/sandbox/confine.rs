@@ -3,7 +3,9 @@
 //! [`crate::process::spawner`]: the child shares the host's memory until
 //! it execs, so it may not allocate, lock or panic).
 
+use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::Path;
 
 use libc::c_int;
 use seccompiler::BpfProgram;
@@ -83,6 +85,12 @@ impl Confinement {
             Some(namespaces) => unsafe { namespaces.enter(&mut entry.trees) },
             None => Ok(()),
         }
+    }
+
+    /// The program a sandboxed child runs its command under: none on Linux,
+    /// where the child confines itself.
+    pub(crate) fn wrapper(&self) -> Option<(&Path, &[OsString])> {
+        None
     }
 
     /// Applies the sandbox to the calling process, for good: joins the

@@ -14,17 +14,41 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
+#[cfg(target_os = "linux")]
 mod cgroup;
+#[cfg(target_os = "linux")]
 mod confine;
+mod dirs;
+#[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
 mod namespaces;
 mod program;
+#[cfg(any(target_vendor = "apple", test))]
+mod seatbelt;
+// What the namespaces (Linux) or Seatbelt (macOS) hide.
+#[cfg(any(target_os = "linux", target_vendor = "apple"))]
 mod secrets;
+#[cfg(target_os = "linux")]
+mod session;
+
+// macOS and the BSDs: Seatbelt (macOS) and rlimits, no cgroups.
+#[cfg(not(target_os = "linux"))]
+#[path = "bsd/cgroup.rs"]
+mod cgroup;
+#[cfg(not(target_os = "linux"))]
+#[path = "bsd/confine.rs"]
+mod confine;
+#[cfg(not(target_os = "linux"))]
+#[path = "bsd/session.rs"]
 mod session;
 
 pub(crate) use cgroup::PidsCgroup;
 pub(crate) use confine::{Confinement, Entry};
+use dirs::SessionDirs;
+#[cfg(target_os = "linux")]
 pub use landlock::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
+#[cfg(target_os = "linux")]
 pub use namespaces::TEST_NO_NAMESPACES_VAR;
 pub(crate) use program::run_program;
 pub use program::{ProgramOutput, ProgramSandbox};

@@ -3,7 +3,6 @@
 //! session's private temp directory, and the report of what applied.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +11,7 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
+use super::SessionDirs;
 use super::cgroup::Cgroup;
 use super::confine::Confinement;
 use super::landlock::{
@@ -28,13 +28,9 @@ use crate::error::{Error, Result};
 #[derive(Debug)]
 pub struct SessionSandbox {
     confinement: Arc<Confinement>,
-    dir: PathBuf,
-    tmp: PathBuf,
-    /// The session's pipes as FIFOs (see [`crate::process::io::named_pipe`]).
-    pipes: PathBuf,
     cgroups: Vec<Cgroup>,
+    dirs: SessionDirs,
     applied: SandboxApplied,
-    closed: bool,
 }
 
 /// What, besides the policy, a session's sandbox lets bash read.
@@ -57,43 +53,20 @@ impl SessionSandbox {
     /// unless `policy.best_effort` (then [`SessionSandbox::applied`] says
     /// what did not apply).
     pub fn new(policy: &Sandbox, extra: SessionPaths<'_>) -> Result<SessionSandbox> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        if let Some(n) = policy.limits.open_files
-            && n < 64
-        {
-            return Err(Error::InvalidArgument(format!(
-                "open_files must be >= 64 (the session's bash holds descriptors up to 63), got {n}"
-            )));
-        }
-        let name = format!(
-            "sandbox-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = extra.base.join(&name);
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .recursive(false)
-            .create(&dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
-        let tmp = dir.join("tmp");
-        let pipes = dir.join("pipes");
+        let dirs = SessionDirs::new(policy, extra.base)?;
+        let name = dirs
+            .dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let dir = dirs.dir.clone();
         let mut session = SessionSandbox {
             confinement: Arc::default(),
-            tmp: tmp.clone(),
-            pipes: pipes.clone(),
-            dir: dir.clone(),
             cgroups: Vec::new(),
+            dirs,
             applied: SandboxApplied::default(),
-            closed: false,
         };
-        for sub in [&tmp, &pipes] {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(sub)
-                .map_err(|e| Error::io(format!("cannot create {}", sub.display()), e))?;
-        }
         let mut confinement = Confinement::default();
         let mut applied = SandboxApplied::default();
         let mut missing = Vec::new();
@@ -251,8 +224,7 @@ impl SessionSandbox {
 
     /// `env` with `TMPDIR` set to the sandbox's temp directory.
     pub fn set_tmpdir(&self, env: &mut Vec<(String, String)>) {
-        env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
+        self.dirs.set_tmpdir(env);
     }
 
     /// What the child applies (shared by every bash of the session).
@@ -263,13 +235,13 @@ impl SessionSandbox {
     /// Where the session's pipes are FIFOs: its bash opens them again by
     /// path, and may not reach the host's `/proc/<pid>/fd`.
     pub fn pipes(&self) -> &Path {
-        &self.pipes
+        &self.dirs.pipes
     }
 
     /// A directory the session's bash may write and the host reads
     /// (conch's own files of the session), removed with the sandbox.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.dirs.dir
     }
 
     pub fn applied(&self) -> &SandboxApplied {
@@ -279,13 +251,10 @@ impl SessionSandbox {
     /// Empties and removes the cgroups, then the temp directory. Call it
     /// once the session's processes are killed. Idempotent.
     pub fn close(&mut self) {
-        if std::mem::replace(&mut self.closed, true) {
-            return;
-        }
-        for cgroup in &self.cgroups {
+        for cgroup in self.cgroups.drain(..) {
             cgroup.remove();
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        self.dirs.remove();
     }
 }
 

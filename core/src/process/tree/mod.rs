@@ -6,14 +6,45 @@
 //! child subreaper (orphans come back to it) and walk the parent links under
 //! it, signalling each member. Processes whose ancestor already died are
 //! found by session id instead ([`session_members`]).
+//!
+//! macOS has no subreaper: there an orphan goes to launchd, and is found by
+//! its session (a command that both calls `setsid` and is orphaned escapes
+//! the walk there; see docs/platforms.md).
 
-use std::fs;
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 use rustix::process::{Signal, kill_process};
 
+#[cfg(target_os = "freebsd")]
+mod kinfo;
+#[cfg(target_vendor = "apple")]
+mod libproc;
+#[cfg(target_os = "linux")]
+mod procfs;
+
+// Where the system lists its processes.
+#[cfg(target_os = "freebsd")]
+use kinfo as platform;
+#[cfg(target_vendor = "apple")]
+use libproc as platform;
+#[cfg(target_os = "linux")]
+use procfs as platform;
+
+pub use platform::{children, children_of_single_thread, is_alive};
+use platform::{holds_blocked, processes, program};
+
 pub type Pid = i32;
+
+/// One process as the system lists it.
+struct Process {
+    pid: Pid,
+    /// Not needed where the system lists a process's children itself.
+    #[cfg_attr(target_vendor = "apple", allow(dead_code))]
+    ppid: Pid,
+    sid: Pid,
+    zombie: bool,
+}
 
 /// `pid` as rustix takes it: a positive number (`EINVAL` otherwise).
 pub fn rustix_pid(pid: Pid) -> rustix::io::Result<rustix::process::Pid> {
@@ -21,57 +52,6 @@ pub fn rustix_pid(pid: Pid) -> rustix::io::Result<rustix::process::Pid> {
         1.. => rustix::process::Pid::from_raw(pid).ok_or(Errno::INVAL),
         _ => Err(Errno::INVAL),
     }
-}
-
-/// Direct children of `pid`, from `/proc/<pid>/task/*/children` (one read per
-/// thread, cheap), or a full `/proc` scan where that file is unavailable.
-pub fn children(pid: Pid) -> Vec<Pid> {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for task in tasks.flatten() {
-        match fs::read_to_string(task.path().join("children")) {
-            Ok(text) => out.extend(pids(&text)),
-            Err(_) => return scan().filter(|p| p.ppid == pid).map(|p| p.pid).collect(),
-        }
-    }
-    out
-}
-
-/// Direct children of a process with a single thread (bash): one file,
-/// `/proc/<pid>/task/<pid>/children`, and no directory to list; as
-/// [`children`] where that file is unavailable.
-pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
-    match read_proc_file(&format!("/proc/{pid}/task/{pid}/children")) {
-        Ok(text) => pids(&text).collect(),
-        Err(_) => children(pid),
-    }
-}
-
-/// The whole text of a small `/proc` file: open, read until the end,
-/// close. `fs::read_to_string` also asks the file's size first (a `statx`
-/// that `/proc` answers with 0): the session reads bash's `children` file
-/// twice per run, so the call saved counts.
-fn read_proc_file(path: &str) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut file = fs::File::open(path)?;
-    let mut text = Vec::new();
-    let mut buf = [0u8; 1024];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => text.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    String::from_utf8(text).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-}
-
-/// The pids of a `children` file: decimal numbers separated by spaces.
-fn pids(text: &str) -> impl Iterator<Item = Pid> + '_ {
-    text.split_whitespace().filter_map(|s| s.parse().ok())
 }
 
 /// Every live process below `root` (not `root` itself), parents before children.
@@ -104,18 +84,10 @@ pub fn descendants_except(root: Pid, spared: &[Pid]) -> Vec<Pid> {
 /// Finds the leftovers of a session whose leader is gone, since orphans keep
 /// their session id when re-parented.
 pub fn session_members(sid: Pid) -> Vec<Pid> {
-    scan()
-        .filter(|p| p.sid == sid && p.state != 'Z')
+    processes()
+        .filter(|p| p.sid == sid && !p.zombie)
         .map(|p| p.pid)
         .collect()
-}
-
-/// Whether `pid` exists and is not a zombie.
-pub fn is_alive(pid: Pid) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| parse_stat(&s))
-        .is_some_and(|p| p.state != 'Z')
 }
 
 /// Sends `signal` to each pid, ignoring ones that are already gone (and
@@ -181,24 +153,6 @@ pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: S
     }
 }
 
-/// Whether `pid` has `signal` pending and blocked (from the `SigPnd`,
-/// `ShdPnd` and `SigBlk` masks of `/proc/<pid>/status`; its main thread's
-/// mask, which is bash's only one).
-fn holds_blocked(pid: Pid, signal: Signal) -> bool {
-    let Ok(status) = read_proc_file(&format!("/proc/{pid}/status")) else {
-        return false;
-    };
-    let mask = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-            .unwrap_or(0)
-    };
-    let bit = 1u64 << (signal.as_raw() - 1);
-    (mask("SigPnd:") | mask("ShdPnd:")) & mask("SigBlk:") & bit != 0
-}
-
 /// The processes a SIGINT was sent to, each with the program it ran then.
 ///
 /// A process between fork and exec still runs its parent's signal
@@ -216,7 +170,7 @@ impl Interrupts {
     /// exec (all of them, the first time).
     pub fn send(&mut self, pids: &[Pid]) {
         for &pid in pids {
-            let program = fs::read_link(format!("/proc/{pid}/exe")).ok();
+            let program = program(pid);
             if self.sent.get(&pid) != Some(&program) {
                 signal_all(&[pid], Signal::INT);
                 self.sent.insert(pid, program);
@@ -331,55 +285,10 @@ impl Escalating {
     }
 }
 
-struct ProcStat {
-    pid: Pid,
-    ppid: Pid,
-    sid: Pid,
-    state: char,
-}
-
-fn scan() -> impl Iterator<Item = ProcStat> {
-    fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .filter_map(|e| fs::read_to_string(e.path().join("stat")).ok())
-        .filter_map(|s| parse_stat(&s))
-}
-
-/// `/proc/<pid>/stat`: `pid (comm) state ppid pgrp session …`; comm may hold
-/// spaces and parens, so fields are read after the last `)`.
-fn parse_stat(text: &str) -> Option<ProcStat> {
-    let (head, rest) = text.rsplit_once(')')?;
-    let pid = head.split_whitespace().next()?.parse().ok()?;
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.chars().next()?;
-    let ppid = f.next()?.parse().ok()?;
-    let _pgrp = f.next()?;
-    let sid = f.next()?.parse().ok()?;
-    Some(ProcStat {
-        pid,
-        ppid,
-        sid,
-        state,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::process::Command;
-
-    #[test]
-    fn parses_stat_with_odd_comm() {
-        let p = parse_stat("42 (a) b (c)) S 7 42 42 0 -1").unwrap();
-        assert_eq!((p.pid, p.ppid, p.sid, p.state), (42, 7, 42, 'S'));
-    }
 
     #[test]
     fn finds_and_kills_a_grandchild() {

@@ -34,14 +34,15 @@ use super::reentry::BusyKey;
 use super::snapshot;
 use crate::cwd::{resolve_dir, utf8_path};
 use crate::jobs::JobTable;
+use crate::process::bash::find_bash;
 use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
-use crate::process::io::{Waker, poll, pollin, send_all, socketpair};
+use crate::process::io::{FifoDir, Waker, poll, pollin, send_all, socketpair};
 use crate::process::sandbox::{
     Confinement, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox, run_program,
 };
-use crate::process::spawner::{HostDeath, Launch, dev_null, find_on_path};
+use crate::process::spawner::{HostDeath, Launch, dev_null};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
 use crate::process::tree::{self, Escalation, Pid};
 use crate::protocol::{self, Kind, StatusParser};
@@ -100,8 +101,9 @@ struct Bash {
     /// When it must have answered its start-up text (set when a run first
     /// waits for it).
     ready_by: Option<Instant>,
-    /// Where its pipes are FIFOs (a sandboxed session: see
-    /// [`named_pipe`]); `None`: plain pipes, opened through `/proc`.
+    /// Where its pipes are FIFOs (a sandboxed session, or any where there is
+    /// no `/proc`: see [`named_pipe`]); `None`: plain pipes, opened through
+    /// `/proc`.
     fifos: Option<PathBuf>,
     /// Its `EXIT` trap (`protocol::exit_trap`), which a run that says
     /// `trap` puts back.
@@ -156,6 +158,9 @@ pub struct Shell {
     /// The session's sandbox (its temp directory, cgroups), closed with it.
     sandbox: Mutex<Option<SessionSandbox>>,
     sandbox_applied: Option<SandboxApplied>,
+    /// The directory of an unsandboxed session's FIFOs, where it needs one
+    /// ([`FifoDir`]); removed with the session.
+    _fifo_dir: Option<FifoDir>,
 }
 
 impl Shell {
@@ -165,12 +170,7 @@ impl Shell {
     /// sessions at once and they start in parallel. A shell that starts but
     /// cannot run the session is reported by that run.
     pub fn new(opts: ShellOptions) -> Result<Shell> {
-        let shell = match &opts.shell {
-            Some(p) => p.clone(),
-            None => {
-                find_on_path("bash").ok_or_else(|| Error::Spawn("bash not found on PATH".into()))?
-            }
-        };
+        let shell = find_bash(opts.shell.as_deref())?;
         let host_cwd = std::env::current_dir()
             .map_err(|e| Error::io("cannot read the current directory", e))?;
         let cwd = match &opts.cwd {
@@ -206,6 +206,12 @@ impl Shell {
             }
             None => None,
         };
+        // Where bash cannot reopen the host's pipes through `/proc`, an
+        // unsandboxed session's are FIFOs too.
+        let fifo_dir = match &sandbox {
+            Some(_) => None,
+            None => FifoDir::for_session()?,
+        };
         let config = Config {
             env,
             unset_script: opts.env_policy.bash_unset_script(),
@@ -217,7 +223,10 @@ impl Shell {
             escalation: opts.kill_ladder,
             job_artifact_cap: opts.job_artifact_cap,
             confinement: sandbox.as_ref().map(SessionSandbox::confinement),
-            fifos: sandbox.as_ref().map(|s| s.pipes().to_path_buf()),
+            fifos: sandbox
+                .as_ref()
+                .map(|s| s.pipes().to_path_buf())
+                .or_else(|| fifo_dir.as_ref().map(|d| d.path().to_path_buf())),
             pids: sandbox
                 .as_ref()
                 .filter(|s| s.applied().processes)
@@ -245,6 +254,7 @@ impl Shell {
             jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
             sandbox_applied: sandbox.as_ref().map(|s| s.applied().clone()),
             sandbox: Mutex::new(sandbox),
+            _fifo_dir: fifo_dir,
         };
         {
             let mut state = shell.state.take();

@@ -1,0 +1,140 @@
+//! Linux: the process tree from `/proc` (each thread's `children` file,
+//! each process's `stat` and `status`).
+
+use std::fs;
+
+use rustix::process::Signal;
+
+use super::{Pid, Process};
+
+/// Direct children of `pid`, from `/proc/<pid>/task/*/children` (one read per
+/// thread, cheap), or a full `/proc` scan where that file is unavailable.
+pub fn children(pid: Pid) -> Vec<Pid> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for task in tasks.flatten() {
+        match fs::read_to_string(task.path().join("children")) {
+            Ok(text) => out.extend(pids(&text)),
+            Err(_) => {
+                return processes()
+                    .filter(|p| p.ppid == pid)
+                    .map(|p| p.pid)
+                    .collect();
+            }
+        }
+    }
+    out
+}
+
+/// Direct children of a process with a single thread (bash): one file,
+/// `/proc/<pid>/task/<pid>/children`, and no directory to list; as
+/// [`children`] where that file is unavailable.
+pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
+    match read_proc_file(&format!("/proc/{pid}/task/{pid}/children")) {
+        Ok(text) => pids(&text).collect(),
+        Err(_) => children(pid),
+    }
+}
+
+/// The whole text of a small `/proc` file: open, read until the end,
+/// close. `fs::read_to_string` also asks the file's size first (a `statx`
+/// that `/proc` answers with 0): the session reads bash's `children` file
+/// twice per run, so the call saved counts.
+fn read_proc_file(path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(text).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The pids of a `children` file: decimal numbers separated by spaces.
+fn pids(text: &str) -> impl Iterator<Item = Pid> + '_ {
+    text.split_whitespace().filter_map(|s| s.parse().ok())
+}
+
+/// Whether `pid` exists and is not a zombie.
+pub fn is_alive(pid: Pid) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| parse_stat(&s))
+        .is_some_and(|p| !p.zombie)
+}
+
+/// Whether `pid` has `signal` pending and blocked (from the `SigPnd`,
+/// `ShdPnd` and `SigBlk` masks of `/proc/<pid>/status`; its main thread's
+/// mask, which is bash's only one).
+pub(super) fn holds_blocked(pid: Pid, signal: Signal) -> bool {
+    let Ok(status) = read_proc_file(&format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let mask = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .unwrap_or(0)
+    };
+    let bit = 1u64 << (signal.as_raw() - 1);
+    (mask("SigPnd:") | mask("ShdPnd:")) & mask("SigBlk:") & bit != 0
+}
+
+/// The program `pid` runs now.
+pub(super) fn program(pid: Pid) -> Option<std::path::PathBuf> {
+    fs::read_link(format!("/proc/{pid}/exe")).ok()
+}
+
+/// Every process, from a scan of `/proc`.
+pub(super) fn processes() -> impl Iterator<Item = Process> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|s| parse_stat(&s))
+}
+
+/// `/proc/<pid>/stat`: `pid (comm) state ppid pgrp session …`; comm may hold
+/// spaces and parens, so fields are read after the last `)`.
+fn parse_stat(text: &str) -> Option<Process> {
+    let (head, rest) = text.rsplit_once(')')?;
+    let pid = head.split_whitespace().next()?.parse().ok()?;
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let _pgrp = f.next()?;
+    let sid = f.next()?.parse().ok()?;
+    Some(Process {
+        pid,
+        ppid,
+        sid,
+        zombie: state == 'Z',
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_odd_comm() {
+        let p = parse_stat("42 (a) b (c)) S 7 42 42 0 -1").unwrap();
+        assert_eq!((p.pid, p.ppid, p.sid, p.zombie), (42, 7, 42, false));
+        assert!(parse_stat("9 (z) Z 1 9 9").unwrap().zombie);
+    }
+}
