@@ -6,8 +6,11 @@
 #   conch-<v>-cp310-abi3-manylinux_*.whl       Python (abi3: CPython >= 3.10)
 #   conch-<v>.tgz, conch-linux-x64-gnu-<v>.tgz npm: the main package and its
 #                                              platform package (napi-rs layout)
-#   conch-<v>-linux-x64.tar.gz                 C library, header, pkg-config
-#                                              file, and the conch CLI
+#   conch-<v>-<os>-<arch>.tar.gz               C library, header, pkg-config
+#                                              file, and the conch CLI (os:
+#                                              linux or macos; arch: x64 or
+#                                              arm64: conch-<v>-linux-x64 on
+#                                              Linux x86_64)
 # Needs only what scripts/test.sh needs (Rust, Python >= 3.10 with pip,
 # Node 20 with npm, a C compiler, pkg-config). Exits non-zero on any
 # failure.
@@ -27,13 +30,34 @@ NPM_VERSION=$(node -p 'require("./bindings/node/package.json").version')
   { echo "bindings/node/package.json says $NPM_VERSION, Cargo.toml says $VERSION"; exit 1; }
 
 echo "== package: C library and CLI"
-C_NAME="conch-$VERSION-linux-x64"
+# The tarball is named after the machine it is built on (the host triple's
+# build), and so are the library's suffix and the strip that drops the line
+# tables: on macOS, `strip -S` (no --strip-debug there).
+case "$(uname -s)" in
+  Linux) C_OS=linux LIB=libconch.so STRIP=(strip --strip-debug) ;;
+  Darwin) C_OS=macos LIB=libconch.dylib STRIP=(strip -S) ;;
+  *) echo "no C package for $(uname -s)"; exit 1 ;;
+esac
+case "$(uname -m)" in
+  x86_64 | amd64) C_ARCH=x64 ;;
+  aarch64 | arm64) C_ARCH=arm64 ;;
+  *) echo "no C package for $(uname -m)"; exit 1 ;;
+esac
+C_NAME="conch-$VERSION-$C_OS-$C_ARCH"
 C_DIR="$OUT/$C_NAME"
 mkdir -p "$C_DIR/bin" "$C_DIR/lib/pkgconfig" "$C_DIR/include"
 cp "$RELEASE_DIR/conch" "$C_DIR/bin/"
-cp "$RELEASE_DIR/libconch.so" "$RELEASE_DIR/libconch.a" "$C_DIR/lib/"
+cp "$RELEASE_DIR/$LIB" "$RELEASE_DIR/libconch.a" "$C_DIR/lib/"
 # The release profile keeps line tables for backtraces; a package does not.
-strip --strip-debug "$C_DIR/bin/conch" "$C_DIR/lib/libconch.so" "$C_DIR/lib/libconch.a"
+"${STRIP[@]}" "$C_DIR/bin/conch" "$C_DIR/lib/$LIB" "$C_DIR/lib/libconch.a"
+if [ "$C_OS" = macos ]; then
+  # A dylib's install name is the path it was linked at (the build tree's
+  # deps/): name it @rpath/ so programs find it by their rpath, as the
+  # pkg-config check below links them. Editing a Mach-O voids its ad-hoc
+  # signature, which arm64 macOS requires: sign both again.
+  install_name_tool -id "@rpath/$LIB" "$C_DIR/lib/$LIB"
+  codesign --force --sign - "$C_DIR/bin/conch" "$C_DIR/lib/$LIB"
+fi
 cp include/conch.h "$C_DIR/include/"
 cp LICENSE-MIT LICENSE-APACHE "$C_DIR/"
 # Relocatable: paths relative to the .pc file, wherever the tree is unpacked.
@@ -68,7 +92,7 @@ EOF
 (cd "$NODE_STAGE/conch" && "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --npm-dir npm >/dev/null)
 PLATFORM="$NODE_STAGE/conch/npm/linux-x64-gnu"
 cp bindings/node/conch.linux-x64-gnu.node LICENSE-MIT LICENSE-APACHE "$PLATFORM/"
-strip --strip-debug "$PLATFORM/conch.linux-x64-gnu.node"
+"${STRIP[@]}" "$PLATFORM/conch.linux-x64-gnu.node"
 node -e 'const fs = require("fs"); const f = process.argv[1]; const p = JSON.parse(fs.readFileSync(f, "utf8"));
   p.files.push("LICENSE-MIT", "LICENSE-APACHE"); fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' "$PLATFORM/package.json"
 (cd "$NODE_STAGE/conch" && rm -rf npm/*/README.md && mv npm "$NODE_STAGE/npm" &&
