@@ -3,7 +3,8 @@
 # integration, vectors), C, Python, Ray (conch.ray), MCP, Node and the
 # packages. Installs what it needs itself. Exits non-zero on any failure.
 #
-# Builds first, each artifact once: clippy's check, the Rust tests (debug),
+# Builds first, each artifact once: clippy's check, the type-check for
+# macOS and FreeBSD (scripts/check-foreign.sh), the Rust tests (debug),
 # then the one release build the faces are tested from and the packages are
 # made of (scripts/build.sh). Then the suites run side by side, each into
 # its own log, printed whole when it ends: they wait for processes, not for
@@ -45,6 +46,7 @@ step "docs: README.md is a page, every relative link resolves" python3 scripts/c
 step "rust: fmt" cargo fmt --all --check
 step "rust: the release packages share their dependencies' features" ./scripts/check-features.sh
 step "rust: clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+step "rust: the workspace type-checks for macOS and FreeBSD" ./scripts/check-foreign.sh
 step "rust: build the tests" cargo test --workspace --locked --no-run
 step "build: the release artifacts" ./scripts/build.sh
 
