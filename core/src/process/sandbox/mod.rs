@@ -20,6 +20,8 @@ mod cgroup;
 mod confine;
 mod dirs;
 #[cfg(target_os = "linux")]
+mod enforce;
+#[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
 mod namespaces;
@@ -29,7 +31,6 @@ mod seatbelt;
 // What the namespaces (Linux) or Seatbelt (macOS) hide.
 #[cfg(any(target_os = "linux", target_vendor = "apple"))]
 mod secrets;
-#[cfg(target_os = "linux")]
 mod session;
 
 // macOS and the BSDs: Seatbelt (macOS) and rlimits, no cgroups.
@@ -40,8 +41,8 @@ mod cgroup;
 #[path = "bsd/confine.rs"]
 mod confine;
 #[cfg(not(target_os = "linux"))]
-#[path = "bsd/session.rs"]
-mod session;
+#[path = "bsd/enforce.rs"]
+mod enforce;
 
 pub(crate) use cgroup::PidsCgroup;
 pub(crate) use confine::{Confinement, Entry};
