@@ -18,6 +18,7 @@ inputs holding NUL or invalid UTF-8 arrive intact.
 
 import json
 import os
+import subprocess
 import sys
 
 
@@ -54,9 +55,24 @@ def c_int(n) -> str:
     return "-1" if n is None else str(int(n))
 
 
+def system_sentence():
+    """What tool_definition.json's ``{system}`` stands for, read here as a
+    user would: ``bash`` on ``PATH`` and ``uname`` (the C tests run on the
+    machine that generates their vectors)."""
+    version = subprocess.run(
+        ["bash", "-c", 'printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}"'],
+        capture_output=True, text=True, check=True).stdout
+    uname = os.uname()
+    system = "macOS" if uname.sysname == "Darwin" else uname.sysname
+    return f"The shell is bash {version} on {system} {uname.release} ({uname.machine})."
+
+
 def load(vectors_dir, name):
     with open(os.path.join(vectors_dir, name + ".json"), encoding="utf-8") as f:
-        cases = json.load(f)
+        text = f.read()
+    if name == "tool_definition":
+        text = text.replace("{system}", json.dumps(system_sentence())[1:-1])
+    cases = json.loads(text)
     if not isinstance(cases, list) or not cases:
         sys.exit(f"{name}.json: expected a non-empty array of cases")
     return cases

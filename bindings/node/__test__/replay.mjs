@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { tmpdir } from 'node:os'
+import { machine as osMachine, release as osRelease, tmpdir, type as osType } from 'node:os'
+import { execFileSync } from 'node:child_process'
 import { ArtifactStore, BlockedError, ToolAbortError, ToolError } from 'conch'
 import {
   HANG_GUARD_MS,
@@ -454,8 +455,18 @@ const asVector = ({ name, description, inputSchema }) => ({ name, description, i
  * `makeTool(options)` makes (it may return a promise) and the job tool
  * `jobToolOf(bash)` gives for each.
  */
+// What the vectors' `{system}` stands for, read here as a user would:
+// `bash` on `PATH` and `uname`.
+function systemSentence() {
+  const version = execFileSync('bash', ['-c', 'printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}"'], { encoding: 'utf8' })
+  const system = osType() === 'Darwin' ? 'macOS' : osType()
+  return `The shell is bash ${version} on ${system} ${osRelease()} (${osMachine()}).`
+}
+
 export async function toolDefinitionVectorsThrough(t, makeTool, jobToolOf) {
+  const system = systemSentence()
   await replay(t, 'tool_definition', async (c) => {
+    c.expect.bash.description = c.expect.bash.description.replace('{system}', system)
     const options = { cwd: tmpdir(), snapshot: 'none' }
     for (const [key, value] of Object.entries(c.config)) {
       assert.ok(key in DEFINITION_OPTIONS, `unknown config key ${key}`)

@@ -5,6 +5,8 @@ every face gives, with the JSON Schema's keys as the core wrote them."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 from conftest import VECTORS
@@ -12,10 +14,22 @@ from conftest import VECTORS
 import conch
 
 
+def system_sentence() -> str:
+    """What the vectors' ``{system}`` stands for, read here as a user
+    would: ``bash`` on ``PATH`` and ``uname``."""
+    version = subprocess.run(
+        ["bash", "-c", 'printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}"'],
+        capture_output=True, text=True, check=True).stdout
+    uname = os.uname()
+    system = "macOS" if uname.sysname == "Darwin" else uname.sysname
+    return f"The shell is bash {version} on {system} {uname.release} ({uname.machine})."
+
+
 def cases() -> list[dict]:
     path = VECTORS / "tool_definition.json"
     assert path.is_file(), f"{path} is missing"
-    loaded = json.loads(path.read_text())
+    text = path.read_text().replace("{system}", json.dumps(system_sentence())[1:-1])
+    loaded = json.loads(text)
     assert loaded, f"{path} has no cases"
     return loaded
 

@@ -179,6 +179,13 @@ fn dirs(path: Option<&OsStr>) -> impl Iterator<Item = PathBuf> + '_ {
         .filter(|dir| dir.is_absolute())
 }
 
+/// The version `bash` reports (`5.2.15`), probed once per file; `None`
+/// when it reports none or cannot run.
+pub(crate) fn version_of(bash: &Path) -> Option<String> {
+    let path = std::env::var_os("PATH");
+    version(bash, key(bash)?, path.as_deref()).map(|v| v.text)
+}
+
 /// A bash's version, as it reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Version {

@@ -10,7 +10,8 @@
 //! the schema does not forbid them. The description states the limits the
 //! model runs into, from the tool's configuration: the timeout range, the
 //! 50 KB view and `artifact://`, head/tail, the refused commands when the
-//! interceptor is on, the move to the background when configured.
+//! interceptor is on, the move to the background when configured; and the
+//! shell's version and the system, read from them.
 //!
 //! [`BashToolArgs::from_json`]: super::BashToolArgs::from_json
 //! [`JobToolArgs::from_json`]: super::JobToolArgs::from_json
@@ -145,6 +146,10 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
          too, once `shopt -s expand_aliases` is set); the working directory does not: each call \
          starts in the project directory, or in `cwd`.",
     );
+    if let Some(system) = system_sentence(config.shell.as_deref()) {
+        text.push(' ');
+        text.push_str(&system);
+    }
     if !config.virtual_terminal {
         text.push_str(
             " Commands get no input (stdin is empty) and no terminal: use non-interactive options.",
@@ -193,6 +198,36 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
         }
     }
     text
+}
+
+/// Which shell and system the commands run on, read from them (`The
+/// shell is bash 5.2.15 on Linux 6.1.0 (x86_64).`): the model writes for
+/// GNU or BSD tools, and for the bash it has. `None` when no bash is found
+/// (the tool's first call then says why).
+pub(crate) fn system_sentence(shell: Option<&Path>) -> Option<String> {
+    let bash = crate::process::bash::find_bash(shell).ok()?;
+    let version = crate::process::bash::version_of(&bash)?;
+    // SAFETY: an all-zero utsname is a valid value of the C struct, and
+    // uname fills it with NUL-terminated fields.
+    let uname = unsafe {
+        let mut uname: libc::utsname = std::mem::zeroed();
+        (libc::uname(&mut uname) == 0).then_some(uname)?
+    };
+    let field = |c: &[libc::c_char]| {
+        // SAFETY: a field uname filled, NUL-terminated within its array.
+        unsafe { std::ffi::CStr::from_ptr(c.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let os = match field(&uname.sysname).as_str() {
+        "Darwin" => "macOS".to_string(),
+        other => other.to_string(),
+    };
+    Some(format!(
+        "The shell is bash {version} on {os} {} ({}).",
+        field(&uname.release),
+        field(&uname.machine)
+    ))
 }
 
 /// What the sandbox allows, for the model: why a command gets `Permission

@@ -43,9 +43,39 @@ fn tool(config: &Value) -> BashTool {
     BashTool::new(c).unwrap()
 }
 
+/// What the vectors' `{system}` stands for, read here as a user would:
+/// `bash` on `PATH` and `uname`.
+fn system_sentence() -> String {
+    let out = |program: &str, args: &[&str]| {
+        let out = std::process::Command::new(program).args(args).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let version = out(
+        "bash",
+        &["-c", r#"printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}""#],
+    );
+    let os = match out("uname", &["-s"]).as_str() {
+        "Darwin" => "macOS".to_string(),
+        other => other.to_string(),
+    };
+    format!(
+        "The shell is bash {version} on {os} {} ({}).",
+        out("uname", &["-r"]),
+        out("uname", &["-m"])
+    )
+}
+
 #[test]
 fn definition_vectors() {
-    let cases = vectors("tool_definition");
+    let system = Value::String(system_sentence());
+    let cases: Vec<Value> = vectors("tool_definition")
+        .into_iter()
+        .map(|case| {
+            let text = case.to_string();
+            let system = system.to_string();
+            serde_json::from_str(&text.replace("{system}", &system[1..system.len() - 1])).unwrap()
+        })
+        .collect();
     assert!(!cases.is_empty());
     for case in cases {
         let name = case["name"].as_str().unwrap();
