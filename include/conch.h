@@ -345,6 +345,18 @@ typedef struct conch_execute_options {
    */
   const char *const *env;
   /**
+   * true: return the values of `env` as they are. By default the value
+   * of every variable of `env` whose name contains (in any case)
+   * `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY` or `ACCESS_KEY`, 8 bytes or
+   * longer, is replaced by `[masked: NAME]` in everything returned.
+   */
+  bool skip_mask;
+  /**
+   * More names whose values are masked so, ended by a NULL pointer;
+   * NULL: none. Not with `skip_mask`.
+   */
+  const char *const *mask_names;
+  /**
    * Deadline in milliseconds; 0: none. At most 2147483647 (about 24
    * days): a larger value is `CONCH_ERR_INVALID_ARG`, never clamped.
    */
@@ -593,6 +605,13 @@ typedef struct conch_job_poll {
    * Milliseconds since the job started, until it ended.
    */
   uint64_t elapsed_ms;
+  /**
+   * The job runs on a terminal (`pty_cols`/`pty_rows`) and a process in
+   * its foreground is blocked reading it, its output quiet: it waits for
+   * input (write the answer, or kill it). False otherwise, and for a job
+   * without a terminal.
+   */
+  bool waiting_for_input;
 } conch_job_poll;
 
 /**
@@ -715,6 +734,19 @@ typedef struct conch_pty_options {
    * none.
    */
   const char *const *env;
+  /**
+   * true: return the values of `env` as they are. By default the value
+   * of every variable of `env` whose name contains (in any case)
+   * `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY` or `ACCESS_KEY`, 8 bytes or
+   * longer, is replaced by `[masked: NAME]` in the chunks, the screen
+   * and the output.
+   */
+  bool skip_mask;
+  /**
+   * More names whose values are masked so, ended by a NULL pointer;
+   * NULL: none. Not with `skip_mask`.
+   */
+  const char *const *mask_names;
   /**
    * Deadline in milliseconds from the start; 0: none. At most 2147483647
    * (about 24 days): a larger value is `CONCH_ERR_INVALID_ARG`.
@@ -864,6 +896,19 @@ typedef struct conch_shell_options {
    * NULL pointer; NULL: none.
    */
   const char *const *env;
+  /**
+   * true: return the values of `env` as they are. By default the value
+   * of every variable of `env` (and of a run's or a job's `env`) whose
+   * name contains (in any case) `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY`
+   * or `ACCESS_KEY`, 8 bytes or longer, is replaced by `[masked: NAME]`
+   * in everything the shell returns (chunks, results, artifacts, polls).
+   */
+  bool skip_mask;
+  /**
+   * More names whose values are masked so, ended by a NULL pointer;
+   * NULL: none. Not with `skip_mask`.
+   */
+  const char *const *mask_names;
   /**
    * Directory where full outputs past `max_bytes` are spilled as
    * `artifact://<id>` files; NULL: no artifacts (see also `artifact_store`).
@@ -1070,6 +1115,19 @@ typedef struct conch_tool_options {
    * `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
    */
   const char *const *session_env;
+  /**
+   * true: return the values of `session_env` as they are. By default
+   * the value of every variable of `session_env` whose name contains (in
+   * any case) `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY` or `ACCESS_KEY`,
+   * 8 bytes or longer, is replaced by `[masked: NAME]` in the text, the
+   * updates and the artifacts.
+   */
+  bool skip_mask;
+  /**
+   * More names whose values are masked so, ended by a NULL pointer;
+   * NULL: none. Not with `skip_mask`.
+   */
+  const char *const *mask_names;
   /**
    * Size of the PTY; 0: 80 columns, 24 rows.
    */

@@ -4,7 +4,7 @@
 # index.d.ts), the Python wheel (maturin, installed into .venv), libconch
 # (.so and .a) and the conch CLI. Installs the build and test tools first:
 # the pinned Python packages into .venv, the pinned napi CLI with `npm ci`,
-# valgrind, g++ and pkg-config from Debian when missing.
+# valgrind, g++, pkg-config, Vim and nano from Debian when missing.
 # workspace-hack/ gives every one of those builds the same dependency
 # features, so each dependency and conch-core compile once (checked by
 # scripts/check-features.sh). Prints where each artifact is.
@@ -17,11 +17,15 @@ echo "== build: tools (.venv: maturin, pytest, hypothesis, mcp; bindings/node: n
 "$VENV/bin/python" -m pip install -q 'maturin==1.16.0' 'pytest==9.2.0' 'pytest-timeout==2.4.0' \
   'hypothesis==6.155.2' 'mcp==2.3.0'
 (cd bindings/node && npm ci --no-audit --no-fund --silent)
-# Debian packages the C checks, the packages step and the Ray suite's
-# network namespace (`ip`) need (CI is a fresh Debian).
+# Debian packages the C checks, the packages step, the Ray suite's
+# network namespace (`ip`) and the tests of editors run without a terminal
+# (core/tests/shell/no_terminal.rs: `vi`, `vim`, `nano`) need (CI is a
+# fresh Debian).
 need=()
 command -v valgrind >/dev/null || need+=(valgrind)
 command -v ip >/dev/null || need+=(iproute2)
+command -v vim >/dev/null || need+=(vim)
+command -v nano >/dev/null || need+=(nano)
 command -v c++ >/dev/null || need+=(g++)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 if [ ${#need[@]} -gt 0 ]; then

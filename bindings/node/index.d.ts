@@ -25,6 +25,15 @@ export interface ShellOptions {
   envPolicy?: EnvPolicy
   /** Bytes one job's artifact takes, at most. */
   jobArtifactCap?: number | null
+  /**
+   * Which values of the variables given to the session (its `env`, a
+   * run's and a job's) are replaced by `[masked: NAME]` in everything
+   * it returns (see `output::mask`): `true`, those of names
+   * that look secret (containing `TOKEN`, `SECRET`, `PASSWORD`,
+   * `API_KEY` or `ACCESS_KEY`, in any case); `false`, none; a list of
+   * names, those and these. Values under 8 bytes are never masked.
+   */
+  mask?: boolean | Array<string> | null
   /** Bytes of output kept in memory per run. */
   maxBytes?: number | null
   /** Jobs the session runs at once, at most (see `Shell::start`). */
@@ -105,6 +114,11 @@ export interface ExecuteShellOptions {
   envPolicy?: EnvPolicy
   /** Keep only the first N lines of the whole stream. */
   head?: number | null
+  /**
+   * Which values of `env` are replaced by `[masked: NAME]` in the
+   * output: as `ShellOptions::mask`.
+   */
+  mask?: boolean | Array<string> | null
   /** Bytes of output kept in memory. */
   maxBytes?: number | null
   /** Apply `process::env::NON_INTERACTIVE_ENV`. */
@@ -197,6 +211,12 @@ export interface PtyStartOptions {
   env?: Record<string, string> | null
   /** Which host variables the command inherits. */
   envPolicy?: EnvPolicy
+  /**
+   * Which values of `env` are replaced by `[masked: NAME]` in the
+   * chunks, the screen and the output (as
+   * `ShellOptions::mask`); it sets the sink's `mask`.
+   */
+  mask?: boolean | Array<string> | null
   /**
    * Bound of the output kept for the model (on the wire `max_bytes`:
    * bytes of sanitized output), and its artifact.
@@ -408,6 +428,13 @@ export interface JobPoll {
    * In milliseconds.
    */
   elapsedMs: number
+  /**
+   * The job runs on a terminal and a process in its foreground is
+   * blocked reading it, its output quiet: it waits for input (write
+   * the answer, or kill it). False otherwise, and for a job without a
+   * terminal.
+   */
+  waitingForInput: boolean
   /**
    * Sanitized output from `cursor` to the end of what arrived (at most
    * `max_bytes`: the newest).
@@ -1040,6 +1067,13 @@ export interface BashToolOptions {
   snapshot?: string
   /** Variables exported in the shell session. */
   sessionEnv?: Record<string, string> | null
+  /**
+   * Which values of `sessionEnv` are replaced by `[masked: NAME]` in
+   * what the tool returns, as `Shell` takes it: `true` (default), those
+   * of names that look secret; `false`, none; a list of names, those
+   * and these.
+   */
+  mask?: boolean | Array<string> | null
   /** Least time between two `onUpdate` calls; default 50 ms. */
   updateIntervalMs?: number
   /**
@@ -1123,6 +1157,12 @@ export interface ExecuteBashOptions {
   snapshot?: string
   /** Variables exported in the session. */
   sessionEnv?: Record<string, string> | null
+  /**
+   * Which values of `sessionEnv` and `env` are replaced by `[masked:
+   * NAME]` in the result and the chunks, as `Shell` takes it; sessions
+   * with different masks are different sessions.
+   */
+  mask?: boolean | Array<string> | null
   /** Directory for this call, resolved against the session's cwd. */
   cwd?: string
   /** Variables for this call only. */

@@ -17,6 +17,13 @@ export interface ShellOptions {
    * (`ArtifactStore::process_default`).
    */
   artifactsDir?: string | null
+  /**
+   * How the output shows carriage returns and backspaces: `"terminal"`
+   * (a redrawn line is its last frame, as a terminal shows it) or
+   * `"newline"` (every `\r` a line break). The artifact keeps every
+   * frame either way.
+   */
+  carriageReturn?: 'terminal' | 'newline'
   /** Starting directory; `None`: the host's cwd. */
   cwd?: string | null
   /** Variables exported in the session (after the policy and defaults). */
@@ -25,6 +32,15 @@ export interface ShellOptions {
   envPolicy?: EnvPolicy
   /** Bytes one job's artifact takes, at most. */
   jobArtifactCap?: number | null
+  /**
+   * Which values of the variables given to the session (its `env`, a
+   * run's and a job's) are replaced by `[masked: NAME]` in everything
+   * it returns (see `output::mask`): `true`, those of names
+   * that look secret (containing `TOKEN`, `SECRET`, `PASSWORD`,
+   * `API_KEY` or `ACCESS_KEY`, in any case); `false`, none; a list of
+   * names, those and these. Values under 8 bytes are never masked.
+   */
+  mask?: boolean | Array<string> | null
   /** Bytes of output kept in memory per run. */
   maxBytes?: number | null
   /** Jobs the session runs at once, at most (see `Shell::start`). */
@@ -95,6 +111,11 @@ export interface ExecuteShellOptions {
    * is the process's private directory.
    */
   artifactsDir?: string | null
+  /**
+   * How the output shows carriage returns: as
+   * `ShellOptions::carriage_return`.
+   */
+  carriageReturn?: 'terminal' | 'newline'
   /** The command. */
   command?: string
   /** Starting directory; `None`: the host's cwd. */
@@ -105,6 +126,11 @@ export interface ExecuteShellOptions {
   envPolicy?: EnvPolicy
   /** Keep only the first N lines of the whole stream. */
   head?: number | null
+  /**
+   * Which values of `env` are replaced by `[masked: NAME]` in the
+   * output: as `ShellOptions::mask`.
+   */
+  mask?: boolean | Array<string> | null
   /** Bytes of output kept in memory. */
   maxBytes?: number | null
   /** Apply `process::env::NON_INTERACTIVE_ENV`. */
@@ -197,6 +223,12 @@ export interface PtyStartOptions {
   env?: Record<string, string> | null
   /** Which host variables the command inherits. */
   envPolicy?: EnvPolicy
+  /**
+   * Which values of `env` are replaced by `[masked: NAME]` in the
+   * chunks, the screen and the output (as
+   * `ShellOptions::mask`); it sets the sink's `mask`.
+   */
+  mask?: boolean | Array<string> | null
   /**
    * Bound of the output kept for the model (on the wire `max_bytes`:
    * bytes of sanitized output), and its artifact.
@@ -408,6 +440,13 @@ export interface JobPoll {
    * In milliseconds.
    */
   elapsedMs: number
+  /**
+   * The job runs on a terminal and a process in its foreground is
+   * blocked reading it, its output quiet: it waits for input (write
+   * the answer, or kill it). False otherwise, and for a job without a
+   * terminal.
+   */
+  waitingForInput: boolean
   /**
    * Sanitized output from `cursor` to the end of what arrived (at most
    * `max_bytes`: the newest).

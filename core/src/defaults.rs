@@ -32,6 +32,7 @@ use std::time::Duration;
 /// | `pty_cols`, `pty_rows` | 80, 24 | a terminal whose size the host does not give (the classic terminal, on every face) |
 /// | `max_jobs` | 16 | jobs a session runs at once; a start beyond is refused |
 /// | `job_artifact_cap` | 1073741824 | bytes one job's artifact takes (1 GiB); past it the file stops growing |
+/// | `mask` | true | values of variables of the given env whose names look secret are masked in what conch returns (see [`crate::output::mask`]) |
 #[macro_export]
 macro_rules! option_default {
     ($name:ident) => {
@@ -54,6 +55,7 @@ macro_rules! option_default {
     (pty_rows => $($then:tt)+) => { $($then)+!(num 24) };
     (max_jobs => $($then:tt)+) => { $($then)+!(num 16) };
     (job_artifact_cap => $($then:tt)+) => { $($then)+!(num 1073741824) };
+    (mask => $($then:tt)+) => { $($then)+!(bool true) };
 }
 
 /// A row of [`option_default!`](crate::option_default) as the bare literal.
@@ -105,6 +107,8 @@ pub const PTY_ROWS: u16 = option_default!(pty_rows);
 pub const MAX_JOBS: usize = option_default!(max_jobs);
 /// Bytes one job's artifact takes, at most (1 GiB).
 pub const JOB_ARTIFACT_CAP: u64 = option_default!(job_artifact_cap);
+/// Whether secrets of the given env are masked (see [`crate::Mask`]).
+pub const MASK: bool = option_default!(mask);
 
 #[cfg(test)]
 mod tests {

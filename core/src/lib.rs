@@ -31,7 +31,9 @@ pub use command::intercept;
 pub use command::normalize::{NormalizedCommand, apply_head_tail, normalize_bash_command};
 pub use error::{BadValue, Error, Result};
 pub use jobs::{JobExitHook, JobId, JobInfo, JobOptions, JobPoll, JobStatus, PollOptions};
-pub use output::{OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text};
+pub use output::{
+    Mask, Masker, OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text,
+};
 pub use process::sandbox::{
     Limits, Network, ProgramOutput, ProgramSandbox, Sandbox, SandboxApplied, SandboxOption,
 };

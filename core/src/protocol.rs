@@ -58,10 +58,34 @@
 //! session's pipes are FIFOs in the sandbox's directory, named the same
 //! way (`crate::process::io::named_pipe`).
 //!
-//! The command runs with the status descriptor closed, so neither it nor
-//! its children can forge a status. After it, the loop (with stderr to
-//! `/dev/null`) reads the trailer and writes `seq NUL status NUL $PWD NUL`
-//! to [`STATUS_FD`]. The command runs inside a one-pass `for`, so its
+//! **None of the session's descriptors is open in the command.** Its
+//! `eval` closes the output pipe's descriptor, the status descriptor and
+//! the protocol's ([`COMMAND_FDS`]), so a command finds what `bash -c`
+//! would give it, 0, 1 and 2, and what it opens itself (an `exec 3>file`
+//! stays for the next commands, as in a terminal). On those numbers it can
+//! neither write a status nor read the session's input (`cat <&63` is a
+//! bad descriptor), nor end the session by closing one (`exec 63>&-`
+//! closes nothing of the session's); its own `exec 63>file` lasts until
+//! the command ends, as its `exec >file` does, and bash then puts the
+//! session's back. The rc snapshot and a restored state run the same way
+//! ([`QUIET_FDS`]). bash keeps what the redirections closed (and the
+//! loop's group, its own stdout and stderr) as copies of its own, at 10
+//! and above and close-on-exec: no program a command runs gets one, nor
+//! anything that program starts. bash's own subshells hold them until they
+//! run a program (bash has no way to keep a descriptor out of its
+//! subshells), and a command that names one (`<&64`) reaches it. bash
+//! cannot do without the protocol's through the command: it is a socket,
+//! which cannot be opened again by path as the pipes are ([`exit_trap`]).
+//! A signal that ends bash inside a command (`kill $$`) runs the session's
+//! `EXIT` trap where the command stood, the protocol's descriptor closed:
+//! the trap reports nothing and the process ends, as the signal meant. A
+//! command that leaves bash unable to put one back (`ulimit -n 63`) ends
+//! the session (`LOOP_TEMPLATE`).
+//!
+//! After the command, the loop (with stderr to `/dev/null`) reads the
+//! trailer and writes `seq NUL status NUL $PWD NUL` to [`STATUS_FD`]; the
+//! command had that descriptor closed, so no program it runs can forge a
+//! status. The command runs inside a one-pass `for`, so its
 //! `break` and `continue` stay its own; a `break 2` or `continue 2`
 //! reaches the loop, which still reports the run (a `continue` at once, a
 //! `break` after the loop, which then starts itself again).
@@ -259,16 +283,26 @@ pub const OUTPUT_FD: i32 = 60;
 /// [`COMMAND_FDS`] as a literal, for the texts built with `concat!`.
 macro_rules! command_fds {
     () => {
-        ">&60 2>&60 60>&- 62>&-"
+        ">&60 2>&60 60>&- 62>&- 63<&-"
     };
 }
 
 /// The redirections of a command's `eval`: the output pipe as stdout and
-/// stderr, and neither the pipe's descriptor nor the status descriptor
-/// left open in it (so it cannot forge a status, and the session knows a
-/// command is running: see [`UNWIND_TRAP`]). bash undoes them when the
-/// `eval` returns: an `exec >file` in a command lasts until its end.
+/// stderr, and none of the session's descriptors left open in it, the
+/// pipe's, the status descriptor and the protocol's (module doc: the
+/// command finds only 0, 1 and 2; it cannot forge a status or read the
+/// session's input; the session knows a command is running: see
+/// [`UNWIND_TRAP`]). bash undoes them when the `eval` returns: a
+/// command's `exec >file` lasts until its end, and so does its `exec
+/// 63>file` (bash puts the protocol's descriptor back), while an `exec
+/// 3>file` stays, as in a terminal.
 const COMMAND_FDS: &str = command_fds!();
+
+/// The redirections of the user's text a start-up runs (the rc snapshot,
+/// a restored state): nothing read, nothing written, and none of the
+/// session's descriptors left open in it, as in a command
+/// ([`COMMAND_FDS`]): what it starts in the background holds none.
+const QUIET_FDS: &str = "</dev/null >/dev/null 2>&1 60>&- 62>&- 63<&-";
 
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
@@ -316,11 +350,12 @@ const LOOP_MARK: &str = "@LOOP@";
 /// runs, an interrupt's `DEBUG` trap is taken away (see [`UNWIND_TRAP`]),
 /// the trailer is read and `seq NUL status NUL $PWD NUL` goes to
 /// descriptor 62 (so the host has its answer while bash tidies up); a
-/// bash that cannot write it (the command closed descriptor 62 for good,
-/// or `ulimit -n 20` kept bash from putting it back after the `eval`)
-/// exits at once with the command's status, its `EXIT` trap taken away
-/// first, so the run ends as the session does instead of waiting for a
-/// report that cannot come. Then
+/// bash that cannot read the trailer or write the report (the command
+/// closed bash's copy of descriptor 63 or 62, or `ulimit -n 63` kept bash
+/// from putting it back after the `eval`) exits at once with the
+/// command's status, its `EXIT` trap taken away first, so the run ends as
+/// the session does instead of waiting for a report that cannot come
+/// (the end of input, the host gone, ends it the same way). Then
 /// the loop's working variables are unset and the next header is read.
 /// The loop then reads the payload and runs it. A command is read into
 /// `$BASH_EXECUTION_STRING` (what `bash -c` shows there) and `eval`ed
@@ -352,7 +387,7 @@ const LOOP_TEMPLATE: &str = concat!(
     unhijack!(),
     "[[ -z ${__conch_int-} ]] || { builtin unset -v __conch_int; builtin trap - DEBUG; \
 [[ -n ${__conch_ext-} ]] || builtin shopt -u extdebug; builtin unset -v __conch_ext; builtin unset -f __conch_ret; }; \
-__conch_t=; builtin read -r -N 16 -u 63 __conch_t; builtin unset -v __conch_ab; __conch_n=${__conch_t:7:1}; \
+__conch_t=; builtin read -r -N 16 -u 63 __conch_t || { builtin trap - EXIT; builtin exit \"$__conch_s\"; }; builtin unset -v __conch_ab; __conch_n=${__conch_t:7:1}; \
 { builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"$PWD\" >&62 || { builtin trap - EXIT; builtin exit \"$__conch_s\"; }; }; \
 builtin unset -v __conch_s __conch_t __conch_b; \
 __conch_h=; ! builtin read -r -N 10 -u 63 __conch_h; do \
@@ -487,7 +522,9 @@ pub struct ExitTrap<'a> {
 /// When a command ends the session's bash with `exit` (or `set -e`), bash
 /// runs this `EXIT` trap, which keeps the *process*: it reads the run's
 /// trailer (waiting at most a second for it: a bash ended by a signal
-/// between runs has none, and then just exits), reports the run (its
+/// between runs has none, and then just exits; one ended by a signal
+/// inside a command, `kill $$`, runs it with the command's descriptors,
+/// where the protocol's is closed, and exits too), reports the run (its
 /// status and directory) with a record of [`exit_record_seq`], then
 /// `exec`s a fresh bash with an empty environment in the same process, so
 /// what the session started earlier (background jobs, their output pipes)
@@ -562,11 +599,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     let (snapshot, unset_script) = (start.snapshot, start.unset_script);
     if let Some(path) = snapshot {
-        let _ = write!(
-            boot,
-            "builtin source {} </dev/null >/dev/null 2>&1; ",
-            single_quote(path)
-        );
+        let _ = write!(boot, "builtin source {} {QUIET_FDS}; ", single_quote(path));
     }
     if !unset_script.is_empty() {
         let _ = write!(boot, "{unset_script}; ");
@@ -574,11 +607,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     // `eval` runs its text a command at a time, as `source` runs a file:
     // a `shopt` of the state applies to the functions after it.
     if let Some(text) = start.restore {
-        let _ = write!(
-            boot,
-            "builtin eval {} </dev/null >/dev/null 2>&1; ",
-            single_quote(text)
-        );
+        let _ = write!(boot, "builtin eval {} {QUIET_FDS}; ", single_quote(text));
     }
     let [even, odd] = crate::process::sys::unwind_signals();
     let _ = write!(

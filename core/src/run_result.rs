@@ -82,6 +82,7 @@ pub fn stop_notice(stop: Option<Stop>, timeout: Option<Duration>) -> Option<Stri
         Stop::Cancel => Some("Command cancelled".to_string()),
         Stop::ProcessLimit(n) => Some(process_limit_notice(n)),
         Stop::Unreported => Some(UNREPORTED_NOTICE.to_string()),
+        Stop::NoTerminal(program) => Some(crate::process::no_terminal::notice(program)),
         Stop::Head => None,
     }
 }

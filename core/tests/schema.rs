@@ -490,6 +490,7 @@ fn python_option_type(name: &str, prop: &Value) -> String {
         "artifacts_dir" => "_Path | ArtifactStore | None".into(),
         "env_policy" => "_EnvPolicy | None".into(),
         "sandbox" => "_Sandbox".into(),
+        "mask" => "_Mask".into(),
         "pty" => "tuple[int, int] | None".into(),
         "rules" => "Sequence[_InterceptorRule | Mapping[str, Any]] | None".into(),
         "tool_names" => "Sequence[str]".into(),

@@ -27,6 +27,14 @@ pub struct conch_execute_options {
     /// Extra variables, `"KEY=VALUE"` strings ended by a NULL pointer; NULL:
     /// none.
     pub env: *const *const c_char,
+    /// true: return the values of `env` as they are. By default the value
+    /// of every variable of `env` whose name contains (in any case)
+    /// `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY` or `ACCESS_KEY`, 8 bytes or
+    /// longer, is replaced by `[masked: NAME]` in everything returned.
+    pub skip_mask: bool,
+    /// More names whose values are masked so, ended by a NULL pointer;
+    /// NULL: none. Not with `skip_mask`.
+    pub mask_names: *const *const c_char,
     /// Deadline in milliseconds; 0: none. At most 2147483647 (about 24
     /// days): a larger value is `CONCH_ERR_INVALID_ARG`, never clamped.
     pub timeout_ms: u64,
@@ -69,6 +77,7 @@ unsafe fn execute_options(opts: &conch_execute_options) -> FfiResult<ExecuteOpti
             shell: given.path("shell", opts.shell, json.shell)?,
             cwd: given.path("cwd", opts.cwd, json.cwd)?,
             env: given.env(opts.env, json.env)?,
+            mask: given.mask(opts.skip_mask, opts.mask_names, json.mask)?,
             timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
             cancel: options::cancel(opts.cancel),
             non_interactive_env: given

@@ -85,6 +85,11 @@ pub struct conch_job_poll {
     pub artifact_truncated: bool,
     /// Milliseconds since the job started, until it ended.
     pub elapsed_ms: u64,
+    /// The job runs on a terminal (`pty_cols`/`pty_rows`) and a process in
+    /// its foreground is blocked reading it, its output quiet: it waits for
+    /// input (write the answer, or kill it). False otherwise, and for a job
+    /// without a terminal.
+    pub waiting_for_input: bool,
 }
 
 impl Castable for conch_job_poll {
@@ -166,6 +171,7 @@ fn poll_into_c(poll: JobPoll) -> FfiResult<*mut conch_job_poll> {
         artifact_id,
         artifact_truncated,
         elapsed,
+        waiting_for_input,
     } = poll;
     let status = status_text(status)?;
     let output = c_owned(output)?;
@@ -183,6 +189,7 @@ fn poll_into_c(poll: JobPoll) -> FfiResult<*mut conch_job_poll> {
         artifact_id: into_raw_or_null(artifact_id),
         artifact_truncated,
         elapsed_ms: millis(elapsed),
+        waiting_for_input,
     }))
 }
 

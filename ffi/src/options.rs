@@ -9,6 +9,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use conch_core::BadValue;
+use conch_core::Mask;
 use conch_core::Sandbox;
 use conch_core::artifact::ArtifactStore;
 use conch_core::input::{
@@ -123,6 +124,27 @@ unsafe fn parsed<T: FromStr<Err = BadValue> + Default>(
 pub(crate) unsafe fn snapshot(p: *const c_char, name: &str) -> FfiResult<Snapshot> {
     // SAFETY: forwarded from the caller.
     unsafe { parsed(p, name) }
+}
+
+/// The `mask` option from the typed `skip_mask` (off) and `mask_names`
+/// (the names that look secret, and these); `None` when neither is set.
+///
+/// # Safety
+/// `names` is NULL or a NULL-terminated array of C strings.
+pub(crate) unsafe fn mask(skip: bool, names: *const *const c_char) -> FfiResult<Option<Mask>> {
+    // SAFETY: forwarded from the caller.
+    let names = unsafe { opt_str_list(names, "opts->mask_names") }?;
+    match (skip, names) {
+        (true, Some(_)) => Err(FfiError::arg(
+            "opts->skip_mask and opts->mask_names are both set: masking is either off or \
+             wider, not both",
+        )),
+        (true, None) => Ok(Some(Mask::Off)),
+        (false, Some(names)) => Ok(Some(Mask::Also(
+            names.into_iter().map(str::to_string).collect(),
+        ))),
+        (false, None) => Ok(None),
+    }
 }
 
 /// Which host variables reach the shell: the core's `EnvPolicy`, spelled
@@ -307,6 +329,26 @@ impl Given {
             .then(|| unsafe { env_list(list, "opts->env") })
             .transpose()?;
         self.pick("env", "opts->env", typed, json)
+    }
+
+    /// `mask`: the typed `skip_mask` or `mask_names` (both unset when
+    /// false and NULL) or the JSON's.
+    ///
+    /// # Safety
+    /// As for [`mask`].
+    pub(crate) unsafe fn mask(
+        &self,
+        skip: bool,
+        names: *const *const c_char,
+        json: Mask,
+    ) -> FfiResult<Mask> {
+        let field = if skip {
+            "opts->skip_mask"
+        } else {
+            "opts->mask_names"
+        };
+        // SAFETY: forwarded from the caller.
+        self.pick("mask", field, unsafe { mask(skip, names) }?, json)
     }
 
     /// A duration option: the typed `<key>_ms` field (0: unset) or the

@@ -51,6 +51,15 @@ pub struct conch_pty_options {
     /// (they win over the defaults, `TERM=xterm-256color` included); NULL:
     /// none.
     pub env: *const *const c_char,
+    /// true: return the values of `env` as they are. By default the value
+    /// of every variable of `env` whose name contains (in any case)
+    /// `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY` or `ACCESS_KEY`, 8 bytes or
+    /// longer, is replaced by `[masked: NAME]` in the chunks, the screen
+    /// and the output.
+    pub skip_mask: bool,
+    /// More names whose values are masked so, ended by a NULL pointer;
+    /// NULL: none. Not with `skip_mask`.
+    pub mask_names: *const *const c_char,
     /// Deadline in milliseconds from the start; 0: none. At most 2147483647
     /// (about 24 days): a larger value is `CONCH_ERR_INVALID_ARG`.
     pub timeout_ms: u64,
@@ -140,6 +149,7 @@ unsafe fn pty_options(opts: &conch_pty_options) -> FfiResult<PtyOptions> {
         Ok(PtyOptions {
             cwd: given.path("cwd", opts.cwd, json.cwd)?,
             env: given.env(opts.env, json.env)?,
+            mask: given.mask(opts.skip_mask, opts.mask_names, json.mask)?,
             timeout: given.millis("timeout", opts.timeout_ms, json.timeout)?,
             cols: size("cols", opts.cols, json.cols)?,
             rows: size("rows", opts.rows, json.rows)?,

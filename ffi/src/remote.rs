@@ -155,6 +155,8 @@ unsafe fn remote_options(opts: &conch_shell_options) -> FfiResult<Map<String, Va
         ("opts->shell", !opts.shell.is_null()),
         ("opts->cwd", !opts.cwd.is_null()),
         ("opts->env", !opts.env.is_null()),
+        ("opts->skip_mask", opts.skip_mask),
+        ("opts->mask_names", !opts.mask_names.is_null()),
         ("opts->artifacts_dir", !opts.artifacts_dir.is_null()),
         ("opts->max_bytes", opts.max_bytes != 0),
         ("opts->snapshot", !opts.snapshot.is_null()),

@@ -76,6 +76,15 @@ pub struct conch_shell_options {
     /// Variables exported in the session, `"KEY=VALUE"` strings ended by a
     /// NULL pointer; NULL: none.
     pub env: *const *const c_char,
+    /// true: return the values of `env` as they are. By default the value
+    /// of every variable of `env` (and of a run's or a job's `env`) whose
+    /// name contains (in any case) `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY`
+    /// or `ACCESS_KEY`, 8 bytes or longer, is replaced by `[masked: NAME]`
+    /// in everything the shell returns (chunks, results, artifacts, polls).
+    pub skip_mask: bool,
+    /// More names whose values are masked so, ended by a NULL pointer;
+    /// NULL: none. Not with `skip_mask`.
+    pub mask_names: *const *const c_char,
     /// Directory where full outputs past `max_bytes` are spilled as
     /// `artifact://<id>` files; NULL: no artifacts (see also `artifact_store`).
     pub artifacts_dir: *const c_char,
@@ -164,6 +173,7 @@ unsafe fn shell_options(opts: &conch_shell_options) -> FfiResult<ShellOptions> {
             shell: given.path("shell", opts.shell, json.shell)?,
             cwd: given.path("cwd", opts.cwd, json.cwd)?,
             session_env: given.env(opts.env, json.session_env)?,
+            mask: given.mask(opts.skip_mask, opts.mask_names, json.mask)?,
             snapshot: given.pick(
                 "snapshot",
                 "opts->snapshot",

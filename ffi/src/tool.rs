@@ -84,6 +84,15 @@ pub struct conch_tool_options {
     /// Variables exported in the shell session (and given to PTY runs),
     /// `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
     pub session_env: *const *const c_char,
+    /// true: return the values of `session_env` as they are. By default
+    /// the value of every variable of `session_env` whose name contains (in
+    /// any case) `TOKEN`, `SECRET`, `PASSWORD`, `API_KEY` or `ACCESS_KEY`,
+    /// 8 bytes or longer, is replaced by `[masked: NAME]` in the text, the
+    /// updates and the artifacts.
+    pub skip_mask: bool,
+    /// More names whose values are masked so, ended by a NULL pointer;
+    /// NULL: none. Not with `skip_mask`.
+    pub mask_names: *const *const c_char,
     /// Size of the PTY; 0: 80 columns, 24 rows.
     pub pty_cols: u16,
     pub pty_rows: u16,
@@ -163,6 +172,7 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
         config.prefix = opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string);
         config.snapshot = options::snapshot(opts.snapshot, "opts->snapshot")?;
         config.session_env = env_list(opts.session_env, "opts->session_env")?;
+        config.mask = options::mask(opts.skip_mask, opts.mask_names)?.unwrap_or_default();
         if opts.pty_cols > 0 {
             config.pty_cols = opts.pty_cols;
         }

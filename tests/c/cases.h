@@ -197,4 +197,26 @@ struct sandbox_case {
   const char *expect_error; /* NULL: accepted */
 };
 
+/* mask.json: a command run with `env` (conch_execute_shell), masked as the
+ * case says, and the exact output; `commands` is the case's command, then
+ * the same output written cut at each byte of a value. */
+struct mask_case {
+  const char *name;
+  const char *const *env;        /* "KEY=VALUE", ended by NULL */
+  bool skip_mask;                /* mask: false */
+  const char *const *mask_names; /* mask: a list of names; NULL: none */
+  const char *options_json;      /* mask: true, given as JSON; NULL: not given */
+  const char *const *commands;   /* ended by NULL */
+  const char *expect;
+};
+
+/* carriage_return.json: the input written by each command (whole, then cut
+ * in two at each byte), run with `options_json` ({"carriage_return": …}). */
+struct carriage_case {
+  const char *name;
+  const char *options_json;
+  const char *const *commands;   /* ended by NULL */
+  const char *expect;
+};
+
 #endif

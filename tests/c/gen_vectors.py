@@ -519,6 +519,69 @@ def sandbox_options(cases, out):
     out.append("};")
 
 
+def mask(cases, out):
+    rows = []
+    for i, c in enumerate(cases):
+        env = [f"{k}={v}" for k, v in c["env"].items()]
+        out.append("static const char *const MASK_ENV_%d[] = {%s};"
+                   % (i, "".join(c_str(x) + ", " for x in env) + "NULL"))
+        commands = [c["command"]]
+        cut = c.get("cut")
+        if cut:
+            commands += [cut["command"].replace("{k}", str(k)) for k in range(cut["from"], cut["to"])]
+        out.append("static const char *const MASK_COMMANDS_%d[] = {%s};"
+                   % (i, "".join(c_str(x) + ", " for x in commands) + "NULL"))
+        given = c.get("mask")
+        names = "NULL"
+        if isinstance(given, list):
+            out.append("static const char *const MASK_NAMES_%d[] = {%s};"
+                       % (i, "".join(c_str(x) + ", " for x in given) + "NULL"))
+            names = f"MASK_NAMES_{i}"
+        elif given not in (None, True, False):
+            sys.exit(f"mask.json: {c['name']!r}: mask must be true, false or a list")
+        rows.append(
+            "  {%s, MASK_ENV_%d, %s, %s, %s, MASK_COMMANDS_%d, %s},"
+            % (c_str(c["name"]), i, "true" if given is False else "false", names,
+               c_str('{"mask": true}') if given is True else "NULL", i, c_str(c["expect"]))
+        )
+    out.append("static const struct mask_case MASK_CASES[] = {")
+    out.extend(rows)
+    out.append("};")
+
+
+def shell_bytes(data):
+    """``data`` as one bash word, every byte escaped: ``$'\\x61…'``."""
+    return "$'" + "".join("\\x%02x" % b for b in data) + "'"
+
+
+def carriage_commands(text):
+    """Commands that write ``text``: whole, then in two writes cut at each
+    byte (the same list the Python and Node suites run)."""
+    data = text.encode()
+    commands = ["printf %s " + shell_bytes(data)]
+    for cut in range(1, len(data)):
+        commands.append("printf %s " + shell_bytes(data[:cut]) + "; printf %s " + shell_bytes(data[cut:]))
+    return commands
+
+
+def carriage_return(cases, out):
+    rows = []
+    for i, c in enumerate(cases):
+        # Every cut for the default mode; the input whole for the other
+        # (each run costs a bash under valgrind).
+        commands = carriage_commands(c["input"])
+        for mode, given in (("terminal", commands), ("newline", commands[:1])):
+            out.append("static const char *const CARRIAGE_COMMANDS_%d_%s[] = {%s};"
+                       % (i, mode, "".join(c_str(x) + ", " for x in given) + "NULL"))
+            rows.append("  {%s, %s, CARRIAGE_COMMANDS_%d_%s, %s},"
+                        % (c_str(f"{c['name']} ({mode})"),
+                           c_str(json.dumps({"carriage_return": mode})), i, mode,
+                           c_str(c["expect"][mode])))
+    out.append("static const struct carriage_case CARRIAGE_CASES[] = {")
+    out.extend(rows)
+    out.append("};")
+
+
 # The vector files the C face replays, and the writer of each one's table.
 TABLES = {
     "normalize": normalize,
@@ -531,6 +594,8 @@ TABLES = {
     "jobs": jobs,
     "job_steps": job_steps,
     "sandbox_options": sandbox_options,
+    "mask": mask,
+    "carriage_return": carriage_return,
 }
 
 # The vector files whose functions include/conch.h does not declare, so the

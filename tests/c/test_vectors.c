@@ -1,6 +1,6 @@
 /* Replays the shared vectors (tests/vectors/{normalize,intercept,sanitize,
  * artifact}.json) through the C API; keys.json is replayed by test_pty.c,
- * tool.json by test_tool.c and jobs.json by test_jobs.c. The case tables come from vectors_<name>.h,
+ * tool.json by test_tool.c, jobs.json by test_jobs.c and mask.json by test_mask.c. The case tables come from vectors_<name>.h,
  * generated from the JSON by tests/c/gen_vectors.py, which also fails when a
  * vector file is missing or neither replayed nor explained. */
 #define _GNU_SOURCE

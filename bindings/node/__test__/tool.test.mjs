@@ -109,3 +109,38 @@ describe('BashTool', () => {
     )
   })
 })
+
+describe('BashTool mask', () => {
+  test('secrets of sessionEnv are masked unless mask is false; executeBash takes it too', async () => {
+    const token = 'ghp_16C7e42F292c6912E7710c838347Ae178B4a'
+    const sessionEnv = { GITHUB_TOKEN: token, DB_URL: 'postgres://app:pw@db/app' }
+    const cases = [
+      [undefined, '[masked: GITHUB_TOKEN] postgres://app:pw@db/app'],
+      [['DB_URL'], '[masked: GITHUB_TOKEN] [masked: DB_URL]'],
+      [false, `${token} postgres://app:pw@db/app`],
+    ]
+    for (const [mask, expect] of cases) {
+      const tool = new BashTool({
+        cwd: tempDir(),
+        sessionKey: `tool-mask-${process.pid}-${String(mask)}`,
+        snapshot: 'none',
+        sessionEnv,
+        mask,
+      })
+      try {
+        const r = await tool.execute({ command: 'echo "$GITHUB_TOKEN" "$DB_URL"' })
+        assert.equal(r.content[0].text, expect)
+      } finally {
+        tool.close()
+      }
+    }
+    assert.throws(() => new BashTool({ cwd: tempDir(), mask: 'yes' }), /mask/)
+    const { executeBash, closeBashSession } = await import('conch')
+    const sessionKey = `bash-mask-${process.pid}`
+    const masked = await executeBash('echo "$GITHUB_TOKEN"', { sessionKey, snapshot: 'none', sessionEnv })
+    assert.equal(masked.output, '[masked: GITHUB_TOKEN]\n')
+    const shown = await executeBash('echo "$GITHUB_TOKEN"', { sessionKey, snapshot: 'none', sessionEnv, mask: false })
+    assert.equal(shown.output, `${token}\n`)
+    closeBashSession(sessionKey)
+  })
+})

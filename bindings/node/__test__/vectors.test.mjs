@@ -14,6 +14,7 @@ import {
   applyHeadTail,
   checkBashInterception,
   connect,
+  executeShell,
   normalizeBashCommand,
   sanitizeText,
 } from 'conch'
@@ -29,8 +30,8 @@ import {
 
 /** The vector files the Node suite replays: here, or (job_steps, job_tool) in a file of their own. */
 const REPLAYED = [
-  'artifact', 'intercept', 'job_steps', 'job_tool', 'jobs', 'keys', 'normalize', 'sandbox_options', 'sanitize',
-  'sink', 'tool', 'tool_definition',
+  'artifact', 'carriage_return', 'intercept', 'job_steps', 'job_tool', 'jobs', 'keys', 'mask', 'normalize', 'sandbox_options',
+  'sanitize', 'sink', 'tool', 'tool_definition',
 ]
 
 /** The vector files whose functions the Node face does not expose, and why. */
@@ -133,6 +134,50 @@ test('sanitize vectors: command output, split where the case says', async (t) =>
   }
 })
 
+/** A mask case's command, then the same output written cut at each byte of a value. */
+function maskCommands(c) {
+  const commands = [c.command]
+  for (let k = c.cut?.from ?? 0; k < (c.cut?.to ?? 0); k++) commands.push(c.cut.command.replaceAll('{k}', String(k)))
+  return commands
+}
+
+test('mask vectors: executeShell with the env, masked as the case says', async (t) => {
+  // No Node call takes pushes: the pieces are written by the command, a
+  // value cut at each of its bytes by the case's `cut` commands.
+  await replay(t, 'mask', async (c) => {
+    for (const command of maskCommands(c)) {
+      const streamed = []
+      const options = { command, env: c.env }
+      if (c.mask !== undefined) options.mask = c.mask
+      const r = await executeShell(options, (chunk) => streamed.push(chunk))
+      assert.equal(r.output, c.expect, command)
+      assert.equal(streamed.join(''), c.expect, command)
+      assert.equal(r.totalBytes, Buffer.byteLength(c.expect), command)
+    }
+  })
+})
+
+test('mask: a session masks its env, a run\'s and a job\'s; mask false shows them', async () => {
+  const token = 'tok_9f8e7d6c5b4a3210'
+  const shell = new Shell({ snapshot: 'none', env: { API_TOKEN: token }, mask: ['DB_URL'] })
+  try {
+    const r = await shell.run({ command: 'echo "$API_TOKEN" "$DB_URL"', env: { DB_URL: 'postgres://app:pw@db/app' } })
+    assert.equal(r.output, '[masked: API_TOKEN] [masked: DB_URL]\n')
+    const job = await shell.start({ command: 'printf "%s %s\\n" "$API_TOKEN" "$JOB_SECRET"', env: { JOB_SECRET: 'job-secret-1' } })
+    const p = await shell.poll(job, { waitMs: 10000 })
+    assert.equal(p.output, '[masked: API_TOKEN] [masked: JOB_SECRET]\n')
+  } finally {
+    shell.close()
+  }
+  const open = new Shell({ snapshot: 'none', env: { API_TOKEN: token }, mask: false })
+  try {
+    assert.equal((await open.run({ command: 'echo "$API_TOKEN"' })).output, `${token}\n`)
+  } finally {
+    open.close()
+  }
+  assert.throws(() => new Shell({ mask: 'yes' }), /mask/)
+})
+
 test('sink vectors, through Shell.run', (t) => sinkVectorsThrough(t, (options) => new Shell(options)))
 
 test('keys vectors, through a real PTY', (t) => keyVectorsThrough(t, new PtySession()))
@@ -207,3 +252,30 @@ test('artifact vectors', (t) =>
 )
 
 test('tool vectors', (t) => toolVectorsThrough(t, (options) => new BashTool(options)))
+
+/** `data` as one bash word, every byte escaped. */
+const shellBytes = (data) => `$'${[...data].map((b) => '\\x' + b.toString(16).padStart(2, '0')).join('')}'`
+
+/** Commands that write `text`: whole, then in two writes cut at each byte. */
+function carriageCommands(text) {
+  const data = Buffer.from(text)
+  const commands = [`printf %s ${shellBytes(data)}`]
+  for (let cut = 1; cut < data.length; cut++) {
+    commands.push(`printf %s ${shellBytes(data.subarray(0, cut))}; printf %s ${shellBytes(data.subarray(cut))}`)
+  }
+  return commands
+}
+
+test('carriage_return vectors: executeShell in each mode, the text cut at each byte', async (t) => {
+  // No Node call takes pushes: the command writes the text.
+  await replay(t, 'carriage_return', async (c) => {
+    for (const mode of ['terminal', 'newline']) {
+      for (const command of carriageCommands(c.input)) {
+        const streamed = []
+        const r = await executeShell({ command, carriageReturn: mode }, (chunk) => streamed.push(chunk))
+        assert.equal(r.output, c.expect[mode], command)
+        assert.equal(streamed.join(''), c.expect[mode], command)
+      }
+    }
+  })
+})

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use conch_core::shell::registry::{self, ExecuteBashOptions as CoreBashOptions};
 use conch_core::shell::{ExecuteOptions, execute_shell as core_execute_shell};
 use conch_core::wire::EnvVars;
-use conch_core::{CancelToken, SandboxOption};
+use conch_core::{CancelToken, Mask, SandboxOption};
 use napi::bindgen_prelude::{Env, Object};
 use napi_derive::napi;
 
@@ -55,6 +55,11 @@ pub struct ExecuteBashOptions {
     /// Variables exported in the session.
     #[napi(ts_type = "Record<string, string> | null")]
     pub session_env: Option<Read<EnvVars>>,
+    /// Which values of `sessionEnv` and `env` are replaced by `[masked:
+    /// NAME]` in the result and the chunks, as `Shell` takes it; sessions
+    /// with different masks are different sessions.
+    #[napi(ts_type = "boolean | Array<string> | null")]
+    pub mask: Option<Read<Mask>>,
     /// Directory for this call, resolved against the session's cwd.
     pub cwd: Option<String>,
     /// Variables for this call only.
@@ -106,6 +111,7 @@ pub fn execute_bash<'env>(
         prefix: o.prefix,
         snapshot: options::snapshot(o.snapshot)?,
         session_env: Read::get(env, "sessionEnv", o.session_env)?.0,
+        mask: Read::get(env, "mask", o.mask)?,
         cwd: o.cwd.map(PathBuf::from),
         env: Read::get(env, "env", o.env)?.0,
         timeout: options::timeout(o.timeout_ms)?,

@@ -16,7 +16,7 @@ use conch_core::tool::{
     ToolResult as CoreResult, ToolUpdate,
 };
 use conch_core::wire::EnvVars;
-use conch_core::{CancelToken, SandboxOption, defaults};
+use conch_core::{CancelToken, Mask, SandboxOption, defaults};
 use napi::bindgen_prelude::{Env, JsError, JsObjectValue, JsValue, Object};
 use napi_derive::napi;
 
@@ -61,6 +61,12 @@ pub struct BashToolOptions {
     /// Variables exported in the shell session.
     #[napi(ts_type = "Record<string, string> | null")]
     pub session_env: Option<Read<EnvVars>>,
+    /// Which values of `sessionEnv` are replaced by `[masked: NAME]` in
+    /// what the tool returns, as `Shell` takes it: `true` (default), those
+    /// of names that look secret; `false`, none; a list of names, those
+    /// and these.
+    #[napi(ts_type = "boolean | Array<string> | null")]
+    pub mask: Option<Read<Mask>>,
     /// Least time between two `onUpdate` calls; default 50 ms.
     pub update_interval_ms: Option<f64>,
     /// A command still running after this many milliseconds goes on as a
@@ -282,6 +288,7 @@ impl BashTool {
         config.prefix = options.prefix;
         config.snapshot = options::snapshot(options.snapshot)?;
         config.session_env = Read::get(&env, "sessionEnv", options.session_env)?.0;
+        config.mask = Read::get(&env, "mask", options.mask)?;
         if let Some(interval) = options::interval("updateIntervalMs", options.update_interval_ms)? {
             config.update_interval = interval;
         }

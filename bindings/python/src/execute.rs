@@ -54,7 +54,8 @@ pub fn execute_shell(
 #[doc = text_signature!(
     "execute_bash(command, *, session_key=None, shell=None, prefix=None, snapshot=",
     py_default!(snapshot),
-    ", session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, ",
+    ", session_env=None, mask=", py_default!(mask),
+    ", cwd=None, env=None, timeout=None, on_chunk=None, ",
     "cancel=None, head=None, tail=None, artifacts_dir=None, sandbox=None)",
 )]
 /// Runs ``command`` in a cached persistent session: calls with the same
@@ -65,10 +66,12 @@ pub fn execute_shell(
 /// in ``output``). Idle sessions are closed after a while and past a
 /// maximum; ``conch.close_session(key)`` and ``conch.close_all_sessions()``
 /// close them now. ``sandbox``: as for ``Shell`` (sessions with different
-/// sandboxes are different sessions). Other options as for ``Shell.run``.
+/// sandboxes are different sessions). ``mask``: as for ``Shell`` (sessions
+/// with different masks are different sessions). Other options as for
+/// ``Shell.run``.
 #[pyfunction]
 #[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg::default(),
-                    session_env=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
+                    session_env=None, mask=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, artifacts_dir=None, sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
@@ -80,6 +83,7 @@ pub fn execute_bash(
     prefix: Option<String>,
     snapshot: SnapshotArg,
     session_env: Option<&Bound<'_, PyAny>>,
+    mask: Option<&Bound<'_, PyAny>>,
     cwd: Option<PathBuf>,
     env: Option<&Bound<'_, PyAny>>,
     timeout: Option<Seconds>,
@@ -97,6 +101,7 @@ pub fn execute_bash(
             prefix,
             snapshot: snapshot.0,
             session_env: env_pairs(session_env)?,
+            mask: crate::options::mask(mask)?,
             cwd,
             env: env_pairs(env)?,
             timeout: seconds("timeout", timeout)?,

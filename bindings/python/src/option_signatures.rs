@@ -7,7 +7,7 @@
 /// The keyword parameters of `ShellOptions`.
 macro_rules! shell_options {
     () => {
-        "artifacts_dir=None, cwd=None, env=None, env_policy=None, job_artifact_cap=1073741824, max_bytes=51200, max_jobs=16, non_interactive_env=True, prefix=None, sandbox=None, shell=None, snapshot='auto'"
+        "artifacts_dir=None, carriage_return='terminal', cwd=None, env=None, env_policy=None, job_artifact_cap=1073741824, mask=True, max_bytes=51200, max_jobs=16, non_interactive_env=True, prefix=None, sandbox=None, shell=None, snapshot='auto'"
     };
 }
 pub(crate) use shell_options;
@@ -23,7 +23,7 @@ pub(crate) use run_options;
 /// The keyword parameters of `ExecuteOptions`.
 macro_rules! execute_options {
     () => {
-        "artifacts_dir=None, cwd=None, env=None, env_policy=None, head=None, max_bytes=51200, non_interactive_env=True, sandbox=None, shell=None, tail=None, timeout=None"
+        "artifacts_dir=None, carriage_return='terminal', cwd=None, env=None, env_policy=None, head=None, mask=True, max_bytes=51200, non_interactive_env=True, sandbox=None, shell=None, tail=None, timeout=None"
     };
 }
 pub(crate) use execute_options;
@@ -39,7 +39,7 @@ pub(crate) use job_options;
 /// The keyword parameters of `PtyOptions`.
 macro_rules! pty_options {
     () => {
-        "cols=80, cwd=None, env=None, env_policy=None, max_bytes=51200, non_interactive_env=True, rows=24, sandbox=None, shell=None, timeout=None"
+        "cols=80, cwd=None, env=None, env_policy=None, mask=True, max_bytes=51200, non_interactive_env=True, rows=24, sandbox=None, shell=None, timeout=None"
     };
 }
 pub(crate) use pty_options;

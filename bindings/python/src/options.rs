@@ -14,7 +14,7 @@
 //! text, `<name> must be …, got …`.
 
 use conch_core::wire::{self, Given, Refused, Spelling};
-use conch_core::{Sandbox, SandboxOption};
+use conch_core::{Mask, Sandbox, SandboxOption};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -89,6 +89,15 @@ pub fn sandbox(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Sandbox>> {
     wire::read_value::<SandboxOption>("sandbox", value, Spelling::Wire)
         .map(|option| option.0)
         .map_err(refused)
+}
+
+/// `mask=` as the core's option: ``True`` (names that look secret),
+/// ``False`` (nothing masked) or a sequence of names (those that look
+/// secret, and these); ``None`` is ``True``. For the calls whose options
+/// are not a core type yet (``BashTool``, ``execute_bash``).
+pub fn mask(value: Option<&Bound<'_, PyAny>>) -> PyResult<Mask> {
+    let value = value.map(to_given).transpose()?.unwrap_or(Given::Null);
+    wire::read_value::<Mask>("mask", value, Spelling::Wire).map_err(refused)
 }
 
 /// The Python error for what the core refused.

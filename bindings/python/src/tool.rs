@@ -25,7 +25,8 @@ use crate::signature::{py_default, text_signature};
     ", virtual_terminal=", py_default!(virtual_terminal),
     ", has_ui=", py_default!(has_ui),
     ", session_key=None, rules=None, shell=None, prefix=None, snapshot=", py_default!(snapshot),
-    ", env=None, update_interval=", py_default!(update_interval_secs),
+    ", env=None, mask=", py_default!(mask),
+    ", update_interval=", py_default!(update_interval_secs),
     ", auto_background_after=None, name=None, job_tool_name=None, sandbox=None)",
 )]
 /// The model's ``bash`` tool: normalizes the command (``| head -n N``
@@ -42,7 +43,7 @@ use crate::signature::{py_default, text_signature};
 /// (``rules``: custom rules as for ``check_bash_interception``; an invalid
 /// rule raises here). ``virtual_terminal`` + ``has_ui``: run on a PTY (see
 /// ``pty``). ``session_key``: a persistent shell of this tool's own.
-/// ``shell``, ``prefix``, ``snapshot``, ``env``: as for ``Shell``.
+/// ``shell``, ``prefix``, ``snapshot``, ``env``, ``mask``: as for ``Shell``.
 /// ``update_interval``: least seconds between two ``on_update`` calls.
 /// ``auto_background_after``: seconds after which a command still running
 /// goes on as a background job (read with ``conch.JobTool``) and the call
@@ -64,7 +65,7 @@ impl PyBashTool {
         signature = (cwd=PathBuf::from(defaults::TOOL_CWD), *, artifacts_dir=None, tool_names=Vec::new(),
                      interceptor=defaults::INTERCEPTOR, virtual_terminal=defaults::VIRTUAL_TERMINAL,
                      has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
-                     snapshot=SnapshotArg::default(), env=None,
+                     snapshot=SnapshotArg::default(), env=None, mask=None,
                      update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64()),
                      auto_background_after=None, name=None, job_tool_name=None, sandbox=None),
         text_signature = None
@@ -83,6 +84,7 @@ impl PyBashTool {
         prefix: Option<String>,
         snapshot: SnapshotArg,
         env: Option<&Bound<'_, PyAny>>,
+        mask: Option<&Bound<'_, PyAny>>,
         update_interval: Seconds,
         auto_background_after: Option<Seconds>,
         name: Option<String>,
@@ -111,6 +113,7 @@ impl PyBashTool {
                 prefix,
                 snapshot: snapshot.0,
                 session_env: env_pairs(env)?,
+                mask: crate::options::mask(mask)?,
                 auto_background_after,
                 sandbox: crate::options::sandbox(sandbox)?,
                 ..base

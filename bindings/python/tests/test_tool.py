@@ -248,3 +248,26 @@ def test_closing_a_tool_of_a_shared_session_spares_the_session(tmp_path):
         a.execute({"command": 'echo "$SHARED"'})
     assert b.execute({"command": 'echo "$SHARED"'}).text == "kept"
     b.close()
+
+
+def test_secrets_of_the_env_are_masked_unless_mask_is_false(tmp_path):
+    token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    env = {"GITHUB_TOKEN": token, "DB_URL": "postgres://app:pw@db/app"}
+    for mask, expect in [
+        (True, "[masked: GITHUB_TOKEN] postgres://app:pw@db/app"),
+        (["DB_URL"], "[masked: GITHUB_TOKEN] [masked: DB_URL]"),
+        (False, f"{token} postgres://app:pw@db/app"),
+    ]:
+        key = f"tool-{uuid.uuid4().hex[:8]}"
+        with conch.BashTool(tmp_path, session_key=key, snapshot=None, env=env, mask=mask) as t:
+            assert t.execute({"command": 'echo "$GITHUB_TOKEN" "$DB_URL"'}).text == expect
+    with pytest.raises(TypeError, match="mask"):
+        conch.BashTool(tmp_path, mask="yes")
+    # execute_bash: its session's mask (sessions with another are others).
+    key = f"bash-{uuid.uuid4().hex[:8]}"
+    r = conch.execute_bash('echo "$GITHUB_TOKEN"', session_key=key, snapshot=None, session_env=env)
+    assert r.output == "[masked: GITHUB_TOKEN]\n"
+    r = conch.execute_bash('echo "$GITHUB_TOKEN"', session_key=key, snapshot=None, session_env=env,
+                           mask=False)
+    assert r.output == f"{token}\n"
+    conch.close_session(key)

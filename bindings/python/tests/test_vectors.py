@@ -2,7 +2,9 @@
 and Node suites) through the Python API: sanitize, artifact, normalize,
 intercept and tool directly; keys through a real terminal (PtySession); sink
 through the runs that own one (execute_shell), except its cases with
-``head_bytes``, a sink option no Python call sets. notice and render have no
+``head_bytes``, a sink option no Python call sets; mask through runs
+(execute_shell), a value cut at each of its bytes by the case's ``cut``
+commands (no Python call takes pushes). notice and render have no
 Python API: they are the internal text builders of the tool's notice and
 of a UI's previews (the notice text shows in the tool vectors' results).
 jobs is replayed by test_jobs.py."""
@@ -18,7 +20,8 @@ import pytest
 import conch
 from conftest import GUARD, VECTORS, Output, in_background, is_alive, pids_with, wait_until
 
-REPLAYED = {"sanitize", "artifact", "normalize", "intercept", "tool", "keys", "sink"}
+REPLAYED = {"sanitize", "artifact", "normalize", "intercept", "tool", "keys", "sink", "mask",
+            "carriage_return"}
 # Replayed by a suite of their own: jobs (test_jobs.py), job_steps
 # (test_job_steps.py), job_tool (test_job_tool.py), tool_definition
 # (test_tool_definition.py), sandbox_options (test_sandbox.py).
@@ -250,6 +253,42 @@ def replay_keys(app_cursor: bool, pty) -> None:
     assert got == expected
 
 
+def mask_commands(case) -> list[str]:
+    """A mask case's command, then the same output written cut at each byte
+    of a value."""
+    cut = case.get("cut")
+    cuts = range(cut["from"], cut["to"]) if cut else ()
+    return [case["command"], *(cut["command"].replace("{k}", str(k)) for k in cuts)]
+
+
+def mask_options(case) -> dict:
+    return {"mask": case["mask"]} if "mask" in case else {}
+
+
+@pytest.mark.parametrize("case", cases("mask"))
+def test_mask(case):
+    for command in mask_commands(case):
+        seen = Output()
+        r = conch.execute_shell(command, env=case["env"], on_chunk=seen, **mask_options(case))
+        assert r.output == case["expect"], command
+        assert seen.text == case["expect"], command
+        assert r.total_bytes == len(case["expect"].encode()), command
+
+
+def test_mask_in_a_session_covers_its_env_a_run_s_and_a_job_s():
+    token = "tok_9f8e7d6c5b4a3210"
+    with conch.Shell(snapshot="none", env={"API_TOKEN": token}, mask=["DB_URL"]) as sh:
+        r = sh.run('echo "$API_TOKEN" "$DB_URL"', env={"DB_URL": "postgres://app:pw@db/app"})
+        assert r.output == "[masked: API_TOKEN] [masked: DB_URL]\n"
+        job = sh.start('printf "%s %s\\n" "$API_TOKEN" "$JOB_SECRET"', env={"JOB_SECRET": "job-secret-1"})
+        p = sh.poll(job, wait=GUARD)
+        assert p.output == "[masked: API_TOKEN] [masked: JOB_SECRET]\n"
+    with conch.Shell(snapshot="none", env={"API_TOKEN": token}, mask=False) as sh:
+        assert sh.run('echo "$API_TOKEN"').output == f"{token}\n"
+    with pytest.raises(TypeError, match="mask"):
+        conch.Shell(mask="yes")
+
+
 SINK_CASES = cases("sink", keep=lambda c: "head_bytes" not in c["options"])
 
 
@@ -318,3 +357,31 @@ def replay_sink(case, tmp_path, marker, run):
         assert (artifacts / "0.bash.log").read_text() == expect["artifact_text"]
     if "artifact_exists" in expect:
         assert (artifacts / "0.bash.log").exists() == expect["artifact_exists"]
+
+
+def shell_bytes(data: bytes) -> str:
+    """``data`` as one bash word, every byte escaped."""
+    return "$'" + "".join(f"\\x{b:02x}" for b in data) + "'"
+
+
+def carriage_commands(text: str) -> list[str]:
+    """Commands that write ``text``: whole, then in two writes cut at each
+    byte."""
+    data = text.encode()
+    commands = [f"printf %s {shell_bytes(data)}"]
+    for cut in range(1, len(data)):
+        commands.append(f"printf %s {shell_bytes(data[:cut])}; printf %s {shell_bytes(data[cut:])}")
+    return commands
+
+
+@pytest.mark.parametrize("case", cases("carriage_return"))
+@pytest.mark.parametrize("mode", ["terminal", "newline"])
+def test_carriage_return(case, mode):
+    # No Python call takes pushes: the command writes the text, whole and
+    # cut at each byte; the chunks and the result read alike.
+    want = case["expect"][mode]
+    for command in carriage_commands(case["input"]):
+        seen = Output()
+        r = conch.execute_shell(command, carriage_return=mode, on_chunk=seen)
+        assert r.output == want, command
+        assert seen.text == want, command

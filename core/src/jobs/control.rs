@@ -4,7 +4,7 @@
 //! started for the job (`launch`), or the session's own bash when a run
 //! was moved to the background with the command it runs.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use rustix::io::Errno;
 use rustix::process::Signal;
 
 use crate::process::child::Process;
+use crate::process::input_wait::{self, Reading};
 use crate::process::io::poll;
 use crate::process::tree::{self, Pid};
 use crate::sync::lock;
@@ -26,7 +27,8 @@ pub(crate) enum Role {
     Started {
         /// The write end of its stdin pipe, or its terminal's master.
         input: Option<OwnedFd>,
-        terminal: bool,
+        /// The terminal's device number, when the input is a terminal.
+        terminal: Option<u64>,
     },
     /// The session's bash, moved to the background while it ran the
     /// command itself. `spared` are its children from before the command
@@ -49,8 +51,9 @@ pub(crate) struct Control {
     /// One write at a time, so that two writes never interleave their
     /// bytes.
     writing: Mutex<()>,
-    /// The input is a terminal (closing it sends end-of-file, ctrl+d).
-    terminal: bool,
+    /// The input is a terminal (closing it sends end-of-file, ctrl+d):
+    /// its device number.
+    terminal: Option<u64>,
     /// The root waits until this closes (after the command, so that what
     /// the command left still has its subreaper).
     hold: Mutex<Option<OwnedFd>>,
@@ -70,7 +73,7 @@ impl Control {
             Role::Started { input, terminal } => (input, terminal, None, None),
             Role::Session { spared, seq } => (
                 None,
-                false,
+                None,
                 Some(spared),
                 Some(crate::protocol::unwind_signal(seq)),
             ),
@@ -90,7 +93,40 @@ impl Control {
 
     /// Whether the job has a terminal.
     pub(crate) fn is_terminal(&self) -> bool {
-        self.terminal
+        self.terminal.is_some()
+    }
+
+    /// Whether a process in the foreground of the job's terminal is
+    /// blocked reading it (docs/behaviour.md, "Jobs started beside the
+    /// session": `waiting_for_input`). False without a terminal, and
+    /// where the processes cannot be looked at.
+    pub(crate) fn waits_for_input(&self) -> bool {
+        let Some(rdev) = self.terminal else {
+            return false;
+        };
+        let Some(master) = lock(&self.input).clone() else {
+            return false;
+        };
+        let Some(foreground) = input_wait::foreground_group(master.as_fd()) else {
+            return false;
+        };
+        self.below()
+            .into_iter()
+            .filter(|&pid| input_wait::group_of(pid) == Some(foreground))
+            .any(|pid| {
+                let mut on_terminal = |fd| input_wait::is_terminal_fd(pid, fd, rdev);
+                input_wait::reading(pid, &mut on_terminal) == Reading::Yes
+            })
+    }
+
+    /// The processes of the command now (the root too when it runs the
+    /// command itself).
+    pub(crate) fn processes(&self) -> Vec<Pid> {
+        let mut pids = self.below();
+        if self.session.is_some() {
+            pids.push(self.pid);
+        }
+        pids
     }
 
     /// The processes below the root that are the job's.
@@ -169,7 +205,7 @@ impl Control {
     /// Ends the job's input: its stdin pipe closes (a terminal gets
     /// ctrl+d, as typed, and stays open for keys).
     pub(crate) fn close_input(&self, what: &str) -> Result<()> {
-        if self.terminal {
+        if self.terminal.is_some() {
             return self.write(b"\x04", what);
         }
         match lock(&self.input).take() {

@@ -11,7 +11,9 @@ use super::{
     Control, FINISHED_KEPT_FOR, JobExitHook, JobId, JobInfo, JobPoll, JobStatus, PollOptions,
 };
 use crate::CancelToken;
+use crate::output::fullscreen::Signs;
 use crate::output::sink::{OutputSink, SinkOptions};
+use crate::process::no_terminal::{self, NoTerminal, Program};
 use crate::process::tree::{self, Pid};
 use crate::protocol::StatusParser;
 use crate::sync::{deadline_after, lock, passed, wait_until};
@@ -19,6 +21,10 @@ use crate::sync::{deadline_after, lock, passed, wait_until};
 /// How long [`Job::kill`] waits for the output to close once the tree is
 /// dead (a process outside the tree may still hold it).
 const END_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a job on a terminal must have been quiet for a process blocked
+/// reading the terminal to count as waiting for input.
+const INPUT_QUIET: Duration = Duration::from_millis(100);
 
 /// The processes of a job.
 pub(crate) enum Processes {
@@ -72,6 +78,16 @@ struct State {
     cursor: u64,
     /// A poll after the end read the output to its end.
     read_to_end: bool,
+    /// When output last came.
+    last_output: Option<Instant>,
+    /// The raw output so far ends a line.
+    ends_line: bool,
+    /// What the output showed of a full-screen program, and the looks it
+    /// calls for; `None` on a terminal, where such programs belong.
+    signs: Option<(Signs, NoTerminal)>,
+    /// It is being stopped for want of a terminal: the program, whose
+    /// notice ends the output.
+    no_terminal: Option<Program>,
 }
 
 impl Job {
@@ -90,6 +106,8 @@ impl Job {
             sink,
         } = spec;
         debug_assert!(sink.head_bytes == 0 && sink.head_lines.is_none());
+        let terminal =
+            matches!(&processes, Processes::Root { control, .. } if control.is_terminal());
         Job {
             id,
             command,
@@ -106,6 +124,10 @@ impl Job {
                 records: StatusParser::default(),
                 cursor: 0,
                 read_to_end: false,
+                last_output: None,
+                ends_line: true,
+                signs: (!terminal).then(Default::default),
+                no_terminal: None,
             }),
             changed: Condvar::new(),
             job_ends,
@@ -116,6 +138,13 @@ impl Job {
     /// Takes raw output (the reader thread).
     pub(crate) fn push(&self, bytes: &[u8]) {
         let mut state = lock(&self.state);
+        if let Some((signs, _)) = &mut state.signs {
+            signs.push(bytes);
+        }
+        if let Some(&last) = bytes.last() {
+            state.ends_line = last == b'\n';
+            state.last_output = Some(Instant::now());
+        }
         state.sink.push(bytes);
         state.sink.flush();
         drop(state);
@@ -141,6 +170,15 @@ impl Job {
     /// hook called, on a thread of its own.
     pub(crate) fn end(self: &Arc<Self>) {
         let mut state = lock(&self.state);
+        if let Some(program) = state.no_terminal {
+            let notice = format!("[{}]\n", no_terminal::notice(program));
+            let notice = if state.ends_line {
+                notice
+            } else {
+                format!("\n{notice}")
+            };
+            state.sink.push(notice.as_bytes());
+        }
         state.sink.finish();
         state.sink.flush();
         state.status = state.stopped.unwrap_or(JobStatus::Exited);
@@ -270,7 +308,9 @@ impl Job {
             from = opts.cursor.unwrap_or(state.cursor);
             let now = Instant::now();
             let matched = opts.until.as_ref().is_some_and(|re| {
-                let (_, text) = state.sink.read_from(from, usize::MAX);
+                let (_, mut text) = state.sink.read_from(from, usize::MAX);
+                // With what the masker holds back, which this poll gives out.
+                text.push_str(&state.sink.held());
                 re.is_match(&text)
             });
             if state.status != JobStatus::Running
@@ -282,6 +322,11 @@ impl Job {
             }
             state = wait_until(&self.changed, state, deadline, now);
         }
+        // The poll gives out all the output so far: what the masker held
+        // back as the possible start of a secret too.
+        if !state.sink.release_held().is_empty() {
+            state.sink.flush();
+        }
         let (cursor, output) = state.sink.read_from(from, max);
         let next_cursor = cursor + output.len() as u64;
         let total_bytes = state.sink.total_bytes();
@@ -289,7 +334,8 @@ impl Job {
         if state.status != JobStatus::Running && next_cursor >= total_bytes {
             state.read_to_end = true;
         }
-        JobPoll {
+        let quiet = state.last_output.is_none_or(|t| t.elapsed() >= INPUT_QUIET);
+        let mut poll = JobPoll {
             job: self.id,
             status: state.status,
             exit_code: state
@@ -303,6 +349,74 @@ impl Job {
             artifact_truncated: state.sink.artifact_capped(),
             elapsed: self.elapsed(&state),
             output,
+            waiting_for_input: false,
+        };
+        let stopping = state.stopped.is_some();
+        drop(state);
+        // Looked at once the poll has its output, outside the lock: a few
+        // reads of `/proc`, on a terminal only.
+        poll.waiting_for_input = poll.status == JobStatus::Running
+            && !stopping
+            && quiet
+            && self.control().is_some_and(Control::waits_for_input);
+        poll
+    }
+
+    /// Takes over what the run that became this job saw of a full-screen
+    /// program (a run moved to the background at its `yield_after`).
+    pub(crate) fn carry_signs(&self, earlier: &Signs) {
+        if let Some((signs, _)) = &mut lock(&self.state).signs {
+            signs.carry_over(earlier);
+        }
+        super::reader::wake();
+    }
+
+    /// When the reader thread must look whether the job runs a
+    /// full-screen program without a terminal (see
+    /// [`crate::process::no_terminal`]): `None` while its output shows no
+    /// sign of one.
+    pub(crate) fn terminal_look_due(&self) -> Option<Instant> {
+        let state = lock(&self.state);
+        if state.status != JobStatus::Running || state.stopped.is_some() {
+            return None;
+        }
+        let (signs, looks) = state.signs.as_ref()?;
+        looks.due(signs)
+    }
+
+    /// Looks (the reader thread, when [`Job::terminal_look_due`] says)
+    /// whether the job runs a full-screen program without a terminal, and
+    /// if so kills it (on a thread of its own: the escalation takes its
+    /// graces); its output then ends with the notice.
+    pub(crate) fn look_for_terminal(self: &Arc<Self>, now: Instant) {
+        let mut state = lock(&self.state);
+        if state.status != JobStatus::Running || state.stopped.is_some() {
+            return;
+        }
+        let Some((signs, looks)) = &mut state.signs else {
+            return;
+        };
+        let Some(program) = looks.look(now, signs, || self.processes_now()) else {
+            return;
+        };
+        state.no_terminal = Some(program);
+        drop(state);
+        let job = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("conch-job-stop".into())
+            .spawn(move || job.kill(JobStatus::Killed));
+        if spawned.is_err() {
+            // No thread: the processes are signalled here, once.
+            self.mark_stopped(JobStatus::Killed);
+            tree::signal_all(&self.processes_now(), Signal::KILL);
+        }
+    }
+
+    /// The job's processes now.
+    fn processes_now(&self) -> Vec<Pid> {
+        match &self.processes {
+            Processes::Root { control, .. } => control.processes(),
+            Processes::Left { pids, .. } => tree_of(pids),
         }
     }
 

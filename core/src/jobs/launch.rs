@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -125,9 +125,11 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
         sandbox: spec.sandbox.clone(),
         ..Launch::default()
     };
+    let mut tty = None;
     let (output, input, keep) = match spec.pty {
         Some((cols, rows)) => {
-            let (master, slave) = terminal(cols, rows)?;
+            let (master, slave, rdev) = terminal(cols, rows)?;
+            tty = Some(rdev);
             launch.controlling_terminal = true;
             for n in 0..3 {
                 launch.fds.push((slave.as_raw_fd(), n));
@@ -162,9 +164,16 @@ pub(crate) fn launch(spec: Spec<'_>) -> Result<Launched> {
         write_in_background(write, state);
     }
     let initial_status = wait_ready(&status)?;
-    let terminal = spec.pty.is_some();
     Ok(Launched {
-        control: Control::new(root, hold, Role::Started { input, terminal }, spec.grace),
+        control: Control::new(
+            root,
+            hold,
+            Role::Started {
+                input,
+                terminal: tty,
+            },
+            spec.grace,
+        ),
         output,
         status,
         initial_status,
@@ -226,8 +235,9 @@ fn wait_ready(status: &OwnedFd) -> Result<Vec<u8>> {
     Ok(got)
 }
 
-/// A terminal of `cols` × `rows`: the master (non-blocking) and the slave.
-fn terminal(cols: u16, rows: u16) -> Result<(OwnedFd, OwnedFd)> {
+/// A terminal of `cols` × `rows`: the master (non-blocking), the slave,
+/// and the terminal's device number.
+fn terminal(cols: u16, rows: u16) -> Result<(OwnedFd, OwnedFd, u64)> {
     let failed = |e: String| Error::Spawn(format!("cannot open a PTY: {e}"));
     // The pair stays open until the clone and the slave are made.
     let (_pair, fd, tty) = open_terminal(cols, rows).map_err(Error::Spawn)?;
@@ -243,5 +253,9 @@ fn terminal(cols: u16, rows: u16) -> Result<(OwnedFd, OwnedFd)> {
         .custom_flags(libc::O_NOCTTY)
         .open(&tty)
         .map_err(|e| failed(format!("{}: {e}", tty.display())))?;
-    Ok((master, slave.into()))
+    let rdev = slave
+        .metadata()
+        .map_err(|e| failed(format!("{}: {e}", tty.display())))?
+        .rdev();
+    Ok((master, slave.into(), rdev))
 }

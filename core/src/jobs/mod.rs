@@ -223,6 +223,12 @@ pub struct JobPoll {
     )]
     #[schemars(schema_with = "shape::seconds")]
     pub elapsed: Duration,
+    /// The job runs on a terminal and a process in its foreground is
+    /// blocked reading it, its output quiet: it waits for input (write
+    /// the answer, or kill it). False otherwise, and for a job without a
+    /// terminal.
+    #[serde(default)]
+    pub waiting_for_input: bool,
 }
 
 /// One job as [`crate::Shell::jobs`] lists it.

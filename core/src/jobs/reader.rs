@@ -1,6 +1,8 @@
 //! The one thread of the process that reads the output of every running
 //! job, so that a job never blocks on a full pipe between polls, and the
-//! status pipes of the jobs conch runs; it also notices a job's deadline.
+//! status pipes of the jobs conch runs; it also notices a job's deadline,
+//! and a job without a terminal that runs a full-screen program (see
+//! [`crate::process::no_terminal`]).
 //! It runs only while some job runs: it starts with the first and ends
 //! with the last, so a host without background work has no such thread.
 
@@ -84,6 +86,13 @@ pub(crate) fn watch(output: OwnedFd, status: Option<OwnedFd>, job: Arc<Job>) -> 
     true
 }
 
+/// Has the thread look at its jobs again (a job's looks changed).
+pub(crate) fn wake() {
+    if let Some(reader) = reader() {
+        reader.waker.wake();
+    }
+}
+
 fn run(reader: &'static Reader) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -100,7 +109,12 @@ fn run(reader: &'static Reader) {
                     fds.push(pollin(fd.as_raw_fd()));
                 }
             }
-            next_deadline = state.watched.iter().filter_map(|w| w.deadline).min();
+            next_deadline = state
+                .watched
+                .iter()
+                .flat_map(|w| [w.deadline, w.job.terminal_look_due()])
+                .flatten()
+                .min();
         }
         if poll(&mut fds, next_deadline).is_err() {
             continue;
@@ -126,6 +140,12 @@ fn run(reader: &'static Reader) {
                 {
                     w.status = None;
                 }
+            }
+            if !w.done()
+                && let Some(due) = w.job.terminal_look_due()
+                && due <= Instant::now()
+            {
+                w.job.look_for_terminal(Instant::now());
             }
             if w.deadline.is_some_and(|t| t <= Instant::now()) && !w.done() {
                 w.deadline = None;

@@ -1,10 +1,15 @@
 //! Output pipeline: bytes to sanitized, bounded text.
 //!
 //! [`Sanitizer`] decodes and cleans a byte stream in any chunking,
-//! [`OutputSink`] counts it, keeps a bounded head and tail and spills the whole
-//! stream to an artifact once it no longer fits, and [`TailBuffer`] keeps the
-//! bounded tail that live updates show.
+//! [`Masker`] replaces the secrets of the command's environment in the
+//! clean text (see [`mask`]), [`OutputSink`] counts it, keeps a bounded
+//! head and tail and spills the whole stream to an artifact once it no
+//! longer fits, and [`TailBuffer`] keeps the bounded tail that live
+//! updates show.
 
+pub mod carriage;
+pub(crate) mod fullscreen;
+pub mod mask;
 pub mod notice;
 mod ring;
 pub mod sanitize;
@@ -13,6 +18,7 @@ pub mod sink;
 pub mod tail;
 mod utf8;
 
+pub use mask::{Mask, Masker};
 pub use sanitize::{Sanitizer, sanitize_text};
 pub use sink::{DEFAULT_MAX_BYTES, OutputSink, OutputSummary, SinkOptions};
 pub use tail::TailBuffer;

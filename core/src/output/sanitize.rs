@@ -20,7 +20,9 @@
 //! - removes C0 controls except `\n` and `\t`, DEL, the C1 controls
 //!   U+0080–U+009F and the bidirectional controls (U+202A–U+202E,
 //!   U+2066–U+2069);
-//! - turns carriage returns into line breaks, as a terminal would show them:
+//! - turns carriage returns into line breaks, one line per frame (a
+//!   sanitizer made with [`Sanitizer::keeping_carriage`] keeps them, and
+//!   backspaces, for [`super::carriage`] to show as a terminal would):
 //!   `\r` ends the current line (so progress bars become one line per update),
 //!   a `\n` right after it is absorbed (`\r\n` and `\r\r\n` give one `\n`), and
 //!   a `\r` at the start of a line does nothing. Removed sequences and
@@ -45,6 +47,7 @@ const ESC: u8 = 0x1B;
 const BEL: u8 = 0x07;
 const CAN: u8 = 0x18;
 const SUB: u8 = 0x1A;
+const BS: u8 = 0x08;
 
 /// Where the escape-sequence parser is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +84,9 @@ pub struct Sanitizer {
     at_line_start: bool,
     /// A `\r` just ended a line: a `\n` arriving next is the same line break.
     absorb_newline: bool,
+    /// `\r` and backspaces are kept as they are, for a later stage
+    /// ([`super::carriage`]) to apply.
+    keep_carriage: bool,
 }
 
 impl Default for Sanitizer {
@@ -98,6 +104,16 @@ impl Sanitizer {
             sequence_len: 0,
             at_line_start: true,
             absorb_newline: false,
+            keep_carriage: false,
+        }
+    }
+
+    /// A sanitizer that keeps `\r` and backspaces in the text (every other
+    /// control it removes as always), for [`super::carriage`]'s views.
+    pub fn keeping_carriage() -> Self {
+        Sanitizer {
+            keep_carriage: true,
+            ..Sanitizer::new()
         }
     }
 
@@ -136,7 +152,10 @@ impl Sanitizer {
             self.pending_len = 0;
             self.run(REPLACEMENT.as_bytes(), 0, out);
         }
-        *self = Sanitizer::new();
+        *self = Sanitizer {
+            keep_carriage: self.keep_carriage,
+            ..Sanitizer::new()
+        };
     }
 
     /// Processes `bytes[i..]`; an incomplete character at the end is kept.
@@ -206,6 +225,11 @@ impl Sanitizer {
                     }
                     self.begin_sequence(State::Escape, 1);
                     return i + 1;
+                }
+                b'\r' | BS if self.keep_carriage => {
+                    out.push(char::from(bytes[i]));
+                    self.at_line_start = false;
+                    i += 1;
                 }
                 // A `\r` at a line start does nothing.
                 b'\r' if !self.at_line_start => {
@@ -462,6 +486,18 @@ mod tests {
             "abcde\tf\ng"
         );
         assert_eq!(sanitize_text("°±µ é 中文 😀"), "°±µ é 中文 😀");
+    }
+
+    #[test]
+    fn keeping_carriage_leaves_cr_and_backspace_for_the_next_stage() {
+        let mut s = Sanitizer::keeping_carriage();
+        let mut out = String::new();
+        s.push(b"a\x1b[31mb\rc\x08d\x07\r\n", &mut out);
+        s.finish(&mut out);
+        assert_eq!(out, "ab\rc\x08d\r\n");
+        // Still keeping after a finish.
+        s.push(b"x\ry", &mut out);
+        assert!(out.ends_with("x\ry"), "{out:?}");
     }
 
     #[test]

@@ -21,8 +21,28 @@
 //!   output; [`OutputSink::head_satisfied`] tells the engine when it can stop
 //!   the command.
 //!
+//! # Masking
+//! With a [`Masker`] (`SinkOptions::mask`), the sanitized text goes through
+//! it before anything else sees it: the text a push returns, the counts,
+//! the kept text and the artifact are all the masked text. The masker may
+//! hold back the end of a push that could start a secret;
+//! [`OutputSink::finish`] (and [`OutputSink::dump`]) let it go, and
+//! [`OutputSink::release_held`] does for a reader that must see everything
+//! now (a job's poll).
+//!
+//! # Carriage returns
+//! With `carriage_return: terminal` (the default), the sanitizer keeps
+//! `\r` and backspaces, and what the sink takes, counts and keeps is
+//! their terminal's view ([`super::carriage`]): a push returns the lines
+//! it ended (the line being written comes with the push that ends it, with
+//! [`OutputSink::finish`], or when a reader releases it:
+//! [`OutputSink::release_held`]). The artifact keeps every frame (each
+//! `\r` a line break): the first redrawn line opens it (not a `\r\n`),
+//! so such a stream has an artifact even when it fits, and the artifact
+//! can have more lines than the counts say.
+//!
 //! # Lines and bytes
-//! Bytes are UTF-8 bytes of the sanitized text. Lines follow
+//! Bytes are UTF-8 bytes of the sanitized (and masked) text. Lines follow
 //! [`count_lines`](super::count_lines): `"a\nb\n"` and `"a\nb"` are 2 lines,
 //! `""` is 0: a trailing newline ends the last line, it does not start one.
 //!
@@ -33,7 +53,8 @@
 //! [`ArtifactStore::allocate`](crate::ArtifactStore::allocate) made, or a new
 //! one, mode 0600; never a file that already holds something),
 //! writes what it held and from then on every push, so the file is
-//! byte-identical to the whole sanitized stream. A file that cannot be
+//! the whole sanitized stream (every frame of a redrawn line: see Carriage
+//! returns). A file that cannot be
 //! opened means no artifact, not an error. A write error later also means no
 //! artifact: the incomplete file is removed, since an `artifact_id` promises
 //! the complete stream. An artifact reserved beforehand and never needed is
@@ -52,9 +73,10 @@ use std::io::{BufWriter, Write};
 
 use serde::{Deserialize, Serialize};
 
+use super::carriage::{CarriageReturn, Frames, Overwrite};
 use super::ring::Ring;
 use super::scan::count_newlines;
-use super::{Sanitizer, count_lines, grown_capacity};
+use super::{Masker, Sanitizer, count_lines, grown_capacity};
 use crate::artifact::{Artifact, ArtifactSlot};
 use crate::command::normalize::apply_head_tail;
 
@@ -76,6 +98,11 @@ pub struct SinkOptions {
     /// file stops growing and keeps the stream's first bytes, while the
     /// kept tail goes on (see [`OutputSink::artifact_capped`]).
     pub artifact_cap: Option<u64>,
+    /// Secrets replaced in the sanitized text (see [`super::mask`]); `None`:
+    /// no masking stage.
+    pub mask: Option<Masker>,
+    /// How carriage returns and backspaces read (see [`super::carriage`]).
+    pub carriage_return: CarriageReturn,
 }
 
 impl Default for SinkOptions {
@@ -86,6 +113,8 @@ impl Default for SinkOptions {
             head_lines: None,
             artifact: None,
             artifact_cap: None,
+            mask: None,
+            carriage_return: CarriageReturn::default(),
         }
     }
 }
@@ -154,11 +183,25 @@ enum Spill {
 #[derive(Debug)]
 pub struct OutputSink {
     sanitizer: Sanitizer,
-    /// Sanitized text of the current push, reused across pushes.
+    /// Masks the sanitized text, when the command has secrets.
+    masker: Option<Masker>,
+    /// Sanitized text of the current push before masking, reused.
+    clean: String,
+    /// Sanitized (and masked) text of the current push, reused across pushes.
     chunk: String,
+    /// The terminal's view of the pushes, for their callers
+    /// (`carriage_return: terminal`); `None`: the text is shown as kept.
+    view: Option<Overwrite>,
+    /// The view of the current push, reused.
+    shown: String,
+    /// The artifact's frames of the stream, once it spills.
+    frames: Frames,
+    /// The frames of the current push, reused.
+    framed: String,
     total_bytes: u64,
     total_newlines: u64,
     ends_with_newline: bool,
+
     /// The first bytes of the stream.
     head: String,
     head_limit: usize,
@@ -186,12 +229,24 @@ impl OutputSink {
                 (head, max - head)
             }
         };
+        let terminal = opts.carriage_return == CarriageReturn::Terminal;
         OutputSink {
-            sanitizer: Sanitizer::new(),
+            sanitizer: if terminal {
+                Sanitizer::keeping_carriage()
+            } else {
+                Sanitizer::new()
+            },
+            masker: opts.mask,
+            clean: String::new(),
             chunk: String::new(),
+            view: terminal.then(Overwrite::default),
+            shown: String::new(),
+            frames: Frames::default(),
+            framed: String::new(),
             total_bytes: 0,
             total_newlines: 0,
             ends_with_newline: false,
+
             head: String::new(),
             head_limit,
             head_lines: opts.head_lines,
@@ -205,21 +260,70 @@ impl OutputSink {
         }
     }
 
-    /// Sanitizes raw bytes and records them; returns the sanitized text of
-    /// this push (possibly empty), for live callbacks.
+    /// Sanitizes raw bytes and records them; returns the text of this push
+    /// as the model reads it (possibly empty), for live callbacks: with
+    /// `carriage_return: terminal`, the lines this push ended, as a
+    /// terminal shows them (the line being written comes with a later
+    /// push, or [`OutputSink::finish`]).
     pub fn push<'a>(&'a mut self, bytes: &'a [u8]) -> &'a str {
-        let plain = self.sanitizer.plain_prefix(bytes);
-        if plain.len() == bytes.len() {
-            self.record(plain);
-            return plain;
-        }
         let mut chunk = std::mem::take(&mut self.chunk);
         chunk.clear();
-        chunk.push_str(plain);
-        self.sanitizer.push(&bytes[plain.len()..], &mut chunk);
-        self.record(&chunk);
+        let plain = self.clean_text(bytes, &mut chunk);
+        let text = plain.unwrap_or(&chunk);
+        self.spill_frames(text);
+        let Some(view) = &mut self.view else {
+            self.record(text);
+            return match plain {
+                Some(plain) => {
+                    self.chunk = chunk;
+                    plain
+                }
+                None => {
+                    self.chunk = chunk;
+                    &self.chunk
+                }
+            };
+        };
+        if let Some(plain) = plain
+            && view.passthrough(plain).len() == plain.len()
+        {
+            self.record(plain);
+            self.chunk = chunk;
+            return plain;
+        }
+        let mut shown = std::mem::take(&mut self.shown);
+        shown.clear();
+        view.push(text, &mut shown);
+        self.record(&shown);
         self.chunk = chunk;
-        &self.chunk
+        self.shown = shown;
+        &self.shown
+    }
+
+    /// The clean text of `bytes`: sanitized, then masked. `Some` when it is
+    /// `bytes` as they are (plain text, no masker); else it is in `chunk`.
+    fn clean_text<'a>(&mut self, bytes: &'a [u8], chunk: &mut String) -> Option<&'a str> {
+        let plain = self.sanitizer.plain_prefix(bytes);
+        let Some(masker) = &mut self.masker else {
+            if plain.len() == bytes.len() {
+                return Some(plain);
+            }
+            chunk.push_str(plain);
+            self.sanitizer.push(&bytes[plain.len()..], chunk);
+            return None;
+        };
+        let mut clean = std::mem::take(&mut self.clean);
+        clean.clear();
+        let text = if plain.len() == bytes.len() {
+            plain
+        } else {
+            clean.push_str(plain);
+            self.sanitizer.push(&bytes[plain.len()..], &mut clean);
+            &clean
+        };
+        masker.push(text, chunk);
+        self.clean = clean;
+        None
     }
 
     /// Records text that needs no decoding (e.g. `PTY error: …\n`); it is
@@ -228,15 +332,78 @@ impl OutputSink {
         self.push(text.as_bytes())
     }
 
-    /// Flushes the sanitizer at the end of the stream; returns the final text
-    /// (possibly empty).
+    /// Flushes the sanitizer (and the line being written) at the end of
+    /// the stream; returns the final text (possibly empty).
     pub fn finish(&mut self) -> &str {
         let mut chunk = std::mem::take(&mut self.chunk);
         chunk.clear();
-        self.sanitizer.finish(&mut chunk);
-        self.record(&chunk);
+        match &mut self.masker {
+            None => self.sanitizer.finish(&mut chunk),
+            Some(masker) => {
+                let mut clean = std::mem::take(&mut self.clean);
+                clean.clear();
+                self.sanitizer.finish(&mut clean);
+                masker.push(&clean, &mut chunk);
+                masker.finish(&mut chunk);
+                self.clean = clean;
+            }
+        }
+        self.spill_frames(&chunk);
+        let Some(view) = &mut self.view else {
+            self.record(&chunk);
+            self.chunk = chunk;
+            return &self.chunk;
+        };
+        let mut shown = std::mem::take(&mut self.shown);
+        shown.clear();
+        view.push(&chunk, &mut shown);
+        view.finish(&mut shown);
+        self.record(&shown);
         self.chunk = chunk;
-        &self.chunk
+        self.shown = shown;
+        &self.shown
+    }
+
+    /// The text not recorded yet: what the masker holds back (the start of
+    /// what may be a secret), then the line being written (as a terminal
+    /// shows it now). Empty most of the time.
+    pub fn held(&self) -> String {
+        let mut held = self.masker.as_ref().map_or("", Masker::held).to_string();
+        if let Some(view) = &self.view {
+            let mut line = view.clone();
+            line.push(&held, &mut String::new());
+            held.clear();
+            line.finish(&mut held);
+        }
+        held
+    }
+
+    /// Records what is held back ([`OutputSink::held`]), as if the stream
+    /// ended there (it goes on): for a reader that must see all the output
+    /// so far, such as a job's poll. A secret whose start was let go is
+    /// then not masked when its rest comes; a line let go is not
+    /// overwritten by what comes after it. Returns the text released
+    /// (possibly empty).
+    pub fn release_held(&mut self) -> &str {
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.clear();
+        if let Some(masker) = &mut self.masker {
+            masker.finish(&mut chunk);
+        }
+        self.spill_frames(&chunk);
+        let Some(view) = &mut self.view else {
+            self.record(&chunk);
+            self.chunk = chunk;
+            return &self.chunk;
+        };
+        let mut shown = std::mem::take(&mut self.shown);
+        shown.clear();
+        view.push(&chunk, &mut shown);
+        view.finish(&mut shown);
+        self.record(&shown);
+        self.chunk = chunk;
+        self.shown = shown;
+        &self.shown
     }
 
     /// With `head_lines: Some(n)`: true once the stream has n complete lines.
@@ -245,12 +412,20 @@ impl OutputSink {
             .is_some_and(|n| self.total_newlines >= n as u64)
     }
 
+    /// Bytes of the stream so far, the line being written included.
     pub fn total_bytes(&self) -> u64 {
-        self.total_bytes
+        self.total_bytes + self.line().len() as u64
     }
 
+    /// Lines of the stream so far, the line being written included.
     pub fn total_lines(&self) -> u64 {
-        self.total_newlines + u64::from(self.total_bytes > 0 && !self.ends_with_newline)
+        let open = self.total_bytes > 0 && !self.ends_with_newline || !self.line().is_empty();
+        self.total_newlines + u64::from(open)
+    }
+
+    /// The line being written, held back by the terminal's view.
+    fn line(&self) -> &str {
+        self.view.as_ref().map_or("", Overwrite::line)
     }
 
     /// The sanitized text from stream offset `from` to the end, at most
@@ -365,19 +540,10 @@ impl OutputSink {
         let rest = &text[head_take..];
         let drops = self.tail.seen() + rest.len() as u64 > self.tail_limit as u64;
         if drops && matches!(self.spill, Spill::Ready(_)) {
-            self.open_spill();
-        }
-        if let Spill::Open(artifact, writer) = &mut self.spill
-            && !self.artifact_capped
-        {
-            let take =
-                floor_char_boundary(text, self.artifact_room.min(text.len() as u64) as usize);
-            if writer.write_all(&text.as_bytes()[..take]).is_err() {
-                let _ = fs::remove_file(&artifact.path);
-                self.spill = Spill::None;
-            }
-            self.artifact_room -= take as u64;
-            self.artifact_capped = take < text.len();
+            // The stream so far: what the sink holds, this text, the line
+            // being written.
+            let line = self.line().to_string();
+            self.open_spill(&[text, &line]);
         }
 
         if head_take > 0 {
@@ -396,6 +562,43 @@ impl OutputSink {
             self.head_closed = true;
             self.tail.push(rest.as_bytes());
         }
+    }
+
+    /// Writes the frames of the clean `text` of a push to the artifact, once
+    /// it is open. The first redrawn line (a `\r` followed by more of the
+    /// line, or a backspace within one; not a `\r\n`) opens it first, when
+    /// it is ready: only the artifact keeps a redrawn line's frames (what
+    /// the sink holds is its terminal's view), so it must hold them from
+    /// the first one.
+    fn spill_frames(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut framed = std::mem::take(&mut self.framed);
+        let before = self.frames.after_carriage_return();
+        let frames = self.frames.push(text, &mut framed);
+        if self.frames.take_redrawn() && matches!(self.spill, Spill::Ready(_)) {
+            // Nothing was redrawn before: the stream so far is what the
+            // sink holds and the line being written (ended by a `\r`).
+            let mut line = self.line().to_string();
+            if before {
+                line.push('\n');
+            }
+            self.open_spill(&[&line]);
+        }
+        if let Spill::Open(artifact, writer) = &mut self.spill
+            && !self.artifact_capped
+        {
+            let take =
+                floor_char_boundary(frames, self.artifact_room.min(frames.len() as u64) as usize);
+            if writer.write_all(&frames.as_bytes()[..take]).is_err() {
+                let _ = fs::remove_file(&artifact.path);
+                self.spill = Spill::None;
+            }
+            self.artifact_room -= take as u64;
+            self.artifact_capped = take < frames.len();
+        }
+        self.framed = framed;
     }
 
     /// How many bytes at the start of `text` still belong to the head.
@@ -423,7 +626,7 @@ impl OutputSink {
 
     /// Creates the artifact file and writes what the sink holds, which is the
     /// whole stream so far (nothing was dropped yet).
-    fn open_spill(&mut self) {
+    fn open_spill(&mut self, after: &[&str]) {
         let Spill::Ready(slot) = std::mem::replace(&mut self.spill, Spill::None) else {
             return;
         };
@@ -446,10 +649,18 @@ impl OutputSink {
         let written = writer
             .write_all(self.head.as_bytes())
             .and_then(|()| writer.write_all(older))
-            .and_then(|()| writer.write_all(newer));
+            .and_then(|()| writer.write_all(newer))
+            .and_then(|()| {
+                after
+                    .iter()
+                    .try_for_each(|t| writer.write_all(t.as_bytes()))
+            });
         match written {
             Ok(()) => {
-                let held = self.head.len() + older.len() + newer.len();
+                let held = self.head.len()
+                    + older.len()
+                    + newer.len()
+                    + after.iter().map(|t| t.len()).sum::<usize>();
                 self.artifact_room = self.artifact_room.saturating_sub(held as u64);
                 self.spill = Spill::Open(artifact, writer);
             }
@@ -552,10 +763,51 @@ mod tests {
     }
 
     #[test]
+    fn redrawn_lines_read_as_a_terminal_shows_them_and_spill_every_frame() {
+        let dir = std::env::temp_dir().join(format!("conch-sink-cr-{}", std::process::id()));
+        let store = crate::ArtifactStore::new(&dir);
+        let mut s = OutputSink::new(SinkOptions {
+            max_bytes: 64,
+            artifact: Some(store.slot("bash")),
+            ..SinkOptions::default()
+        });
+        let mut streamed = String::new();
+        for i in 1..=10 {
+            streamed.push_str(s.push(format!("\rprogress {}%", i * 10).as_bytes()));
+        }
+        streamed.push_str(s.push(b"\ndone\n"));
+        assert_eq!(streamed, "progress 100%\ndone\n");
+        let summary = s.dump(None);
+        assert_eq!(summary.output, "progress 100%\ndone\n");
+        let frames: String = (1..=10)
+            .map(|i| format!("progress {}%\n", i * 10))
+            .collect();
+        let id = summary.artifact_id.unwrap();
+        let artifact = std::fs::read_to_string(store.path_of(&id, "bash")).unwrap();
+        assert_eq!(artifact, frames + "done\n");
+        // The counts are the terminal's lines; the artifact has every frame.
+        assert_eq!(summary.total_lines, 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn newline_mode_shows_every_frame_as_it_comes() {
+        let mut s = OutputSink::new(SinkOptions {
+            carriage_return: CarriageReturn::Newline,
+            ..SinkOptions::default()
+        });
+        assert_eq!(s.push(b"10%\r50%"), "10%\n50%");
+        assert_eq!(s.dump(None).output, "10%\n50%");
+    }
+
+    #[test]
     fn keeps_a_short_stream_whole() {
         let mut s = sink(100);
         assert_eq!(s.push(b"\x1b[32mok\x1b[0m\r\n"), "ok\n");
-        assert_eq!(s.push(b"second"), "second");
+        // The line being written comes once it ends (a later `\r` could
+        // still overwrite its start), or at the end.
+        assert_eq!(s.push(b"second"), "");
+        assert_eq!(s.finish(), "second");
         let summary = s.dump(None);
         assert_eq!(summary.output, "ok\nsecond");
         assert!(!summary.truncated);

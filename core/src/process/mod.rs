@@ -5,8 +5,10 @@
 pub(crate) mod bash;
 pub(crate) mod child;
 pub mod env;
+pub(crate) mod input_wait;
 pub(crate) mod io;
 pub mod lifeline;
+pub(crate) mod no_terminal;
 pub(crate) mod pump;
 pub mod sandbox;
 pub(crate) mod spawner;

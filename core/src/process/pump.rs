@@ -4,6 +4,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::io::{Read, read};
+use crate::output::fullscreen::Signs;
 use crate::output::sink::OutputSink;
 
 /// Read size of a run's first read: most commands print little, and a
@@ -25,11 +26,14 @@ pub fn read_error(e: io::Error) -> crate::Error {
 }
 
 /// Moves bytes from an output descriptor into an [`OutputSink`], handing
-/// each sanitized piece to the caller's chunk callback.
+/// each sanitized piece to the caller's chunk callback, and shows the raw
+/// bytes to the scan for full-screen programs ([`Signs`]).
 pub struct Pump<'a> {
     pub sink: OutputSink,
     on_chunk: &'a mut dyn FnMut(&str),
     buf: Vec<u8>,
+    /// What the raw output showed of a full-screen program.
+    pub signs: Signs,
 }
 
 impl<'a> Pump<'a> {
@@ -38,18 +42,21 @@ impl<'a> Pump<'a> {
             sink,
             on_chunk,
             buf: vec![0; FIRST_READ_SIZE],
+            signs: Signs::default(),
         }
     }
 
     /// A pump with the sink and read buffer of an earlier one
     /// ([`Pump::into_parts`]): a run driven in steps, each with the
-    /// callback of the thread driving it.
+    /// callback of the thread driving it. Its [`Signs`] start afresh: a
+    /// run's event loop keeps them between steps.
     pub fn from_parts(parts: (OutputSink, Vec<u8>), on_chunk: &'a mut dyn FnMut(&str)) -> Self {
         let (sink, buf) = parts;
         Pump {
             sink,
             on_chunk,
             buf,
+            signs: Signs::default(),
         }
     }
 
@@ -65,6 +72,7 @@ impl<'a> Pump<'a> {
             match read(fd, &mut self.buf)? {
                 Read::Data(n) => {
                     taken += n;
+                    self.signs.push(&self.buf[..n]);
                     let text = self.sink.push(&self.buf[..n]);
                     if !text.is_empty() {
                         (self.on_chunk)(text);

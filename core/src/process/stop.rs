@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::no_terminal::Program;
 use super::tree::{Escalating, Escalation, EscalationStep};
 use crate::CancelToken;
 use crate::sync::deadline_after;
@@ -22,6 +23,10 @@ pub enum Stop {
     /// (a `DEBUG` trap that fails under `extdebug`). It cannot be brought
     /// back: the session ends (docs/behaviour.md, section 7).
     Unreported,
+    /// The command ran a full-screen program without a terminal (the
+    /// program named), which would wait for keys until the timeout
+    /// (docs/behaviour.md, section 9). Stopped as a timeout stops it.
+    NoTerminal(Program),
 }
 
 impl Stop {

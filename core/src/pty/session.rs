@@ -52,7 +52,7 @@ use super::spawn::{ChildSpec, open_terminal};
 use super::utf8::Utf8Stream;
 use crate::cancel::CancelToken;
 use crate::cwd::resolve_dir;
-use crate::output::{OutputSink, SinkOptions};
+use crate::output::{Mask, Masker, OutputSink, SinkOptions};
 use crate::process::bash::find_bash;
 use crate::process::child::Process;
 use crate::process::env::{EnvPolicy, build_env, check_command};
@@ -107,6 +107,10 @@ pub struct PtyOptions {
     #[serde(deserialize_with = "read::env")]
     #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
+    /// Which values of `env` are replaced by `[masked: NAME]` in the
+    /// chunks, the screen and the output (as
+    /// [`crate::ShellOptions::mask`]); it sets the sink's `mask`.
+    pub mask: Mask,
     /// Deadline, counted from the start of the command (`None`: no limit).
     #[serde(deserialize_with = "read::timeout")]
     #[schemars(schema_with = "shape::optional_seconds")]
@@ -149,6 +153,7 @@ impl Default for PtyOptions {
             command: String::new(),
             cwd: None,
             env: Vec::new(),
+            mask: Mask::default(),
             timeout: None,
             cols: DEFAULT_COLS,
             rows: DEFAULT_ROWS,
@@ -217,7 +222,11 @@ impl PtySession {
     /// failure of the system is reported in the result as `PTY error: …`
     /// with no exit code.
     pub fn start(&self, opts: PtyOptions, mut on_chunk: impl FnMut(&str)) -> Result<PtyResult> {
-        let mut sink = OutputSink::new(opts.sink.clone());
+        let masker = opts.mask.masker(&opts.env);
+        let mut sink = OutputSink::new(SinkOptions {
+            mask: masker.clone(),
+            ..opts.sink.clone()
+        });
         let cols = opts.cols.clamp(MIN_COLS, MAX_COLS);
         let rows = opts.rows.clamp(MIN_ROWS, MAX_ROWS);
         let sandbox;
@@ -273,7 +282,9 @@ impl PtySession {
             sink: &mut sink,
             on_chunk: &mut on_chunk,
             decoder: Utf8Stream::default(),
+            masker,
             text: String::new(),
+            masked: String::new(),
             buf: vec![0; READ_SIZE],
         };
         let (status, stop) = pty_loop.run(child, stopper);
@@ -524,8 +535,13 @@ struct PtyLoop<'a, F: FnMut(&str)> {
     sink: &'a mut OutputSink,
     on_chunk: &'a mut F,
     decoder: Utf8Stream,
+    /// Masks the decoded text (before the screen, the chunks and the sink,
+    /// which masks the sanitized text once more), when `env` has secrets.
+    masker: Option<Masker>,
     /// Decoded text of the current read, reused.
     text: String,
+    /// The masked text of the current read, reused.
+    masked: String,
     buf: Vec<u8>,
 }
 
@@ -636,7 +652,7 @@ impl<F: FnMut(&str)> PtyLoop<'_, F> {
                     let mut text = std::mem::take(&mut self.text);
                     text.clear();
                     self.decoder.push(&self.buf[..n], &mut text);
-                    self.emit(&text);
+                    self.emit_masked(&text, false);
                     self.text = text;
                 }
                 Ok(Read::WouldBlock) => return false,
@@ -651,7 +667,24 @@ impl<F: FnMut(&str)> PtyLoop<'_, F> {
     fn finish(&mut self) {
         let mut text = String::new();
         self.decoder.finish(&mut text);
-        self.emit(&text);
+        self.emit_masked(&text, true);
+    }
+
+    /// Emits decoded text, through the masker when there is one (`end`:
+    /// the end of the stream, which lets go what it held).
+    fn emit_masked(&mut self, text: &str, end: bool) {
+        let Some(masker) = &mut self.masker else {
+            self.emit(text);
+            return;
+        };
+        let mut masked = std::mem::take(&mut self.masked);
+        masked.clear();
+        masker.push(text, &mut masked);
+        if end {
+            masker.finish(&mut masked);
+        }
+        self.emit(&masked);
+        self.masked = masked;
     }
 
     fn emit(&mut self, text: &str) {

@@ -23,15 +23,19 @@ use rustix::process::Signal;
 
 use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::cwd::resolve_dir;
+use crate::output::Mask;
+use crate::output::carriage::CarriageReturn;
+use crate::output::fullscreen::Sign;
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::bash::find_bash;
 use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, check_command};
 use crate::process::io::{Waker, pipe};
+use crate::process::no_terminal::{NoTerminal, Program};
 use crate::process::pump::Pump;
 use crate::process::sandbox::{Sandbox, SessionSandbox};
 use crate::process::spawner::{HostDeath, Launch};
-use crate::process::stop::Stopper;
+use crate::process::stop::{Stop, Stopper};
 use crate::process::supervised::{Supervised, spawn_supervised, status_code};
 use crate::process::tree::{self, Escalation, EscalationStep};
 use crate::process::watch::Watch;
@@ -58,6 +62,12 @@ pub struct ExecuteOptions {
     #[serde(deserialize_with = "read::env")]
     #[schemars(schema_with = "shape::env")]
     pub env: Vec<(String, String)>,
+    /// Which values of `env` are replaced by `[masked: NAME]` in the
+    /// output: as [`crate::ShellOptions::mask`].
+    pub mask: Mask,
+    /// How the output shows carriage returns: as
+    /// [`crate::ShellOptions::carriage_return`].
+    pub carriage_return: CarriageReturn,
     /// The deadline, from the command's start; `None`: none.
     #[serde(deserialize_with = "read::timeout")]
     #[schemars(schema_with = "shape::optional_seconds")]
@@ -107,6 +117,8 @@ impl Default for ExecuteOptions {
             shell: None,
             cwd: None,
             env: Vec::new(),
+            mask: Mask::default(),
+            carriage_return: CarriageReturn::default(),
             timeout: None,
             cancel: None,
             non_interactive_env: crate::defaults::NON_INTERACTIVE_ENV,
@@ -155,6 +167,8 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         max_bytes: opts.max_bytes,
         head_lines: opts.head_lines,
         artifact,
+        mask: opts.mask.masker(&opts.env),
+        carriage_return: opts.carriage_return,
         ..SinkOptions::default()
     });
     let working_dir = Some(cwd.to_string_lossy().into_owned());
@@ -207,12 +221,27 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         &waker,
     );
     let mut reported = Vec::new();
+    // A full-screen program without a terminal is stopped as a timeout
+    // stops the command (docs/behaviour.md, section 9).
+    let mut looks = NoTerminal::default();
     let loop_result: Result<()> = (|| {
         loop {
-            let seen = watch.turn(&mut pump, stopper.wake_at())?;
+            let looks_due = stopper
+                .reason
+                .is_none()
+                .then(|| looks.due(&pump.signs))
+                .flatten();
+            let wake_at = [stopper.wake_at(), looks_due].into_iter().flatten().min();
+            let seen = watch.turn(&mut pump, wake_at)?;
             reported.extend_from_slice(seen.status);
             if seen.exited || !watch.status_open() {
                 break;
+            }
+            if stopper.reason.is_none()
+                && let Some(program) =
+                    looks.look(Instant::now(), &pump.signs, || tree::descendants(pid))
+            {
+                stopper.stop(Stop::NoTerminal(program));
             }
             match stopper.check(Instant::now(), pump.sink.head_satisfied()) {
                 Some(EscalationStep::Signal(sig)) => tree::signal_all(&tree::descendants(pid), sig),
@@ -220,7 +249,12 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
                 None => {}
             }
         }
-        watch.drain(&mut pump)
+        watch.drain(&mut pump)?;
+        if let Some(Sign::GaveUp(name)) = pump.signs.found() {
+            // It said so as it quit: the run reads as stopped for it.
+            stopper.ended(Stop::NoTerminal(Program::new(name)));
+        }
+        Ok(())
     })();
     // Nothing of a one-shot command outlives it: its orphans are the root's
     // children now (the root is their subreaper), setsid or not.

@@ -11,12 +11,15 @@ use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::defaults;
 use crate::error::{BadValue, Result};
 use crate::jobs::JobExitHook;
+use crate::output::Mask;
 use crate::process::env::EnvPolicy;
 use crate::process::sandbox::Sandbox;
 use crate::process::tree::Escalation;
 use crate::wire::{self, read, shape};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::output::carriage::CarriageReturn;
 
 /// Which rc snapshot a session sources at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +72,18 @@ pub struct ShellOptions {
     #[serde(rename = "env", deserialize_with = "read::env")]
     #[schemars(schema_with = "shape::env")]
     pub session_env: Vec<(String, String)>,
+    /// Which values of the variables given to the session (its `env`, a
+    /// run's and a job's) are replaced by `[masked: NAME]` in everything
+    /// it returns (see [`crate::output::mask`]): `true`, those of names
+    /// that look secret (containing `TOKEN`, `SECRET`, `PASSWORD`,
+    /// `API_KEY` or `ACCESS_KEY`, in any case); `false`, none; a list of
+    /// names, those and these. Values under 8 bytes are never masked.
+    pub mask: Mask,
+    /// How the output shows carriage returns and backspaces: `"terminal"`
+    /// (a redrawn line is its last frame, as a terminal shows it) or
+    /// `"newline"` (every `\r` a line break). The artifact keeps every
+    /// frame either way.
+    pub carriage_return: CarriageReturn,
     /// The rc snapshot sourced at start: `"auto"` (the user's), `"none"`,
     /// or the path of a snapshot file.
     #[serde(deserialize_with = "read::snapshot")]
@@ -117,6 +132,8 @@ impl Default for ShellOptions {
             shell: None,
             cwd: None,
             session_env: Vec::new(),
+            mask: Mask::default(),
+            carriage_return: CarriageReturn::default(),
             snapshot: Snapshot::default(),
             prefix: None,
             non_interactive_env: defaults::NON_INTERACTIVE_ENV,

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::session::Shell;
 use crate::artifact::{ArtifactSlot, ArtifactStore};
+use crate::output::Mask;
 use crate::process::sandbox::Sandbox;
 use crate::run_result::BashResult;
 use crate::sync::lock;
@@ -39,6 +40,8 @@ pub struct ExecuteBashOptions {
     pub prefix: Option<String>,
     pub snapshot: Snapshot,
     pub session_env: Vec<(String, String)>,
+    /// See [`ShellOptions::mask`].
+    pub mask: Mask,
 
     pub cwd: Option<PathBuf>,
     pub env: Vec<(String, String)>,
@@ -64,6 +67,7 @@ impl Default for ExecuteBashOptions {
             prefix: None,
             snapshot: Snapshot::default(),
             session_env: Vec::new(),
+            mask: Mask::default(),
             cwd: None,
             env: Vec::new(),
             timeout: None,
@@ -83,6 +87,7 @@ struct Key {
     prefix: Option<String>,
     snapshot: Snapshot,
     session_env: Vec<(String, String)>,
+    mask: Mask,
     session_key: Option<String>,
     sandbox: Option<Sandbox>,
 }
@@ -169,6 +174,7 @@ pub fn with_session_in<T>(
         prefix: opts.prefix.clone(),
         snapshot: opts.snapshot.clone(),
         session_env,
+        mask: opts.mask.clone(),
         session_key: opts.session_key.clone(),
         sandbox: sandbox.cloned(),
     };
@@ -219,6 +225,7 @@ fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
     let shell = Shell::new(ShellOptions {
         shell: opts.shell.clone(),
         session_env: opts.session_env.clone(),
+        mask: opts.mask.clone(),
         snapshot: opts.snapshot.clone(),
         prefix: opts.prefix.clone(),
         sandbox: key.sandbox.clone(),

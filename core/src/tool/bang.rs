@@ -56,6 +56,8 @@ pub struct BashSessionConfig {
     pub snapshot: Snapshot,
     /// Variables exported in the session.
     pub session_env: Vec<(String, String)>,
+    /// See [`crate::ShellOptions::mask`].
+    pub mask: crate::Mask,
     /// Records kept (the oldest are dropped first).
     pub max_records: usize,
     /// The session's sandbox (see [`crate::ShellOptions::sandbox`]);
@@ -73,6 +75,7 @@ impl Default for BashSessionConfig {
             prefix: None,
             snapshot: Snapshot::Auto,
             session_env: Vec::new(),
+            mask: crate::Mask::default(),
             max_records: DEFAULT_MAX_RECORDS,
             sandbox: None,
         }
@@ -203,6 +206,7 @@ impl BashSession {
             shell: self.config.shell.clone(),
             cwd: self.config.cwd.clone(),
             session_env: self.config.session_env.clone(),
+            mask: self.config.mask.clone(),
             snapshot: self.config.snapshot.clone(),
             prefix: self.config.prefix.clone(),
             sandbox: self.config.sandbox.clone(),

@@ -42,7 +42,7 @@ use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::command::intercept::{Interceptor, Rule};
 use crate::command::normalize::normalize_bash_command;
 use crate::jobs::JobOptions;
-use crate::output::{OutputSink, Sanitizer};
+use crate::output::{Mask, OutputSink, Sanitizer};
 use crate::process::sandbox::Sandbox;
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
@@ -110,6 +110,11 @@ pub struct BashToolConfig {
     #[serde(rename = "env", alias = "session_env", deserialize_with = "read::env")]
     #[schemars(schema_with = "shape::env")]
     pub session_env: Vec<(String, String)>,
+    /// Which values of `env` are replaced by `[masked: NAME]` in what the
+    /// tool returns (as [`crate::ShellOptions::mask`]): `true`, those of
+    /// names that look secret; `false`, none; a list of names, those and
+    /// these.
+    pub mask: Mask,
     /// Size of the PTY.
     #[serde(skip)]
     pub pty_cols: u16,
@@ -148,6 +153,7 @@ impl BashToolConfig {
             prefix: None,
             snapshot: Snapshot::default(),
             session_env: Vec::new(),
+            mask: Mask::default(),
             pty_cols: crate::pty::DEFAULT_COLS,
             pty_rows: crate::pty::DEFAULT_ROWS,
             auto_background_after: None,
@@ -538,6 +544,7 @@ impl BashTool {
             prefix: self.config.prefix.clone(),
             snapshot: self.config.snapshot.clone(),
             session_env: self.config.session_env.clone(),
+            mask: self.config.mask.clone(),
             ..ExecuteBashOptions::default()
         }
     }
@@ -598,6 +605,7 @@ impl BashTool {
         let mut opts = PtyOptions::new(command);
         opts.cwd = Some(call.cwd.clone());
         opts.env = self.config.session_env.clone();
+        opts.mask = self.config.mask.clone();
         opts.timeout = Some(call.timeout);
         opts.cols = self.config.pty_cols;
         opts.rows = self.config.pty_rows;

@@ -259,6 +259,7 @@ fn is_stop_notice(line: &str) -> bool {
         || line.starts_with("Command timed out")
         || line.starts_with("Command stopped: the session's process limit")
         || line == crate::run_result::UNREPORTED_NOTICE
+        || crate::process::no_terminal::is_notice(line)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use crate::input::{
     port_option, timeout_option,
 };
 use crate::output::SinkOptions;
+use crate::output::mask::Mask;
 use crate::process::env::Inherit;
 use crate::process::sandbox::{Network, Sandbox, SandboxOption};
 use crate::shell::Snapshot;
@@ -384,6 +385,35 @@ pub fn env<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::
                 pairs.push(pair);
             }
             Ok(pairs)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// `mask`: `true` (names that look secret), `false` (nothing), or a list
+/// of names (those that look secret, and these); `null` is `true`.
+pub fn mask<'de, D: Deserializer<'de>>(d: D) -> Result<Mask, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Mask;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("true, false or a list of variable names")
+        }
+        fn visit_bool<E>(self, on: bool) -> Result<Mask, E> {
+            Ok(if on { Mask::Secrets } else { Mask::Off })
+        }
+        fn visit_unit<E>(self) -> Result<Mask, E> {
+            Ok(Mask::default())
+        }
+        fn visit_none<E>(self) -> Result<Mask, E> {
+            Ok(Mask::default())
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Mask, A::Error> {
+            let mut names = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(name) = seq.next_element::<String>()? {
+                names.push(name);
+            }
+            Ok(Mask::Also(names))
         }
     }
     d.deserialize_any(V)

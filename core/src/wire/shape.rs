@@ -63,3 +63,13 @@ pub fn sandbox(generator: &mut SchemaGenerator) -> Schema {
     let policy = generator.subschema_for::<crate::process::sandbox::Sandbox>();
     json_schema!({"anyOf": [policy, {"type": ["boolean", "null"]}]})
 }
+
+/// The `mask` option: `true`, `false`, or a list of variable names; its
+/// default shown (`null` reads as it).
+pub fn mask(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": ["boolean", "array", "null"],
+        "items": {"type": "string"},
+        "default": true
+    })
+}

@@ -5,7 +5,8 @@
 //!
 //! - `artifact`: `ArtifactStore` and the sink's spill;
 //! - `props`: property tests over any input and any chunking;
-//! - `vectors`: replay of `tests/vectors/{sanitize,sink,artifact}.json`.
+//! - `vectors`: replay of `tests/vectors/{sanitize,sink,artifact}.json`
+//!   and of the pushes of `mask.json`.
 //!
 //! The modules run in parallel threads of one process. Kept apart, in a
 //! binary of its own: `output_alloc.rs`, which counts allocations with a

@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use conch_core::artifact::ArtifactStore;
-use conch_core::output::{OutputSink, OutputSummary, Sanitizer, SinkOptions, sanitize_text};
+use conch_core::output::carriage::CarriageReturn;
+use conch_core::output::{
+    Masker, OutputSink, OutputSummary, Sanitizer, SinkOptions, sanitize_text,
+};
 use proptest::prelude::*;
 
 /// Input made of the pieces that make sanitizing hard: escape sequences
@@ -118,6 +121,59 @@ fn expected_tail(whole: &str, max: usize) -> String {
     }
 }
 
+/// Secrets that start alike, overlap and contain one another.
+const SECRETS: &[(&str, &str)] = &[
+    ("A_TOKEN", "abcdefgh"),
+    ("B_TOKEN", "abcdefgh-ijk"),
+    ("C_TOKEN", "fgh-ijklmnop"),
+    ("D_TOKEN", "éclair-€-secret"),
+];
+
+/// Input made of secrets, their starts and ends, and what sanitizing
+/// removes from between them.
+fn secretive_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        (0..SECRETS.len()).prop_map(|i| SECRETS[i].1.as_bytes().to_vec()),
+        (0..SECRETS.len(), 1usize..12).prop_map(|(i, n)| {
+            let v = SECRETS[i].1.as_bytes();
+            v[..n.min(v.len())].to_vec()
+        }),
+        (0..SECRETS.len(), 1usize..12).prop_map(|(i, n)| {
+            let v = SECRETS[i].1.as_bytes();
+            v[v.len() - n.min(v.len())..].to_vec()
+        }),
+        "[a-k -]{1,6}".prop_map(String::into_bytes),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\x1b[1m".to_vec()),
+    ];
+    prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+}
+
+/// The masking rule stated on its own: at each position, the longest
+/// secret that starts there is replaced, else the character is kept.
+fn masked_reference(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let found = SECRETS
+            .iter()
+            .filter(|(_, v)| rest.starts_with(v))
+            .max_by_key(|(_, v)| v.len());
+        match found {
+            Some((name, value)) => {
+                out.push_str(&format!("[masked: {name}]"));
+                rest = &rest[value.len()..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
+}
+
 fn count_lines(text: &str) -> u64 {
     text.matches('\n').count() as u64 + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
@@ -167,7 +223,7 @@ proptest! {
         head_lines in prop::option::of(0usize..6),
     ) {
         let whole = sanitize_chunks(std::slice::from_ref(&bytes));
-        let opts = SinkOptions { max_bytes, head_bytes, head_lines, artifact: None, artifact_cap: None };
+        let opts = SinkOptions { max_bytes, head_bytes, head_lines, artifact: None, artifact_cap: None, mask: None, carriage_return: CarriageReturn::Newline };
         let (one, live_one) = run_sink(opts.clone(), std::slice::from_ref(&bytes));
         let (split, live_split) = run_sink(opts, &split_at_fractions(&bytes, &cuts));
         prop_assert_eq!(&one, &split);
@@ -207,7 +263,7 @@ proptest! {
         let store = ArtifactStore::new(&dir);
         let artifact = store.allocate("bash").unwrap();
         let whole = sanitize_chunks(std::slice::from_ref(&bytes));
-        let opts = SinkOptions { max_bytes, head_bytes, head_lines: None, artifact: Some(artifact.clone().into()), artifact_cap: None };
+        let opts = SinkOptions { max_bytes, head_bytes, head_lines: None, artifact: Some(artifact.clone().into()), artifact_cap: None, mask: None, carriage_return: CarriageReturn::Newline };
         let (summary, _) = run_sink(opts, &split_at_fractions(&bytes, &cuts));
         if summary.truncated {
             prop_assert_eq!(summary.artifact_id.as_deref(), Some(artifact.id.as_str()));
@@ -217,5 +273,30 @@ proptest! {
             prop_assert!(!artifact.path.exists());
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn masking_is_chunking_independent_and_leaves_no_secret(
+        bytes in secretive_bytes(),
+        cuts in prop::collection::vec(0.0f64..1.0, 0..6),
+    ) {
+        let opts = SinkOptions {
+            mask: Some(Masker::new(SECRETS.iter().copied())),
+            ..SinkOptions::default()
+        };
+        let whole = masked_reference(&sanitize_chunks(std::slice::from_ref(&bytes)));
+        let (one, live_one) = run_sink(opts.clone(), std::slice::from_ref(&bytes));
+        let (split, live_split) = run_sink(opts.clone(), &split_at_fractions(&bytes, &cuts));
+        let single: Vec<Vec<u8>> = bytes.iter().map(|&b| vec![b]).collect();
+        let (bytewise, _) = run_sink(opts, &single);
+        prop_assert_eq!(&one.output, &whole);
+        prop_assert_eq!(&live_one, &whole);
+        prop_assert_eq!(&live_split, &whole);
+        prop_assert_eq!(&split, &one);
+        prop_assert_eq!(&bytewise, &one);
+        prop_assert_eq!(one.total_bytes, whole.len() as u64);
+        for (_, value) in SECRETS {
+            prop_assert!(!whole.contains(value), "{:?} in {:?}", value, whole);
+        }
     }
 }

@@ -9,6 +9,11 @@
 //!   gives the sink an artifact from a fresh store (so its id is "0"); `expect`
 //!   holds the summary fields, plus optional `artifact_text`,
 //!   `artifact_exists` and `head_satisfied`.
+//! - mask: `{name, env, mask?, pushes, command, cut?, expect}`; the pushes
+//!   go through a sink masking `env`'s secrets as `mask` picks them, as
+//!   given, then the whole stream cut in two at every byte and byte by
+//!   byte; each must give `expect`. (`command` and `cut` run real bash:
+//!   `core/tests/shell/mask.rs` replays them.)
 //! - artifact: `{name, files: {name: text} | null, op, …}`; `files: null`
 //!   means the directory does not exist. `op` is `allocate` (`kinds`, expect
 //!   file names), `resolve` (`url`) or `read` (`id`, `offset`, `limit`);
@@ -20,7 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use conch_core::artifact::ArtifactStore;
 use conch_core::error::Error;
-use conch_core::output::{OutputSink, Sanitizer, SinkOptions};
+use conch_core::output::carriage::CarriageReturn;
+use conch_core::output::{Mask, OutputSink, Sanitizer, SinkOptions};
 use serde_json::Value;
 
 fn load(name: &str) -> Vec<Value> {
@@ -111,6 +117,8 @@ fn sink_vectors() {
             head_lines: options["head_lines"].as_u64().map(|n| n as usize),
             artifact: artifact.clone().map(Into::into),
             artifact_cap: None,
+            mask: None,
+            carriage_return: CarriageReturn::default(),
         });
         for push in case["pushes"].as_array().unwrap() {
             sink.push(&bytes_of(push));
@@ -219,5 +227,112 @@ fn artifact_vectors() {
             (Err(error), None) => panic!("{name}: unexpected error {error}"),
         }
         let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// The env of a mask case, in the order given.
+fn env_pairs(case: &Value) -> Vec<(String, String)> {
+    case["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// The pushes of a mask case through a sink that masks; its whole output.
+fn masked_pushes<'a>(
+    mask: &Mask,
+    env: &[(String, String)],
+    pushes: impl IntoIterator<Item = &'a [u8]>,
+) -> String {
+    let mut sink = OutputSink::new(SinkOptions {
+        mask: mask.masker(env),
+        ..SinkOptions::default()
+    });
+    let mut live = String::new();
+    for push in pushes {
+        live.push_str(sink.push(push));
+    }
+    live.push_str(sink.finish());
+    let summary = sink.dump(None);
+    // What the chunks said, the kept text and the counts are one text.
+    assert_eq!(live, summary.output);
+    assert_eq!(summary.total_bytes, summary.output.len() as u64);
+    summary.output
+}
+
+#[test]
+fn mask_vectors() {
+    let cases = load("mask");
+    assert!(!cases.is_empty());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let env = env_pairs(&case);
+        let mask: Mask = serde_json::from_value(case.get("mask").cloned().unwrap_or(Value::Null))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expect = case["expect"].as_str().unwrap();
+        let pushes: Vec<Vec<u8>> = case["pushes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(bytes_of)
+            .collect();
+        assert_eq!(
+            masked_pushes(&mask, &env, pushes.iter().map(Vec::as_slice)),
+            expect,
+            "{name}"
+        );
+        let whole = pushes.concat();
+        for cut in 0..=whole.len() {
+            let (a, b) = whole.split_at(cut);
+            assert_eq!(
+                masked_pushes(&mask, &env, [a, b]),
+                expect,
+                "{name} (cut at {cut})"
+            );
+        }
+        assert_eq!(
+            masked_pushes(&mask, &env, whole.chunks(1)),
+            expect,
+            "{name} (byte by byte)"
+        );
+    }
+}
+
+/// `carriage_return.json`: the text a run's output reads as, in each mode,
+/// through a sink fed the input whole, cut in two at every byte, and byte
+/// by byte; the streamed pieces add up to the same text.
+#[test]
+fn carriage_return_vectors() {
+    let cases = load("carriage_return");
+    assert!(!cases.is_empty());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let input = case["input"].as_str().unwrap().as_bytes();
+        for (mode, key) in [
+            (CarriageReturn::Terminal, "terminal"),
+            (CarriageReturn::Newline, "newline"),
+        ] {
+            let want = case["expect"][key].as_str().unwrap();
+            let mut cuts: Vec<Vec<usize>> = (0..=input.len()).map(|i| vec![i]).collect();
+            cuts.push((1..input.len()).collect());
+            for cut in cuts {
+                let mut sink = OutputSink::new(SinkOptions {
+                    carriage_return: mode,
+                    ..SinkOptions::default()
+                });
+                let mut streamed = String::new();
+                let mut at = 0;
+                for &c in cut.iter().chain([&input.len()]) {
+                    streamed.push_str(sink.push(&input[at..c]));
+                    at = c;
+                }
+                streamed.push_str(sink.finish());
+                let summary = sink.dump(None);
+                assert_eq!(summary.output, want, "{name} ({key}, cut at {cut:?})");
+                assert_eq!(streamed, want, "{name} ({key}, streamed, cut at {cut:?})");
+            }
+        }
     }
 }

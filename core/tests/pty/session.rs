@@ -491,3 +491,29 @@ fn session_is_shareable_across_threads() {
     let runner = thread::spawn(move || remote.start(opts("exit 4"), |_| {}).unwrap());
     assert_eq!(runner.join().unwrap().exit_code, Some(4));
 }
+
+#[test]
+fn secrets_of_the_env_are_masked_in_chunks_screen_and_output() {
+    let pty = PtySession::new();
+    let mut opts = opts(
+        "printf '%s' \"${API_TOKEN:0:5}\"; sleep 0.05; printf '%s\\n' \"${API_TOKEN:5}\"; \
+         printf '\\033[1m%s\\033[0m\\n' \"$API_TOKEN\"",
+    );
+    opts.env = vec![("API_TOKEN".into(), "tok_9f8e7d6c5b4a3210".into())];
+    let mut raw = String::new();
+    let r = pty.start(opts.clone(), |c| raw.push_str(c)).unwrap();
+    assert_eq!(
+        r.summary.output,
+        "[masked: API_TOKEN]\n[masked: API_TOKEN]\n"
+    );
+    assert!(!raw.contains("tok_9f8e7d6c5b4a3210"), "{raw:?}");
+    assert!(raw.contains("[masked: API_TOKEN]"), "{raw:?}");
+    assert!(pty.screen_text().contains("[masked: API_TOKEN]"));
+    assert!(!pty.screen_text().contains("tok_9f8e7d6c5b4a3210"));
+    opts.mask = conch_core::Mask::Off;
+    let (r, _) = run(opts);
+    assert_eq!(
+        r.summary.output,
+        "tok_9f8e7d6c5b4a3210\ntok_9f8e7d6c5b4a3210\n"
+    );
+}

@@ -12,6 +12,12 @@
 //!   early with a notice;
 //! - `interrupt`: timeouts and aborts that keep the shell and its state;
 //! - `jobs`: what commands leave writing in the background, read as jobs;
+//! - `no_terminal`: full-screen programs run without a terminal (stopped
+//!   with a notice), and jobs on a terminal that wait for input;
+//! - `mask`: secrets of the env given, masked in results, artifacts and jobs;
+//! - `plumbing`: what a command finds open (0, 1 and 2, none of the
+//!   session's descriptors), from the session, a job, a one-shot run and a
+//!   terminal;
 //! - `reentry`: calls made from inside a run's own callback.
 //!
 //! The modules run in parallel threads of one process, so they find their
@@ -35,7 +41,10 @@ mod hangs;
 mod interrupt;
 mod job_steps;
 mod jobs;
+mod mask;
+mod no_terminal;
 mod oneshot;
+mod plumbing;
 mod reentry;
 mod session;
 mod started;

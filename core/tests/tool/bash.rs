@@ -778,3 +778,53 @@ fn closing_a_tool_of_a_shared_session_spares_the_session() {
     closed(exec(&a, "echo $SHARED"));
     assert_eq!(exec(&b, "echo $SHARED").unwrap().text, "kept");
 }
+
+// ---- secrets -------------------------------------------------------------
+
+#[test]
+fn a_secret_of_the_env_is_masked_in_the_text_the_updates_and_the_artifact() {
+    const TOKEN: &str = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+    let mut c = config("mask");
+    let artifacts = c.cwd.join("artifacts");
+    c.artifacts_dir = Some(artifacts.clone());
+    c.session_env = vec![("GITHUB_TOKEN".into(), TOKEN.into())];
+    let t = Fixture::new(c);
+    let r = exec(&t, "printenv GITHUB_TOKEN").unwrap();
+    assert_eq!(r.text, "[masked: GITHUB_TOKEN]");
+    // Truncated: the text points to the artifact, which is masked too.
+    let mut updates = String::new();
+    let mut on_update = |u: ToolUpdate| updates.push_str(&u.text);
+    let r = t
+        .execute(
+            BashToolArgs::new("for i in $(seq 1 3000); do echo \"$i $GITHUB_TOKEN\"; done"),
+            ToolContext {
+                on_update: Some(&mut on_update),
+                ..ToolContext::default()
+            },
+        )
+        .unwrap();
+    assert!(
+        r.text
+            .contains("\n3000 [masked: GITHUB_TOKEN]\n\n[Showing lines ")
+            && r.text.contains("Full: artifact://"),
+        "{}",
+        r.text
+    );
+    assert!(!r.text.contains(TOKEN) && !updates.contains(TOKEN));
+    let store = ArtifactStore::new(&artifacts);
+    let id = r
+        .text
+        .rsplit("artifact://")
+        .next()
+        .unwrap()
+        .trim_end_matches(']');
+    let full = std::fs::read_to_string(store.path_of(id, "bash")).unwrap();
+    assert_eq!(full.lines().count(), 3000);
+    assert!(full.lines().all(|l| l.ends_with(" [masked: GITHUB_TOKEN]")));
+    // mask: false shows it.
+    let mut c = config("mask-off");
+    c.session_env = vec![("GITHUB_TOKEN".into(), TOKEN.into())];
+    c.mask = conch_core::Mask::Off;
+    let t = Fixture::new(c);
+    assert_eq!(exec(&t, "printenv GITHUB_TOKEN").unwrap().text, TOKEN);
+}

@@ -47,12 +47,18 @@ fn tool(config: &Value) -> BashTool {
 /// `bash` on `PATH` and `uname`.
 fn system_sentence() -> String {
     let out = |program: &str, args: &[&str]| {
-        let out = std::process::Command::new(program).args(args).output().unwrap();
+        let out = std::process::Command::new(program)
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
     let version = out(
         "bash",
-        &["-c", r#"printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}""#],
+        &[
+            "-c",
+            r#"printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}""#,
+        ],
     );
     let os = match out("uname", &["-s"]).as_str() {
         "Darwin" => "macOS".to_string(),

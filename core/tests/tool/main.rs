@@ -6,6 +6,8 @@
 //!   interceptor, cwd and timeout rules, artifacts, head/tail, updates);
 //! - `pty`: `BashTool` on its PTY path;
 //! - `bang`: `BashSession`;
+//! - `no_terminal`: an editor started through the tool, which has no
+//!   terminal (the notice, in the foreground and as a job);
 //! - `vectors`: replay of `tests/vectors/tool.json`;
 //! - `definition`: the tools' definitions (`tool_definition.json`) and
 //!   their schemas against the tools' own argument parsing.
@@ -60,5 +62,6 @@ mod bang;
 mod bash;
 mod definition;
 mod job_tool;
+mod no_terminal;
 mod pty;
 mod vectors;

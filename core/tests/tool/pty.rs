@@ -158,3 +158,16 @@ fn a_truncated_terminal_run_has_its_artifact() {
     let full = t.artifacts().unwrap().read(id, 0, None).unwrap();
     assert_eq!(full.lines().count(), 30_000);
 }
+
+#[test]
+fn a_secret_of_the_env_is_masked_on_the_terminal_too() {
+    let t = pty_tool("mask", |c| {
+        c.session_env = vec![("API_TOKEN".into(), "tok_9f8e7d6c5b4a3210".into())];
+    });
+    let r = exec(
+        &t,
+        "printf '%s' \"${API_TOKEN:0:4}\"; sleep 0.05; printf '%s\\n' \"${API_TOKEN:4}\"",
+    );
+    assert_eq!(r.unwrap().text, "[masked: API_TOKEN]");
+    assert!(!t.pty().screen_text().contains("tok_9f8e7d6c5b4a3210"));
+}

@@ -40,6 +40,7 @@ _Env = Mapping[str, str]
 _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
+_Mask = bool | Sequence[str] | None
 
 class _EnvPolicy(TypedDict, total=False):
     """``env_policy=``: which host variables reach the shell (every key
@@ -124,10 +125,12 @@ class Shell(_ContextManager):
         *,
         # schema: ShellOptions
         artifacts_dir: _Path | ArtifactStore | None = None,
+        carriage_return: CarriageReturn = "terminal",
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
         job_artifact_cap: int | None = 1073741824,
+        mask: _Mask = True,
         max_bytes: int | None = 51200,
         max_jobs: int | None = 16,
         non_interactive_env: bool = True,
@@ -250,10 +253,12 @@ class Remote(_ContextManager):
         *,
         # schema: ShellOptions
         artifacts_dir: _Path | ArtifactStore | None = None,
+        carriage_return: CarriageReturn = "terminal",
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
         job_artifact_cap: int | None = 1073741824,
+        mask: _Mask = True,
         max_bytes: int | None = 51200,
         max_jobs: int | None = 16,
         non_interactive_env: bool = True,
@@ -279,6 +284,7 @@ class Remote(_ContextManager):
         env: _Env | None = None,
         interceptor: bool = False,
         job_tool_name: str = "job",
+        mask: _Mask = True,
         name: str = "bash",
         prefix: str | None = None,
         rules: Sequence[_InterceptorRule | Mapping[str, Any]] | None = None,
@@ -456,6 +462,7 @@ class RemotePty(_ContextManager):
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
+        mask: _Mask = True,
         max_bytes: int | None = 51200,
         non_interactive_env: bool = True,
         rows: int | None = 24,
@@ -475,6 +482,7 @@ class RemotePty(_ContextManager):
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
+        mask: _Mask = True,
         max_bytes: int | None = 51200,
         non_interactive_env: bool = True,
         rows: int | None = 24,
@@ -527,10 +535,12 @@ def execute_shell(
     *,
     # schema: ExecuteOptions
     artifacts_dir: _Path | ArtifactStore | None = None,
+    carriage_return: CarriageReturn = "terminal",
     cwd: _Path | None = None,
     env: _Env | None = None,
     env_policy: _EnvPolicy | None = None,
     head: int | None = None,
+    mask: _Mask = True,
     max_bytes: int | None = 51200,
     non_interactive_env: bool = True,
     sandbox: _Sandbox = None,
@@ -548,10 +558,12 @@ async def execute_shell_async(
     *,
     # schema: ExecuteOptions
     artifacts_dir: _Path | ArtifactStore | None = None,
+    carriage_return: CarriageReturn = "terminal",
     cwd: _Path | None = None,
     env: _Env | None = None,
     env_policy: _EnvPolicy | None = None,
     head: int | None = None,
+    mask: _Mask = True,
     max_bytes: int | None = 51200,
     non_interactive_env: bool = True,
     sandbox: _Sandbox = None,
@@ -570,6 +582,7 @@ def execute_bash(
     prefix: str | None = None,
     snapshot: _Snapshot = "auto",
     session_env: _Env | None = None,
+    mask: _Mask = True,
     cwd: _Path | None = None,
     env: _Env | None = None,
     timeout: float | None = None,
@@ -590,6 +603,7 @@ async def execute_bash_async(
     prefix: str | None = None,
     snapshot: _Snapshot = "auto",
     session_env: _Env | None = None,
+    mask: _Mask = True,
     cwd: _Path | None = None,
     env: _Env | None = None,
     timeout: float | None = None,
@@ -680,6 +694,7 @@ class PtySession(_ContextManager):
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
+        mask: _Mask = True,
         max_bytes: int | None = 51200,
         non_interactive_env: bool = True,
         rows: int | None = 24,
@@ -699,6 +714,7 @@ class PtySession(_ContextManager):
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
+        mask: _Mask = True,
         max_bytes: int | None = 51200,
         non_interactive_env: bool = True,
         rows: int | None = 24,
@@ -767,6 +783,7 @@ class BashTool(_ContextManager):
         prefix: str | None = None,
         snapshot: _Snapshot = "auto",
         env: _Env | None = None,
+        mask: _Mask = True,
         update_interval: float = 0.05,
         auto_background_after: float | None = None,
         name: str | None = None,

@@ -166,6 +166,13 @@ class JobPoll:
     elapsed: float
     """Since the job started, until it ended. In seconds."""
 
+    waiting_for_input: bool
+    """The job runs on a terminal and a process in its foreground is
+    blocked reading it, its output quiet: it waits for input (write
+    the answer, or kill it). False otherwise, and for a job without a
+    terminal.
+    """
+
     output: str
     """Sanitized output from `cursor` to the end of what arrived (at most
     `max_bytes`: the newest).

@@ -13,8 +13,10 @@ use rustix::process::Signal;
 
 use crate::Result;
 use crate::cwd::utf8_path;
+use crate::output::fullscreen::{Sign, Signs};
 use crate::private_dir;
 use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all};
+use crate::process::no_terminal::{NoTerminal, Program};
 use crate::process::pump::Pump;
 use crate::process::stop::{Stop, Stopper};
 use crate::process::tree::{self, EscalationStep, Pid};
@@ -58,6 +60,10 @@ pub(super) struct LoopState {
     stopper: Stopper,
     /// The looks for a run that would hang until its timeout.
     watchdog: Watchdog,
+    /// What the output showed of a full-screen program (the pump's while
+    /// a step runs), and the looks it calls for.
+    signs: Signs,
+    no_terminal: NoTerminal,
     record: Option<StatusRecord>,
     exited: bool,
     replaced: bool,
@@ -69,6 +75,13 @@ pub(super) struct LoopState {
     status_open: bool,
     /// The file holding a long command, removed at the end.
     file: Option<PathBuf>,
+}
+
+impl LoopState {
+    /// What the output showed of a full-screen program so far.
+    pub(super) fn signs(&self) -> &Signs {
+        &self.signs
+    }
 }
 
 impl Drop for LoopState {
@@ -123,6 +136,8 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
         yield_at,
         stopper,
         watchdog: Watchdog::new(pids),
+        signs: Signs::default(),
+        no_terminal: NoTerminal::default(),
         record: None,
         exited,
         replaced: false,
@@ -151,7 +166,9 @@ pub(super) fn run_loop_until(
         waker,
     )
     .resume(lp.output_open, lp.status_open);
+    std::mem::swap(&mut pump.signs, &mut lp.signs);
     let ending = loop_turns(bash, pump, &mut watch, lp, until);
+    std::mem::swap(&mut pump.signs, &mut lp.signs);
     lp.output_open = watch.output_open();
     lp.status_open = watch.status_open();
     ending
@@ -170,10 +187,15 @@ fn loop_turns(
         let watching = lp.stopper.reason.is_none();
         let wake_at = match (lp.frozen, lp.stopper.wake_at()) {
             (true, Some(t)) => Some(t.min(Instant::now() + STOP_POLL)),
-            (false, t) => [t, lp.yield_at, watching.then(|| lp.watchdog.wake_at())]
-                .into_iter()
-                .flatten()
-                .min(),
+            (false, t) => [
+                t,
+                lp.yield_at,
+                watching.then(|| lp.watchdog.wake_at()),
+                watching.then(|| lp.no_terminal.due(&pump.signs)).flatten(),
+            ]
+            .into_iter()
+            .flatten()
+            .min(),
             (true, None) => None,
         };
         let wake_at = [wake_at, until].into_iter().flatten().min();
@@ -202,6 +224,17 @@ fn loop_turns(
                 baseline: std::mem::take(&mut lp.baseline),
                 yielded: true,
             }));
+        }
+        if lp.stopper.reason.is_none() && !lp.exited {
+            // A full-screen program without a terminal: stopped as a
+            // timeout stops it (docs/behaviour.md, section 9).
+            let (pid, baseline) = (bash.pid(), &lp.baseline);
+            let looked = lp
+                .no_terminal
+                .look(Instant::now(), &pump.signs, || targets(pid, baseline));
+            if let Some(program) = looked {
+                lp.stopper.stop(Stop::NoTerminal(program));
+            }
         }
         let mut step = lp.stopper.check(Instant::now(), pump.sink.head_satisfied());
         if (lp.record.is_some() || lp.exited) && !lp.frozen {
@@ -237,7 +270,7 @@ fn loop_turns(
         }
         let aborting = matches!(
             lp.stopper.reason,
-            Some(Stop::Timeout | Stop::Cancel | Stop::ProcessLimit(_))
+            Some(Stop::Timeout | Stop::Cancel | Stop::ProcessLimit(_) | Stop::NoTerminal(_))
         );
         if aborting && !lp.frozen {
             // Freeze bash before touching its children: once the running
@@ -293,6 +326,10 @@ fn loop_turns(
         }
     }
     watch.drain(pump)?;
+    if let Some(Sign::GaveUp(name)) = pump.signs.found() {
+        // It said so as it quit: the run reads as stopped for it.
+        lp.stopper.ended(Stop::NoTerminal(Program::new(name)));
+    }
     // With a record in hand the run completed even if bash exited right
     // after; the next run notices the death and starts afresh.
     let exited = lp.exited && lp.record.is_none();

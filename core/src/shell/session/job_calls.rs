@@ -37,7 +37,7 @@ impl Shell {
         &self,
         out: OwnedFd,
         left: Vec<Pid>,
-        command: &str,
+        run: &RunOptions,
         started: (SystemTime, Instant),
     ) {
         let processes = Processes::Left {
@@ -45,17 +45,19 @@ impl Shell {
             grace: self.config.escalation.grace,
         };
         self.jobs.add(NewJob {
-            spec: self.job_spec(command, started, processes, None),
+            spec: self.job_spec(&run.command, &run.env, started, processes, None),
             output: out,
             status: None,
             initial_status: Vec::new(),
         });
     }
 
-    /// A job's description, with the session's bounds on its output.
+    /// A job's description, with the session's bounds on its output and
+    /// the masker of the session's and `env`'s secrets.
     fn job_spec(
         &self,
         command: &str,
+        env: &[(String, String)],
         started: (SystemTime, Instant),
         processes: Processes,
         timeout: Option<Duration>,
@@ -68,6 +70,8 @@ impl Shell {
                 .as_ref()
                 .map(|store| store.slot("job")),
             artifact_cap: Some(self.config.job_artifact_cap),
+            mask: self.masker(env),
+            carriage_return: self.config.carriage_return,
             ..SinkOptions::default()
         };
         JobSpec {
@@ -139,6 +143,7 @@ impl Shell {
         let id = self.jobs.add(NewJob {
             spec: self.job_spec(
                 &opts.command,
+                &opts.env,
                 started,
                 Processes::Root { control, seq },
                 timeout,
@@ -249,7 +254,7 @@ impl Shell {
         };
         self.jobs
             .add(NewJob {
-                spec: self.job_spec(&opts.command, started, processes, opts.timeout),
+                spec: self.job_spec(&opts.command, &opts.env, started, processes, opts.timeout),
                 output,
                 status: Some(status),
                 initial_status,

@@ -34,6 +34,8 @@ use super::reentry::BusyKey;
 use super::snapshot;
 use crate::cwd::{resolve_dir, utf8_path};
 use crate::jobs::JobTable;
+use crate::output::carriage::CarriageReturn;
+use crate::output::{Mask, Masker};
 use crate::process::bash::find_bash;
 use crate::process::child::Process;
 use crate::process::env::os_env;
@@ -75,6 +77,15 @@ struct Config {
     artifacts: Option<crate::artifact::ArtifactStore>,
     escalation: Escalation,
     job_artifact_cap: u64,
+    /// Which values of the env given to the session, its runs and its jobs
+    /// are masked (see [`crate::output::mask`]).
+    mask: Mask,
+    /// The session's `env` pairs `mask` covers, and their masker (`None`:
+    /// nothing to mask).
+    secrets: Vec<(String, String)>,
+    masker: Option<Masker>,
+    /// How runs and jobs show carriage returns.
+    carriage_return: CarriageReturn,
     /// What every bash of the session enters (see [`crate::process::sandbox`]).
     confinement: Option<Arc<Confinement>>,
     /// Where a sandboxed session's pipes are FIFOs (see [`named_pipe`]).
@@ -222,6 +233,10 @@ impl Shell {
             artifacts: opts.artifacts.clone(),
             escalation: opts.kill_ladder,
             job_artifact_cap: opts.job_artifact_cap,
+            secrets: opts.mask.secrets(&opts.session_env),
+            masker: opts.mask.masker(&opts.session_env),
+            mask: opts.mask.clone(),
+            carriage_return: opts.carriage_return,
             confinement: sandbox.as_ref().map(SessionSandbox::confinement),
             fifos: sandbox
                 .as_ref()
@@ -330,6 +345,16 @@ impl Shell {
     /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
         lock(&self.cwd).clone()
+    }
+
+    /// The masker of a run's or a job's output: the session's secrets and
+    /// those of its own `env` (`None`: nothing to mask).
+    pub(super) fn masker(&self, env: &[(String, String)]) -> Option<Masker> {
+        let own = self.config.mask.secrets(env);
+        if own.is_empty() {
+            return self.config.masker.clone();
+        }
+        Masker::of(self.config.secrets.iter().chain(&own).cloned())
     }
 
     /// Runs `program` with `args` to its end, `input` on its stdin, under

@@ -160,6 +160,8 @@ impl Shell {
             max_bytes: self.config.max_bytes,
             head_lines: opts.head_lines,
             artifact,
+            mask: self.masker(&opts.env),
+            carriage_return: self.config.carriage_return,
             ..SinkOptions::default()
         });
         let session_cwd = Some(self.cwd().to_string_lossy().into_owned());
@@ -284,12 +286,21 @@ impl Shell {
             ..
         } = run;
         state.mid_command = false;
-        let Sent { reset, standby, .. } = sent.expect("a command that ended was sent");
+        let Sent {
+            reset,
+            standby,
+            loop_state,
+            ..
+        } = sent.expect("a command that ended was sent");
         let mut pump = Pump::from_parts(pump.expect("the run's sink"), on_chunk);
         if ending.yielded
             && let Some((after, dump)) = standby
         {
             let job = self.background(&mut state, &opts, started, &dump, ending.baseline)?;
+            if let Ok(job) = self.jobs.get(job) {
+                // What the run saw of a full-screen program goes on with it.
+                job.carry_signs(loop_state.signs());
+            }
             let outcome = Outcome {
                 exit_code: None,
                 stop: None,
@@ -327,7 +338,7 @@ impl Shell {
             if !left.is_empty()
                 && let Some(old) = switch_output(bash, &mut pump)?
             {
-                self.leftovers_to_job(old, left, &opts.command, started);
+                self.leftovers_to_job(old, left, &opts, started);
             }
         }
         let outcome = Outcome {
