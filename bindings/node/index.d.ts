@@ -17,6 +17,13 @@ export interface ShellOptions {
    * (`ArtifactStore::process_default`).
    */
   artifactsDir?: string | null
+  /**
+   * How the output shows carriage returns and backspaces: `"terminal"`
+   * (a redrawn line is its last frame, as a terminal shows it) or
+   * `"newline"` (every `\r` a line break). The artifact keeps every
+   * frame either way.
+   */
+  carriageReturn?: 'terminal' | 'newline'
   /** Starting directory; `None`: the host's cwd. */
   cwd?: string | null
   /** Variables exported in the session (after the policy and defaults). */
@@ -104,6 +111,11 @@ export interface ExecuteShellOptions {
    * is the process's private directory.
    */
   artifactsDir?: string | null
+  /**
+   * How the output shows carriage returns: as
+   * `ShellOptions::carriage_return`.
+   */
+  carriageReturn?: 'terminal' | 'newline'
   /** The command. */
   command?: string
   /** Starting directory; `None`: the host's cwd. */

@@ -29,6 +29,7 @@ SAMPLES: dict[str, Any] = {
     "cols": 100,
     "rows": 30,
     "sandbox": {"best_effort": True},
+    "carriage_return": "newline",
 }
 
 # Options the binding takes itself (a value that is no JSON: a

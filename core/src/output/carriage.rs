@@ -188,10 +188,6 @@ pub struct Frames {
     at_line_start: bool,
     /// A `\r` ended the last line: a `\n` next is the same line break.
     absorb_newline: bool,
-    /// A line was redrawn (a `\r` followed by more of the line, or a
-    /// backspace within one) since [`Frames::take_redrawn`]: the terminal's
-    /// view and the frames differ from there.
-    redrawn: bool,
 }
 
 impl Default for Frames {
@@ -199,7 +195,6 @@ impl Default for Frames {
         Frames {
             at_line_start: true,
             absorb_newline: false,
-            redrawn: false,
         }
     }
 }
@@ -231,10 +226,9 @@ impl Frames {
                         self.absorb_newline = true;
                     }
                 }
-                '\u{8}' => self.redrawn |= !self.at_line_start,
+                '\u{8}' => {}
                 '\n' if self.absorb_newline => self.absorb_newline = false,
                 c => {
-                    self.redrawn |= self.absorb_newline;
                     buf.push(c);
                     self.at_line_start = c == '\n';
                     self.absorb_newline = false;
@@ -242,11 +236,6 @@ impl Frames {
             }
         }
         buf
-    }
-
-    /// Whether a line was redrawn since the last call.
-    pub fn take_redrawn(&mut self) -> bool {
-        std::mem::take(&mut self.redrawn)
     }
 
     /// The last frame was ended by a `\r` (its `\n` is in the frames

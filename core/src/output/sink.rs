@@ -36,10 +36,9 @@
 //! their terminal's view ([`super::carriage`]): a push returns the lines
 //! it ended (the line being written comes with the push that ends it, with
 //! [`OutputSink::finish`], or when a reader releases it:
-//! [`OutputSink::release_held`]). The artifact keeps every frame (each
-//! `\r` a line break): the first redrawn line opens it (not a `\r\n`),
-//! so such a stream has an artifact even when it fits, and the artifact
-//! can have more lines than the counts say.
+//! [`OutputSink::release_held`]). Once the stream spills, the artifact
+//! takes every frame from there (each `\r` a line break; before that, the
+//! lines as shown), so it can have more lines than the counts say.
 //!
 //! # Lines and bytes
 //! Bytes are UTF-8 bytes of the sanitized (and masked) text. Lines follow
@@ -540,9 +539,13 @@ impl OutputSink {
         let rest = &text[head_take..];
         let drops = self.tail.seen() + rest.len() as u64 > self.tail_limit as u64;
         if drops && matches!(self.spill, Spill::Ready(_)) {
-            // The stream so far: what the sink holds, this text, the line
-            // being written.
-            let line = self.line().to_string();
+            // The stream so far, as shown: what the sink holds, this text,
+            // the line being written (and its `\r`, when one ended it: the
+            // frames go on after it).
+            let mut line = self.line().to_string();
+            if self.frames.after_carriage_return() {
+                line.push('\n');
+            }
             self.open_spill(&[text, &line]);
         }
 
@@ -565,27 +568,14 @@ impl OutputSink {
     }
 
     /// Writes the frames of the clean `text` of a push to the artifact, once
-    /// it is open. The first redrawn line (a `\r` followed by more of the
-    /// line, or a backspace within one; not a `\r\n`) opens it first, when
-    /// it is ready: only the artifact keeps a redrawn line's frames (what
-    /// the sink holds is its terminal's view), so it must hold them from
-    /// the first one.
+    /// it is open: from then on it keeps every frame of a redrawn line
+    /// (what the sink holds is its terminal's view).
     fn spill_frames(&mut self, text: &str) {
         if text.is_empty() {
             return;
         }
         let mut framed = std::mem::take(&mut self.framed);
-        let before = self.frames.after_carriage_return();
         let frames = self.frames.push(text, &mut framed);
-        if self.frames.take_redrawn() && matches!(self.spill, Spill::Ready(_)) {
-            // Nothing was redrawn before: the stream so far is what the
-            // sink holds and the line being written (ended by a `\r`).
-            let mut line = self.line().to_string();
-            if before {
-                line.push('\n');
-            }
-            self.open_spill(&[&line]);
-        }
         if let Spill::Open(artifact, writer) = &mut self.spill
             && !self.artifact_capped
         {
@@ -646,22 +636,14 @@ impl OutputSink {
         }
         let mut writer = BufWriter::new(file);
         let (older, newer) = self.tail.as_slices();
-        let written = writer
-            .write_all(self.head.as_bytes())
-            .and_then(|()| writer.write_all(older))
-            .and_then(|()| writer.write_all(newer))
-            .and_then(|()| {
-                after
-                    .iter()
-                    .try_for_each(|t| writer.write_all(t.as_bytes()))
-            });
-        match written {
+        let mut held = self.head.clone();
+        held.push_str(&String::from_utf8_lossy(&[older, newer].concat()));
+        held.extend(after.iter().copied());
+        let take = floor_char_boundary(&held, self.artifact_room.min(held.len() as u64) as usize);
+        match writer.write_all(&held.as_bytes()[..take]) {
             Ok(()) => {
-                let held = self.head.len()
-                    + older.len()
-                    + newer.len()
-                    + after.iter().map(|t| t.len()).sum::<usize>();
-                self.artifact_room = self.artifact_room.saturating_sub(held as u64);
+                self.artifact_room -= take as u64;
+                self.artifact_capped = take < held.len();
                 self.spill = Spill::Open(artifact, writer);
             }
             Err(_) => {
@@ -767,26 +749,28 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("conch-sink-cr-{}", std::process::id()));
         let store = crate::ArtifactStore::new(&dir);
         let mut s = OutputSink::new(SinkOptions {
-            max_bytes: 64,
+            max_bytes: 32,
             artifact: Some(store.slot("bash")),
             ..SinkOptions::default()
         });
-        let mut streamed = String::new();
+        let lines = "0123456789\n".repeat(4);
+        let mut streamed = s.push(lines.as_bytes()).to_string();
         for i in 1..=10 {
             streamed.push_str(s.push(format!("\rprogress {}%", i * 10).as_bytes()));
         }
         streamed.push_str(s.push(b"\ndone\n"));
-        assert_eq!(streamed, "progress 100%\ndone\n");
+        assert_eq!(streamed, lines.clone() + "progress 100%\ndone\n");
         let summary = s.dump(None);
-        assert_eq!(summary.output, "progress 100%\ndone\n");
+        assert_eq!(summary.output, "0123456789\nprogress 100%\ndone\n");
+        // The artifact, open since the stream outgrew the sink, has every frame.
         let frames: String = (1..=10)
             .map(|i| format!("progress {}%\n", i * 10))
             .collect();
         let id = summary.artifact_id.unwrap();
         let artifact = std::fs::read_to_string(store.path_of(&id, "bash")).unwrap();
-        assert_eq!(artifact, frames + "done\n");
+        assert_eq!(artifact, lines + &frames + "done\n");
         // The counts are the terminal's lines; the artifact has every frame.
-        assert_eq!(summary.total_lines, 2);
+        assert_eq!(summary.total_lines, 6);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import tempfile
 import time
 from contextlib import asynccontextmanager
@@ -72,9 +73,21 @@ async def wait_for(condition, what: str):
             await anyio.sleep(0.05)
 
 
+def system_sentence() -> str:
+    """What tool_definition.json's ``{system}`` stands for, read here as a
+    user would: ``bash`` on ``PATH`` and ``uname``."""
+    version = subprocess.run(
+        ["bash", "-c", 'printf %s "${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}.${BASH_VERSINFO[2]}"'],
+        capture_output=True, text=True, check=True).stdout
+    uname = os.uname()
+    system = "macOS" if uname.sysname == "Darwin" else uname.sysname
+    return f"The shell is bash {version} on {system} {uname.release} ({uname.machine})."
+
+
 def test_initialize_and_list_the_core_definitions(project):
-    defaults = next(c for c in json.loads((VECTORS / "tool_definition.json").read_text())
-                    if c["name"] == "defaults")["expect"]
+    text = (VECTORS / "tool_definition.json").read_text()
+    text = text.replace("{system}", json.dumps(system_sentence())[1:-1])
+    defaults = next(c for c in json.loads(text) if c["name"] == "defaults")["expect"]
 
     async def main():
         async with client(project) as session:
@@ -272,7 +285,6 @@ def test_a_stopped_server_exits_though_its_client_stopped_reading(project):
     fills the pipe to it): the server exits anyway, and kills what the tools
     started. Raw JSON-RPC lines, since an SDK client always reads."""
     import signal
-    import subprocess
 
     stamp = f"1000.{os.getpid()}7"
     server = subprocess.Popen(
