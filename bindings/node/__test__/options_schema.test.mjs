@@ -25,6 +25,7 @@ const SAMPLES = {
   snapshot: 'none',
   prefix: 'env',
   sandbox: { bestEffort: true },
+  carriage_return: 'newline',
 }
 
 function kinds(prop) {
