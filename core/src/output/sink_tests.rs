@@ -1,0 +1,190 @@
+//! Unit tests of [`super::OutputSink`]: what is kept, the counts, the
+//! artifact, carriage returns and masking, on pushes given directly.
+
+use super::*;
+
+fn sink(max_bytes: usize) -> OutputSink {
+    OutputSink::new(SinkOptions {
+        max_bytes,
+        ..SinkOptions::default()
+    })
+}
+
+#[test]
+fn redrawn_lines_read_as_a_terminal_shows_them_and_spill_every_frame() {
+    let dir = std::env::temp_dir().join(format!("conch-sink-cr-{}", std::process::id()));
+    let store = crate::ArtifactStore::new(&dir);
+    let mut s = OutputSink::new(SinkOptions {
+        max_bytes: 32,
+        artifact: Some(store.slot("bash")),
+        ..SinkOptions::default()
+    });
+    let lines = "0123456789\n".repeat(4);
+    let mut streamed = s.push(lines.as_bytes()).to_string();
+    for i in 1..=10 {
+        streamed.push_str(s.push(format!("\rprogress {}%", i * 10).as_bytes()));
+    }
+    streamed.push_str(s.push(b"\ndone\n"));
+    assert_eq!(streamed, lines.clone() + "progress 100%\ndone\n");
+    let summary = s.dump(None);
+    assert_eq!(summary.output, "0123456789\nprogress 100%\ndone\n");
+    // The artifact, open since the stream outgrew the sink, has every frame.
+    let frames: String = (1..=10)
+        .map(|i| format!("progress {}%\n", i * 10))
+        .collect();
+    let id = summary.artifact_id.unwrap();
+    let artifact = std::fs::read_to_string(store.path_of(&id, "bash")).unwrap();
+    assert_eq!(artifact, lines + &frames + "done\n");
+    // The counts are the terminal's lines; the artifact has every frame.
+    assert_eq!(summary.total_lines, 6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn newline_mode_shows_every_frame_as_it_comes() {
+    let mut s = OutputSink::new(SinkOptions {
+        carriage_return: CarriageReturn::Newline,
+        ..SinkOptions::default()
+    });
+    assert_eq!(s.push(b"10%\r50%"), "10%\n50%");
+    assert_eq!(s.dump(None).output, "10%\n50%");
+}
+
+#[test]
+fn keeps_a_short_stream_whole() {
+    let mut s = sink(100);
+    assert_eq!(s.push(b"\x1b[32mok\x1b[0m\r\n"), "ok\n");
+    // The line being written comes once it ends (a later `\r` could
+    // still overwrite its start), or at the end.
+    assert_eq!(s.push(b"second"), "");
+    assert_eq!(s.finish(), "second");
+    let summary = s.dump(None);
+    assert_eq!(summary.output, "ok\nsecond");
+    assert!(!summary.truncated);
+    assert_eq!((summary.total_lines, summary.total_bytes), (2, 9));
+    assert_eq!((summary.output_lines, summary.output_bytes), (2, 9));
+    assert_eq!(summary.artifact_id, None);
+}
+
+#[test]
+fn a_bound_of_everything_keeps_everything() {
+    let mut s = sink(usize::MAX);
+    s.push(b"all of it\n");
+    let summary = s.dump(None);
+    assert_eq!(
+        (summary.output.as_str(), summary.truncated),
+        ("all of it\n", false)
+    );
+}
+
+#[test]
+fn counts_lines_without_a_phantom_last_line() {
+    for (text, lines) in [("", 0), ("\n", 1), ("a", 1), ("a\nb", 2), ("a\nb\n", 2)] {
+        let mut s = sink(100);
+        s.push(text.as_bytes());
+        assert_eq!(s.total_lines(), lines, "{text:?}");
+        assert_eq!(s.dump(None).output_lines, lines, "{text:?}");
+    }
+}
+
+#[test]
+fn tail_starts_at_a_line_when_it_can() {
+    let mut s = sink(10);
+    s.push(b"line1\nline2\nline3\n");
+    let summary = s.dump(None);
+    // The last 10 bytes are "e2\nline3\n"; the kept text starts a line.
+    assert_eq!(summary.output, "line3\n");
+    assert!(summary.truncated);
+    assert_eq!((summary.total_lines, summary.total_bytes), (3, 18));
+    assert_eq!((summary.output_lines, summary.output_bytes), (1, 6));
+
+    let mut s = sink(10);
+    s.push("aaaaaaaaaaaaé€bbbbb\n".as_bytes());
+    // One long line: cut at a character boundary.
+    assert_eq!(s.dump(None).output, "€bbbbb\n");
+
+    let mut s = sink(6);
+    s.push(b"12345\nabcde\n");
+    // The window is exactly "abcde\n" and the byte before it is '\n'.
+    assert_eq!(s.dump(None).output, "abcde\n");
+}
+
+#[test]
+fn notice_is_prefixed_outside_the_counts() {
+    let mut s = sink(100);
+    s.push(b"partial");
+    let summary = s.dump(Some("Command timed out after 5 seconds"));
+    assert_eq!(
+        summary.output,
+        "[Command timed out after 5 seconds]\npartial"
+    );
+    assert_eq!(summary.output_bytes, 7);
+    assert_eq!(summary.output_lines, 1);
+}
+
+#[test]
+fn head_and_tail_with_an_elision_marker() {
+    let mut s = OutputSink::new(SinkOptions {
+        max_bytes: 20,
+        head_bytes: 8,
+        ..SinkOptions::default()
+    });
+    for i in 1..=9 {
+        s.push(format!("l{i}\n").as_bytes());
+    }
+    let summary = s.dump(None);
+    // Head keeps "l1\nl2\nl3" (8 bytes), cut back to "l1\nl2\n"; the tail
+    // is the last 12 bytes, "l6\n…l9\n", preceded by a line break.
+    assert_eq!(
+        summary.output,
+        "l1\nl2\n[… 3 lines elided …]\nl6\nl7\nl8\nl9\n"
+    );
+    assert!(summary.truncated);
+    assert_eq!(summary.output_lines, 7);
+    assert_eq!(summary.total_lines, 9);
+
+    let mut s = OutputSink::new(SinkOptions {
+        max_bytes: 20,
+        head_bytes: 8,
+        ..SinkOptions::default()
+    });
+    s.push(b"0123456789012345678");
+    assert_eq!(s.dump(None).output, "0123456789012345678");
+}
+
+#[test]
+fn head_lines_keeps_the_first_lines_and_reports_satisfaction() {
+    let mut s = OutputSink::new(SinkOptions {
+        head_lines: Some(2),
+        ..SinkOptions::default()
+    });
+    s.push(b"one\ntw");
+    assert!(!s.head_satisfied());
+    s.push(b"o\nthree\nfour\n");
+    assert!(s.head_satisfied());
+    let summary = s.dump(None);
+    assert_eq!(summary.output, "one\ntwo\n");
+    assert!(summary.truncated);
+    assert_eq!((summary.total_lines, summary.output_lines), (4, 2));
+
+    let mut s = OutputSink::new(SinkOptions {
+        head_lines: Some(5),
+        ..SinkOptions::default()
+    });
+    s.push(b"a\nb");
+    let summary = s.dump(None);
+    assert_eq!(summary.output, "a\nb");
+    assert!(!summary.truncated);
+}
+
+#[test]
+fn memory_stays_bounded() {
+    let mut s = sink(1000);
+    for _ in 0..1000 {
+        s.push("0123456789abcdé\n".repeat(7).as_bytes());
+        assert!(s.retained_bytes() <= 1001);
+    }
+    let summary = s.dump(None);
+    assert!(summary.output_bytes <= 1000);
+    assert_eq!(summary.total_lines, 7000);
+}
