@@ -192,18 +192,18 @@ impl BashResult {
 }
 
 /// Closes the output stream of a run and builds its result, applying the
-/// head/tail limits to the complete stream (the sink kept the head itself)
-/// before the stop notice is put in front.
+/// head/tail limits (`lines`: the first N, the last N) to the complete
+/// stream (the sink kept the head itself) before the stop notice is put
+/// in front.
 pub(crate) fn conclude(
     mut pump: crate::process::pump::Pump<'_>,
     outcome: Outcome,
     timeout: Option<Duration>,
-    head_lines: Option<usize>,
-    tail_lines: Option<usize>,
+    (head, tail): (Option<usize>, Option<usize>),
 ) -> BashResult {
     pump.finish();
     let mut summary = pump.sink.dump(None);
-    summary.keep_lines(head_lines, tail_lines);
+    summary.keep_lines(head, tail);
     BashResult::new(summary, outcome, timeout)
 }
 

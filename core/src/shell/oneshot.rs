@@ -83,14 +83,15 @@ pub struct ExecuteOptions {
     #[serde(deserialize_with = "read::max_bytes")]
     #[schemars(schema_with = "shape::positive")]
     pub max_bytes: usize,
+    /// The artifact this run's output goes to, if the host reserved one:
+    /// see [`RunOptions::artifact`](crate::RunOptions::artifact).
+    #[serde(skip)]
+    pub artifact: Option<ArtifactSlot>,
     /// Where the full output is spilled; `None`: no artifacts. The default
     /// is the process's private directory.
     #[serde(rename = "artifacts_dir", deserialize_with = "read::artifacts_dir")]
     #[schemars(schema_with = "shape::optional_string")]
     pub artifacts: Option<ArtifactStore>,
-    /// See [`RunOptions::artifact`](crate::RunOptions::artifact).
-    #[serde(skip)]
-    pub artifact: Option<ArtifactSlot>,
     /// Keep only the first N lines of the whole stream.
     #[serde(rename = "head", deserialize_with = "read::head")]
     #[schemars(schema_with = "shape::optional_count")]
@@ -275,15 +276,8 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         exit_code,
         stop: stopper.reason,
         working_dir,
-        session_reset: false,
-        session_ended: false,
-        backgrounded: None,
+        ..Outcome::default()
     };
-    Ok(conclude(
-        pump,
-        outcome,
-        opts.timeout,
-        opts.head_lines,
-        opts.tail_lines,
-    ))
+    let lines = (opts.head_lines, opts.tail_lines);
+    Ok(conclude(pump, outcome, opts.timeout, lines))
 }

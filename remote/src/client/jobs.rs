@@ -36,13 +36,16 @@ impl RemoteShell {
     pub fn start(&self, opts: JobOptions) -> Result<JobId, RemoteError> {
         self.check_turn("a job was started")?;
         let options = serde_json::to_value(&opts).expect("job options serialize");
-        let reply = self.ask("job_start", with_options(options), None)?.wait()?;
+        let reply = self
+            .session()
+            .ask("job_start", with_options(options), None)?
+            .wait()?;
         read_result(reply["job"].clone())
     }
 
     /// The session's jobs, as [`conch_core::Shell::jobs`].
     pub fn jobs(&self) -> Result<Vec<JobInfo>, RemoteError> {
-        read_result(self.ask("jobs", Map::new(), None)?.wait()?)
+        read_result(self.session().ask("jobs", Map::new(), None)?.wait()?)
     }
 
     /// Reads a job's output, as [`conch_core::Shell::poll`].
@@ -54,7 +57,11 @@ impl RemoteShell {
     ) -> Result<JobPoll, RemoteError> {
         let options = serde_json::to_value(opts).expect("poll options serialize");
         let fields = about(job, json!({ "options": options }));
-        read_result(self.ask("job_poll", fields, cancel.cloned())?.wait()?)
+        read_result(
+            self.session()
+                .ask("job_poll", fields, cancel.cloned())?
+                .wait()?,
+        )
     }
 
     /// Writes to a job's input, as [`conch_core::Shell::write`]; the data
@@ -65,14 +72,16 @@ impl RemoteShell {
                 "input for a remote job must be UTF-8 text".into(),
             ))
         })?;
-        self.ask("job_write", about(job, json!({ "data": text })), None)?
+        self.session()
+            .ask("job_write", about(job, json!({ "data": text })), None)?
             .wait()
             .map(drop)
     }
 
     /// Closes a job's input, as [`conch_core::Shell::close_stdin`].
     pub fn close_stdin(&self, job: JobId) -> Result<(), RemoteError> {
-        self.ask("job_close_stdin", about(job, Value::Null), None)?
+        self.session()
+            .ask("job_close_stdin", about(job, Value::Null), None)?
             .wait()
             .map(drop)
     }
@@ -80,14 +89,16 @@ impl RemoteShell {
     /// Types a named key on a job's terminal, as
     /// [`conch_core::Shell::write_key`].
     pub fn write_key(&self, job: JobId, key: &str) -> Result<(), RemoteError> {
-        self.ask("job_key", about(job, json!({ "key": key })), None)?
+        self.session()
+            .ask("job_key", about(job, json!({ "key": key })), None)?
             .wait()
             .map(drop)
     }
 
     /// Sends a signal to a job's processes, as [`conch_core::Shell::signal`].
     pub fn signal(&self, job: JobId, signal: &str) -> Result<(), RemoteError> {
-        self.ask("job_signal", about(job, json!({ "signal": signal })), None)?
+        self.session()
+            .ask("job_signal", about(job, json!({ "signal": signal })), None)?
             .wait()
             .map(drop)
     }
@@ -95,7 +106,8 @@ impl RemoteShell {
     /// Kills a job's whole tree, as [`conch_core::Shell::kill`].
     pub fn kill(&self, job: JobId) -> Result<JobPoll, RemoteError> {
         read_result(
-            self.ask("job_kill", about(job, Value::Null), None)?
+            self.session()
+                .ask("job_kill", about(job, Value::Null), None)?
                 .wait()?,
         )
     }
@@ -112,6 +124,10 @@ impl RemoteShell {
         let Value::Object(fields) = fields else {
             unreachable!("an object")
         };
-        read_result(self.ask("job_wait_any", fields, cancel.cloned())?.wait()?)
+        read_result(
+            self.session()
+                .ask("job_wait_any", fields, cancel.cloned())?
+                .wait()?,
+        )
     }
 }

@@ -3,12 +3,12 @@
 //! [`BashResult`]; the run's cancel token aborts it on the server.
 
 use conch_core::shell::reentry::BusyKey;
-use conch_core::{BashResult, CancelToken, RunOptions};
+use conch_core::{BashResult, RunOptions};
 use serde_json::{Map, Value};
 
 use super::artifacts::RemoteArtifacts;
 use super::session::Session;
-use super::waiting::{RemoteRun, Waiting, read_result};
+use super::waiting::{RemoteRun, read_result};
 use super::{RemoteError, with_options};
 
 pub struct RemoteShell {
@@ -60,7 +60,7 @@ impl RemoteShell {
         self.check_turn("a run was started")?;
         let cancel = opts.cancel.clone();
         let options = serde_json::to_value(&opts).expect("run options serialize");
-        let waiting = self.ask("run", with_options(options), cancel)?;
+        let waiting = self.session.ask("run", with_options(options), cancel)?;
         Ok(RemoteRun::new(waiting, Some(self.busy.clone())))
     }
 
@@ -69,17 +69,6 @@ impl RemoteShell {
     /// words).
     pub(super) fn check_turn(&self, call: &str) -> Result<(), RemoteError> {
         self.busy.check(call, "shell").map_err(RemoteError::Core)
-    }
-
-    /// Sends a request of this session that the caller waits on, which
-    /// `cancel` aborts on the server.
-    pub(super) fn ask(
-        &self,
-        op: &str,
-        fields: Map<String, Value>,
-        cancel: Option<CancelToken>,
-    ) -> Result<Waiting, RemoteError> {
-        self.session.ask(op, fields, cancel)
     }
 
     /// The session's artifact store (its `artifacts_dir`), read on the

@@ -310,7 +310,7 @@ impl Shell {
                 backgrounded: Some((job, after)),
             };
             drop(state);
-            return Ok(conclude(pump, outcome, opts.timeout, None, None));
+            return Ok(conclude(pump, outcome, opts.timeout, (None, None)));
         }
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
@@ -350,13 +350,8 @@ impl Shell {
             backgrounded: None,
         };
         drop(state);
-        Ok(conclude(
-            pump,
-            outcome,
-            opts.timeout,
-            opts.head_lines,
-            opts.tail_lines,
-        ))
+        let lines = (opts.head_lines, opts.tail_lines);
+        Ok(conclude(pump, outcome, opts.timeout, lines))
     }
 }
 
