@@ -20,18 +20,21 @@ echo "== build: tools (.venv: maturin, pytest, hypothesis, mcp; bindings/node: n
 # Debian packages the C checks, the packages step, the Ray suite's
 # network namespace (`ip`) and the tests of editors run without a terminal
 # (core/tests/shell/no_terminal.rs: `vi`, `vim`, `nano`) need (CI is a
-# fresh Debian).
+# fresh Debian). A Mac has what its test command needs from Homebrew
+# (scripts/test-macos.sh).
 need=()
-command -v valgrind >/dev/null || need+=(valgrind)
-command -v ip >/dev/null || need+=(iproute2)
-command -v vim >/dev/null || need+=(vim)
-command -v nano >/dev/null || need+=(nano)
-command -v c++ >/dev/null || need+=(g++)
-command -v pkg-config >/dev/null || need+=(pkg-config)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "== build: installing ${need[*]}"
-  SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+if [ "$(uname -s)" = Linux ]; then
+  command -v valgrind >/dev/null || need+=(valgrind)
+  command -v ip >/dev/null || need+=(iproute2)
+  command -v vim >/dev/null || need+=(vim)
+  command -v nano >/dev/null || need+=(nano)
+  command -v c++ >/dev/null || need+=(g++)
+  command -v pkg-config >/dev/null || need+=(pkg-config)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "== build: installing ${need[*]}"
+    SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
 fi
 
 echo "== build: the Node addon (release)"
@@ -48,4 +51,4 @@ echo "== build: libconch and the conch CLI (release)"
 cargo build --release --locked --target "$TRIPLE" -p conch-ffi -p conch-cli
 
 echo "== build: done"
-ls -1 "$WHEEL_DIR"/*.whl bindings/node/conch.*.node "$RELEASE_DIR"/{libconch.so,libconch.a,conch}
+ls -1 "$WHEEL_DIR"/*.whl bindings/node/conch.*.node "$RELEASE_DIR"/{"$SHLIB",libconch.a,conch}

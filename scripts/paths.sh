@@ -17,6 +17,11 @@ VERSION=$CONCH_VERSION
 TRIPLE=$CONCH_TRIPLE
 # libconch.{so,a} and the conch CLI.
 RELEASE_DIR="$TARGET_DIR/$TRIPLE/release"
+# The shared libconch's file name on this system.
+case $(uname -s) in
+  Darwin) SHLIB=libconch.dylib ;;
+  *) SHLIB=libconch.so ;;
+esac
 # The wheel (the one in it is the one the Python tests import).
 WHEEL_DIR="$TARGET_DIR/wheels"
 # The repository's virtualenv: the wheel, pytest, the MCP SDK, maturin.

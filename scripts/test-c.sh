@@ -5,6 +5,11 @@
 # exported symbols), runs the C tests in tests/c/ under valgrind (no leak of any kind, no memory error)
 # and builds and runs examples/c/ against the shared and the static library
 # and through its pkg-config file. Exits non-zero on any failure.
+#
+# On macOS (scripts/test-macos.sh) the same with macOS's names
+# (libconch.dylib, `nm -gU`, Mach-O's leading underscore), without
+# valgrind (it does not run on arm64 macOS; the pidfd shim is Linux's), and
+# with the libraries rustc says a static libconch needs there.
 set -euo pipefail
 source "$(dirname "$0")/paths.sh"
 [ -n "${CONCH_BUILT:-}" ] || "$ROOT/scripts/build.sh"
@@ -26,8 +31,13 @@ c++ -x c++ -std=c++17 -Wall -Wextra -Werror -pedantic -I"$ROOT/include" -c "$OUT
 echo "== c: exported symbols = functions declared in the header"
 # The functions the header declares (comments and typedefs do not count).
 HEADER_FNS=$(python3 tests/c/header_fns.py include/conch.h)
-diff <(echo "$HEADER_FNS") <(nm -D --defined-only "$LIBDIR/libconch.so" | awk '$2 == "T" { print $3 }' | sort -u) ||
-  { echo "libconch.so exports differ from include/conch.h (< header, > library)"; exit 1; }
+if [ "$(uname -s)" = Darwin ]; then
+  EXPORTS=$(nm -gU "$LIBDIR/$SHLIB" | awk '$2 == "T" { sub(/^_/, "", $3); print $3 }' | LC_ALL=C sort -u)
+else
+  EXPORTS=$(nm -D --defined-only "$LIBDIR/$SHLIB" | awk '$2 == "T" { print $3 }' | sort -u)
+fi
+diff <(echo "$HEADER_FNS") <(echo "$EXPORTS") ||
+  { echo "$SHLIB exports differ from include/conch.h (< header, > library)"; exit 1; }
 
 echo "== c: tests/c/test_null.c calls every function of the header"
 # A call is the name followed by "(" in the code: comments are stripped
@@ -36,46 +46,66 @@ NULL_CODE=$(cc -fpreprocessed -dD -E -P tests/c/test_null.c)
 missing=$(while read -r fn; do grep -qE "\b$fn *\(" <<<"$NULL_CODE" || echo "$fn"; done <<<"$HEADER_FNS")
 [ -z "$missing" ] || { echo "not called with NULL arguments in tests/c/test_null.c: $missing"; exit 1; }
 
-# valgrind 3.19 (Debian 12) lacks pidfd_open, which conch uses to wait for
-# its children; this shim emulates it under valgrind only (see the file).
-cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -pthread tests/c/pidfd_shim.c -ldl -o "$OUT/pidfd_shim.so"
-# Every kind of leak fails the run: definite, indirect (reachable only from
-# a leaked block) and possible (reachable only through a pointer into the
-# block). tests/c/valgrind.supp lists the possible ones that are not leaks
-# (what process-global maps and threads hold at exit), each with its owner.
-LEAKS=definite,indirect,possible
-VALGRIND=(valgrind -q --leak-check=full --show-leak-kinds=$LEAKS --errors-for-leak-kinds=$LEAKS
-  --suppressions="$ROOT/tests/c/valgrind.supp" --error-exitcode=99)
-# valgrind's notes about what it does not model (pidfd_open, handled by the
-# shim; landlock_create_ruleset, which fails as on a kernel without Landlock;
-# open_tree, move_mount and mount_setattr, which fail as on a host that may
-# not make the sandbox's namespaces; the PTY's TIOCGPTPEER ioctl), filtered
-# from the output.
-VALGRIND_NOTES='^(--|==)[0-9]+(--|==) +(WARNING: unhandled amd64-linux syscall: (428|429|434|442|444)|You may be able to write|Read the file README_MISSING|Nevertheless we consider|it at http://valgrind.org|Warning: noted but unhandled ioctl 0x5441|This could cause spurious|See README_MISSING)'
-
+# What runs each test: valgrind on Linux; the test alone on macOS.
+UNDER=()
+if [ "$(uname -s)" = Linux ]; then
+  # valgrind 3.19 (Debian 12) lacks pidfd_open, which conch uses to wait for
+  # its children; this shim emulates it under valgrind only (see the file).
+  cc -std=c11 -Wall -Wextra -Werror -shared -fPIC -pthread tests/c/pidfd_shim.c -ldl -o "$OUT/pidfd_shim.so"
+  # Every kind of leak fails the run: definite, indirect (reachable only from
+  # a leaked block) and possible (reachable only through a pointer into the
+  # block). tests/c/valgrind.supp lists the possible ones that are not leaks
+  # (what process-global maps and threads hold at exit), each with its owner.
+  LEAKS=definite,indirect,possible
+  VALGRIND=(valgrind -q --leak-check=full --show-leak-kinds=$LEAKS --errors-for-leak-kinds=$LEAKS
+    --suppressions="$ROOT/tests/c/valgrind.supp" --error-exitcode=99)
+  # valgrind's notes about what it does not model (pidfd_open, handled by the
+  # shim; landlock_create_ruleset, which fails as on a kernel without Landlock;
+  # open_tree, move_mount and mount_setattr, which fail as on a host that may
+  # not make the sandbox's namespaces; the PTY's TIOCGPTPEER ioctl), filtered
+  # from the output.
+  VALGRIND_NOTES='^(--|==)[0-9]+(--|==) +(WARNING: unhandled amd64-linux syscall: (428|429|434|442|444)|You may be able to write|Read the file README_MISSING|Nevertheless we consider|it at http://valgrind.org|Warning: noted but unhandled ioctl 0x5441|This could cause spurious|See README_MISSING)'
+  UNDER=(env LD_PRELOAD="$OUT/pidfd_shim.so" "${VALGRIND[@]}")
+fi
 
 echo "== c: shared vectors -> $OUT/vectors_*.h"
 python3 tests/c/gen_vectors.py tests/vectors "$OUT"
 
 for src in tests/c/test_*.c; do
   name=$(basename "$src" .c)
-  echo "== c: $name (under valgrind)"
+  echo "== c: $name$([ ${#UNDER[@]} = 0 ] || echo " (under valgrind)")"
   cc "${CFLAGS[@]}" -I"$ROOT/tests/c" -I"$OUT" -DCONCH_EXPECTED_VERSION="\"$VERSION\"" "$src" "${LINK[@]}" -o "$OUT/$name"
   # Run from a scratch directory: shells start in the host's cwd.
-  (cd "$OUT" && LD_PRELOAD="$OUT/pidfd_shim.so" "${VALGRIND[@]}" "./$name" 2> >(grep -v -E "$VALGRIND_NOTES" >&2))
+  if [ ${#UNDER[@]} -gt 0 ]; then
+    (cd "$OUT" && "${UNDER[@]}" "./$name" 2> >(grep -v -E "$VALGRIND_NOTES" >&2))
+  else
+    (cd "$OUT" && "./$name")
+  fi
 done
 
-# valgrind does not model Landlock and seccomp (ENOSYS under it), so the
-# sandbox's enforcement is checked by a run of its test without valgrind.
-echo "== c: test_sandbox (without valgrind: the sandbox enforced)"
-(cd "$OUT" && ./test_sandbox)
+if [ ${#UNDER[@]} -gt 0 ]; then
+  # valgrind does not model Landlock and seccomp (ENOSYS under it), so the
+  # sandbox's enforcement is checked by a run of its test without valgrind.
+  echo "== c: test_sandbox (without valgrind: the sandbox enforced)"
+  (cd "$OUT" && ./test_sandbox)
+fi
 
 echo "== c: example (shared library, static library, pkg-config file)"
 cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/include" examples/c/stream.c "${LINK[@]}" -o "$OUT/stream"
 "$OUT/stream" >"$OUT/stream.out"
 grep -qx 'hello from /tmp' "$OUT/stream.out"
+# ffi/conch.pc.in's Libs.private are Linux's; on macOS a static libconch
+# also needs system frameworks: rustc prints the list.
+if [ "$(uname -s)" = Darwin ]; then
+  native=$(cargo rustc --release --locked --target "$TRIPLE" -p conch-ffi --lib --crate-type staticlib \
+    -- --print native-static-libs 2>&1 | sed -n 's/^note: native-static-libs: //p')
+  [ -n "$native" ] || { echo "rustc printed no native-static-libs"; exit 1; }
+  read -r -a STATIC_LIBS <<<"$native"
+else
+  STATIC_LIBS=(-lpthread -ldl -lm)
+fi
 cc -std=c11 -Wall -Wextra -Werror -I"$ROOT/include" examples/c/stream.c "$LIBDIR/libconch.a" \
-  -lpthread -ldl -lm -o "$OUT/stream_static"
+  "${STATIC_LIBS[@]}" -o "$OUT/stream_static"
 "$OUT/stream_static" | cmp - "$OUT/stream.out"
 sed -e "s|@LIBDIR@|$LIBDIR|" -e "s|@INCLUDEDIR@|$ROOT/include|" -e "s|@VERSION@|$VERSION|" \
   ffi/conch.pc.in >"$OUT/conch.pc"

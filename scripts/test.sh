@@ -29,8 +29,7 @@ if [ -n "${CONCH_BLESS+set}" ]; then
   exit 1
 fi
 
-START=$(date +%s)
-TIMES=()
+source scripts/times.sh
 # step NAME COMMAND...: runs a step in the foreground and notes its time.
 step() {
   local name=$1 began
@@ -65,7 +64,6 @@ declare -A COMMAND=(
   [node]=./scripts/test-node.sh
   [packages]=./scripts/package.sh
 )
-failed=()
 # side_by_side SUITE...: runs the suites at once, each into its own log,
 # printed once its suite ends, in the order they end.
 side_by_side() {
@@ -92,11 +90,4 @@ side_by_side() {
 side_by_side rust python mcp c node packages
 side_by_side ray
 
-echo "== times (the suites ran side by side, then ray)"
-printf '%s\n' "${TIMES[@]}"
-echo "$(printf '%5ss' $(($(date +%s) - START)))  in all"
-if [ ${#failed[@]} -gt 0 ]; then
-  echo "FAILED: ${failed[*]}" >&2
-  exit 1
-fi
-echo "every suite passed"
+report_times "(the suites ran side by side, then ray)"
