@@ -1,6 +1,10 @@
 //! Throughput of the output pipeline: 1 GiB pushed in 64 KiB chunks through
 //! `OutputSink` (sanitizer, counts, tail, and optionally the artifact file),
-//! for plain ASCII lines and for mixed UTF-8 with ANSI colors and `\r\n`.
+//! for plain ASCII lines, for mixed UTF-8 with ANSI colors and `\r\n`, and
+//! for a progress bar redrawn with `\r`. The sink rows run with the default
+//! terminal view of carriage returns and again with the seed's rule (every
+//! `\r` a line break, `carriage_return: "newline"`), so one run shows what
+//! the default costs.
 //!
 //! Run: `cargo bench -p conch-core --bench sink_throughput`
 //! (set `CONCH_BENCH_MIB` to push another amount).
@@ -9,6 +13,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use conch_core::artifact::ArtifactStore;
+use conch_core::output::carriage::CarriageReturn;
 use conch_core::output::{OutputSink, Sanitizer, SinkOptions};
 
 const CHUNK: usize = 64 * 1024;
@@ -43,6 +48,27 @@ fn mixed_chunk() -> Vec<u8> {
     text
 }
 
+/// A progress bar as pip or curl draws it: one line redrawn with `\r`,
+/// a finished line now and then.
+fn progress_chunk() -> Vec<u8> {
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() < CHUNK {
+        let done = i % 101;
+        text.push_str(&format!(
+            "\rDownloading wheel {:>3}% |{:<50}| {done} MB",
+            done,
+            "#".repeat(done / 2)
+        ));
+        if done == 100 {
+            text.push('\n');
+        }
+        i += 1;
+    }
+    text.truncate(CHUNK);
+    text.into_bytes()
+}
+
 fn report(label: &str, bytes: u64, seconds: f64) {
     println!(
         "{label:<34} {:>7.2} GB/s  ({:.2} GiB in {seconds:.3} s)",
@@ -67,10 +93,17 @@ fn run_sanitizer(label: &str, chunk: &[u8], pushes: usize) {
     );
 }
 
-fn run_sink(label: &str, chunk: &[u8], pushes: usize, store: Option<&ArtifactStore>) {
+fn run_sink(
+    label: &str,
+    chunk: &[u8],
+    pushes: usize,
+    store: Option<&ArtifactStore>,
+    carriage_return: CarriageReturn,
+) {
     let artifact = store.map(|s| s.allocate("bash").expect("allocate artifact"));
     let mut sink = OutputSink::new(SinkOptions {
         artifact: artifact.clone().map(Into::into),
+        carriage_return,
         ..SinkOptions::default()
     });
     let start = Instant::now();
@@ -104,9 +137,33 @@ fn main() {
     println!("output pipeline, {mib} MiB in {} KiB chunks", CHUNK / 1024);
     run_sanitizer("sanitizer only, ASCII", &ascii, pushes);
     run_sanitizer("sanitizer only, mixed", &mixed, pushes);
-    run_sink("sink, ASCII", &ascii, pushes, None);
-    run_sink("sink, mixed", &mixed, pushes, None);
-    run_sink("sink + artifact file, ASCII", &ascii, pushes, Some(&store));
-    run_sink("sink + artifact file, mixed", &mixed, pushes, Some(&store));
+    let progress = progress_chunk();
+    let (terminal, newline) = (CarriageReturn::Terminal, CarriageReturn::Newline);
+    run_sink("sink, ASCII", &ascii, pushes, None, terminal);
+    run_sink("sink, mixed", &mixed, pushes, None, terminal);
+    run_sink("sink, progress bar", &progress, pushes, None, terminal);
+    run_sink("sink, ASCII, cr newline", &ascii, pushes, None, newline);
+    run_sink("sink, mixed, cr newline", &mixed, pushes, None, newline);
+    run_sink(
+        "sink, progress bar, cr newline",
+        &progress,
+        pushes,
+        None,
+        newline,
+    );
+    run_sink(
+        "sink + artifact file, ASCII",
+        &ascii,
+        pushes,
+        Some(&store),
+        terminal,
+    );
+    run_sink(
+        "sink + artifact file, mixed",
+        &mixed,
+        pushes,
+        Some(&store),
+        terminal,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

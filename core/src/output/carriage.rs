@@ -84,7 +84,16 @@ impl Overwrite {
                 self.append(&rest[end..], out);
                 return;
             }
-            let end = memchr::memchr3(b'\n', CR, BS, rest.as_bytes()).unwrap_or(rest.len());
+            let bytes = rest.as_bytes();
+            let end = memchr::memchr3(b'\n', CR, BS, bytes).unwrap_or(rest.len());
+            if self.line.is_empty() && bytes.get(end..end + 2) == Some(b"\r\n") {
+                // A line ended by `\r\n` (what Windows tools print) over
+                // nothing: out as it is, without going through the line.
+                out.push_str(&rest[..end]);
+                out.push('\n');
+                rest = &rest[end + 2..];
+                continue;
+            }
             self.write(&rest[..end]);
             let Some(&control) = rest.as_bytes().get(end) else {
                 self.bound(out);
@@ -135,11 +144,16 @@ impl Overwrite {
             return;
         }
         // Overwrite as many characters as `text` has, then append the rest.
-        let mut end = self.cursor;
-        for _ in text.chars() {
-            match self.line[end..].chars().next() {
-                Some(c) => end += c.len_utf8(),
-                None => break,
+        let mut end = (self.cursor + text.len()).min(self.line.len());
+        let over = &self.line.as_bytes()[self.cursor..end];
+        if !(text.is_ascii() && over.is_ascii()) {
+            // Characters of different widths: count them.
+            end = self.cursor;
+            for _ in text.chars() {
+                match self.line[end..].chars().next() {
+                    Some(c) => end += c.len_utf8(),
+                    None => break,
+                }
             }
         }
         self.line.replace_range(self.cursor..end, text);
@@ -236,6 +250,36 @@ impl Frames {
             }
         }
         buf
+    }
+
+    /// Goes past `text` without writing its frames (while nobody reads
+    /// them): the state after it is that of [`Frames::push`], read off the
+    /// end of `text`, whatever its length.
+    pub fn skip(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        // The last character that is not a backspace (they change nothing).
+        let Some(last) = bytes.iter().rposition(|&b| b != BS) else {
+            return;
+        };
+        match bytes[last] {
+            b'\n' => (self.at_line_start, self.absorb_newline) = (true, false),
+            CR => {
+                // A run of `\r`s: the first ends a line unless one had just
+                // ended; the others find the line start.
+                let before = bytes[..last].iter().rposition(|&b| b != BS && b != CR);
+                let ended_a_line = match before {
+                    Some(i) => bytes[i] != b'\n',
+                    None => !self.at_line_start,
+                };
+                if ended_a_line {
+                    self.absorb_newline = true;
+                } else if before.is_some() {
+                    self.absorb_newline = false;
+                }
+                self.at_line_start = true;
+            }
+            _ => (self.at_line_start, self.absorb_newline) = (false, false),
+        }
     }
 
     /// The last frame was ended by a `\r` (its `\n` is in the frames
@@ -349,6 +393,42 @@ mod tests {
         }
         view.finish(&mut shown);
         (shown, framed)
+    }
+
+    /// Every text of up to `n` characters of `a`, `\r`, `\n` and a backspace.
+    fn all_texts(n: usize) -> Vec<String> {
+        let mut texts = vec![String::new()];
+        for len in 1..=n {
+            for i in 0..4usize.pow(len as u32) {
+                let text = (0..len)
+                    .map(|k| ['a', '\r', '\n', '\u{8}'][i / 4usize.pow(k as u32) % 4])
+                    .collect();
+                texts.push(text);
+            }
+        }
+        texts
+    }
+
+    /// Skipping text leaves the frames where writing them would (a spill
+    /// that opens later goes on from the same state): every pair of short
+    /// texts, the first to set the state before.
+    #[test]
+    fn skipping_frames_ends_where_writing_them_does() {
+        let texts = all_texts(4);
+        for before in &texts {
+            for text in &texts {
+                let mut written = Frames::default();
+                written.push(before, &mut String::new());
+                let mut skipped = written.clone();
+                written.push(text, &mut String::new());
+                skipped.skip(text);
+                assert_eq!(
+                    (skipped.at_line_start, skipped.absorb_newline),
+                    (written.at_line_start, written.absorb_newline),
+                    "{before:?} then {text:?}"
+                );
+            }
+        }
     }
 
     proptest! {

@@ -567,11 +567,14 @@ impl OutputSink {
         if text.is_empty() {
             return;
         }
+        let Spill::Open(artifact, writer) = &mut self.spill else {
+            // Nothing writes the frames (yet): only where they stand.
+            self.frames.skip(text);
+            return;
+        };
         let mut framed = std::mem::take(&mut self.framed);
         let frames = self.frames.push(text, &mut framed);
-        if let Spill::Open(artifact, writer) = &mut self.spill
-            && !self.artifact_capped
-        {
+        if !self.artifact_capped {
             let take =
                 floor_char_boundary(frames, self.artifact_room.min(frames.len() as u64) as usize);
             if writer.write_all(&frames.as_bytes()[..take]).is_err() {
