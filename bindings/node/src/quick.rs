@@ -25,7 +25,7 @@ use napi::bindgen_prelude::{
     Env, FromNapiValue, Function, JsError, Object, ToNapiValue, Unknown, sys,
 };
 
-use crate::errors::{Code, from_napi, guarded};
+use crate::errors::{Code, JsResult, from_napi, guarded};
 use crate::signal::{Attached, Signal};
 use crate::stream::{ChunkFn, Chunks, Text, js_string, pieces};
 use crate::worker::{self, Failure, Reject};
@@ -59,6 +59,83 @@ pub fn once<T, E>(work: impl FnOnce() -> Result<T, E> + Send + 'static) -> impl 
     let mut work = Some(work);
     move |_, _| Poll::Ready(work.take().expect("a call made once")())
 }
+
+/// The steps of a call that starts one of two ways (its run, or the
+/// refusal of a closed session), as a [`Step`].
+pub type Steps<T, E> =
+    Box<dyn FnMut(Option<Instant>, &mut dyn FnMut(&str)) -> Poll<Result<T, E>> + Send>;
+
+/// The steps of a call made in one piece, boxed.
+pub fn once_boxed<T: 'static, E: 'static>(
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Steps<T, E> {
+    Box::new(once(work))
+}
+
+/// A class whose call of `(options, onChunk)` (`Shell.run`,
+/// `RemoteShell.run`, `RemotePty.start`) streams its output to `onChunk`
+/// and resolves with its result: declared by [`streamed_call!`], answered
+/// by [`streamed`].
+pub trait Streamed {
+    /// The options as read on the JS thread (all but `signal`).
+    type Options;
+    type Value: ToNapiValue + Send + 'static;
+    type Error: Reject;
+    fn read(env: &Env, options: &Object<'_>) -> JsResult<Self::Options>;
+    /// Starts the call on the JS thread (a local run takes its place in
+    /// line here: runs keep the order of the calls whichever thread drives
+    /// them); `cancel` is the token the call's signal cancels.
+    fn begin(&self, options: Self::Options, cancel: &CancelToken) -> StreamedSteps<Self>;
+}
+
+/// The steps [`Streamed::begin`] gives, or what it throws.
+pub type StreamedSteps<S> = JsResult<Steps<<S as Streamed>::Value, <S as Streamed>::Error>>;
+
+/// A [`Streamed`] call: `onChunk` checked, the options and `signal` read,
+/// the call begun and driven by [`run`].
+pub fn streamed<'env, S: Streamed>(
+    handle: &S,
+    env: &'env Env,
+    options: Object<'env>,
+    on_chunk: Option<ChunkFunction<'env>>,
+) -> napi::Result<Object<'env>, Code> {
+    ensure_function("onChunk", on_chunk.as_ref())?;
+    let opts = S::read(env, &options)?;
+    let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
+    let cancel = CancelToken::new();
+    let steps = handle.begin(opts, &cancel)?;
+    run(env, signal, on_chunk, cancel, steps)
+}
+
+/// Declares a [`Streamed`] call of `$class` named `$name` in a `#[napi]
+/// impl` block of its own, with its doc comments and TypeScript types.
+/// The doc comments are written as `#[doc = "…"]` attributes: a `///`
+/// comment that passes through `macro_rules!` becomes a raw string, which
+/// napi-derive copies into `index.d.ts` with its `r"` left on.
+macro_rules! streamed_call {
+    (
+        $(#[doc = $doc:literal])*
+        impl $class:ident {
+            fn $name:ident($args:literal) -> $returns:literal;
+        }
+    ) => {
+        #[napi_derive::napi]
+        impl $class {
+            $(#[doc = $doc])*
+            #[napi(catch_unwind, ts_args_type = $args, ts_return_type = $returns)]
+            pub fn $name<'env>(
+                &self,
+                env: &'env napi::bindgen_prelude::Env,
+                options: napi::bindgen_prelude::Object<'env>,
+                on_chunk: Option<crate::quick::ChunkFunction<'env>>,
+            ) -> napi::Result<napi::bindgen_prelude::Object<'env>, crate::errors::Code> {
+                crate::quick::streamed(self, env, options, on_chunk)
+            }
+        }
+    };
+}
+
+pub(crate) use streamed_call;
 
 /// What the callback did instead of returning, on the JS thread.
 enum Thrown {
@@ -219,19 +296,14 @@ type Settler<T> = Box<dyn FnOnce(Env) -> napi::Result<T> + Send>;
 /// The call goes on on a pooled thread, as with [`worker::spawn`]; what
 /// the callback threw on the JS thread (if anything) is what it rejects
 /// with.
-fn detach<'env, T, E, S>(
+fn detach<'env, T: ToNapiValue + Send + 'static, E: Reject, S: Step<T, E>>(
     env: &'env Env,
     callback: Option<ChunkFunction<'env>>,
     cancel: CancelToken,
     attached: Option<Attached>,
     thrown: Option<Thrown>,
     mut step: S,
-) -> napi::Result<Object<'env>, Code>
-where
-    T: ToNapiValue + Send + 'static,
-    E: Reject,
-    S: Step<T, E>,
-{
+) -> napi::Result<Object<'env>, Code> {
     let started = (|| {
         let tsfn = match callback {
             // SAFETY: a live function of `env`, on its JS thread.

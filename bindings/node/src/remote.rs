@@ -10,24 +10,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use conch_core::input::{TimeUnit, interval_option};
 use conch_core::sync::Slot;
 use conch_core::wire::Spelling;
-use conch_core::{CancelToken, JobExitHook, RunOptions};
+use conch_core::{BashResult, CancelToken, JobExitHook, RunOptions};
 use conch_remote::protocol::ErrorKind;
 use conch_remote::{ConnectOptions, RemoteError, RemoteRun, Target};
-use napi::bindgen_prelude::{Buffer, Either, Env, JsTypeError, Object, Unknown};
+use napi::bindgen_prelude::{Env, JsTypeError, Object, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::{Status, ValueType};
 use napi_derive::napi;
 
-use crate::errors::{Code, core_error, from_napi, invalid, rejection};
-use crate::job_calls;
+use crate::errors::{Code, JsResult, core_error, from_napi, invalid, rejection};
+use crate::job_calls::job_methods;
 use crate::options;
-use crate::quick::{self, ChunkFunction};
+use crate::quick::{self, Steps, Streamed, StreamedSteps, streamed_call};
 use crate::remote_files::RemoteFiles;
 use crate::remote_pty::{RemoteArtifactStore, RemotePty};
 use crate::remote_tool;
 use crate::result::Js;
 use crate::shell::ExitFn;
-use crate::signal::Signal;
 use crate::stream::Text;
 use crate::teardown::{self, Close};
 use crate::worker::{self, Reject};
@@ -239,33 +238,35 @@ impl RemoteShell {
     }
 }
 
-#[napi]
-impl RemoteShell {
-    /// Runs a command in the remote session, as `Shell.run` does (the same
-    /// options, `signal`, `onChunk` and `BashResult`).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
-        ts_return_type = "Promise<BashResult>"
-    )]
-    pub fn run<'env>(
-        &self,
-        env: &'env Env,
-        options: Object<'env>,
-        on_chunk: Option<ChunkFunction<'env>>,
-    ) -> napi::Result<Object<'env>, Code> {
-        quick::ensure_function("onChunk", on_chunk.as_ref())?;
-        let mut opts: RunOptions = options::read(env, Some(&options), &["signal"])?;
-        let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
-        let cancel = CancelToken::new();
+impl Streamed for RemoteShell {
+    type Options = RunOptions;
+    type Value = Js<BashResult>;
+    type Error = RemoteError;
+
+    fn read(env: &Env, options: &Object<'_>) -> JsResult<RunOptions> {
+        options::read(env, Some(options), &["signal"])
+    }
+
+    fn begin(&self, mut opts: RunOptions, cancel: &CancelToken) -> StreamedSteps<Self> {
         opts.cancel = Some(cancel.clone());
         let started = self
             .open()
             .ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))
             .and_then(|shell| shell.start_run(opts));
-        drive(env, signal, on_chunk, cancel, started)
+        Ok(steps(started))
     }
+}
 
+streamed_call! {
+    #[doc = " Runs a command in the remote session, as `Shell.run` does (the same"]
+    #[doc = " options, `signal`, `onChunk` and `BashResult`)."]
+    impl RemoteShell {
+        fn run("options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void") -> "Promise<BashResult>";
+    }
+}
+
+#[napi]
+impl RemoteShell {
     /// The session's artifact store on the server (its `artifactsDir`),
     /// with `ArtifactStore`'s reads. Throws `Closed` once the session is.
     #[napi(getter, catch_unwind)]
@@ -298,126 +299,34 @@ impl RemoteShell {
             None => Ok(Vec::new()),
         })
     }
+}
 
-    /// Reads a job's output, as `Shell.poll` (the same options and
-    /// `signal`, which ends the wait and never stops the job).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, options?: PollOptions & { signal?: AbortSignal }",
-        ts_return_type = "Promise<JobPoll>"
-    )]
-    pub fn poll<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        options: Option<Object<'env>>,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::poll(env, self.open(), job, options)
-    }
+job_methods! {
+    #[doc = " Reads a job's output, as `Shell.poll` (the same options and"]
+    #[doc = " `signal`, which ends the wait and never stops the job)."]
+    impl RemoteShell { fn poll }
+    #[doc = " Starts a job beside the session, as `Shell.start`; resolves with"]
+    #[doc = " its number."]
+    impl RemoteShell { fn start }
+    #[doc = " Writes to a job's input, as `Shell.write` (text: the data crosses"]
+    #[doc = " the wire as UTF-8)."]
+    impl RemoteShell { fn write }
+    #[doc = " Closes a job's input pipe, as `Shell.closeStdin`."]
+    impl RemoteShell { fn close_stdin }
+    #[doc = " Types a named key on a job's terminal, as `Shell.writeKey`."]
+    impl RemoteShell { fn write_key }
+    #[doc = " Sends a signal to a job's processes, as `Shell.signal`."]
+    impl RemoteShell { fn signal }
+    #[doc = " Kills a job's whole tree, as `Shell.kill`; resolves with its last"]
+    #[doc = " output."]
+    impl RemoteShell { fn kill }
+    #[doc = " Waits up to `timeoutMs` for the first of `jobs` to end, as"]
+    #[doc = " `Shell.waitAny`."]
+    impl RemoteShell { fn wait_any }
+}
 
-    /// Starts a job beside the session, as `Shell.start`; resolves with
-    /// its number.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "options: StartOptions",
-        ts_return_type = "Promise<number>"
-    )]
-    pub fn start<'env>(
-        &self,
-        env: &'env Env,
-        options: Object<'env>,
-    ) -> napi::Result<Object<'env>, Code> {
-        let opts: conch_core::JobOptions = options::read(env, Some(&options), &[])?;
-        let shell = self.open();
-        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-            let shell = shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))?;
-            shell.start(opts)
-        })
-    }
-
-    /// Writes to a job's input, as `Shell.write` (text: the data crosses
-    /// the wire as UTF-8).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, data: string | Buffer",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn write<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        data: Either<String, Buffer>,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::write(env, self.open(), job, data)
-    }
-
-    /// Closes a job's input pipe, as `Shell.closeStdin`.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn close_stdin<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        job_calls::close_stdin(env, self.open(), job)
-    }
-
-    /// Types a named key on a job's terminal, as `Shell.writeKey`.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, key: string",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn write_key<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        key: String,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::write_key(env, self.open(), job, key)
-    }
-
-    /// Sends a signal to a job's processes, as `Shell.signal`.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, signal: string | number",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn signal<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        signal: Either<String, f64>,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::signal(env, self.open(), job, signal)
-    }
-
-    /// Kills a job's whole tree, as `Shell.kill`; resolves with its last
-    /// output.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number",
-        ts_return_type = "Promise<JobPoll>"
-    )]
-    pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        job_calls::kill(env, self.open(), job)
-    }
-
-    /// Waits up to `timeoutMs` for the first of `jobs` to end, as
-    /// `Shell.waitAny`.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "jobs: number[], timeoutMs: number",
-        ts_return_type = "Promise<number | null>"
-    )]
-    pub fn wait_any<'env>(
-        &self,
-        env: &'env Env,
-        jobs: Vec<f64>,
-        timeout_ms: f64,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::wait_any(env, self.open(), jobs, timeout_ms)
-    }
-
+#[napi]
+impl RemoteShell {
     /// Cancels what the session runs now (if anything); its `run` resolves
     /// with `cancelled: true`.
     #[napi(catch_unwind)]
@@ -456,34 +365,18 @@ impl RemoteShell {
     }
 }
 
-/// Drives a run `started` on the server (a shell's, a terminal's) as a
-/// local one is driven: its chunks to `on_chunk`, `signal` aborting it; the
-/// promise of its result `T`.
-pub fn drive<'env, T>(
-    env: &'env Env,
-    signal: Option<Signal>,
-    on_chunk: Option<ChunkFunction<'env>>,
-    cancel: CancelToken,
-    started: Result<RemoteRun<T>, RemoteError>,
-) -> napi::Result<Object<'env>, Code>
+/// The steps of a run `started` on the server (a shell's, a terminal's),
+/// driven as a local one is: its chunks to `onChunk`, `signal` aborting it;
+/// its result `T`. The server's refusal of a value's type rejects as a
+/// `TypeError` (see `Reject`), as a local start throws it.
+pub fn steps<T>(started: Result<RemoteRun<T>, RemoteError>) -> Steps<Js<T>, RemoteError>
 where
     T: serde::de::DeserializeOwned + serde::Serialize + Send + 'static,
 {
-    let mut run = match started {
-        Ok(run) => run,
-        Err(err) => {
-            return quick::run(
-                env,
-                signal,
-                on_chunk,
-                cancel,
-                quick::once(move || Err::<Js<T>, _>(err)),
-            );
+    match started {
+        Ok(mut run) => {
+            Box::new(move |until, sink| run.drive(until, sink).map(|result| result.map(Js)))
         }
-    };
-    // The server's refusal of a value's type rejects as a `TypeError`
-    // (see `Reject`), as a local start throws it.
-    quick::run(env, signal, on_chunk, cancel, move |until, sink| {
-        run.drive(until, sink).map(|result| result.map(Js))
-    })
+        Err(err) => quick::once_boxed(move || Err(err)),
+    }
 }

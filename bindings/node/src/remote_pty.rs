@@ -7,17 +7,18 @@
 use std::sync::Arc;
 
 use conch_core::CancelToken;
+use conch_core::pty::PtyResult;
 use conch_core::sync::Slot;
 use conch_remote::{RemoteArtifacts, RemoteError};
 use napi::bindgen_prelude::{Buffer, Either, Env, Object};
 use napi_derive::napi;
 
-use crate::errors::{Code, from_napi};
+use crate::errors::{Code, JsResult};
 use crate::options;
 use crate::pty::{CursorPosition, cells};
-use crate::quick::{self, ChunkFunction};
-use crate::remote::drive;
-use crate::signal::Signal;
+use crate::quick::{Streamed, StreamedSteps, streamed_call};
+use crate::remote::steps;
+use crate::result::Js;
 use crate::stream::Text;
 use crate::worker;
 
@@ -56,32 +57,35 @@ impl RemotePty {
     }
 }
 
-#[napi]
-impl RemotePty {
-    /// Runs a command on a new terminal on the server, as
-    /// `PtySession.start` does (the same options, read there, `signal`,
-    /// `onChunk` and `PtyResult`).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "options: PtyStartOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
-        ts_return_type = "Promise<PtyResult>"
-    )]
-    pub fn start<'env>(
-        &self,
-        env: &'env Env,
-        options: Object<'env>,
-        on_chunk: Option<ChunkFunction<'env>>,
-    ) -> napi::Result<Object<'env>, Code> {
-        quick::ensure_function("onChunk", on_chunk.as_ref())?;
-        let sent = options::to_send(Some(&options), &["signal"])?;
-        let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
-        let cancel = CancelToken::new();
+impl Streamed for RemotePty {
+    /// The options as sent: the server reads them.
+    type Options = serde_json::Map<String, serde_json::Value>;
+    type Value = Js<PtyResult>;
+    type Error = RemoteError;
+
+    fn read(_: &Env, options: &Object<'_>) -> JsResult<Self::Options> {
+        options::to_send(Some(options), &["signal"])
+    }
+
+    fn begin(&self, sent: Self::Options, cancel: &CancelToken) -> StreamedSteps<Self> {
         let started = self
             .open()
             .and_then(|pty| pty.start_run(sent, Some(cancel.clone())));
-        drive(env, signal, on_chunk, cancel, started)
+        Ok(steps(started))
     }
+}
 
+streamed_call! {
+    #[doc = " Runs a command on a new terminal on the server, as"]
+    #[doc = " `PtySession.start` does (the same options, read there, `signal`,"]
+    #[doc = " `onChunk` and `PtyResult`)."]
+    impl RemotePty {
+        fn start("options: PtyStartOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void") -> "Promise<PtyResult>";
+    }
+}
+
+#[napi]
+impl RemotePty {
     /// Types into the running command, as `PtySession.write` (the data
     /// crosses the wire as UTF-8 text).
     #[napi(

@@ -1,13 +1,13 @@
 //! `Remote.tool`: the model's `bash` and `job` tools hosted by a `conch
 //! serve`, with `BashTool`'s and `JobTool`'s calls, results and rejections
-//! (`ToolError`, `BlockedError`, `ToolAbortError`, `Closed`): the calls go
-//! through the local tools' own [`tool::execute_call`] and
-//! [`tool::job_call`], with conch-remote's client making the call.
+//! (`ToolError`, `BlockedError`, `ToolAbortError`, `Closed`): their
+//! `execute` is the local tools' own ([`tool_execute!`]),
+//! with conch-remote's client making the call.
 
 use std::sync::Arc;
 
 use conch_core::CancelToken;
-use conch_core::tool::{BashToolArgs as CoreArgs, JobToolArgs as CoreJobArgs};
+use conch_core::tool::{BashToolArgs as CoreArgs, JobToolArgs as CoreJobArgs, ToolUpdate};
 use conch_core::wire::Spelling;
 use conch_remote::RemoteError;
 use napi::bindgen_prelude::{Env, Object};
@@ -17,9 +17,7 @@ use serde_json::{Value, json};
 use crate::errors::Code;
 use crate::options;
 use crate::stream::Text;
-use crate::tool::{
-    self, BashToolArgs, JobToolArgs, JobToolExecuteOptions, ToolDefinition, ToolExecuteOptions,
-};
+use crate::tool::{BashCall, BashCallFn, JobCall, JobCallFn, ToolDefinition, tool_execute};
 use crate::worker;
 
 /// Opens a tool session on `remote` with `options` as `new BashTool` takes
@@ -75,28 +73,26 @@ pub struct RemoteTool {
     job_definition: conch_core::tool::ToolDefinition,
 }
 
+tool_execute! {
+    #[doc = " Runs the model's call on the server, as `BashTool.execute` (the"]
+    #[doc = " same arguments, `onUpdate`, `signal`, result and rejections)."]
+    impl RemoteTool as BashTool
+}
+
+impl BashCall for RemoteTool {
+    type Error = RemoteError;
+
+    fn call(&self, args: CoreArgs) -> impl BashCallFn<RemoteError> {
+        let args = sent_args(args);
+        let tool = self.tool.clone();
+        move |cancel: CancelToken, on_update: &mut dyn FnMut(ToolUpdate)| {
+            tool.execute(&args, Some(on_update), Some(cancel))
+        }
+    }
+}
+
 #[napi]
 impl RemoteTool {
-    /// Runs the model's call on the server, as `BashTool.execute` (the
-    /// same arguments, `onUpdate`, `signal`, result and rejections).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "args: BashToolArgs, options?: ToolExecuteOptions",
-        ts_return_type = "Promise<ToolResult>"
-    )]
-    pub fn execute<'env>(
-        &self,
-        env: &'env Env,
-        args: BashToolArgs,
-        options: Option<ToolExecuteOptions>,
-    ) -> napi::Result<Object<'env>, Code> {
-        let args = sent_args(args.into_core()?);
-        let tool = self.tool.clone();
-        tool::execute_call(env, options, move |cancel, on_update| {
-            tool.execute(&args, Some(on_update), Some(cancel))
-        })
-    }
-
     /// The tool's definition for the model, as `BashTool.definition`.
     #[napi(catch_unwind)]
     pub fn definition(&self) -> ToolDefinition {
@@ -131,27 +127,23 @@ pub struct RemoteJobTool {
     definition: conch_core::tool::ToolDefinition,
 }
 
+tool_execute! {
+    #[doc = " Runs the model's call on the server, as `JobTool.execute`; the"]
+    #[doc = " signal ends a wait early (never the job)."]
+    impl RemoteJobTool as JobTool
+}
+
+impl JobCall for RemoteJobTool {
+    type Error = RemoteError;
+
+    fn call(&self) -> impl JobCallFn<RemoteError> {
+        let tool = self.tool.clone();
+        move |args, cancel| tool.execute(&sent_job_args(args), Some(cancel))
+    }
+}
+
 #[napi]
 impl RemoteJobTool {
-    /// Runs the model's call on the server, as `JobTool.execute`; the
-    /// signal ends a wait early (never the job).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "args: JobToolArgs, options?: JobToolExecuteOptions",
-        ts_return_type = "Promise<ToolResult>"
-    )]
-    pub fn execute<'env>(
-        &self,
-        env: &'env Env,
-        args: JobToolArgs,
-        options: Option<JobToolExecuteOptions>,
-    ) -> napi::Result<Object<'env>, Code> {
-        let tool = self.tool.clone();
-        tool::job_call(env, args, options, move |args, cancel| {
-            tool.execute(&sent_job_args(args), Some(cancel))
-        })
-    }
-
     /// The tool's definition for the model, as `JobTool.definition`.
     #[napi(catch_unwind)]
     pub fn definition(&self) -> ToolDefinition {

@@ -6,21 +6,19 @@ use conch_core::jobs::JobExitHook;
 use conch_core::shell as core;
 use conch_core::{CancelToken, SandboxApplied};
 use napi::Status;
-use napi::bindgen_prelude::{Buffer, Either, Env, Object, ToNapiValue};
+use napi::bindgen_prelude::{Env, Object};
 use napi::threadsafe_function::{
     ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
 };
 use napi_derive::napi;
 
-use crate::errors::{Code, core_error, from_napi};
-use crate::job_calls;
+use crate::errors::{Code, JsResult, core_error, from_napi};
+use crate::job_calls::job_methods;
 use crate::options;
-use crate::quick::{self, ChunkFunction};
+use crate::quick::{self, Streamed, StreamedSteps, streamed_call};
 use crate::result::Js;
-use crate::signal::Signal;
-use crate::stream::{JsBlocked, Text};
+use crate::stream::JsBlocked;
 use crate::teardown;
-use crate::worker;
 
 /// The `onJobExit` callback: callable from the conch thread a job ends on,
 /// unref'd (weak) so that it never keeps the event loop alive.
@@ -53,16 +51,32 @@ impl Shell {
     }
 }
 
-/// Runs a blocking core call on a pooled thread; the promise settles with
-/// its value or its error.
-fn offload<'env, T, F>(env: &'env Env, call: F) -> napi::Result<Object<'env>, Code>
-where
-    T: ToNapiValue + Send + 'static,
-    F: FnOnce() -> conch_core::Result<T> + Send + 'static,
-{
-    worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
-        call().map_err(core_error)
-    })
+impl Streamed for Shell {
+    type Options = core::RunOptions;
+    type Value = Js<core::BashResult>;
+    type Error = napi::Error<Code>;
+
+    fn read(env: &Env, options: &Object<'_>) -> JsResult<core::RunOptions> {
+        options::read(env, Some(options), &["signal"])
+    }
+
+    fn begin(&self, mut opts: core::RunOptions, cancel: &CancelToken) -> StreamedSteps<Self> {
+        opts.cancel = Some(cancel.clone());
+        let Some(shell) = self.open() else {
+            // Refused the way the core refuses a run of a closed session.
+            return Ok(quick::once_boxed(|| {
+                Err(core_error(conch_core::Error::Closed("shell")))
+            }));
+        };
+        // The place is taken here, on the JS thread: runs keep the order of
+        // the calls whichever thread drives them.
+        let place = shell.reserve().map_err(core_error)?;
+        let mut run = core::Run::new(shell, place, opts);
+        Ok(Box::new(move |until, sink| {
+            run.drive(until, sink)
+                .map(|result| result.map(Js).map_err(core_error))
+        }))
+    }
 }
 
 #[napi]
@@ -104,52 +118,23 @@ impl Shell {
     pub fn sandbox_applied(&self) -> Option<Js<SandboxApplied>> {
         self.sandbox_applied.clone().map(Js)
     }
+}
 
-    /// Runs one command. `onChunk` receives the sanitized output as it
-    /// arrives, in order, all of it before the promise settles; if it
-    /// throws, the command is aborted and the promise rejects with that
-    /// error. Timeout and abort resolve with `cancelled: true`. When no
-    /// other run is in flight, the call waits up to 2 ms for the command
-    /// before it returns: a command that ends by then (a builtin, a small
-    /// program) comes back settled, its chunks delivered during the call.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void",
-        ts_return_type = "Promise<BashResult>"
-    )]
-    pub fn run<'env>(
-        &self,
-        env: &'env Env,
-        options: Object<'env>,
-        on_chunk: Option<ChunkFunction<'env>>,
-    ) -> napi::Result<Object<'env>, Code> {
-        quick::ensure_function("onChunk", on_chunk.as_ref())?;
-        let mut opts: core::RunOptions = options::read(env, Some(&options), &["signal"])?;
-        let signal: Option<Signal> = options.get("signal").map_err(from_napi)?;
-        let cancel = CancelToken::new();
-        opts.cancel = Some(cancel.clone());
-        let Some(shell) = self.open() else {
-            // Refused the way the core refuses a run of a closed session.
-            return quick::run(
-                env,
-                signal,
-                on_chunk,
-                cancel,
-                quick::once(|| {
-                    Err::<Js<core::BashResult>, _>(core_error(conch_core::Error::Closed("shell")))
-                }),
-            );
-        };
-        // The place is taken here, on the JS thread: runs keep the order of
-        // the calls whichever thread drives them.
-        let place = shell.reserve().map_err(core_error)?;
-        let mut run = core::Run::new(shell, place, opts);
-        quick::run(env, signal, on_chunk, cancel, move |until, sink| {
-            run.drive(until, sink)
-                .map(|result| result.map(Js).map_err(core_error))
-        })
+streamed_call! {
+    #[doc = " Runs one command. `onChunk` receives the sanitized output as it"]
+    #[doc = " arrives, in order, all of it before the promise settles; if it"]
+    #[doc = " throws, the command is aborted and the promise rejects with that"]
+    #[doc = " error. Timeout and abort resolve with `cancelled: true`. When no"]
+    #[doc = " other run is in flight, the call waits up to 2 ms for the command"]
+    #[doc = " before it returns: a command that ends by then (a builtin, a small"]
+    #[doc = " program) comes back settled, its chunks delivered during the call."]
+    impl Shell {
+        fn run("options: RunOptions & { signal?: AbortSignal }, onChunk?: (chunk: string) => void") -> "Promise<BashResult>";
     }
+}
 
+#[napi]
+impl Shell {
     /// Cancels the running command (its result says `cancelled: true`).
     #[napi(catch_unwind)]
     pub fn abort(&self) {
@@ -175,143 +160,45 @@ impl Shell {
             .map(|shell| shell.jobs().into_iter().map(Js).collect())
             .unwrap_or_default()
     }
+}
 
-    /// Reads a job's output from where the previous poll stopped (or from
-    /// `cursor`), waiting up to `waitMs` for the job to end or `until` to
-    /// match. The wait runs off the JS thread; `signal` ends it early and
-    /// never stops the job. Throws `InvalidArgument` for a bad option;
-    /// rejects with `NotFound` for an unknown job and `Closed` for a
-    /// closed shell.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, options?: PollOptions & { signal?: AbortSignal }",
-        ts_return_type = "Promise<JobPoll>"
-    )]
-    pub fn poll<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        options: Option<Object<'env>>,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::poll(env, self.open(), job, options)
-    }
+job_methods! {
+    #[doc = " Reads a job's output from where the previous poll stopped (or from"]
+    #[doc = " `cursor`), waiting up to `waitMs` for the job to end or `until` to"]
+    #[doc = " match. The wait runs off the JS thread; `signal` ends it early and"]
+    #[doc = " never stops the job. Throws `InvalidArgument` for a bad option;"]
+    #[doc = " rejects with `NotFound` for an unknown job and `Closed` for a"]
+    #[doc = " closed shell."]
+    impl Shell { fn poll }
+    #[doc = " Starts `command` as a job beside the session: it sees the session's"]
+    #[doc = " cwd, variables and functions and changes none of them. Resolves with"]
+    #[doc = " the job's number; rejects with `TooManyJobs` at `maxJobs` (nothing"]
+    #[doc = " started) and `Closed`. Throws `InvalidArgument` for a bad option."]
+    impl Shell { fn start }
+    #[doc = " Writes to a job's input (its pipe, or its terminal as typed). Rejects"]
+    #[doc = " with `NoInput` when the job takes none (ended, input closed, started"]
+    #[doc = " without `stdin` or `pty`) and `NotFound` for an unknown job."]
+    impl Shell { fn write }
+    #[doc = " Closes a job's input pipe (the job reads end of file)."]
+    impl Shell { fn close_stdin }
+    #[doc = " Types a named key (`'enter'`, `'ctrl+c'`, `'backspace'`, `'up'`…)"]
+    #[doc = " on a job's terminal."]
+    impl Shell { fn write_key }
+    #[doc = " Sends a signal to every process of a job: a name (`'TERM'`,"]
+    #[doc = " `'SIGINT'`) or a number (`9`). Throws `InvalidArgument` for an"]
+    #[doc = " unknown signal."]
+    impl Shell { fn signal }
+    #[doc = " Kills a job's whole process tree (INT, TERM, then KILL) and resolves"]
+    #[doc = " with its last output."]
+    impl Shell { fn kill }
+    #[doc = " Waits up to `timeoutMs` for the first of `jobs` to end: resolves"]
+    #[doc = " with its number (at once for one already ended), or `null` when"]
+    #[doc = " none ended in time."]
+    impl Shell { fn wait_any }
+}
 
-    /// Starts `command` as a job beside the session: it sees the session's
-    /// cwd, variables and functions and changes none of them. Resolves with
-    /// the job's number; rejects with `TooManyJobs` at `maxJobs` (nothing
-    /// started) and `Closed`. Throws `InvalidArgument` for a bad option.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "options: StartOptions",
-        ts_return_type = "Promise<number>"
-    )]
-    pub fn start<'env>(
-        &self,
-        env: &'env Env,
-        options: Object<'env>,
-    ) -> napi::Result<Object<'env>, Code> {
-        let opts: conch_core::JobOptions = options::read(env, Some(&options), &[])?;
-        // The place is taken here, on the JS thread, as a run's: the job
-        // sees what the runs called before it left, and a run called after
-        // it waits for it to be given that state.
-        let taken = match self.open() {
-            Some(shell) => Some((shell.reserve().map_err(core_error)?, shell)),
-            None => None,
-        };
-        offload(env, move || {
-            let (place, shell) = taken.ok_or(conch_core::Error::Closed("shell"))?;
-            shell.start_in_place(place, opts)
-        })
-    }
-
-    /// Writes to a job's input (its pipe, or its terminal as typed). Rejects
-    /// with `NoInput` when the job takes none (ended, input closed, started
-    /// without `stdin` or `pty`) and `NotFound` for an unknown job.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, data: string | Buffer",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn write<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        data: Either<String, Buffer>,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::write(env, self.open(), job, data)
-    }
-
-    /// Closes a job's input pipe (the job reads end of file).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn close_stdin<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        job_calls::close_stdin(env, self.open(), job)
-    }
-
-    /// Types a named key (`'enter'`, `'ctrl+c'`, `'backspace'`, `'up'`…)
-    /// on a job's terminal.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, key: string",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn write_key<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        key: String,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::write_key(env, self.open(), job, key)
-    }
-
-    /// Sends a signal to every process of a job: a name (`'TERM'`,
-    /// `'SIGINT'`) or a number (`9`). Throws `InvalidArgument` for an
-    /// unknown signal.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number, signal: string | number",
-        ts_return_type = "Promise<void>"
-    )]
-    pub fn signal<'env>(
-        &self,
-        env: &'env Env,
-        job: f64,
-        signal: Either<String, f64>,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::signal(env, self.open(), job, signal)
-    }
-
-    /// Kills a job's whole process tree (INT, TERM, then KILL) and resolves
-    /// with its last output.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "job: number",
-        ts_return_type = "Promise<JobPoll>"
-    )]
-    pub fn kill<'env>(&self, env: &'env Env, job: f64) -> napi::Result<Object<'env>, Code> {
-        job_calls::kill(env, self.open(), job)
-    }
-
-    /// Waits up to `timeoutMs` for the first of `jobs` to end: resolves
-    /// with its number (at once for one already ended), or `null` when
-    /// none ended in time.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "jobs: number[], timeoutMs: number",
-        ts_return_type = "Promise<number | null>"
-    )]
-    pub fn wait_any<'env>(
-        &self,
-        env: &'env Env,
-        jobs: Vec<f64>,
-        timeout_ms: f64,
-    ) -> napi::Result<Object<'env>, Code> {
-        job_calls::wait_any(env, self.open(), jobs, timeout_ms)
-    }
-
+#[napi]
+impl Shell {
     /// Kills everything the session runs (the current command, background
     /// jobs, bash) and refuses further runs. Idempotent.
     #[napi(catch_unwind)]

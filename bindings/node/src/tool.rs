@@ -141,18 +141,17 @@ impl BashToolArgs {
     }
 }
 
-/// The promise of one `bash` call that `call` runs on a pooled thread,
-/// given the token the options' signal cancels and the sink of their
-/// `onUpdate`: the local tool's call or a remote one's, settled alike.
-pub(crate) fn execute_call<'env, E, F>(
+/// The promise of one `bash` call of `tool` (the local tool's or a remote
+/// one's, settled alike): the arguments read here (a bad `head` or `tail`
+/// throws), the call made on a pooled thread, given the token the options'
+/// signal cancels and the sink of their `onUpdate`.
+pub(crate) fn execute_call<'env, C: BashCall>(
+    tool: &C,
     env: &'env Env,
+    args: BashToolArgs,
     options: Option<ToolExecuteOptions>,
-    call: F,
-) -> napi::Result<Object<'env>, Code>
-where
-    E: Reject,
-    F: FnOnce(CancelToken, &mut dyn FnMut(ToolUpdate)) -> Result<CoreResult, E> + Send + 'static,
-{
+) -> napi::Result<Object<'env>, Code> {
+    let call = tool.call(args.into_core()?);
     let (on_update, signal) = match options {
         Some(o) => (o.on_update, o.signal),
         None => (None, None),
@@ -170,6 +169,61 @@ where
         call(token, &mut forward).map(ToolResult::from)
     })
 }
+
+/// A `bash` call, made on a pooled thread with the token the call's signal
+/// cancels and the sink of its `onUpdate`.
+pub(crate) trait BashCallFn<E>:
+    FnOnce(CancelToken, &mut dyn FnMut(ToolUpdate)) -> Result<CoreResult, E> + Send + 'static
+{
+}
+
+impl<E, F> BashCallFn<E> for F where
+    F: FnOnce(CancelToken, &mut dyn FnMut(ToolUpdate)) -> Result<CoreResult, E> + Send + 'static
+{
+}
+
+/// A class with `BashTool`'s `execute` (`BashTool`, `RemoteTool`): the call
+/// it makes of the model's arguments, taken on the JS thread.
+pub(crate) trait BashCall {
+    type Error: Reject;
+    fn call(&self, args: CoreArgs) -> impl BashCallFn<Self::Error>;
+}
+
+/// Declares `execute` of a class with `BashTool`'s calls ([`BashCall`],
+/// settled by [`execute_call`]) or `JobTool`'s ([`JobCall`], settled by
+/// [`job_call`]), in a `#[napi] impl` block of its own, with its doc
+/// comments.
+///
+/// Doc comments as `#[doc = "…"]` attributes (see [`crate::quick::streamed_call!`]).
+macro_rules! tool_execute {
+    ($(#[doc = $doc:literal])* impl $class:ident as BashTool) => {
+        crate::tool::tool_execute!(@emit [$(#[doc = $doc])*] $class execute_call
+            "args: BashToolArgs, options?: ToolExecuteOptions"
+            (BashToolArgs, ToolExecuteOptions));
+    };
+    ($(#[doc = $doc:literal])* impl $class:ident as JobTool) => {
+        crate::tool::tool_execute!(@emit [$(#[doc = $doc])*] $class job_call
+            "args: JobToolArgs, options?: JobToolExecuteOptions"
+            (JobToolArgs, JobToolExecuteOptions));
+    };
+    (@emit [$($doc:tt)*] $class:ident $call:ident $ts:literal ($args:ident, $options:ident)) => {
+        #[napi_derive::napi]
+        impl $class {
+            $($doc)*
+            #[napi(catch_unwind, ts_args_type = $ts, ts_return_type = "Promise<ToolResult>")]
+            pub fn execute<'env>(
+                &self,
+                env: &'env napi::bindgen_prelude::Env,
+                args: crate::tool::$args,
+                options: Option<crate::tool::$options>,
+            ) -> napi::Result<napi::bindgen_prelude::Object<'env>, crate::errors::Code> {
+                crate::tool::$call(self, env, args, options)
+            }
+        }
+    };
+}
+
+pub(crate) use tool_execute;
 
 /// What a host provides to one call.
 #[napi(object, object_to_js = false)]
@@ -302,36 +356,36 @@ impl BashTool {
             has_ui: options.has_ui.unwrap_or(defaults::HAS_UI),
         })
     }
+}
 
-    /// Runs the model's call. Resolves with the text the model reads;
-    /// rejects with `ToolError` (the command failed, timed out or exited
-    /// non-zero: the message is still what the model reads), `BlockedError`
-    /// (`.suggestedTool`), `ToolAbortError` (the signal fired) or, once the
-    /// tool is closed, `Closed` (`bash tool is closed`).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "args: BashToolArgs, options?: ToolExecuteOptions",
-        ts_return_type = "Promise<ToolResult>"
-    )]
-    pub fn execute<'env>(
-        &self,
-        env: &'env Env,
-        args: BashToolArgs,
-        options: Option<ToolExecuteOptions>,
-    ) -> napi::Result<Object<'env>, Code> {
-        let args = args.into_core()?;
+tool_execute! {
+    #[doc = " Runs the model's call. Resolves with the text the model reads;"]
+    #[doc = " rejects with `ToolError` (the command failed, timed out or exited"]
+    #[doc = " non-zero: the message is still what the model reads), `BlockedError`"]
+    #[doc = " (`.suggestedTool`), `ToolAbortError` (the signal fired) or, once the"]
+    #[doc = " tool is closed, `Closed` (`bash tool is closed`)."]
+    impl BashTool as BashTool
+}
+
+impl BashCall for BashTool {
+    type Error = ToolError;
+
+    fn call(&self, args: CoreArgs) -> impl BashCallFn<ToolError> {
         let tool = self.inner.clone();
         let has_ui = self.has_ui;
-        execute_call(env, options, move |cancel, on_update| {
+        move |cancel: CancelToken, on_update: &mut dyn FnMut(ToolUpdate)| {
             let context = ToolContext {
                 on_update: Some(on_update),
                 cancel: Some(cancel),
                 has_ui,
             };
             tool.execute(args, context)
-        })
+        }
     }
+}
 
+#[napi]
+impl BashTool {
     /// The tool's definition for the model: `{ name, description,
     /// inputSchema }`.
     #[napi(catch_unwind)]
@@ -398,27 +452,23 @@ impl JobTool {
     pub fn definition(&self) -> ToolDefinition {
         self.inner.definition().into()
     }
+}
 
-    /// Runs the model's call (off the JS thread: it may wait up to `wait`
-    /// seconds). Resolves with the text the model reads; rejects with
-    /// `ToolError` for the model's mistakes (the message says what to do
-    /// instead), `ToolAbortError` when the signal fired and `Closed` once
-    /// its bash tool is closed.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "args: JobToolArgs, options?: JobToolExecuteOptions",
-        ts_return_type = "Promise<ToolResult>"
-    )]
-    pub fn execute<'env>(
-        &self,
-        env: &'env Env,
-        args: JobToolArgs,
-        options: Option<JobToolExecuteOptions>,
-    ) -> napi::Result<Object<'env>, Code> {
+tool_execute! {
+    #[doc = " Runs the model's call (off the JS thread: it may wait up to `wait`"]
+    #[doc = " seconds). Resolves with the text the model reads; rejects with"]
+    #[doc = " `ToolError` for the model's mistakes (the message says what to do"]
+    #[doc = " instead), `ToolAbortError` when the signal fired and `Closed` once"]
+    #[doc = " its bash tool is closed."]
+    impl JobTool as JobTool
+}
+
+impl JobCall for JobTool {
+    type Error = ToolError;
+
+    fn call(&self) -> impl JobCallFn<ToolError> {
         let tool = self.inner.clone();
-        job_call(env, args, options, move |args, cancel| {
-            tool.execute(args, Some(cancel))
-        })
+        move |args, cancel| tool.execute(args, Some(cancel))
     }
 }
 
@@ -444,25 +494,41 @@ impl JobToolArgs {
     }
 }
 
-/// The promise of one `job` call that `call` runs on a pooled thread with
-/// the core's arguments and the token the options' signal cancels: the
-/// local tool's call or a remote one's, settled alike.
-pub(crate) fn job_call<'env, E, F>(
+/// The promise of one `job` call of `tool` (the local tool's or a remote
+/// one's, settled alike), made on a pooled thread with the core's arguments
+/// and the token the options' signal cancels.
+pub(crate) fn job_call<'env, C: JobCall>(
+    tool: &C,
     env: &'env Env,
     args: JobToolArgs,
     options: Option<JobToolExecuteOptions>,
-    call: F,
-) -> napi::Result<Object<'env>, Code>
-where
-    E: Reject + From<ToolError>,
-    F: FnOnce(CoreJobArgs, CancelToken) -> Result<CoreResult, E> + Send + 'static,
-{
+) -> napi::Result<Object<'env>, Code> {
+    let call = tool.call();
     let signal = options.and_then(|o| o.signal);
     let cancel = CancelToken::new();
     let token = cancel.clone();
     worker::spawn::<Text, _, _, _>(env, signal, None, cancel, move |_| {
         call(args.into_core()?, token).map(ToolResult::from)
     })
+}
+
+/// A `job` call, made on a pooled thread with the core's arguments and the
+/// token the call's signal cancels.
+pub(crate) trait JobCallFn<E>:
+    FnOnce(CoreJobArgs, CancelToken) -> Result<CoreResult, E> + Send + 'static
+{
+}
+
+impl<E, F> JobCallFn<E> for F where
+    F: FnOnce(CoreJobArgs, CancelToken) -> Result<CoreResult, E> + Send + 'static
+{
+}
+
+/// A class with `JobTool`'s `execute` (`JobTool`, `RemoteJobTool`): the
+/// call it makes.
+pub(crate) trait JobCall {
+    type Error: Reject + From<ToolError>;
+    fn call(&self) -> impl JobCallFn<Self::Error>;
 }
 
 /// The model's job number, or the text of what is wrong with it.
