@@ -10,8 +10,19 @@
 //! argument, `cancel` and the other options ([`coroutine_twins!`]), and
 //! those of calls that take no cancel token ([`thread_twins!`]).
 
+use pyo3::call::PyCallArgs;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+
+/// `conch._aio.<function>(*args)`: each coroutine below is what one of
+/// its functions returns.
+fn glue<'py>(
+    py: Python<'py>,
+    function: &str,
+    args: impl PyCallArgs<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    PyModule::import(py, "conch._aio")?.call_method1(function, args)
+}
 
 /// The coroutine `call_async(call, first, cancel, options)`.
 pub fn coroutine<'py>(
@@ -20,8 +31,7 @@ pub fn coroutine<'py>(
     cancel: Option<Bound<'py, PyAny>>,
     options: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = call.py();
-    PyModule::import(py, "conch._aio")?.call_method1("call_async", (call, first, cancel, options))
+    glue(call.py(), "call_async", (call, first, cancel, options))
 }
 
 /// The coroutine `call_in_thread(call, args, options, undo)`: the blocking
@@ -34,13 +44,12 @@ pub fn in_thread<'py>(
     options: Option<Bound<'py, PyDict>>,
     undo: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = call.py();
-    PyModule::import(py, "conch._aio")?.call_method1("call_in_thread", (call, args, options, undo))
+    glue(call.py(), "call_in_thread", (call, args, options, undo))
 }
 
 /// The coroutine `aenter(obj)`, which returns `obj` (`__aenter__`).
 pub fn enter<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    PyModule::import(obj.py(), "conch._aio")?.call_method1("aenter", (obj,))
+    glue(obj.py(), "aenter", (obj,))
 }
 
 /// The coroutine `aexit(obj.__exit__, *exc)`, which runs the blocking
@@ -52,10 +61,12 @@ pub fn exit<'py>(
     let py = obj.py();
     let exit = obj.getattr("__exit__")?;
     let args: Vec<Bound<'py, PyAny>> = std::iter::once(exit).chain(exc.iter()).collect();
-    let args = PyTuple::new(py, args)?;
-    PyModule::import(py, "conch._aio")?
-        .getattr("aexit")?
-        .call1(args)
+    glue(py, "aexit", PyTuple::new(py, args)?)
+}
+
+/// The bound method `name` of `slf`, which a twin calls on a thread.
+pub fn method<'py, T>(slf: &Bound<'py, T>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    slf.as_any().getattr(name)
 }
 
 /// `with` and `async with` on `$class`: `__enter__` and `__aenter__` give
@@ -132,10 +143,7 @@ macro_rules! coroutine_twins {
                     options: Option<::pyo3::Bound<'py, ::pyo3::types::PyDict>>,
                 ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
                     $crate::errors::guard(|| {
-                        let call = ::pyo3::types::PyAnyMethods::getattr(
-                            slf.as_any(),
-                            stringify!($method),
-                        )?;
+                        let call = $crate::aio::method(slf, stringify!($method))?;
                         $crate::aio::coroutine(call, $first, cancel, options)
                     })
                 }
@@ -168,10 +176,7 @@ macro_rules! thread_twins {
                     options: Option<::pyo3::Bound<'py, ::pyo3::types::PyDict>>,
                 ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::PyAny>> {
                     $crate::errors::guard(|| {
-                        let call = ::pyo3::types::PyAnyMethods::getattr(
-                            slf.as_any(),
-                            stringify!($method),
-                        )?;
+                        let call = $crate::aio::method(slf, stringify!($method))?;
                         $crate::aio::in_thread(call, args, options, None)
                     })
                 }

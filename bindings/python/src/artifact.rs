@@ -54,29 +54,6 @@ impl PyArtifactStore {
         })
     }
 
-    /// The whole text of ``"artifact://<id>"``.
-    fn resolve(&self, py: Python<'_>, url: &str) -> PyResult<String> {
-        guard(|| py.detach(|| self.inner.resolve(url)).map_err(to_py))
-    }
-
-    /// Lines ``[offset, offset + limit)`` of an artifact (0-based, line ends
-    /// kept; ``limit=None``: to the end). ``id`` is the bare id or its
-    /// ``artifact://`` URL.
-    #[pyo3(signature = (id, offset=Whole::Int(0), limit=None), text_signature = "($self, id, offset=0, limit=None)")]
-    fn read(
-        &self,
-        py: Python<'_>,
-        id: &str,
-        offset: Whole,
-        limit: Option<Whole>,
-    ) -> PyResult<String> {
-        guard(|| {
-            let (offset, limit) = line_range(offset, limit)?;
-            py.detach(|| self.inner.read(id, offset, limit))
-                .map_err(to_py)
-        })
-    }
-
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         guard(|| {
             let dir = self.inner.dir().to_string_lossy();
@@ -88,8 +65,44 @@ impl PyArtifactStore {
     }
 }
 
-/// The lines `read(id, offset, limit)` asks for, of a local store or a
-/// remote one.
+/// `resolve` and `read` of `$class`, a local store or a remote one: over
+/// the calls of the same names of its `inner` store, GIL released, their
+/// errors mapped by `$error`.
+macro_rules! artifact_reads {
+    ($class:ty, $error:path) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            /// The whole text of ``"artifact://<id>"``.
+            fn resolve(&self, py: ::pyo3::Python<'_>, url: &str) -> ::pyo3::PyResult<String> {
+                $crate::errors::guard(|| py.detach(|| self.inner.resolve(url)).map_err($error))
+            }
+
+            /// Lines ``[offset, offset + limit)`` of an artifact (0-based, line ends
+            /// kept; ``limit=None``: to the end). ``id`` is the bare id or its
+            /// ``artifact://`` URL.
+            #[pyo3(signature = (id, offset=$crate::convert::Whole::Int(0), limit=None))]
+            #[pyo3(text_signature = "($self, id, offset=0, limit=None)")]
+            fn read(
+                &self,
+                py: ::pyo3::Python<'_>,
+                id: &str,
+                offset: $crate::convert::Whole,
+                limit: Option<$crate::convert::Whole>,
+            ) -> ::pyo3::PyResult<String> {
+                $crate::errors::guard(|| {
+                    let (offset, limit) = $crate::artifact::line_range(offset, limit)?;
+                    py.detach(|| self.inner.read(id, offset, limit))
+                        .map_err($error)
+                })
+            }
+        }
+    };
+}
+pub(crate) use artifact_reads;
+
+artifact_reads!(PyArtifactStore, to_py);
+
+/// The lines `read(id, offset, limit)` asks for.
 pub fn line_range(offset: Whole, limit: Option<Whole>) -> PyResult<(usize, Option<usize>)> {
     Ok((count_of("offset", offset)?, count("limit", limit)?))
 }

@@ -11,7 +11,7 @@
 //! The callable is held in a [`Slot`] shared by the hook and the `Shell`,
 //! so that the garbage collector sees it (a callback that refers to its
 //! own `Shell` is a cycle the collector can break: `__traverse__` and
-//! `__clear__` of `Shell`).
+//! `__clear__` of `Shell` and `RemoteShell`, [`collected!`]).
 //!
 //! At interpreter exit the `atexit` hook ([`shut_down`]) stops calling into
 //! Python before the open shells are closed (their jobs' ends would call
@@ -58,6 +58,32 @@ impl Slot {
         drop(callable);
     }
 }
+
+/// `__traverse__` and `__clear__` of `$class` (`Shell`, `RemoteShell`),
+/// whose field `on_job_exit` (an `Option<Arc<Slot>>`) holds the callable.
+macro_rules! collected {
+    ($class:ty) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            fn __traverse__(
+                &self,
+                visit: ::pyo3::PyVisit<'_>,
+            ) -> Result<(), ::pyo3::PyTraverseError> {
+                match &self.on_job_exit {
+                    Some(slot) => slot.visit(&visit),
+                    None => Ok(()),
+                }
+            }
+
+            fn __clear__(&self) {
+                if let Some(slot) = &self.on_job_exit {
+                    slot.clear();
+                }
+            }
+        }
+    };
+}
+pub(crate) use collected;
 
 /// The core's hook for `on_job_exit` (a callable checked by the caller),
 /// and the slot the `Shell` keeps for the collector.

@@ -7,11 +7,11 @@ use conch_core::tool::{self, JobToolArgs};
 use pyo3::prelude::*;
 
 use crate::aio;
-use crate::cancel::{PyCancelToken, run_token};
+use crate::cancel::run_token;
 use crate::convert::Seconds;
 use crate::errors::{guard, invalid};
 use crate::offload::offload;
-use crate::tool::{PyBashTool, PyToolResult, tool_error};
+use crate::tool::{PyBashTool, execute_method, tool_result};
 
 /// The model's ``job`` tool: reads, feeds and stops the background jobs
 /// of ``bash_tool``'s session (started by ``bash`` with ``async``, or moved
@@ -28,35 +28,6 @@ impl PyJobTool {
         PyJobTool {
             inner: Arc::new(tool::JobTool::new(&bash_tool.inner)),
         }
-    }
-
-    /// Runs one call with the model's arguments ``{"op": "poll" | "write" |
-    /// "kill" | "list", "job"?: int, "input"?: str, "wait"?: seconds,
-    /// "until"?: str}`` (other keys are ignored) and returns a
-    /// ``conch.ToolResult``; a mistake raises ``conch.ToolError`` whose text
-    /// is what the model reads, a closed bash tool ``conch.ClosedError``.
-    /// ``cancel`` ends a wait early (never the
-    /// job). Blocks with the GIL released.
-    #[pyo3(signature = (args, cancel=None))]
-    fn execute(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyAny>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-    ) -> PyResult<PyToolResult> {
-        guard(|| {
-            let args = job_args(args)?;
-            let (token, _link) = run_token(cancel.as_deref());
-            let tool = self.inner.clone();
-            let wait_cancel = token.clone();
-            let outcome = offload(py, None, &token, move |_| {
-                tool.execute(args, Some(wait_cancel))
-            })?;
-            match outcome {
-                Ok(result) => PyToolResult::new(py, result),
-                Err(error) => Err(tool_error(py, error)),
-            }
-        })
     }
 
     /// ``execute`` as a coroutine (same arguments); cancelling the awaiting
@@ -78,6 +49,27 @@ impl PyJobTool {
 
     fn __repr__(&self) -> &'static str {
         "conch.JobTool()"
+    }
+}
+
+execute_method! {
+    PyJobTool;
+    /// Runs one call with the model's arguments ``{"op": "poll" | "write" |
+    /// "kill" | "list", "job"?: int, "input"?: str, "wait"?: seconds,
+    /// "until"?: str}`` (other keys are ignored) and returns a
+    /// ``conch.ToolResult``; a mistake raises ``conch.ToolError`` whose text
+    /// is what the model reads, a closed bash tool ``conch.ClosedError``.
+    /// ``cancel`` ends a wait early (never the
+    /// job). Blocks with the GIL released.
+    fn execute |this, py, args, cancel| {
+        let args = job_args(args)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let tool = this.inner.clone();
+        let wait_cancel = token.clone();
+        let outcome = offload(py, None, &token, move |_| {
+            tool.execute(args, Some(wait_cancel))
+        })?;
+        tool_result(py, outcome)
     }
 }
 

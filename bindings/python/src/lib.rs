@@ -11,6 +11,7 @@ mod aio;
 mod artifact;
 mod cancel;
 mod command;
+mod command_method;
 mod convert;
 mod errors;
 mod execute;

@@ -5,11 +5,10 @@ use std::sync::Arc;
 
 use conch_core::pty::{self, PtyOptions};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
 
 use crate::aio;
-use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{self, Whole, callback, cells};
+use crate::command_method::command_method;
+use crate::convert::{self, Whole, cells};
 use crate::errors::{guard, to_py};
 use crate::offload::offload;
 use crate::option_signatures::pty_options;
@@ -40,42 +39,6 @@ impl PyPtySession {
             Ok(PyPtySession {
                 inner: Arc::new(pty::PtySession::new()),
             })
-        })
-    }
-
-    #[doc = text_signature!("start($self, command, *, ", pty_options!(), ", on_chunk=None, cancel=None)")]
-    /// Runs ``command`` on a new ``cols`` x ``rows`` terminal and blocks
-    /// until it ends; returns a ``conch.PtyResult``. ``on_chunk(text)``
-    /// gets the raw terminal text (escape sequences intact) on this thread;
-    /// the result's ``output`` is the sanitized text for a model (at most
-    /// ``max_bytes``, the tail). ``timeout`` (seconds), ``kill()`` and
-    /// ``cancel`` stop the command's whole process tree. A command that
-    /// cannot start is reported in ``output`` (``PTY error: ...``) with
-    /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
-    /// command is already running on this session. ``sandbox``: the
-    /// sandbox the command runs in, as ``Shell(sandbox=...)`` takes it
-    /// (made for this run, removed after it).
-    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options), text_signature = None)]
-    fn start(
-        &self,
-        py: Python<'_>,
-        command: Bound<'_, PyString>,
-        on_chunk: Option<Bound<'_, PyAny>>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-        options: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        guard(|| {
-            let on_chunk = callback("on_chunk", on_chunk)?;
-            let (token, _link) = run_token(cancel.as_deref());
-            let opts = PtyOptions {
-                cancel: Some(token.clone()),
-                ..crate::options::read("start", options, &[("command", command.into_any())])?
-            };
-            let session = self.inner.clone();
-            let result = offload(py, on_chunk.as_ref(), &token, move |sink| {
-                session.start(opts, sink)
-            })?;
-            crate::result::to_python(py, crate::result::Class::PtyResult, &result.map_err(to_py)?)
         })
     }
 
@@ -143,6 +106,32 @@ impl PyPtySession {
             };
             Ok(format!("<conch.PtySession {state} {cols}x{rows}>"))
         })
+    }
+}
+
+command_method! {
+    PyPtySession => PtyResult;
+    #[doc = text_signature!("start($self, command, *, ", pty_options!(), ", on_chunk=None, cancel=None)")]
+    /// Runs ``command`` on a new ``cols`` x ``rows`` terminal and blocks
+    /// until it ends; returns a ``conch.PtyResult``. ``on_chunk(text)``
+    /// gets the raw terminal text (escape sequences intact) on this thread;
+    /// the result's ``output`` is the sanitized text for a model (at most
+    /// ``max_bytes``, the tail). ``timeout`` (seconds), ``kill()`` and
+    /// ``cancel`` stop the command's whole process tree. A command that
+    /// cannot start is reported in ``output`` (``PTY error: ...``) with
+    /// ``exit_code=None``. Raises ``conch.InvalidArgumentError`` if a
+    /// command is already running on this session. ``sandbox``: the
+    /// sandbox the command runs in, as ``Shell(sandbox=...)`` takes it
+    /// (made for this run, removed after it).
+    #[pyo3(text_signature = None)]
+    fn start |this, py, command, options, on_chunk, token| {
+        let opts = PtyOptions {
+            cancel: Some(token.clone()),
+            ..crate::options::read("start", options, &[("command", command.into_any())])?
+        };
+        let session = this.inner.clone();
+        let result = offload(py, on_chunk, token, move |sink| session.start(opts, sink))?;
+        result.map_err(to_py)
     }
 }
 

@@ -5,17 +5,15 @@
 
 use std::sync::Arc;
 
-use conch_core::RunOptions;
 use conch_core::ShellOptions;
 use conch_core::sync::Slot;
 use conch_core::tool::BashToolConfig;
-use conch_remote::{ConnectOptions, Remote, RemoteShell, Target};
+use conch_remote::{ConnectOptions, Remote, RemoteError, RemoteShell, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
-use crate::cancel::{PyCancelToken, run_token};
+use crate::command_method::command_method;
 use crate::convert::{callback, rules_read, snapshot_none};
 use crate::errors::{guard, remote_to_py, to_py};
 use crate::exit_hook;
@@ -26,6 +24,7 @@ use crate::remote_files::PyRemoteFiles;
 use crate::remote_pty::PyRemotePty;
 use crate::remote_tool::PyRemoteTool;
 use crate::result::{Class, to_python};
+use crate::shell::read_run_options;
 
 /// A connection to ``conch serve`` (made by ``conch.connect``).
 ///
@@ -174,41 +173,31 @@ pub struct PyRemoteShell {
 
 impl PyRemoteShell {
     pub(crate) fn open(&self) -> PyResult<Arc<RemoteShell>> {
-        self.shell
-            .get()
-            .ok_or_else(|| to_py(conch_core::Error::Closed("shell")))
+        open_slot(&self.shell, "shell")
+    }
+}
+
+/// The remote handle in `slot`, or the closed-handle error of a `what`.
+pub(crate) fn open_slot<T>(slot: &Slot<T>, what: &'static str) -> PyResult<Arc<T>> {
+    slot.get()
+        .ok_or_else(|| to_py(conch_core::Error::Closed(what)))
+}
+
+/// Closes the remote handle in `slot` with `close`, GIL released; a closed
+/// one is left alone (so `close()` is idempotent).
+pub(crate) fn close_slot<T: Send + Sync>(
+    py: Python<'_>,
+    slot: &Slot<T>,
+    close: impl FnOnce(&T) -> Result<(), RemoteError> + Send,
+) -> PyResult<()> {
+    match slot.take() {
+        Some(handle) => py.detach(|| close(&handle)).map_err(remote_to_py),
+        None => Ok(()),
     }
 }
 
 #[pymethods]
 impl PyRemoteShell {
-    /// Runs ``command`` in the remote session, as ``Shell.run`` does (the
-    /// same options, callback, cancel token and ``conch.BashResult``).
-    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options))]
-    fn run(
-        &self,
-        py: Python<'_>,
-        command: Bound<'_, PyString>,
-        on_chunk: Option<Bound<'_, PyAny>>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-        options: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        guard(|| {
-            let on_chunk = callback("on_chunk", on_chunk)?;
-            let (token, _link) = run_token(cancel.as_deref());
-            let opts = RunOptions {
-                cancel: Some(token.clone()),
-                ..options::read("run", options, &[("command", command.into_any())])?
-            };
-            let shell = self.open()?;
-            let mut run = py.detach(|| shell.start_run(opts)).map_err(remote_to_py)?;
-            let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
-                run.drive(Some(until), sink)
-            })?;
-            to_python(py, Class::BashResult, &result.map_err(remote_to_py)?)
-        })
-    }
-
     /// Cancels what the session runs now (if anything), from any thread.
     /// The blocked ``run`` returns with ``cancelled=True``.
     fn abort(&self) -> PyResult<()> {
@@ -249,31 +238,29 @@ impl PyRemoteShell {
         self.sandbox_applied.clone_ref(py)
     }
 
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        match &self.on_job_exit {
-            Some(slot) => slot.visit(&visit),
-            None => Ok(()),
-        }
-    }
-
-    fn __clear__(&self) {
-        if let Some(slot) = &self.on_job_exit {
-            slot.clear();
-        }
-    }
-
     /// Closes the session on the server: everything it runs is killed.
     /// Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        guard(|| {
-            let shell = self.shell.take();
-            match shell {
-                Some(shell) => py.detach(|| shell.close()).map_err(remote_to_py),
-                None => Ok(()),
-            }
-        })
+        guard(|| close_slot(py, &self.shell, RemoteShell::close))
     }
 }
+
+command_method! {
+    PyRemoteShell => BashResult;
+    /// Runs ``command`` in the remote session, as ``Shell.run`` does (the
+    /// same options, callback, cancel token and ``conch.BashResult``).
+    fn run |this, py, command, options, on_chunk, token| {
+        let opts = read_run_options(command, options, token)?;
+        let shell = this.open()?;
+        let mut run = py.detach(|| shell.start_run(opts)).map_err(remote_to_py)?;
+        let result = drive_here(py, on_chunk, token, |until, sink| {
+            run.drive(Some(until), sink)
+        })?;
+        result.map_err(remote_to_py)
+    }
+}
+
+exit_hook::collected!(PyRemoteShell);
 
 aio::coroutine_twins! {
     PyRemoteShell;

@@ -5,9 +5,8 @@
 use conch_remote::RemoteArtifacts;
 use pyo3::prelude::*;
 
-use crate::artifact::line_range;
-use crate::convert::Whole;
-use crate::errors::{guard, remote_to_py};
+use crate::artifact::artifact_reads;
+use crate::errors::remote_to_py;
 
 /// The artifact store of a session on a ``conch serve`` (``RemoteShell.
 /// artifacts``): ``read`` and ``resolve`` as ``conch.ArtifactStore``'s,
@@ -24,28 +23,4 @@ impl From<RemoteArtifacts> for PyRemoteArtifactStore {
     }
 }
 
-#[pymethods]
-impl PyRemoteArtifactStore {
-    /// The whole text of ``"artifact://<id>"``.
-    fn resolve(&self, py: Python<'_>, url: &str) -> PyResult<String> {
-        guard(|| py.detach(|| self.inner.resolve(url)).map_err(remote_to_py))
-    }
-
-    /// Lines ``[offset, offset + limit)`` of an artifact (0-based, line ends
-    /// kept; ``limit=None``: to the end). ``id`` is the bare id or its
-    /// ``artifact://`` URL.
-    #[pyo3(signature = (id, offset=Whole::Int(0), limit=None), text_signature = "($self, id, offset=0, limit=None)")]
-    fn read(
-        &self,
-        py: Python<'_>,
-        id: &str,
-        offset: Whole,
-        limit: Option<Whole>,
-    ) -> PyResult<String> {
-        guard(|| {
-            let (offset, limit) = line_range(offset, limit)?;
-            py.detach(|| self.inner.read(id, offset, limit))
-                .map_err(remote_to_py)
-        })
-    }
-}
+artifact_reads!(PyRemoteArtifactStore, remote_to_py);

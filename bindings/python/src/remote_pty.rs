@@ -9,15 +9,14 @@ use conch_core::pty::PtyOptions;
 use conch_core::sync::Slot;
 use conch_remote::RemotePty;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
 
 use crate::aio;
-use crate::cancel::{PyCancelToken, run_token};
-use crate::convert::{self, Whole, callback, cells};
-use crate::errors::{guard, remote_to_py, to_py};
+use crate::command_method::command_method;
+use crate::convert::{self, Whole, cells};
+use crate::errors::{guard, remote_to_py};
 use crate::offload::drive_here;
 use crate::options;
-use crate::result::{Class, to_python};
+use crate::remote::{close_slot, open_slot};
 
 /// A terminal on a ``conch serve`` (from ``Remote.pty()``), with
 /// ``conch.PtySession``'s calls: ``start`` (and ``start_async``) blocks
@@ -39,9 +38,7 @@ impl PyRemotePty {
     }
 
     fn open(&self) -> PyResult<Arc<RemotePty>> {
-        self.pty
-            .get()
-            .ok_or_else(|| to_py(conch_core::Error::Closed("pty session")))
+        open_slot(&self.pty, "pty session")
     }
 
     /// Runs `call` on the open session with the GIL released.
@@ -57,34 +54,6 @@ impl PyRemotePty {
 
 #[pymethods]
 impl PyRemotePty {
-    /// Runs ``command`` on a new terminal on the server, as
-    /// ``PtySession.start`` does (the same options, read there, callback,
-    /// cancel token and ``conch.PtyResult``).
-    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options))]
-    fn start(
-        &self,
-        py: Python<'_>,
-        command: Bound<'_, PyString>,
-        on_chunk: Option<Bound<'_, PyAny>>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-        options: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        guard(|| {
-            let on_chunk = callback("on_chunk", on_chunk)?;
-            let (token, _link) = run_token(cancel.as_deref());
-            let mut sent = options::to_send::<PtyOptions>("start", options)?;
-            sent.insert("command".into(), command.to_str()?.into());
-            let pty = self.open()?;
-            let mut run = py
-                .detach(|| pty.start_run(sent, Some(token.clone())))
-                .map_err(remote_to_py)?;
-            let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
-                run.drive(Some(until), sink)
-            })?;
-            to_python(py, Class::PtyResult, &result.map_err(remote_to_py)?)
-        })
-    }
-
     /// Sends input to the running command as typed (``str``, or ``bytes``
     /// of UTF-8 text), as ``PtySession.write``.
     fn write(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -137,13 +106,26 @@ impl PyRemotePty {
     /// Closes the session on the server: a running command is killed.
     /// Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        guard(|| {
-            let pty = self.pty.take();
-            match pty {
-                Some(pty) => py.detach(|| pty.close()).map_err(remote_to_py),
-                None => Ok(()),
-            }
-        })
+        guard(|| close_slot(py, &self.pty, RemotePty::close))
+    }
+}
+
+command_method! {
+    PyRemotePty => PtyResult;
+    /// Runs ``command`` on a new terminal on the server, as
+    /// ``PtySession.start`` does (the same options, read there, callback,
+    /// cancel token and ``conch.PtyResult``).
+    fn start |this, py, command, options, on_chunk, token| {
+        let mut sent = options::to_send::<PtyOptions>("start", options)?;
+        sent.insert("command".into(), command.to_str()?.into());
+        let pty = this.open()?;
+        let mut run = py
+            .detach(|| pty.start_run(sent, Some(token.clone())))
+            .map_err(remote_to_py)?;
+        let result = drive_here(py, on_chunk, token, |until, sink| {
+            run.drive(Some(until), sink)
+        })?;
+        result.map_err(remote_to_py)
     }
 }
 

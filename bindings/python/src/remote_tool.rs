@@ -16,7 +16,7 @@ use crate::errors::{guard, invalid, remote_to_py};
 use crate::offload::drive_here;
 use crate::options::to_given;
 use crate::remote_artifacts::PyRemoteArtifactStore;
-use crate::tool::PyToolResult;
+use crate::tool::{PyToolResult, execute_method};
 
 /// The model's arguments as the JSON the server reads, checked first as
 /// the local tool checks them (`check`), so a mistake raises here what it
@@ -68,28 +68,6 @@ impl PyRemoteTool {
 
 #[pymethods]
 impl PyRemoteTool {
-    /// Runs one call on the server, as ``BashTool.execute`` (the same
-    /// arguments, ``on_update``, ``cancel``, result and errors).
-    #[pyo3(signature = (args, on_update=None, cancel=None))]
-    fn execute(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyAny>,
-        on_update: Option<Bound<'_, PyAny>>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-    ) -> PyResult<PyToolResult> {
-        guard(|| {
-            let args = sent_args(args, crate::tool::tool_args)?;
-            let tool = self.tool.clone();
-            drive(
-                py,
-                move |cancel| tool.start_execute(&args, Some(cancel)),
-                on_update,
-                cancel,
-            )
-        })
-    }
-
     /// The tool's definition for the model, as ``BashTool.definition``.
     fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
@@ -121,6 +99,18 @@ impl PyRemoteTool {
     }
 }
 
+execute_method! {
+    PyRemoteTool;
+    /// Runs one call on the server, as ``BashTool.execute`` (the same
+    /// arguments, ``on_update``, ``cancel``, result and errors).
+    fn execute |this, py, args, cancel, on_update| {
+        let args = sent_args(args, crate::tool::tool_args)?;
+        let tool = this.tool.clone();
+        let start = move |token| tool.start_execute(&args, Some(token));
+        drive(py, start, on_update, cancel)
+    }
+}
+
 aio::coroutine_twins! {
     PyRemoteTool;
     /// ``execute`` as a coroutine (same arguments). Cancelling the
@@ -146,33 +136,24 @@ pub struct PyRemoteJobTool {
 
 #[pymethods]
 impl PyRemoteJobTool {
-    /// Runs one call on the server, as ``JobTool.execute``; ``cancel``
-    /// ends a wait early (never the job).
-    #[pyo3(signature = (args, cancel=None))]
-    fn execute(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyAny>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-    ) -> PyResult<PyToolResult> {
-        guard(|| {
-            let args = sent_args(args, crate::job_tool::job_args)?;
-            let tool = self.tool.clone();
-            drive(
-                py,
-                move |cancel| tool.start_execute(&args, Some(cancel)),
-                None,
-                cancel,
-            )
-        })
-    }
-
     /// The tool's definition for the model, as ``JobTool.definition``.
     fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         guard(|| {
             let definition = py.detach(|| self.tool.definition()).map_err(remote_to_py)?;
             crate::result::plain(py, &definition)
         })
+    }
+}
+
+execute_method! {
+    PyRemoteJobTool;
+    /// Runs one call on the server, as ``JobTool.execute``; ``cancel``
+    /// ends a wait early (never the job).
+    fn execute |this, py, args, cancel| {
+        let args = sent_args(args, crate::job_tool::job_args)?;
+        let tool = this.tool.clone();
+        let start = move |token| tool.start_execute(&args, Some(token));
+        drive(py, start, None, cancel)
     }
 }
 

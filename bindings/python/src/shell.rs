@@ -4,14 +4,13 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use conch_core::Error;
 use conch_core::shell::{self, RunOptions, ShellOptions};
+use conch_core::{CancelToken, Error};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use pyo3::{PyTraverseError, PyVisit};
 
 use crate::aio;
-use crate::cancel::{PyCancelToken, run_token};
+use crate::command_method::command_method;
 use crate::convert::{self, artifacts, callback};
 use crate::errors::{guard, to_py};
 use crate::exit_hook;
@@ -134,58 +133,6 @@ impl PyShell {
         })
     }
 
-    #[doc = text_signature!("run($self, command, *, ", run_options!(), ", on_chunk=None, cancel=None)")]
-    /// Runs ``command`` in the session and returns a ``conch.BashResult``.
-    ///
-    /// Blocks until the command's status arrives (a job left in the
-    /// background never holds the call), with the GIL released: other
-    /// Python threads keep running. ``cwd``: directory for this run only
-    /// (relative to the session cwd). ``env``: variables for this run only.
-    /// ``timeout``: seconds; the command's whole process tree is stopped
-    /// then (SIGINT, SIGTERM, SIGKILL) and the result has ``timed_out``.
-    /// ``on_chunk(text: str)``: called with the sanitized output as it
-    /// arrives, on this thread, in order. ``cancel``: a
-    /// ``conch.CancelToken`` that stops the command when cancelled from any
-    /// thread. ``head``/``tail``: keep only the first/last N lines of the
-    /// whole output (head first, then tail); a satisfied ``head`` ends the
-    /// command early, as ``| head -n N`` would. ``yield_after``: seconds;
-    /// a command still running then goes on as a job and the call returns
-    /// with its output so far, after a notice, and ``backgrounded`` set to
-    /// the job's id (poll it, kill it); the session stays as it was before
-    /// the command (its cd and variables do not apply). At the session's
-    /// ``max_jobs`` the command stays in the foreground.
-    ///
-    /// Timeout and cancellation are results, not exceptions. An exception
-    /// raised by ``on_chunk`` (or Ctrl-C) cancels the command and is raised
-    /// here once it has stopped. Runs on one Shell queue in order; a
-    /// ``run`` of the same Shell from inside ``on_chunk`` raises
-    /// ``InvalidArgumentError`` at once (it would wait for itself).
-    #[pyo3(signature = (command, *, on_chunk=None, cancel=None, **options), text_signature = None)]
-    fn run(
-        &self,
-        py: Python<'_>,
-        command: Bound<'_, PyString>,
-        on_chunk: Option<Bound<'_, PyAny>>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-        options: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        guard(|| {
-            let on_chunk = callback("on_chunk", on_chunk)?;
-            let (token, _link) = run_token(cancel.as_deref());
-            let opts = RunOptions {
-                cancel: Some(token.clone()),
-                ..crate::options::read("run", options, &[("command", command.into_any())])?
-            };
-            let shell = self.open()?;
-            let place = shell.reserve().map_err(to_py)?;
-            let mut run = shell::Run::new(shell, place, opts);
-            let result = drive_here(py, on_chunk.as_ref(), &token, |until, sink| {
-                run.drive(Some(until), sink)
-            })?;
-            to_python(py, Class::BashResult, &result.map_err(to_py)?)
-        })
-    }
-
     /// Cancels the command running now (if any), from any thread. The
     /// blocked ``run`` returns with ``cancelled=True``.
     fn abort(&self) -> PyResult<()> {
@@ -255,20 +202,63 @@ impl PyShell {
     fn __repr__(&self) -> PyResult<String> {
         guard(|| Ok(format!("<conch.Shell cwd={:?}>", self.cwd()?)))
     }
+}
 
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        match &self.on_job_exit {
-            Some(slot) => slot.visit(&visit),
-            None => Ok(()),
-        }
-    }
-
-    fn __clear__(&self) {
-        if let Some(slot) = &self.on_job_exit {
-            slot.clear();
-        }
+command_method! {
+    PyShell => BashResult;
+    #[doc = text_signature!("run($self, command, *, ", run_options!(), ", on_chunk=None, cancel=None)")]
+    /// Runs ``command`` in the session and returns a ``conch.BashResult``.
+    ///
+    /// Blocks until the command's status arrives (a job left in the
+    /// background never holds the call), with the GIL released: other
+    /// Python threads keep running. ``cwd``: directory for this run only
+    /// (relative to the session cwd). ``env``: variables for this run only.
+    /// ``timeout``: seconds; the command's whole process tree is stopped
+    /// then (SIGINT, SIGTERM, SIGKILL) and the result has ``timed_out``.
+    /// ``on_chunk(text: str)``: called with the sanitized output as it
+    /// arrives, on this thread, in order. ``cancel``: a
+    /// ``conch.CancelToken`` that stops the command when cancelled from any
+    /// thread. ``head``/``tail``: keep only the first/last N lines of the
+    /// whole output (head first, then tail); a satisfied ``head`` ends the
+    /// command early, as ``| head -n N`` would. ``yield_after``: seconds;
+    /// a command still running then goes on as a job and the call returns
+    /// with its output so far, after a notice, and ``backgrounded`` set to
+    /// the job's id (poll it, kill it); the session stays as it was before
+    /// the command (its cd and variables do not apply). At the session's
+    /// ``max_jobs`` the command stays in the foreground.
+    ///
+    /// Timeout and cancellation are results, not exceptions. An exception
+    /// raised by ``on_chunk`` (or Ctrl-C) cancels the command and is raised
+    /// here once it has stopped. Runs on one Shell queue in order; a
+    /// ``run`` of the same Shell from inside ``on_chunk`` raises
+    /// ``InvalidArgumentError`` at once (it would wait for itself).
+    #[pyo3(text_signature = None)]
+    fn run |this, py, command, options, on_chunk, token| {
+        let opts = read_run_options(command, options, token)?;
+        let shell = this.open()?;
+        let place = shell.reserve().map_err(to_py)?;
+        let mut run = shell::Run::new(shell, place, opts);
+        let result = drive_here(py, on_chunk, token, |until, sink| {
+            run.drive(Some(until), sink)
+        })?;
+        result.map_err(to_py)
     }
 }
+
+/// The options of `run(command, **options)`, of a local shell or a remote
+/// one, cancelled by `token`.
+pub(crate) fn read_run_options(
+    command: Bound<'_, PyString>,
+    options: Option<&Bound<'_, PyDict>>,
+    token: &CancelToken,
+) -> PyResult<RunOptions> {
+    Ok(RunOptions {
+        cancel: Some(token.clone()),
+        ..crate::options::read("run", options, &[("command", command.into_any())])?
+    })
+}
+
+exit_hook::collected!(PyShell);
 
 aio::coroutine_twins! {
     PyShell;

@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyString};
 
 use crate::aio;
 use crate::artifact::PyArtifactStore;
-use crate::cancel::{PyCancelToken, run_token};
+use crate::cancel::run_token;
 use crate::command::rule_from_py;
 use crate::convert::{self, Seconds, SnapshotArg, Whole, callback, env_pairs};
 use crate::errors::{self, guard, invalid, to_py};
@@ -126,58 +126,6 @@ impl PyBashTool {
         })
     }
 
-    /// Runs one call with the model's arguments ``{"command": str, "cwd"?:
-    /// str, "timeout"?: seconds, "head"?: int, "tail"?: int, "async"?:
-    /// bool}`` (other keys are ignored) and returns a ``conch.ToolResult``.
-    /// With ``async`` the command starts as a background job and the call
-    /// returns at once (``Started job N: …``).
-    ///
-    /// Raises ``conch.BlockedError`` (the interceptor refused; nothing
-    /// ran), ``conch.ToolError`` (bad cwd, non-zero exit, timeout...: its
-    /// text is still what the model reads) or ``conch.ToolAbortError``
-    /// (``cancel`` was cancelled); ``conch.ClosedError`` once the tool is
-    /// closed (``bash tool is closed``). ``on_update(text)`` receives the tail of
-    /// the output while the command runs, at most once per
-    /// ``update_interval``, on this thread. Blocks with the GIL released.
-    #[pyo3(signature = (args, on_update=None, cancel=None))]
-    fn execute(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyAny>,
-        on_update: Option<Bound<'_, PyAny>>,
-        cancel: Option<PyRef<'_, PyCancelToken>>,
-    ) -> PyResult<PyToolResult> {
-        guard(|| {
-            let args = tool_args(args)?;
-            let on_update = callback("on_update", on_update)?;
-            let (token, _link) = run_token(cancel.as_deref());
-            let tool = self.inner.clone();
-            let has_ui = self.has_ui;
-            let want_updates = on_update.is_some();
-            let run_cancel = token.clone();
-            let outcome = offload(py, on_update.as_ref(), &token, move |sink| {
-                let mut forward = |update: ToolUpdate| sink(&update.text);
-                let on_update: Option<&mut dyn FnMut(ToolUpdate)> = if want_updates {
-                    Some(&mut forward)
-                } else {
-                    None
-                };
-                tool.execute(
-                    args,
-                    ToolContext {
-                        on_update,
-                        cancel: Some(run_cancel),
-                        has_ui,
-                    },
-                )
-            })?;
-            match outcome {
-                Ok(result) => PyToolResult::new(py, result),
-                Err(error) => Err(tool_error(py, error)),
-            }
-        })
-    }
-
     /// ``execute`` as a coroutine (same arguments). Cancelling the awaiting
     /// task stops the command; ``on_update`` is called on a worker thread.
     #[pyo3(signature = (args, on_update=None, cancel=None))]
@@ -238,6 +186,49 @@ impl PyBashTool {
     }
 }
 
+execute_method! {
+    PyBashTool;
+    /// Runs one call with the model's arguments ``{"command": str, "cwd"?:
+    /// str, "timeout"?: seconds, "head"?: int, "tail"?: int, "async"?:
+    /// bool}`` (other keys are ignored) and returns a ``conch.ToolResult``.
+    /// With ``async`` the command starts as a background job and the call
+    /// returns at once (``Started job N: …``).
+    ///
+    /// Raises ``conch.BlockedError`` (the interceptor refused; nothing
+    /// ran), ``conch.ToolError`` (bad cwd, non-zero exit, timeout...: its
+    /// text is still what the model reads) or ``conch.ToolAbortError``
+    /// (``cancel`` was cancelled); ``conch.ClosedError`` once the tool is
+    /// closed (``bash tool is closed``). ``on_update(text)`` receives the tail of
+    /// the output while the command runs, at most once per
+    /// ``update_interval``, on this thread. Blocks with the GIL released.
+    fn execute |this, py, args, cancel, on_update| {
+        let args = tool_args(args)?;
+        let on_update = callback("on_update", on_update)?;
+        let (token, _link) = run_token(cancel.as_deref());
+        let tool = this.inner.clone();
+        let has_ui = this.has_ui;
+        let want_updates = on_update.is_some();
+        let run_cancel = token.clone();
+        let outcome = offload(py, on_update.as_ref(), &token, move |sink| {
+            let mut forward = |update: ToolUpdate| sink(&update.text);
+            let on_update: Option<&mut dyn FnMut(ToolUpdate)> = if want_updates {
+                Some(&mut forward)
+            } else {
+                None
+            };
+            tool.execute(
+                args,
+                ToolContext {
+                    on_update,
+                    cancel: Some(run_cancel),
+                    has_ui,
+                },
+            )
+        })?;
+        tool_result(py, outcome)
+    }
+}
+
 aio::context_manager! {
     PyBashTool,
     exit: |tool, py| tool.close(py),
@@ -278,6 +269,52 @@ impl PyToolResult {
                 PyString::new(py, &self.text).repr()?
             ))
         })
+    }
+}
+
+/// The tool call `execute(args, on_update=None, cancel=None)` of `$class`
+/// (a bash tool's; without `on_update`, a job tool's
+/// `execute(args, cancel=None)`), which returns a `conch.ToolResult`. Its
+/// docs come from the caller, and so does its body, given the object, the
+/// GIL token and the arguments, named as the caller names them: `args`,
+/// `cancel`, then the bash tool's `on_update` (last: `macro_rules!` cannot
+/// tell an optional name before `cancel` from `cancel`).
+macro_rules! execute_method {
+    (
+        $class:ty;
+        $(#[doc = $doc:literal])+
+        fn execute
+        |$this:ident, $py:ident, $args:ident, $cancel:ident $(, $on_update:ident)?|
+        $body:block
+    ) => {
+        #[::pyo3::pymethods]
+        impl $class {
+            $(#[doc = $doc])+
+            #[pyo3(signature = ($args, $($on_update=None,)? $cancel=None))]
+            fn execute(
+                &self,
+                py: ::pyo3::Python<'_>,
+                $args: &::pyo3::Bound<'_, ::pyo3::PyAny>,
+                $($on_update: Option<::pyo3::Bound<'_, ::pyo3::PyAny>>,)?
+                $cancel: Option<::pyo3::PyRef<'_, $crate::cancel::PyCancelToken>>,
+            ) -> ::pyo3::PyResult<$crate::tool::PyToolResult> {
+                let ($this, $py) = (self, py);
+                $crate::errors::guard(|| $body)
+            }
+        }
+    };
+}
+pub(crate) use execute_method;
+
+/// A local tool call's outcome: its `conch.ToolResult`, or its error
+/// ([`tool_error`]).
+pub(crate) fn tool_result(
+    py: Python<'_>,
+    outcome: Result<tool::ToolResult, tool::ToolError>,
+) -> PyResult<PyToolResult> {
+    match outcome {
+        Ok(result) => PyToolResult::new(py, result),
+        Err(error) => Err(tool_error(py, error)),
     }
 }
 

@@ -1,7 +1,9 @@
 """The type stubs (conch/__init__.pyi) match the runtime: every public name
 is stubbed, and every stubbed function and method takes the parameters the
 runtime takes (names, kinds and defaults). A cheap stand-in for
-``mypy.stubtest``, which was run by hand."""
+``mypy.stubtest``, which was run by hand. A class's calls include those of
+its stub-only bases (``_ShellCalls``...), and a call the stub assigns
+(``name_async = _coroutine_of(name)``) takes the parameters it names."""
 
 from __future__ import annotations
 
@@ -56,9 +58,48 @@ def stubbed() -> dict[str, ast.AST]:
             names[node.name] = node
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names[node.target.id] = node
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            names[node.targets[0].id] = node
         elif isinstance(node, ast.ImportFrom):
             names.update({a.asname or a.name: node for a in node.names})
     return names
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def class_members(cls: ast.ClassDef) -> dict[str, Function | ast.Assign]:
+    """The calls of a stubbed class, those of its stub-only bases first."""
+    classes = {n.name: n for n in STUB.body if isinstance(n, ast.ClassDef)}
+    members: dict[str, Function | ast.Assign] = {}
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in classes:
+            members.update(class_members(classes[base.id]))
+    for m in cls.body:
+        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            members[m.name] = m
+        elif isinstance(m, ast.Assign) and isinstance(m.targets[0], ast.Name):
+            members[m.targets[0].id] = m
+    return members
+
+
+def assigned(node: ast.Assign, scope: dict[str, ast.AST]) -> Function:
+    """The function whose parameters a call assigned in the stub takes: a
+    twin ``name_async = _coroutine_of(name)`` those of ``name`` (looked up
+    in ``scope``, or ``Cls.name`` in a stubbed class), a method
+    ``_opening(Cls, Session)`` those of ``Cls.__new__``."""
+    value = node.value
+    assert isinstance(value, ast.Call), ast.unparse(node)
+    helper, target = value.func.id, value.args[0]
+    if helper == "_opening":
+        found = class_members(stubbed()[target.id])["__new__"]
+    elif isinstance(target, ast.Attribute):
+        found = class_members(stubbed()[target.value.id])[target.attr]
+    else:
+        assert helper == "_coroutine_of", ast.unparse(node)
+        found = scope[target.id]
+    assert isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)), ast.unparse(node)
+    return found
 
 
 def test_every_public_name_is_stubbed():
@@ -72,15 +113,19 @@ def test_stubbed_signatures_match_the_runtime():
         if name.startswith("_") or isinstance(node, (ast.AnnAssign, ast.ImportFrom)):
             continue
         runtime = getattr(conch, name)
-        members = [(name, node)] if not isinstance(node, ast.ClassDef) else [
-            (f"{name}.{m.name}", m) for m in node.body
-            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and (not m.name.startswith("_") or m.name == "__new__")
-        ]
-        for qual, fn in members:
-            obj = runtime if qual == name else (
-                runtime if fn.name == "__new__" else getattr(runtime, fn.name)
-            )
+        if isinstance(node, ast.ClassDef):
+            scope = class_members(node)
+            members = [
+                (f"{name}.{m}", m, fn) for m, fn in scope.items()
+                if not m.startswith("_") or m == "__new__"
+            ]
+        else:
+            scope = stubbed()
+            members = [(name, name, node)]
+        for qual, member, fn in members:
+            obj = runtime if qual == name or member == "__new__" else getattr(runtime, member)
+            if isinstance(fn, ast.Assign):
+                fn = assigned(fn, scope)
             if any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list):
                 continue
             expected = runtime_params(obj)

@@ -2,9 +2,9 @@
 
 import os
 from pathlib import Path
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, Protocol, TypedDict, final
+from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypedDict, TypeVar, final
 
 from typing_extensions import NotRequired, Self
 
@@ -111,12 +111,86 @@ class _ContextManager(Protocol):
         tb: TracebackType | None,
     ) -> bool: ...
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+def _coroutine_of(call: Callable[_P, _R]) -> Callable[_P, Coroutine[Any, Any, _R]]:
+    """Stub-only: the ``*_async`` twin of a blocking call, written once as
+    ``twin = _coroutine_of(call)``: the parameters of ``call``, and a
+    coroutine of its result."""
+
+def _opening(options: Callable[_P, object], session: type[_R]) -> Callable[Concatenate[Any, _P], _R]:
+    """Stub-only: a method that takes the options of the class ``options``
+    (its constructor's parameters) and returns a ``session``."""
+
 _JobStatus = Literal["running", "exited", "killed", "timed_out"]
 
 _Signal = str | int
 
+class _ShellCalls(_ContextManager):
+    """The calls ``Shell`` and ``RemoteShell`` share: a base of the stub
+    only (at run time each class defines them)."""
+
+    def run(
+        self,
+        command: str,
+        *,
+        # schema: RunOptions
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        head: int | None = None,
+        tail: int | None = None,
+        timeout: float | None = None,
+        yield_after: float | None = None,
+        # /schema
+        on_chunk: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> BashResult: ...
+    run_async = _coroutine_of(run)
+    def abort(self) -> None: ...
+    def background_jobs(self) -> list[int]: ...
+    def jobs(self) -> list[JobInfo]: ...
+    def poll(
+        self,
+        job: int,
+        *,
+        wait: float = 0,
+        until: str | None = None,
+        max_bytes: int | None = None,
+        cursor: int | None = None,
+        cancel: CancelToken | None = None,
+    ) -> JobPoll: ...
+    poll_async = _coroutine_of(poll)
+    def start(
+        self,
+        command: str,
+        *,
+        # schema: JobOptions
+        cwd: _Path | None = None,
+        env: _Env | None = None,
+        pty: tuple[int, int] | None = None,
+        stdin: bool = False,
+        timeout: float | None = None,
+        # /schema
+    ) -> int: ...
+    start_async = _coroutine_of(start)
+    def write(self, job: int, data: str | bytes) -> None: ...
+    write_async = _coroutine_of(write)
+    def close_stdin(self, job: int) -> None: ...
+    def write_key(self, job: int, key: str) -> None: ...
+    def signal(self, job: int, signal: _Signal) -> None: ...
+    def kill(self, job: int) -> JobPoll: ...
+    kill_async = _coroutine_of(kill)
+    def wait_any(
+        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
+    ) -> int | None: ...
+    wait_any_async = _coroutine_of(wait_any)
+    @property
+    def sandbox_applied(self) -> SandboxApplied | None: ...
+    def close(self) -> None: ...
+
 @final
-class Shell(_ContextManager):
+class Shell(_ShellCalls):
     """A persistent bash session; a context manager (closing kills
     everything it still runs)."""
 
@@ -141,101 +215,18 @@ class Shell(_ContextManager):
         # /schema
         on_job_exit: Callable[[JobInfo], object] | None = None,
     ) -> Self: ...
-    def run(
-        self,
-        command: str,
-        *,
-        # schema: RunOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        head: int | None = None,
-        tail: int | None = None,
-        timeout: float | None = None,
-        yield_after: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> BashResult: ...
-    async def run_async(
-        self,
-        command: str,
-        *,
-        # schema: RunOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        head: int | None = None,
-        tail: int | None = None,
-        timeout: float | None = None,
-        yield_after: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> BashResult: ...
-    def abort(self) -> None: ...
-    def background_jobs(self) -> list[int]: ...
-    def jobs(self) -> list[JobInfo]: ...
-    def poll(
-        self,
-        job: int,
-        *,
-        wait: float = 0,
-        until: str | None = None,
-        max_bytes: int | None = None,
-        cursor: int | None = None,
-        cancel: CancelToken | None = None,
-    ) -> JobPoll: ...
-    async def poll_async(
-        self,
-        job: int,
-        *,
-        wait: float = 0,
-        until: str | None = None,
-        max_bytes: int | None = None,
-        cursor: int | None = None,
-        cancel: CancelToken | None = None,
-    ) -> JobPoll: ...
-    def start(
-        self,
-        command: str,
-        *,
-        # schema: JobOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        pty: tuple[int, int] | None = None,
-        stdin: bool = False,
-        timeout: float | None = None,
-        # /schema
-    ) -> int: ...
-    async def start_async(
-        self,
-        command: str,
-        *,
-        # schema: JobOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        pty: tuple[int, int] | None = None,
-        stdin: bool = False,
-        timeout: float | None = None,
-        # /schema
-    ) -> int: ...
-    def write(self, job: int, data: str | bytes) -> None: ...
-    async def write_async(self, job: int, data: str | bytes) -> None: ...
-    def close_stdin(self, job: int) -> None: ...
-    def write_key(self, job: int, key: str) -> None: ...
-    def signal(self, job: int, signal: _Signal) -> None: ...
-    def kill(self, job: int) -> JobPoll: ...
-    async def kill_async(self, job: int) -> JobPoll: ...
-    def wait_any(
-        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
-    ) -> int | None: ...
-    async def wait_any_async(
-        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
-    ) -> int | None: ...
-    @property
-    def sandbox_applied(self) -> SandboxApplied | None: ...
     @property
     def cwd(self) -> Path: ...
-    def close(self) -> None: ...
+
+class RemoteShell(_ShellCalls):
+    """A session on a ``conch serve``, with ``Shell``'s calls."""
+
+    @property
+    def files(self) -> RemoteFiles:
+        """The files as the session's commands reach them: inside its
+        sandbox, relative paths from its cwd."""
+    @property
+    def artifacts(self) -> RemoteArtifactStore: ...
 
 def connect(
     target: str | Sequence[str],
@@ -248,27 +239,7 @@ def connect(
 class Remote(_ContextManager):
     """A connection to ``conch serve`` (see ``connect``)."""
 
-    def shell(
-        self,
-        *,
-        # schema: ShellOptions
-        artifacts_dir: _Path | ArtifactStore | None = None,
-        carriage_return: CarriageReturn = "terminal",
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        env_policy: _EnvPolicy | None = None,
-        job_artifact_cap: int | None = 1073741824,
-        mask: _Mask = True,
-        max_bytes: int | None = 51200,
-        max_jobs: int | None = 16,
-        non_interactive_env: bool = True,
-        prefix: str | None = None,
-        sandbox: _Sandbox = None,
-        shell: _Path | None = None,
-        snapshot: _Snapshot = "auto",
-        # /schema
-        on_job_exit: Callable[[JobInfo], object] | None = None,
-    ) -> RemoteShell: ...
+    shell = _opening(Shell, RemoteShell)
     @property
     def files(self) -> RemoteFiles:
         """The server's files: inside its sandbox when it has one; relative
@@ -300,16 +271,9 @@ class Remote(_ContextManager):
     def close(self) -> None: ...
 
 @final
-class RemoteTool(_ContextManager):
+class RemoteTool(_ToolCalls):
     """The model's ``bash`` tool on a ``conch serve``, with ``BashTool``'s calls."""
 
-    def definition(self) -> _ToolDefinition: ...
-    def execute(
-        self,
-        args: _ToolArgs | Mapping[str, Any],
-        on_update: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ToolResult: ...
     async def execute_async(
         self,
         args: _ToolArgs | Mapping[str, Any],
@@ -323,15 +287,9 @@ class RemoteTool(_ContextManager):
     def close(self) -> None: ...
 
 @final
-class RemoteJobTool:
+class RemoteJobTool(_JobToolCalls):
     """The model's ``job`` tool of a ``RemoteTool``'s session, with ``JobTool``'s calls."""
 
-    def definition(self) -> _ToolDefinition: ...
-    def execute(
-        self,
-        args: _JobToolArgs | Mapping[str, Any],
-        cancel: CancelToken | None = None,
-    ) -> ToolResult: ...
     async def execute_async(
         self,
         args: _JobToolArgs | Mapping[str, Any],
@@ -339,169 +297,9 @@ class RemoteJobTool:
         cancel: CancelToken | None = None,
     ) -> ToolResult: ...
 
-class RemoteShell(_ContextManager):
-    """A session on a ``conch serve``, with ``Shell``'s calls."""
-
-    def run(
-        self,
-        command: str,
-        *,
-        # schema: RunOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        head: int | None = None,
-        tail: int | None = None,
-        timeout: float | None = None,
-        yield_after: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> BashResult: ...
-    async def run_async(
-        self,
-        command: str,
-        *,
-        # schema: RunOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        head: int | None = None,
-        tail: int | None = None,
-        timeout: float | None = None,
-        yield_after: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> BashResult: ...
-    def abort(self) -> None: ...
-    def background_jobs(self) -> list[int]: ...
-    def jobs(self) -> list[JobInfo]: ...
-    def poll(
-        self,
-        job: int,
-        *,
-        wait: float = 0,
-        until: str | None = None,
-        max_bytes: int | None = None,
-        cursor: int | None = None,
-        cancel: CancelToken | None = None,
-    ) -> JobPoll: ...
-    async def poll_async(
-        self,
-        job: int,
-        *,
-        wait: float = 0,
-        until: str | None = None,
-        max_bytes: int | None = None,
-        cursor: int | None = None,
-        cancel: CancelToken | None = None,
-    ) -> JobPoll: ...
-    def start(
-        self,
-        command: str,
-        *,
-        # schema: JobOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        pty: tuple[int, int] | None = None,
-        stdin: bool = False,
-        timeout: float | None = None,
-        # /schema
-    ) -> int: ...
-    async def start_async(
-        self,
-        command: str,
-        *,
-        # schema: JobOptions
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        pty: tuple[int, int] | None = None,
-        stdin: bool = False,
-        timeout: float | None = None,
-        # /schema
-    ) -> int: ...
-    def write(self, job: int, data: str | bytes) -> None: ...
-    async def write_async(self, job: int, data: str | bytes) -> None: ...
-    def close_stdin(self, job: int) -> None: ...
-    def write_key(self, job: int, key: str) -> None: ...
-    def signal(self, job: int, signal: _Signal) -> None: ...
-    def kill(self, job: int) -> JobPoll: ...
-    async def kill_async(self, job: int) -> JobPoll: ...
-    def wait_any(
-        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
-    ) -> int | None: ...
-    async def wait_any_async(
-        self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
-    ) -> int | None: ...
-    @property
-    def sandbox_applied(self) -> SandboxApplied | None: ...
-    @property
-    def files(self) -> RemoteFiles:
-        """The files as the session's commands reach them: inside its
-        sandbox, relative paths from its cwd."""
-    @property
-    def artifacts(self) -> RemoteArtifactStore: ...
-    def close(self) -> None: ...
-
 @final
-class RemoteArtifactStore:
+class RemoteArtifactStore(_ArtifactReads):
     """A remote session's artifact store: ``ArtifactStore``'s reads, answered by the server."""
-
-    def resolve(self, url: str) -> str: ...
-    def read(self, id: str, offset: int = 0, limit: int | None = None) -> str: ...
-
-@final
-class RemotePty(_ContextManager):
-    """A terminal on a ``conch serve``, with ``PtySession``'s calls."""
-
-    def start(
-        self,
-        command: str,
-        *,
-        # schema: PtyOptions
-        cols: int | None = 80,
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        env_policy: _EnvPolicy | None = None,
-        mask: _Mask = True,
-        max_bytes: int | None = 51200,
-        non_interactive_env: bool = True,
-        rows: int | None = 24,
-        sandbox: _Sandbox = None,
-        shell: _Path | None = None,
-        timeout: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> PtyResult: ...
-    async def start_async(
-        self,
-        command: str,
-        *,
-        # schema: PtyOptions
-        cols: int | None = 80,
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        env_policy: _EnvPolicy | None = None,
-        mask: _Mask = True,
-        max_bytes: int | None = 51200,
-        non_interactive_env: bool = True,
-        rows: int | None = 24,
-        sandbox: _Sandbox = None,
-        shell: _Path | None = None,
-        timeout: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> PtyResult: ...
-    def write(self, data: str | bytes) -> None: ...
-    def write_key(self, key: str) -> None: ...
-    def resize(self, cols: int, rows: int) -> None: ...
-    def kill(self) -> None: ...
-    def screen_text(self) -> str: ...
-    def is_running(self) -> bool: ...
-    def cursor_position(self) -> tuple[int, int]: ...
-    def size(self) -> tuple[int, int]: ...
-    def close(self) -> None: ...
 
 class _FileInfo(TypedDict):
     """What ``RemoteFiles.stat`` tells of a path (and ``list`` of each entry)."""
@@ -553,27 +351,8 @@ def execute_shell(
 ) -> BashResult:
     """Runs ``command`` once in a fresh ``<shell> -c`` process."""
 
-async def execute_shell_async(
-    command: str,
-    *,
-    # schema: ExecuteOptions
-    artifacts_dir: _Path | ArtifactStore | None = None,
-    carriage_return: CarriageReturn = "terminal",
-    cwd: _Path | None = None,
-    env: _Env | None = None,
-    env_policy: _EnvPolicy | None = None,
-    head: int | None = None,
-    mask: _Mask = True,
-    max_bytes: int | None = 51200,
-    non_interactive_env: bool = True,
-    sandbox: _Sandbox = None,
-    shell: _Path | None = None,
-    tail: int | None = None,
-    timeout: float | None = None,
-    # /schema
-    on_chunk: _OnChunk | None = None,
-    cancel: CancelToken | None = None,
-) -> BashResult: ...
+execute_shell_async = _coroutine_of(execute_shell)
+
 def execute_bash(
     command: str,
     *,
@@ -595,25 +374,8 @@ def execute_bash(
 ) -> BashResult:
     """Runs ``command`` in a cached persistent session (by ``session_key``)."""
 
-async def execute_bash_async(
-    command: str,
-    *,
-    session_key: str | None = None,
-    shell: _Path | None = None,
-    prefix: str | None = None,
-    snapshot: _Snapshot = "auto",
-    session_env: _Env | None = None,
-    mask: _Mask = True,
-    cwd: _Path | None = None,
-    env: _Env | None = None,
-    timeout: float | None = None,
-    on_chunk: _OnChunk | None = None,
-    cancel: CancelToken | None = None,
-    head: int | None = None,
-    tail: int | None = None,
-    artifacts_dir: _Path | ArtifactStore | None = None,
-    sandbox: _Sandbox = None,
-) -> BashResult: ...
+execute_bash_async = _coroutine_of(execute_bash)
+
 def close_session(session_key: str) -> None: ...
 def close_all_sessions() -> None: ...
 @final
@@ -669,22 +431,26 @@ class Artifact:
     @property
     def url(self) -> str: ...
 
+class _ArtifactReads:
+    """The reads ``ArtifactStore`` and ``RemoteArtifactStore`` share (a base
+    of the stub only)."""
+
+    def resolve(self, url: str) -> str: ...
+    def read(self, id: str, offset: int = 0, limit: int | None = None) -> str: ...
+
 @final
-class ArtifactStore:
+class ArtifactStore(_ArtifactReads):
     """A directory of artifacts with sequential ids."""
 
     def __new__(cls, dir: _Path) -> Self: ...
     @property
     def dir(self) -> Path: ...
     def allocate(self, kind: str = "bash") -> Artifact: ...
-    def resolve(self, url: str) -> str: ...
-    def read(self, id: str, offset: int = 0, limit: int | None = None) -> str: ...
 
-@final
-class PtySession(_ContextManager):
-    """A pseudo-terminal running one command at a time, with a virtual screen."""
+class _PtyCalls(_ContextManager):
+    """The calls ``PtySession`` and ``RemotePty`` share (a base of the stub
+    only)."""
 
-    def __init__(self) -> None: ...
     def start(
         self,
         command: str,
@@ -705,26 +471,7 @@ class PtySession(_ContextManager):
         on_chunk: _OnChunk | None = None,
         cancel: CancelToken | None = None,
     ) -> PtyResult: ...
-    async def start_async(
-        self,
-        command: str,
-        *,
-        # schema: PtyOptions
-        cols: int | None = 80,
-        cwd: _Path | None = None,
-        env: _Env | None = None,
-        env_policy: _EnvPolicy | None = None,
-        mask: _Mask = True,
-        max_bytes: int | None = 51200,
-        non_interactive_env: bool = True,
-        rows: int | None = 24,
-        sandbox: _Sandbox = None,
-        shell: _Path | None = None,
-        timeout: float | None = None,
-        # /schema
-        on_chunk: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> PtyResult: ...
+    start_async = _coroutine_of(start)
     def write(self, data: str | bytes) -> None: ...
     def write_key(self, key: str) -> None: ...
     def resize(self, cols: int, rows: int) -> None: ...
@@ -733,6 +480,18 @@ class PtySession(_ContextManager):
     def screen_text(self) -> str: ...
     def cursor_position(self) -> tuple[int, int]: ...
     def size(self) -> tuple[int, int]: ...
+
+@final
+class PtySession(_PtyCalls):
+    """A pseudo-terminal running one command at a time, with a virtual screen."""
+
+    def __init__(self) -> None: ...
+
+@final
+class RemotePty(_PtyCalls):
+    """A terminal on a ``conch serve``, with ``PtySession``'s calls."""
+
+    def close(self) -> None: ...
 
 # Functional form: `async` is a keyword.
 _ToolArgs = TypedDict(
@@ -764,8 +523,20 @@ class ToolResult:
     @property
     def details(self) -> _Details | None: ...
 
+class _ToolCalls(_ContextManager):
+    """The calls ``BashTool`` and ``RemoteTool`` share (a base of the stub
+    only)."""
+
+    def definition(self) -> _ToolDefinition: ...
+    def execute(
+        self,
+        args: _ToolArgs | Mapping[str, Any],
+        on_update: _OnChunk | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult: ...
+
 @final
-class BashTool(_ContextManager):
+class BashTool(_ToolCalls):
     """The model's ``bash`` tool (normalize, intercept, cwd, timeout, run, shape)."""
 
     def __new__(
@@ -790,38 +561,27 @@ class BashTool(_ContextManager):
         job_tool_name: str | None = None,
         sandbox: _Sandbox = None,
     ) -> Self: ...
-    def definition(self) -> _ToolDefinition: ...
-    def execute(
-        self,
-        args: _ToolArgs | Mapping[str, Any],
-        on_update: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ToolResult: ...
-    async def execute_async(
-        self,
-        args: _ToolArgs | Mapping[str, Any],
-        on_update: _OnChunk | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ToolResult: ...
+    execute_async = _coroutine_of(_ToolCalls.execute)
     @property
     def artifacts(self) -> ArtifactStore | None: ...
     @property
     def pty(self) -> PtySession: ...
     def close(self) -> None: ...
 
-@final
-class JobTool:
-    """The model's ``job`` tool on the session of a ``BashTool``."""
+class _JobToolCalls:
+    """The calls ``JobTool`` and ``RemoteJobTool`` share (a base of the stub
+    only)."""
 
-    def __new__(cls, bash_tool: BashTool) -> Self: ...
     def definition(self) -> _ToolDefinition: ...
     def execute(
         self,
         args: _JobToolArgs | Mapping[str, Any],
         cancel: CancelToken | None = None,
     ) -> ToolResult: ...
-    async def execute_async(
-        self,
-        args: _JobToolArgs | Mapping[str, Any],
-        cancel: CancelToken | None = None,
-    ) -> ToolResult: ...
+
+@final
+class JobTool(_JobToolCalls):
+    """The model's ``job`` tool on the session of a ``BashTool``."""
+
+    def __new__(cls, bash_tool: BashTool) -> Self: ...
+    execute_async = _coroutine_of(_JobToolCalls.execute)
