@@ -491,6 +491,7 @@ fn python_option_type(name: &str, prop: &Value) -> String {
         "env_policy" => "_EnvPolicy | None".into(),
         "sandbox" => "_Sandbox".into(),
         "mask" => "_Mask".into(),
+        "carriage_return" => "_CarriageReturn".into(),
         "pty" => "tuple[int, int] | None".into(),
         "rules" => "Sequence[_InterceptorRule | Mapping[str, Any]] | None".into(),
         "tool_names" => "Sequence[str]".into(),

@@ -154,7 +154,6 @@ impl PyShell {
         })
     }
 
-    /// The session's current working directory.
     /// What of the session's sandbox is in force, a
     /// ``conch.SandboxApplied``: everything asked, unless ``best_effort``
     /// left out what the kernel lacks (its ``not_applied`` names each, with
@@ -168,6 +167,7 @@ impl PyShell {
             .transpose()
     }
 
+    /// The session's current working directory.
     #[getter]
     fn cwd(&self) -> PyResult<PathBuf> {
         guard(|| {

@@ -40,6 +40,7 @@ _Env = Mapping[str, str]
 _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
+_CarriageReturn = Literal["terminal", "newline"]
 _Mask = bool | Sequence[str] | None
 
 class _EnvPolicy(TypedDict, total=False):
@@ -199,7 +200,7 @@ class Shell(_ShellCalls):
         *,
         # schema: ShellOptions
         artifacts_dir: _Path | ArtifactStore | None = None,
-        carriage_return: CarriageReturn = "terminal",
+        carriage_return: _CarriageReturn = "terminal",
         cwd: _Path | None = None,
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
@@ -333,7 +334,7 @@ def execute_shell(
     *,
     # schema: ExecuteOptions
     artifacts_dir: _Path | ArtifactStore | None = None,
-    carriage_return: CarriageReturn = "terminal",
+    carriage_return: _CarriageReturn = "terminal",
     cwd: _Path | None = None,
     env: _Env | None = None,
     env_policy: _EnvPolicy | None = None,
