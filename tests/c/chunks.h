@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
+
 struct chunks {
   char text[1 << 16];
   size_t len;
@@ -67,6 +69,23 @@ static inline bool wait_started(struct chunks *c) {
   bool started = c->started;
   pthread_mutex_unlock(&c->mu);
   return started;
+}
+
+/* Runs `o` through conch_execute_shell with its output streamed to a
+ * `struct chunks`, and checks that the result's output and the streamed text
+ * are both `expect` (`what` names the run in a failure). Returns the result
+ * for more checks (the caller frees it); NULL when the call failed. */
+static inline conch_bash_result *execute_streamed(const conch_execute_options *o, const char *what,
+                                                  const char *expect) {
+  struct chunks seen;
+  chunks_init(&seen, NULL);
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_execute_shell(o, on_chunk, &seen, &r), CONCH_OK, what)) {
+    CHECK_STR(r->output, expect, what);
+    CHECK_STR(seen.text, expect, what);
+  }
+  chunks_destroy(&seen);
+  return r;
 }
 
 #endif

@@ -23,15 +23,7 @@ int main(void) {
       conch_execute_options o = {0};
       o.command = *command;
       o.options_json = c->options_json;
-      struct chunks seen;
-      chunks_init(&seen, NULL);
-      conch_bash_result *r = NULL;
-      if (CHECK_RC(conch_execute_shell(&o, on_chunk, &seen, &r), CONCH_OK, c->name)) {
-        CHECK_STR(r->output, c->expect, *command);
-        CHECK_STR(seen.text, c->expect, *command);
-      }
-      conch_bash_result_free(r);
-      chunks_destroy(&seen);
+      conch_bash_result_free(execute_streamed(&o, *command, c->expect));
     }
   }
   printf("carriage_return: %zu cases, %zu runs\n", COUNT(CARRIAGE_CASES), runs);

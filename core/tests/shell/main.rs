@@ -60,3 +60,34 @@ fn clean_shell() -> conch_core::shell::Shell {
     })
     .unwrap()
 }
+
+/// Polls `job` of `sh`, waiting at most `wait` for its output or its end.
+fn poll(
+    sh: &conch_core::shell::Shell,
+    job: conch_core::JobId,
+    wait: std::time::Duration,
+) -> conch_core::JobPoll {
+    let opts = conch_core::PollOptions {
+        wait,
+        ..conch_core::PollOptions::default()
+    };
+    sh.poll(job, &opts, None).unwrap()
+}
+
+/// Polls `job` of `sh` until it has ended and its output is read whole, or
+/// `deadline` has passed; returns the output read and the last poll.
+fn poll_to_end(
+    sh: &conch_core::shell::Shell,
+    job: conch_core::JobId,
+    deadline: std::time::Instant,
+) -> (String, conch_core::JobPoll) {
+    let mut output = String::new();
+    loop {
+        let p = poll(sh, job, common::HANG);
+        output.push_str(&p.output);
+        let ended = p.status != conch_core::JobStatus::Running && p.next_cursor >= p.total_bytes;
+        if ended || std::time::Instant::now() > deadline {
+            return (output, p);
+        }
+    }
+}

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::{CUT, HANG, wait_until};
 use conch_core::shell::{
@@ -209,24 +209,9 @@ fn a_short_value_is_not_masked_and_a_run_env_is() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// The whole output of `job`, once it has ended.
 fn poll_to_end(sh: &Shell, job: conch_core::JobId) -> String {
-    let mut text = String::new();
-    loop {
-        let p = sh
-            .poll(
-                job,
-                &PollOptions {
-                    wait: HANG,
-                    ..PollOptions::default()
-                },
-                None,
-            )
-            .unwrap();
-        text.push_str(&p.output);
-        if p.status != JobStatus::Running && p.next_cursor >= p.total_bytes {
-            return text;
-        }
-    }
+    crate::poll_to_end(sh, job, Instant::now() + 3 * HANG).0
 }
 
 #[test]

@@ -216,14 +216,7 @@ fn a_job_without_a_terminal_running_an_editor_is_killed_with_the_notice() {
         })
         .unwrap();
     let started = Instant::now();
-    let mut output = String::new();
-    let last = loop {
-        let p = poll(&sh, job, HANG, None);
-        output.push_str(&p.output);
-        if p.status != JobStatus::Running || started.elapsed() > TIMEOUT {
-            break p;
-        }
-    };
+    let (output, last) = crate::poll_to_end(&sh, job, started + TIMEOUT);
     assert!(started.elapsed() < EARLY, "{:?}", started.elapsed());
     assert_eq!(last.status, JobStatus::Killed, "{last:?}");
     assert!(!last.waiting_for_input);
@@ -305,14 +298,8 @@ fn an_editor_moved_to_the_background_is_still_stopped() {
     let started = Instant::now();
     let r = sh.run(opts, |_| {}).unwrap();
     let job = r.backgrounded.expect("moved to the background");
-    let mut output = r.output.clone();
-    let last = loop {
-        let p = poll(&sh, job, HANG, None);
-        output.push_str(&p.output);
-        if p.status != JobStatus::Running || started.elapsed() > TIMEOUT {
-            break p;
-        }
-    };
+    let (rest, last) = crate::poll_to_end(&sh, job, started + TIMEOUT);
+    let output = r.output.clone() + &rest;
     assert!(started.elapsed() < EARLY, "{:?}", started.elapsed());
     assert_eq!(last.status, JobStatus::Killed, "{last:?}");
     assert!(output.ends_with(&notice("vi")), "{output:?}");

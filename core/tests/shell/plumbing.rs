@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::common::HANG;
 use conch_core::pty::{PtyOptions, PtySession};
 use conch_core::shell::{BashResult, ExecuteOptions, RunOptions, Shell, execute_shell};
-use conch_core::{JobOptions, JobStatus, PollOptions};
+use conch_core::{JobOptions, JobStatus};
 
 /// What a listing prints when nothing but 0, 1 and 2 is open: those and
 /// the listing's own.
@@ -118,16 +118,7 @@ fn a_background_job_finds_only_stdio() {
     let r = run(&sh, "(/bin/sleep 0.3; ls /proc/self/fd) &");
     assert_eq!(r.output, "");
     let job = sh.jobs().last().expect("a job").job;
-    let p = sh
-        .poll(
-            job,
-            &PollOptions {
-                wait: HANG,
-                ..PollOptions::default()
-            },
-            None,
-        )
-        .unwrap();
+    let p = crate::poll(&sh, job, HANG);
     assert_eq!(p.status, JobStatus::Exited);
     assert_eq!(fds(&p.output), ONLY_STDIO);
 }
@@ -139,16 +130,7 @@ fn a_job_started_beside_the_session_finds_only_stdio() {
     // sees everything that subshell holds.
     for command in ["ls /proc/self/fd", GLOB] {
         let job = sh.start(JobOptions::new(command)).unwrap();
-        let p = sh
-            .poll(
-                job,
-                &PollOptions {
-                    wait: HANG,
-                    ..PollOptions::default()
-                },
-                None,
-            )
-            .unwrap();
+        let p = crate::poll(&sh, job, HANG);
         assert_eq!(p.status, JobStatus::Exited);
         assert_eq!(fds(&p.output), ONLY_STDIO, "{command}");
     }

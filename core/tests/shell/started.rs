@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::{CUT, ESCALATION, HANG, alive, gone, procs_with, unique_sleep, wait_until};
+use crate::poll;
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
 use conch_core::{Error, JobExitHook, JobId, JobOptions, JobPoll, JobStatus, PollOptions};
 use regex::Regex;
@@ -17,14 +18,6 @@ fn run(sh: &Shell, command: &str) -> BashResult {
 
 fn start(sh: &Shell, command: &str) -> JobId {
     sh.start(JobOptions::new(command)).unwrap()
-}
-
-fn poll(sh: &Shell, job: JobId, wait: Duration) -> JobPoll {
-    let opts = PollOptions {
-        wait,
-        ..PollOptions::default()
-    };
-    sh.poll(job, &opts, None).unwrap()
 }
 
 fn until(sh: &Shell, job: JobId, pattern: &str) -> JobPoll {
