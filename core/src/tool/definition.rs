@@ -207,26 +207,16 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
 pub(crate) fn system_sentence(shell: Option<&Path>) -> Option<String> {
     let bash = crate::process::bash::find_bash(shell).ok()?;
     let version = crate::process::bash::version_of(&bash)?;
-    // SAFETY: an all-zero utsname is a valid value of the C struct, and
-    // uname fills it with NUL-terminated fields.
-    let uname = unsafe {
-        let mut uname: libc::utsname = std::mem::zeroed();
-        (libc::uname(&mut uname) == 0).then_some(uname)?
-    };
-    let field = |c: &[libc::c_char]| {
-        // SAFETY: a field uname filled, NUL-terminated within its array.
-        unsafe { std::ffi::CStr::from_ptr(c.as_ptr()) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    let os = match field(&uname.sysname).as_str() {
+    let uname = rustix::system::uname();
+    let field = |c: &std::ffi::CStr| c.to_string_lossy().into_owned();
+    let os = match field(uname.sysname()).as_str() {
         "Darwin" => "macOS".to_string(),
         other => other.to_string(),
     };
     Some(format!(
         "The shell is bash {version} on {os} {} ({}).",
-        field(&uname.release),
-        field(&uname.machine)
+        field(uname.release()),
+        field(uname.machine())
     ))
 }
 
