@@ -26,6 +26,13 @@ export interface ShellOptions {
   carriageReturn?: 'terminal' | 'newline'
   /** Starting directory; `None`: the host's cwd. */
   cwd?: string | null
+  /**
+   * Which loop runs the commands inside bash (see
+   * `shell::engine`): `"auto"` (the loop builtin where bash
+   * loads it, else the eval loop; `CONCH_ENGINE` decides when set),
+   * `"builtin"` (no session without it) or `"eval"`.
+   */
+  engine?: 'auto' | 'builtin' | 'eval'
   /** Variables exported in the session (after the policy and defaults). */
   env?: Record<string, string> | null
   /** Which host variables reach the shell. */

@@ -40,8 +40,8 @@ pub use process::sandbox::{
 pub use pty::{PtyOptions, PtyResult, PtySession};
 pub use shell::registry;
 pub use shell::{
-    BashResult, ExecuteOptions, Place, Run, RunOptions, Shell, ShellOptions, Snapshot,
-    execute_shell,
+    BashResult, Engine, EngineChoice, ExecuteOptions, Place, Run, RunOptions, Shell, ShellOptions,
+    Snapshot, execute_shell,
 };
 pub use tool::render;
 pub use tool::{

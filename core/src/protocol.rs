@@ -572,6 +572,9 @@ pub struct Startup<'a> {
     pub restore: Option<&'a str>,
     /// The session's `EXIT` trap ([`exit_trap`]).
     pub exit_trap: &'a str,
+    /// The loop builtin to run, if bash loads it (`crate::shell::engine`);
+    /// the eval loop otherwise.
+    pub builtin: Option<LoopBuiltin<'a>>,
     /// The host's descriptor of bash's output pipe (the trailer of run 0).
     pub out_fd: i32,
     /// Variables to export first: the session's environment, for a bash
@@ -580,10 +583,23 @@ pub struct Startup<'a> {
     pub exports: &'a [(String, String)],
 }
 
+/// The loop builtin a start-up text runs (`builtin/conch_loop.c`): its
+/// file, and what a command's `exit` runs in bash's place, as the eval
+/// loop's [`exit_trap`] does.
+pub struct LoopBuiltin<'a> {
+    pub so: &'a std::path::Path,
+    /// The bash, and its `$0`.
+    pub shell: &'a std::path::Path,
+    pub name: String,
+}
+
 /// The startup text [`BOOTSTRAP`] reads, with its length in front and the
 /// trailer of run 0 behind: export the variables, source the snapshot
-/// (output discarded), apply the env policy's unsets, set the session's
-/// traps and enter the loop (its first turn reports run 0: ready).
+/// (output discarded), apply the env policy's unsets, and enter the loop
+/// (its first turn reports run 0: ready). The loop builtin, when there is
+/// one and bash loads it, is the loop, and never returns; otherwise the
+/// session's traps are set and the eval loop runs. Run 0's status says
+/// which (`crate::shell::engine`).
 pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     // The pipe waits on `OUTPUT_FD` for the commands (see
     // `LOOP_TEMPLATE`). Plain `exec`: nothing of the user's is defined
@@ -610,10 +626,21 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         let _ = write!(boot, "builtin eval {} {QUIET_FDS}; ", single_quote(text));
     }
     let [even, odd] = crate::process::sys::unwind_signals();
+    boot.push_str("builtin unset -v __conch_c; } >/dev/null 2>&1; ");
+    if let Some(builtin) = &start.builtin {
+        let _ = write!(
+            boot,
+            "builtin enable -f {} conch_loop >/dev/null 2>&1 && builtin conch_loop {even} {odd} {} {} {}; ",
+            single_quote(&builtin.so.to_string_lossy()),
+            single_quote(&builtin.name),
+            single_quote(&builtin.shell.to_string_lossy()),
+            single_quote(BOOTSTRAP),
+        );
+    }
     let _ = write!(
         boot,
-        "builtin trap {} {even}; builtin trap {} {odd}; builtin trap : INT; builtin trap {} EXIT; \
-         builtin unset -v __conch_c; }} >/dev/null 2>&1; {}",
+        "{{ builtin trap {} {even}; builtin trap {} {odd}; builtin trap : INT; builtin trap {} EXIT; \
+         }} >/dev/null 2>&1; {}",
         single_quote(&unwind_trap(0)),
         single_quote(&unwind_trap(1)),
         single_quote(start.exit_trap),

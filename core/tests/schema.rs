@@ -492,6 +492,7 @@ fn python_option_type(name: &str, prop: &Value) -> String {
         "sandbox" => "_Sandbox".into(),
         "mask" => "_Mask".into(),
         "carriage_return" => "_CarriageReturn".into(),
+        "engine" => "_EngineChoice".into(),
         "pty" => "tuple[int, int] | None".into(),
         "rules" => "Sequence[_InterceptorRule | Mapping[str, Any]] | None".into(),
         "tool_names" => "Sequence[str]".into(),

@@ -7,7 +7,7 @@
 /// The keyword parameters of `ShellOptions`.
 macro_rules! shell_options {
     () => {
-        "artifacts_dir=None, carriage_return='terminal', cwd=None, env=None, env_policy=None, job_artifact_cap=1073741824, mask=True, max_bytes=51200, max_jobs=16, non_interactive_env=True, prefix=None, sandbox=None, shell=None, snapshot='auto'"
+        "artifacts_dir=None, carriage_return='terminal', cwd=None, engine='auto', env=None, env_policy=None, job_artifact_cap=1073741824, mask=True, max_bytes=51200, max_jobs=16, non_interactive_env=True, prefix=None, sandbox=None, shell=None, snapshot='auto'"
     };
 }
 pub(crate) use shell_options;

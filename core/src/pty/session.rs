@@ -239,7 +239,7 @@ impl PtySession {
             sandbox = opts
                 .sandbox
                 .as_ref()
-                .map(|policy| SessionSandbox::for_shell(policy, &checked.cwd, &checked.shell, None))
+                .map(|policy| SessionSandbox::for_shell(policy, &checked.cwd, &checked.shell, &[]))
                 .transpose()?;
             let prepared = match prepare(&opts, checked, cols, rows, sandbox.as_ref()) {
                 Ok(p) => p,

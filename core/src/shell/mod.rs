@@ -2,6 +2,7 @@
 //! small protocol), [`execute_shell`] (a fresh process per call), the rc
 //! [`snapshot`], and the process-wide session [`registry`].
 
+pub mod engine;
 mod oneshot;
 mod options;
 mod queue;
@@ -12,6 +13,7 @@ pub mod snapshot;
 mod state;
 
 pub use crate::run_result::BashResult;
+pub use engine::{Engine, EngineChoice};
 pub use oneshot::{ExecuteOptions, execute_shell};
 pub use options::{RunOptions, ShellOptions, Snapshot};
 pub use queue::Place;

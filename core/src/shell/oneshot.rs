@@ -155,7 +155,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
     let sandbox = opts
         .sandbox
         .as_ref()
-        .map(|policy| SessionSandbox::for_shell(policy, &cwd, &shell, None))
+        .map(|policy| SessionSandbox::for_shell(policy, &cwd, &shell, &[]))
         .transpose()?;
     if let Some(sandbox) = &sandbox {
         sandbox.set_tmpdir(&mut env);

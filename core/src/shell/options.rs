@@ -20,6 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::output::carriage::CarriageReturn;
+use crate::shell::engine::EngineChoice;
 
 /// Which rc snapshot a session sources at start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +90,11 @@ pub struct ShellOptions {
     #[serde(deserialize_with = "read::snapshot")]
     #[schemars(schema_with = "shape::snapshot")]
     pub snapshot: Snapshot,
+    /// Which loop runs the commands inside bash (see
+    /// [`crate::shell::engine`]): `"auto"` (the loop builtin where bash
+    /// loads it, else the eval loop; `CONCH_ENGINE` decides when set),
+    /// `"builtin"` (no session without it) or `"eval"`.
+    pub engine: EngineChoice,
     /// Prepended to every command: `<prefix> <command>`.
     pub prefix: Option<String>,
     /// Apply [`crate::process::env::NON_INTERACTIVE_ENV`].
@@ -135,6 +141,7 @@ impl Default for ShellOptions {
             mask: Mask::default(),
             carriage_return: CarriageReturn::default(),
             snapshot: Snapshot::default(),
+            engine: EngineChoice::default(),
             prefix: None,
             non_interactive_env: defaults::NON_INTERACTIVE_ENV,
             env_policy: EnvPolicy::default(),

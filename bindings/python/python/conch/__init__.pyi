@@ -41,6 +41,7 @@ _OnChunk = Callable[[str], object]
 _Snapshot = Literal["auto", "none"] | _Path | None
 _Inherit = Literal["all", "core", "none"]
 _CarriageReturn = Literal["terminal", "newline"]
+_EngineChoice = Literal["auto", "builtin", "eval"]
 _Mask = bool | Sequence[str] | None
 
 class _EnvPolicy(TypedDict, total=False):
@@ -202,6 +203,7 @@ class Shell(_ShellCalls):
         artifacts_dir: _Path | ArtifactStore | None = None,
         carriage_return: _CarriageReturn = "terminal",
         cwd: _Path | None = None,
+        engine: _EngineChoice = "auto",
         env: _Env | None = None,
         env_policy: _EnvPolicy | None = None,
         job_artifact_cap: int | None = 1073741824,

@@ -103,7 +103,7 @@ impl Sandbox {
         let cwd = std::env::current_dir()
             .map_err(|e| crate::Error::io("cannot read the current directory", e))?;
         let shell = std::path::Path::new("/bin/sh");
-        let sandbox = SessionSandbox::for_shell(self, &cwd, shell, None)?;
+        let sandbox = SessionSandbox::for_shell(self, &cwd, shell, &[])?;
         Ok(sandbox.applied().clone())
     }
 }

@@ -84,17 +84,18 @@ impl SessionSandbox {
     }
 
     /// The sandbox of a session or a run whose bash is `shell`, starting in
-    /// `cwd`, sourcing `snapshot`: its directory in conch's private
-    /// directory, which (with `shell` and `snapshot`) it may always read.
+    /// `cwd` and reading `files` at start (the rc snapshot, the loop
+    /// builtin): its directory in conch's private directory, which (with
+    /// `shell` and `files`) it may always read.
     pub fn for_shell(
         policy: &Sandbox,
         cwd: &Path,
         shell: &Path,
-        snapshot: Option<&Path>,
+        files: &[&Path],
     ) -> Result<SessionSandbox> {
         let base = crate::private_dir::private_dir()?;
         let mut readable = vec![base.clone(), shell.to_path_buf()];
-        readable.extend(snapshot.map(Path::to_path_buf));
+        readable.extend(files.iter().map(|file| file.to_path_buf()));
         SessionSandbox::new(
             policy,
             SessionPaths {

@@ -25,6 +25,7 @@ use crate::protocol::{self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script
 
 use super::watchdog::{Hang, Watchdog};
 use super::{Bash, STOP_POLL};
+use crate::shell::engine::Engine;
 
 /// How the event loop of one run ended.
 pub(super) struct Ending {
@@ -113,8 +114,10 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
         None => CommandText::Inline(command),
     };
     // Only a command that says `trap` can set an `EXIT` trap of its own
-    // (or call what does); checking costs a fork (protocol::Script).
-    let exit_trap = command.contains("trap").then_some(bash.exit_trap.as_str());
+    // (or call what does); checking costs a fork (protocol::Script). The
+    // loop builtin runs a command's `EXIT` trap itself.
+    let exit_trap = (bash.engine == Engine::Eval && command.contains("trap"))
+        .then_some(bash.exit_trap.as_str());
     let message = match (&text, cwd, env.is_empty(), exit_trap) {
         (CommandText::Inline(cmd), None, true, None) => bash.message(Kind::Command, cmd),
         _ => {

@@ -22,12 +22,13 @@
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 
+use super::engine::{Engine, Wanted};
 use super::options::{ShellOptions, Snapshot};
 use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
@@ -86,6 +87,8 @@ struct Config {
     masker: Option<Masker>,
     /// How runs and jobs show carriage returns.
     carriage_return: CarriageReturn,
+    /// The loop its bash is asked to run (see [`super::engine`]).
+    engine: Wanted,
     /// What every bash of the session enters (see [`crate::process::sandbox`]).
     confinement: Option<Arc<Confinement>>,
     /// Where a sandboxed session's pipes are FIFOs (see [`named_pipe`]).
@@ -106,6 +109,8 @@ struct Bash {
     seq: u64,
     /// bash answered the startup text (see [`Shell::ready`]).
     ready: bool,
+    /// The loop that answered it (the eval loop until then).
+    engine: Engine,
     /// A command's `exit` replaced the bash in this process with a fresh
     /// one (protocol's `EXIT_TRAP`): the next run is a reset.
     replaced: bool,
@@ -161,6 +166,9 @@ pub struct Shell {
     cwd: Mutex<PathBuf>,
     current: Mutex<Option<CancelToken>>,
     bash_pid: AtomicI32,
+    /// The loop the last bash that answered runs (`Engine as u8 + 1`; 0:
+    /// none has answered yet).
+    engine: AtomicU8,
     closed: AtomicBool,
     /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
     waker: Arc<Waker>,
@@ -199,6 +207,7 @@ impl Shell {
         let snapshot = snapshot
             .map(|p| utf8_path(&p).map(str::to_string))
             .transpose()?;
+        let engine = Wanted::resolve(opts.engine)?;
         let mut env = build_env(
             &opts.env_policy,
             opts.non_interactive_env,
@@ -206,12 +215,10 @@ impl Shell {
         );
         let sandbox = match &opts.sandbox {
             Some(policy) => {
-                let sandbox = SessionSandbox::for_shell(
-                    policy,
-                    &cwd,
-                    &shell,
-                    snapshot.as_deref().map(Path::new),
-                )?;
+                let files: Vec<&Path> = (snapshot.as_deref().map(Path::new).into_iter())
+                    .chain(engine.builtin.as_deref())
+                    .collect();
+                let sandbox = SessionSandbox::for_shell(policy, &cwd, &shell, &files)?;
                 sandbox.set_tmpdir(&mut env);
                 Some(sandbox)
             }
@@ -237,6 +244,7 @@ impl Shell {
             masker: opts.mask.masker(&opts.session_env),
             mask: opts.mask.clone(),
             carriage_return: opts.carriage_return,
+            engine,
             confinement: sandbox.as_ref().map(SessionSandbox::confinement),
             fifos: sandbox
                 .as_ref()
@@ -264,6 +272,7 @@ impl Shell {
             cwd: Mutex::new(cwd),
             current: Mutex::new(None),
             bash_pid: AtomicI32::new(0),
+            engine: AtomicU8::new(0),
             closed: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
             jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
@@ -339,6 +348,22 @@ impl Shell {
     /// artifacts.
     pub fn artifacts(&self) -> Option<&crate::artifact::ArtifactStore> {
         self.config.artifacts.as_ref()
+    }
+
+    /// The loop the session's bash runs (see [`crate::shell::engine`]):
+    /// known once bash has answered its start-up text, which this waits for
+    /// the first time (a bash that cannot start is the error a run would
+    /// get).
+    pub fn engine(&self) -> Result<Engine> {
+        self.check_open()?;
+        match self.engine.load(Ordering::SeqCst) {
+            0 => {
+                let mut state = self.state.take();
+                self.live_bash(&mut state)?;
+                Ok(state.bash.as_ref().expect("bash started above").engine)
+            }
+            known => Ok([Engine::Builtin, Engine::Eval][usize::from(known - 1)]),
+        }
     }
 
     /// The session's current working directory, as the last run left it
@@ -474,6 +499,7 @@ impl Shell {
             parser: StatusParser::default(),
             seq: 0,
             ready: false,
+            engine: Engine::Eval,
             replaced: false,
             ready_by: None,
             fifos,
@@ -526,6 +552,16 @@ impl Shell {
             },
             restore,
             exit_trap: &bash.exit_trap,
+            builtin: self
+                .config
+                .engine
+                .builtin
+                .as_deref()
+                .map(|so| protocol::LoopBuiltin {
+                    so,
+                    shell: &self.config.shell,
+                    name: self.shell_name(),
+                }),
             out_fd: bash.out.as_raw_fd(),
             exports: if first.is_some() {
                 &[]
@@ -564,12 +600,25 @@ impl Shell {
             .get_or_insert_with(|| Instant::now() + STARTUP_TIMEOUT);
         let started = match wait_record_until(bash, 0, (by, STARTUP_TIMEOUT), until) {
             Ok(None) => return Ok(false),
-            Ok(Some(_)) => Ok(()),
+            Ok(Some(record)) => {
+                bash.engine = Engine::of_ready(record.status);
+                match &self.config.engine.builtin {
+                    Some(so) if self.config.engine.required && bash.engine != Engine::Builtin => {
+                        Err(format!(
+                            "it did not load the loop builtin {} (engine \"builtin\"; a bash \
+                             whose version the builtin was not built for refuses it)",
+                            so.display()
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            }
             Err(why) => Err(why),
         };
         match started {
             Ok(()) => {
                 bash.ready = true;
+                self.engine.store(bash.engine as u8 + 1, Ordering::SeqCst);
                 state.started = true;
                 Ok(true)
             }

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * conch_loop: conch's session loop as a bash loadable builtin.
+ *
+ *   enable -f conch-loop.so conch_loop && conch_loop EVEN ODD NAME SHELL BOOT
+ *
+ * bash runs this instead of conch's eval loop (docs/engine.md): it reads
+ * each run from the protocol descriptor (63), runs a command through
+ * bash's own parser as `bash -c` input at top level (no eval, no loop
+ * around it: syntax errors read `bash: -c: line N:`, `$LINENO` starts at 1,
+ * a top-level `break` warns and goes on, `set -x` prints one `+`), and
+ * writes `seq NUL status NUL $PWD NUL` to the status descriptor (62). The
+ * protocol is conch's (core/src/protocol.rs) unchanged: header, payload and
+ * trailer on 63, records on 62, commands' output on the pipe the host gave
+ * at 60. EVEN and ODD are the two unwind signals, NAME, SHELL and BOOT what
+ * a command's `exit` execs (a fresh bash reading its start-up text).
+ *
+ * It never returns: it is bash's top level from its first call until bash
+ * exits or execs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bash_api.h"
+
+/* Where the session's descriptors live while a command runs: high and
+   close-on-exec, and closed in every process bash forks (below). */
+#define HIDDEN_FDS 200
+
+/* Run 0's status names the loop that answered (0: conch's eval loop). */
+#define READY_BUILTIN 1
+
+static int proto = -1, status_fd = -1, out = -1, devnull = -1;
+static int sig_even, sig_odd;
+static pid_t loop_pid;
+static char *exec_name, *exec_shell, *exec_boot;
+
+/* The parity of the run whose command runs (-1: none), of the next run,
+   and whether an unwind signal skips the next command or is unwinding the
+   current one. Written by the signal handlers. */
+static volatile sig_atomic_t cmd_parity = -1, next_parity = 1, skip_next, unwinding;
+
+/* An unwind signal: for the running command, bash's own QUIT throws to
+   run_text's setjmp at its next safe point (in functions, loops, traps and
+   waits too); before the command, one meant for the next run skips it. */
+static void on_unwind(int sig) {
+  int parity = sig == sig_odd;
+  if (cmd_parity >= 0) {
+    if (parity == cmd_parity) {
+      unwinding = 1;
+      interrupt_state = 1;
+    }
+  } else if (parity == next_parity) {
+    skip_next = 1;
+  }
+}
+
+/* SIGINT: bash's own (a command substitution whose child died of it sends
+   it to bash) keeps an unwind going and is otherwise nothing, so no trap
+   shows in `trap -p`; in a subshell it is the default, as bash gives
+   subshells. */
+static void on_sigint(int sig) {
+  if (getpid() != loop_pid) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  if (unwinding) interrupt_state = 1;
+}
+
+static void handle(int sig, void (*handler)(int)) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = handler;
+  sigaction(sig, &sa, NULL);
+}
+
+/* Every process bash forks (a subshell, a command substitution, a
+   pipeline's part, a program) starts without the session's descriptors:
+   a command finds only what `bash -c` would give it. */
+static void close_session_fds(void) {
+  close(proto);
+  close(status_fd);
+  close(out);
+  close(devnull);
+}
+
+static int read_full(int fd, char *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = read(fd, buf + got, len - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    got += (size_t)n;
+  }
+  return 0;
+}
+
+static int write_full(int fd, const char *buf, size_t len) {
+  while (len) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* `fd` moved to a close-on-exec descriptor at HIDDEN_FDS or above. */
+static int hide(int fd) {
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, HIDDEN_FDS);
+  close(fd);
+  return high;
+}
+
+/* Reads the trailer of the run just done and reports it; `exiting`: as the
+   record of an `exit` (its seq with a leading 1). -1 when it cannot. */
+static int report(int status, int exiting) {
+  char trailer[16];
+  if (read_full(proto, trailer, sizeof trailer) < 0) return -1;
+  const char *pwd = get_string_value("PWD");
+  if (!pwd) pwd = "";
+  size_t cap = strlen(pwd) + 32;
+  char *rec = malloc(cap);
+  if (!rec) return -1;
+  int len = snprintf(rec, cap, "%s%.8s%c%d%c%s%c", exiting ? "1" : "", trailer, 0, status, 0, pwd, 0);
+  int failed = len < 0 || write_full(status_fd, rec, (size_t)len) < 0;
+  free(rec);
+  if (failed) return -1;
+  next_parity = ((trailer[7] - '0') + 1) % 2;
+  return 0;
+}
+
+/* A command's `exit` (or `set -e`): its EXIT trap runs, the exit record
+   goes out, and a fresh bash takes this one's place on the same
+   descriptors, as conch's eval loop does. */
+static void exit_session(int status) __attribute__((noreturn));
+static void exit_session(int status) {
+  if (signal_is_trapped(0)) status = run_exit_trap();
+  if (report(status, 1) < 0) sh_exit(status);
+  dup2(proto, 63);
+  dup2(status_fd, 62);
+  dup2(out, 1);
+  dup2(out, 2);
+  char *argv[] = {exec_name, "--noprofile", "--norc", "-c", exec_boot, NULL};
+  char *envp[] = {NULL};
+  execve(exec_shell, argv, envp);
+  sh_exit(status);
+}
+
+/* Runs `text` at top level, as `bash -c` input named `name`; returns its
+   status. */
+static int run_text(const char *text, const char *name) {
+  sigjmp_buf saved;
+  sigset_t unwind, old;
+  int status;
+  /* parse_and_execute frees the string it is given. */
+  char *copy = strdup(text);
+  if (!copy) return 1;
+  memcpy(&saved, &top_level, sizeof saved);
+  int level = indirection_level;
+  indirection_level = 0;
+  last_command_exit_value = 0;
+  unwinding = 0;
+  /* A throw out of wait_for leaves its SIGINT handler (and bash's note of
+     the one to restore) behind: ours again, before every command. */
+  wait_sigint_cleanup();
+  handle(SIGINT, on_sigint);
+  sigemptyset(&unwind);
+  sigaddset(&unwind, sig_even);
+  sigaddset(&unwind, sig_odd);
+  sigprocmask(SIG_BLOCK, &unwind, &old);
+  cmd_parity = next_parity;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  int code = sigsetjmp(top_level, 0);
+  if (code != NOT_JUMPED && getpid() != loop_pid) {
+    /* A subshell of the command ended (`( exit 3 )`): it exits, as in bash. */
+    exit_shell(last_command_exit_value);
+  }
+  if (code == NOT_JUMPED) {
+    status = parse_and_execute(copy, name, SEVAL_NOHIST | SEVAL_RESETLINE);
+  } else if (code == DISCARD || unwinding) {
+    status = last_command_exit_value;
+  } else {
+    /* `exit`, `set -e`, `set -n` ended the shell's input. */
+    cmd_parity = -1;
+    memcpy(&top_level, &saved, sizeof saved);
+    indirection_level = level;
+    exit_session(last_command_exit_value);
+  }
+  cmd_parity = -1;
+  interrupt_state = 0;
+  memcpy(&top_level, &saved, sizeof saved);
+  indirection_level = level;
+  if (unwinding) {
+    top_level_cleanup();
+    unwinding = 0;
+  }
+  return status;
+}
+
+/* A script (kind `s`): conch's text for a per-run cwd or environment, a
+   new output pipe (switch_output) or a release (RELEASE), given the output
+   and status descriptors at their protocol numbers, 60 and 62. Returns
+   its status; a release does not return. */
+static int run_script(const char *text) {
+  if (skip_next) bind_variable("__conch_ab", "1", 0);
+  skip_next = 0;
+  dup2(out, 60);
+  dup2(status_fd, 62);
+  dup2(devnull, 1);
+  dup2(devnull, 2);
+  int status = run_text(text, "conch");
+  unbind_variable("__conch_ab");
+  if (fcntl(60, F_GETFD) < 0) {
+    /* Released: the command went to the background as a job. Let go of
+       the pipes and wait for the end of input. */
+    close(out);
+    close(status_fd);
+    char rest[17];
+    read_full(proto, rest, 16);
+    read_full(proto, rest, 1);
+    sh_exit(0);
+  }
+  /* 60 is the output pipe now (a new one after switch_output). */
+  close(out);
+  out = hide(60);
+  close(62);
+  dup2(out, 1);
+  dup2(out, 2);
+  return status;
+}
+
+static int conch_loop_builtin(WORD_LIST *list) {
+  char *args[5];
+  for (int i = 0; i < 5; i++) {
+    if (!list) return 2;
+    args[i] = list->word->word;
+    list = list->next;
+  }
+  sig_even = atoi(args[0]);
+  sig_odd = atoi(args[1]);
+  exec_name = strdup(args[2]);
+  exec_shell = strdup(args[3]);
+  exec_boot = strdup(args[4]);
+  proto = hide(63);
+  status_fd = hide(62);
+  out = hide(60);
+  devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (proto < 0 || status_fd < 0 || out < 0 || devnull < 0) sh_exit(1);
+  loop_pid = getpid();
+  handle(sig_even, on_unwind);
+  handle(sig_odd, on_unwind);
+  handle(SIGINT, on_sigint);
+  pthread_atfork(NULL, NULL, close_session_fds);
+  /* From here this builtin is the shell's top level. */
+  clear_unwind_protect_list(0);
+  parse_and_execute_level = 0;
+  evalnest = sourcenest = funcnest = loop_level = 0;
+
+  int status = READY_BUILTIN;
+  char header[10], digits[9];
+  char *payload = NULL;
+  for (;;) {
+    if (report(status, 0) < 0) sh_exit(status);
+    /* The end of input: the host is gone. */
+    if (read_full(proto, header, sizeof header) < 0) sh_exit(status);
+    memcpy(digits, header, 8);
+    digits[8] = 0;
+    size_t len = strtoul(digits, NULL, 10);
+    char *grown = realloc(payload, len + 1);
+    if (!grown) sh_exit(1);
+    payload = grown;
+    if (read_full(proto, payload, len) < 0) sh_exit(status);
+    payload[len] = 0;
+    if (header[9] == 'p') {
+      if (skip_next) {
+        skip_next = 0;
+        status = 130;
+        continue;
+      }
+      dup2(out, 1);
+      dup2(out, 2);
+      bind_variable("BASH_EXECUTION_STRING", payload, 0);
+      status = run_text(payload, "-c");
+    } else {
+      status = run_script(payload);
+    }
+    /* An EXIT trap the command set runs when it ends, as in `bash -c`. */
+    if (signal_is_trapped(0)) {
+      run_exit_trap();
+      restore_default_signal(0);
+    }
+    /* `set -n` stops the shell, as it ends a `bash -c`. */
+    if (read_but_dont_execute) exit_session(0);
+  }
+}
+
+/* Refuses to load into a bash this was not written for: its internals may
+   differ, and conch then runs its eval loop. */
+int conch_loop_builtin_load(char *name) {
+  static const char *const versions[] = BASH_API_VERSIONS;
+  (void)name;
+  for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
+    if (dist_version && strcmp(dist_version, versions[i]) == 0) return 1;
+  return 0;
+}
+
+static char *conch_loop_doc[] = {"conch's session loop: run by conch, not by hand.", NULL};
+
+struct builtin conch_loop_struct = {
+    "conch_loop", conch_loop_builtin, BUILTIN_ENABLED, conch_loop_doc,
+    "conch_loop EVEN ODD NAME SHELL BOOT", 0,
+};
