@@ -3,7 +3,7 @@
 //! [`BashResult`]; the run's cancel token aborts it on the server.
 
 use conch_core::shell::reentry::BusyKey;
-use conch_core::{BashResult, RunOptions};
+use conch_core::{BashResult, Engine, RunOptions};
 use serde_json::{Map, Value};
 
 use super::artifacts::RemoteArtifacts;
@@ -87,6 +87,13 @@ impl RemoteShell {
     /// pids on the server), as [`conch_core::Shell::background_jobs`].
     pub fn background_jobs(&self) -> Result<Vec<u32>, RemoteError> {
         read_result(self.session.call("background_jobs", Map::new())?)
+    }
+
+    /// The loop the session's bash runs on the server, as
+    /// [`conch_core::Shell::engine`] (which waits for bash's start-up the
+    /// first time).
+    pub fn engine(&self) -> Result<Engine, RemoteError> {
+        read_result(self.session.call("engine", Map::new())?)
     }
 
     /// Closes the session: its processes are killed.

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use conch_core::{CancelToken, Sandbox};
+use conch_core::{CancelToken, EngineChoice, Sandbox};
 
 use crate::protocol::{ErrorKind, MAX_FRAME, Refusal, Request, error_reply};
 use answers::Answers;
@@ -47,6 +47,9 @@ pub struct ServeOptions {
     /// The sandbox of a session whose client asks for none (the server's
     /// sandbox flags); a client's own `sandbox` option replaces it.
     pub sandbox: Option<Sandbox>,
+    /// The loop of a shell session whose client names none (the server's
+    /// `--engine`); a client's own `engine` option replaces it.
+    pub engine: EngineChoice,
     /// The program a file request under a sandbox runs in, started inside
     /// that sandbox with the argument [`crate::files::HELPER_ARG`] (the
     /// server's own binary: `conch` sets itself). `None`: such requests
@@ -61,6 +64,7 @@ impl Default for ServeOptions {
             max_sessions: 1024,
             max_frame: MAX_FRAME,
             sandbox: None,
+            engine: EngineChoice::Auto,
             files_helper: None,
         }
     }

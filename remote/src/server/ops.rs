@@ -33,7 +33,7 @@ pub(super) fn is_session_op(op: &str) -> bool {
 
 /// The kind of session whose request `op` is.
 fn kind_of(op: &str) -> Option<&'static str> {
-    if matches!(op, "run" | "background_jobs") || jobs::is_job_op(op) {
+    if matches!(op, "run" | "background_jobs" | "engine") || jobs::is_job_op(op) {
         return Some("shell");
     }
     if pty::is_pty_op(op) {
@@ -134,6 +134,7 @@ fn shell_op(
     match request.op.as_str() {
         "run" => run(session, shell, request, cancel),
         "background_jobs" => Ok(json!(shell.background_jobs())),
+        "engine" => Ok(json!(shell.engine()?.as_str())),
         _ => jobs::job_op(shell, request, cancel),
     }
 }
@@ -169,6 +170,7 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
     let outcome = (|| {
         let given = options_object(request)?;
         let own_sandbox = given.get("sandbox").is_some_and(|s| !s.is_null());
+        let own_engine = given.get("engine").is_some_and(|e| !e.is_null());
         let spelling = match request.field("spelling").and_then(Value::as_str) {
             None | Some("wire") => Spelling::Wire,
             Some("camel_case") => Spelling::CamelCase,
@@ -187,6 +189,9 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 let mut opts: ShellOptions = read(given, spelling)?;
                 if !own_sandbox {
                     opts.sandbox = server.options().sandbox.clone();
+                }
+                if !own_engine {
+                    opts.engine = server.options().engine;
                 }
                 files::let_run_helper(&mut opts, server.options());
                 opts.on_job_exit = Some(job_exit_events(events.clone()));
