@@ -3,6 +3,7 @@
 
 mod args;
 mod artifact;
+mod engine_flag;
 mod interrupt;
 mod mcp;
 mod paths;

@@ -11,13 +11,15 @@ use conch_remote::server::{listen, stdio};
 use conch_remote::{ServeOptions, Server, Token};
 
 use crate::args::HELP;
+use crate::engine_flag::EngineFlag;
 use crate::sandbox_flags::SandboxFlags;
 
 /// Serve sessions to remote clients (conch.connect) over stdio or a WebSocket
 #[derive(clap::Args)]
 #[command(
     override_usage = "conch serve --stdio | --listen HOST:PORT [--token-file FILE] \
-                      [--tls-cert FILE --tls-key FILE] [--grace SECS] [--max-sessions N] [sandbox options]",
+                      [--tls-cert FILE --tls-key FILE] [--grace SECS] [--max-sessions N] \
+                      [--engine auto|builtin|eval] [sandbox options]",
     help_template = HELP,
     after_help = "The token is read from --token-file, else from CONCH_TOKEN. Listening on an \
                   address other than loopback needs one. GET /readyz and /livez answer on the \
@@ -56,13 +58,20 @@ pub struct Args {
     #[arg(long = "max-sessions", value_name = "N", allow_hyphen_values = true)]
     max_sessions: Option<f64>,
     #[command(flatten)]
+    engine: EngineFlag,
+    #[command(flatten)]
     sandbox: SandboxFlags,
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
+    // The loop of a session whose client names none: a shell's from the
+    // server's options, a tool's (which has no such option) from the
+    // environment.
+    p.engine.export();
     let mut opts = ServeOptions {
         grace: interval_option("grace", p.grace, TimeUnit::Seconds).map_err(|e| e.to_string())?,
         sandbox: p.sandbox.policy()?,
+        engine: p.engine.choice(),
         // A file request under a sandbox runs in this binary, started
         // inside the sandbox (`conch files-helper`).
         files_helper: std::env::current_exe().ok(),

@@ -25,13 +25,15 @@ use conch_core::tool::{BashTool, BashToolConfig, JobTool};
 use rmcp::ServiceExt;
 
 use crate::args::HELP;
+use crate::engine_flag::EngineFlag;
 use crate::sandbox_flags::SandboxFlags;
 use crate::tool_flags::ToolFlags;
 
 /// Serve the bash and job tools over MCP on stdin/stdout
 #[derive(clap::Args)]
 #[command(
-    override_usage = "conch mcp [--cwd DIR] [--artifacts DIR] [--tools a,b] [--interceptor FILE] [sandbox options]",
+    override_usage = "conch mcp [--cwd DIR] [--artifacts DIR] [--tools a,b] [--interceptor FILE] \
+                      [--engine auto|builtin|eval] [sandbox options]",
     help_template = HELP,
     after_help = "Client configuration, e.g.: {\"mcpServers\": {\"conch\": {\"command\": \"conch\", \
                   \"args\": [\"mcp\", \"--cwd\", \"/path/to/project\"]}}}"
@@ -43,10 +45,15 @@ pub struct Args {
     #[command(flatten)]
     tool: ToolFlags,
     #[command(flatten)]
+    engine: EngineFlag,
+    #[command(flatten)]
     sandbox: SandboxFlags,
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
+    // The tools' sessions take no `engine` option: the flag reaches them
+    // as `CONCH_ENGINE`, set before any thread starts.
+    p.engine.export();
     let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let mut config = BashToolConfig::new(match p.cwd {
         Some(dir) => host_cwd.join(dir),

@@ -25,6 +25,10 @@
 //!   on threads of their own as polls do;
 //! - a `bash` request may carry `yieldAfter` (seconds): a command still
 //!   running then goes on as a job, its `data.backgrounded` the job's id;
+//! - `{"id": …, "type": "engine"}`, in its turn after the `bash` requests
+//!   before it, `data` `{"engine": "builtin" | "eval"}`: the loop the
+//!   session's bash runs (`--engine` chooses it; the bash is started for
+//!   the answer if no request started it yet);
 //! - when a job ends the server writes the event `{"type": "job_exit",
 //!   …JobInfo (camelCase)}`; at the end of the server, after the ends of
 //!   the jobs it killed, and never after its last line.
@@ -67,10 +71,13 @@ use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions};
 use conch_core::sync::lock;
 use conch_core::tool::BashSessionConfig;
 use conch_core::wire::camel_case;
-use conch_core::{CancelToken, Error, JobExitHook, JobId, JobInfo, JobOptions, PollOptions};
+use conch_core::{
+    CancelToken, EngineChoice, Error, JobExitHook, JobId, JobInfo, JobOptions, PollOptions,
+};
 use serde_json::{Value, json};
 
 use crate::args::HELP;
+use crate::engine_flag::EngineFlag;
 use crate::paths::default_artifacts_dir;
 use crate::requests::{Next, Requests};
 use crate::sandbox_flags::SandboxFlags;
@@ -82,7 +89,7 @@ use request::{Request, error_reply, read_request};
 /// Serve bash over JSON lines on stdin/stdout
 #[derive(clap::Args)]
 #[command(
-    override_usage = "conch rpc [--cwd DIR] [--artifacts DIR] [sandbox options]",
+    override_usage = "conch rpc [--cwd DIR] [--artifacts DIR] [--engine auto|builtin|eval] [sandbox options]",
     help_template = HELP,
     after_help = "\
 Requests, one per line:
@@ -92,6 +99,7 @@ Requests, one per line:
   {\"id\":4,\"type\":\"job_poll\",\"job\":1,\"wait\":10,\"until\":\"ready\",\"maxBytes\":4096,\"cursor\":0}
   {\"id\":5,\"type\":\"job_start\",\"command\":\"npm run dev\",\"pty\":{\"cols\":80,\"rows\":24}}
   {\"id\":6,\"type\":\"job_write\",\"job\":2,\"data\":\"y\\n\"}  (also job_close_stdin, job_key, job_signal, job_kill)
+  {\"id\":7,\"type\":\"engine\"}  (data {\"engine\":\"builtin\"} or \"eval\": the loop bash runs)
 Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}, {\"type\":\"job_exit\",\"job\":2,…}; replies
 {\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}."
 )]
@@ -107,6 +115,8 @@ pub struct Args {
     #[arg(long)]
     drain: bool,
     #[command(flatten)]
+    engine: EngineFlag,
+    #[command(flatten)]
     sandbox: SandboxFlags,
 }
 
@@ -119,6 +129,8 @@ enum Job {
     },
     /// `job_start`: in its turn, after the commands before it.
     Start { id: Value, opts: JobOptions },
+    /// `engine`: in its turn too (the first run's start-up answers it).
+    Engine { id: Value },
     /// A reply that must keep its place in the order.
     Reply(Value),
 }
@@ -129,6 +141,7 @@ enum Job {
 /// requests for jobs need it).
 struct Session {
     config: BashSessionConfig,
+    engine: EngineChoice,
     /// Where the `job_exit` events go.
     out: Out,
     exits: Arc<Exits>,
@@ -199,10 +212,12 @@ impl Session {
         cwd: Option<PathBuf>,
         artifacts_dir: PathBuf,
         sandbox: Option<Sandbox>,
+        engine: EngineChoice,
         out: Out,
     ) -> Session {
         Session {
             out,
+            engine,
             exits: Arc::default(),
             config: BashSessionConfig {
                 cwd,
@@ -231,6 +246,7 @@ impl Session {
             snapshot: c.snapshot.clone(),
             prefix: c.prefix.clone(),
             sandbox: c.sandbox.clone(),
+            engine: self.engine,
             artifacts: Some(ArtifactStore::for_option(c.artifacts_dir.clone())?),
             on_job_exit: Some(JobExitHook::new({
                 let (out, exits) = (self.out, self.exits.clone());
@@ -419,6 +435,7 @@ pub fn main(p: Args) -> Result<i32, String> {
         p.cwd,
         p.artifacts.unwrap_or_else(default_artifacts_dir),
         sandbox,
+        p.engine.choice(),
         out,
     ));
     let mut polls = Polls::default();
@@ -465,6 +482,7 @@ pub fn main(p: Args) -> Result<i32, String> {
                 Job::Bash { id, run, cancel }
             }
             Ok(Request::Start { id, opts }) => Job::Start { id, opts },
+            Ok(Request::Engine { id }) => Job::Engine { id },
             Ok(Request::Abort { id }) => {
                 if let Some(oldest) = lock(&pending).front() {
                     oldest.cancel();
@@ -563,6 +581,12 @@ fn run_jobs(
                 out.send(&match session.shell().and_then(|shell| shell.start(opts)) {
                     Ok(job) => success("job_start", &id, json!({ "job": job })),
                     Err(e) => error_reply(&id, Some("job_start"), &e.to_string()),
+                });
+            }
+            Job::Engine { id } => {
+                out.send(&match session.shell().and_then(|shell| shell.engine()) {
+                    Ok(engine) => success("engine", &id, json!({ "engine": engine.as_str() })),
+                    Err(e) => error_reply(&id, Some("engine"), &e.to_string()),
                 });
             }
             Job::Bash { id, run, cancel } => {

@@ -29,6 +29,9 @@ pub(super) enum Request {
     JobList {
         id: Value,
     },
+    Engine {
+        id: Value,
+    },
     JobCall {
         id: Value,
         job: JobId,
@@ -65,6 +68,7 @@ pub(super) fn read_request(line: &[u8]) -> Result<Request, Value> {
         }
         Some("abort_bash") => Ok(Request::Abort { id }),
         Some("job_list") => Ok(Request::JobList { id }),
+        Some("engine") => Ok(Request::Engine { id }),
         Some(
             name @ ("job_poll" | "job_write" | "job_close_stdin" | "job_key" | "job_signal"
             | "job_kill"),

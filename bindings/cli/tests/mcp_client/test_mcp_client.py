@@ -129,6 +129,19 @@ def test_calls_give_the_tools_texts(project):
     anyio.run(main)
 
 
+def test_the_engine_flag_chooses_the_loop_of_the_tools_session(project):
+    # The eval loop's traps are the session's, which `trap -p` lists; the
+    # loop builtin's commands see none of them.
+    async def main(engine: str) -> str:
+        async with client(project, "--engine", engine) as session:
+            r = await session.call_tool("bash", {"command": "trap -p"})
+            assert not r.is_error, text_of(r)
+            return text_of(r)
+
+    assert "__conch" not in anyio.run(main, "builtin")
+    assert "__conch" in anyio.run(main, "eval")
+
+
 def test_timeout_kills_and_says_so(project):
     async def main():
         async with client(project) as session:

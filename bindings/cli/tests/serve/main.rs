@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod engine;
 mod faults;
 mod files;
 mod jobs;
