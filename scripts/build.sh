@@ -2,9 +2,12 @@
 # The one release build every face is tested from and every package is made
 # of: the Node addon (`npm run build`, which also writes index.js and
 # index.d.ts), the Python wheel (maturin, installed into .venv), libconch
-# (.so and .a) and the conch CLI. Installs the build and test tools first:
-# the pinned Python packages into .venv, the pinned napi CLI with `npm ci`,
-# valgrind, g++, pkg-config, Vim and nano from Debian when missing.
+# (.so and .a), the conch CLI, and the loop builtin conch-loop.so (builtin/,
+# a separate GPL-3.0-or-later component bash loads: docs/licences.md) beside
+# each face's code, where the core looks for it. Installs the build and test
+# tools first: the pinned Python packages into .venv, the pinned napi CLI
+# with `npm ci`, valgrind, g++, pkg-config, Vim and nano from Debian when
+# missing.
 # workspace-hack/ gives every one of those builds the same dependency
 # features, so each dependency and conch-core compile once (checked by
 # scripts/check-features.sh). Prints where each artifact is.
@@ -37,6 +40,18 @@ if [ "$(uname -s)" = Linux ]; then
   fi
 fi
 
+echo "== build: the loop builtin (conch-loop.so), beside each face's code"
+# One build (builtin/Makefile, which knows macOS's flags) into the release
+# directory, beside libconch and the conch CLI; copies beside the Node addon
+# and into the Python package, where maturin takes it into the wheel (an
+# `include` of pyproject.toml: *.so is gitignored), with its licence text
+# among the wheel's licence files. The copies are gitignored.
+mkdir -p "$RELEASE_DIR"
+make -s -C builtin OUT="$RELEASE_DIR"
+cp "$RELEASE_DIR/conch-loop.so" bindings/node/conch-loop.so
+cp "$RELEASE_DIR/conch-loop.so" bindings/python/python/conch/conch-loop.so
+cp builtin/LICENSE bindings/python/LICENSE-GPL-3.0
+
 echo "== build: the Node addon (release)"
 (cd bindings/node && npm run --silent build)
 
@@ -46,9 +61,13 @@ rm -rf "$WHEEL_DIR"
 (cd bindings/python && PYO3_PYTHON="$VENV/bin/python" "$VENV/bin/maturin" build --release --locked \
   --target "$TRIPLE" --strip --interpreter "$VENV/bin/python" --out "$WHEEL_DIR" --quiet)
 "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$WHEEL_DIR"/conch-"$VERSION"-*.whl
+"$VENV/bin/python" -c 'import conch, pathlib, sys
+loop = pathlib.Path(conch.__file__).with_name("conch-loop.so")
+sys.exit(None if loop.is_file() else f"the wheel installed into .venv lacks {loop}")'
 
 echo "== build: libconch and the conch CLI (release)"
 cargo build --release --locked --target "$TRIPLE" -p conch-ffi -p conch-cli
 
 echo "== build: done"
-ls -1 "$WHEEL_DIR"/*.whl bindings/node/conch.*.node "$RELEASE_DIR"/{"$SHLIB",libconch.a,conch}
+ls -1 "$WHEEL_DIR"/*.whl bindings/node/conch.*.node bindings/node/conch-loop.so \
+  "$RELEASE_DIR"/{"$SHLIB",libconch.a,conch,conch-loop.so}
