@@ -11,6 +11,11 @@
 #                                              linux or macos; arch: x64 or
 #                                              arm64: conch-<v>-linux-x64 on
 #                                              Linux x86_64)
+# Each carries conch-loop.so, the loop builtin (builtin/: a separate
+# GPL-3.0-or-later program bash loads, never linked into conch), beside the
+# code that looks for it, and its licence as LICENSE-GPL-3.0 next to
+# LICENSE-MIT and LICENSE-APACHE (docs/licences.md): the wheel and the
+# platform npm package beside the native module, the C tarball in lib/.
 # Needs only what scripts/test.sh needs (Rust, Python >= 3.10 with pip,
 # Node 20 with npm, a C compiler, pkg-config). Exits non-zero on any
 # failure.
@@ -47,19 +52,20 @@ C_NAME="conch-$VERSION-$C_OS-$C_ARCH"
 C_DIR="$OUT/$C_NAME"
 mkdir -p "$C_DIR/bin" "$C_DIR/lib/pkgconfig" "$C_DIR/include"
 cp "$RELEASE_DIR/conch" "$C_DIR/bin/"
-cp "$RELEASE_DIR/$LIB" "$RELEASE_DIR/libconch.a" "$C_DIR/lib/"
+cp "$RELEASE_DIR/$LIB" "$RELEASE_DIR/libconch.a" "$RELEASE_DIR/conch-loop.so" "$C_DIR/lib/"
 # The release profile keeps line tables for backtraces; a package does not.
-"${STRIP[@]}" "$C_DIR/bin/conch" "$C_DIR/lib/$LIB" "$C_DIR/lib/libconch.a"
+"${STRIP[@]}" "$C_DIR/bin/conch" "$C_DIR/lib/$LIB" "$C_DIR/lib/libconch.a" "$C_DIR/lib/conch-loop.so"
 if [ "$C_OS" = macos ]; then
   # A dylib's install name is the path it was linked at (the build tree's
   # deps/): name it @rpath/ so programs find it by their rpath, as the
   # pkg-config check below links them. Editing a Mach-O voids its ad-hoc
-  # signature, which arm64 macOS requires: sign both again.
+  # signature, which arm64 macOS requires: sign the three again.
   install_name_tool -id "@rpath/$LIB" "$C_DIR/lib/$LIB"
-  codesign --force --sign - "$C_DIR/bin/conch" "$C_DIR/lib/$LIB"
+  codesign --force --sign - "$C_DIR/bin/conch" "$C_DIR/lib/$LIB" "$C_DIR/lib/conch-loop.so"
 fi
 cp include/conch.h "$C_DIR/include/"
 cp LICENSE-MIT LICENSE-APACHE "$C_DIR/"
+cp builtin/LICENSE "$C_DIR/LICENSE-GPL-3.0"
 # Relocatable: paths relative to the .pc file, wherever the tree is unpacked.
 sed -e 's|@LIBDIR@|${pcfiledir}/..|' -e 's|@INCLUDEDIR@|${pcfiledir}/../../include|' \
   -e "s|@VERSION@|$VERSION|" ffi/conch.pc.in >"$C_DIR/lib/pkgconfig/conch.pc"
@@ -91,10 +97,14 @@ fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n')
 EOF
 (cd "$NODE_STAGE/conch" && "$ROOT/bindings/node/node_modules/.bin/napi" create-npm-dirs --npm-dir npm >/dev/null)
 PLATFORM="$NODE_STAGE/conch/npm/linux-x64-gnu"
-cp bindings/node/conch.linux-x64-gnu.node LICENSE-MIT LICENSE-APACHE "$PLATFORM/"
-"${STRIP[@]}" "$PLATFORM/conch.linux-x64-gnu.node"
+# The loop builtin beside the addon, where the core looks for it, and its
+# licence: the platform package holds all the native code.
+cp bindings/node/conch.linux-x64-gnu.node bindings/node/conch-loop.so LICENSE-MIT LICENSE-APACHE "$PLATFORM/"
+cp builtin/LICENSE "$PLATFORM/LICENSE-GPL-3.0"
+"${STRIP[@]}" "$PLATFORM/conch.linux-x64-gnu.node" "$PLATFORM/conch-loop.so"
 node -e 'const fs = require("fs"); const f = process.argv[1]; const p = JSON.parse(fs.readFileSync(f, "utf8"));
-  p.files.push("LICENSE-MIT", "LICENSE-APACHE"); fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' "$PLATFORM/package.json"
+  p.files.push("conch-loop.so", "LICENSE-MIT", "LICENSE-APACHE", "LICENSE-GPL-3.0")
+  fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' "$PLATFORM/package.json"
 (cd "$NODE_STAGE/conch" && rm -rf npm/*/README.md && mv npm "$NODE_STAGE/npm" &&
   npm pack --silent --pack-destination "$OUT" >/dev/null)
 (cd "$NODE_STAGE/npm/linux-x64-gnu" && npm pack --silent --pack-destination "$OUT" >/dev/null)
@@ -116,6 +126,32 @@ for licence in LICENSE-MIT LICENSE-APACHE; do
     { echo "the C tarball lacks $licence"; exit 1; }
 done
 
+echo "== package: the loop builtin and its licence (GPL-3.0-or-later) beside each native module"
+# package_has DESCRIPTION LISTING PATH...: the listing (one name a line) has
+# each path.
+package_has() {
+  local what=$1 listing=$2 path
+  shift 2
+  for path in "$@"; do
+    grep -x -- "$path" <<<"$listing" >/dev/null || { echo "$what lacks $path"; exit 1; }
+  done
+}
+WHEEL_FILES=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' \
+  "$OUT"/conch-"$VERSION"-*.whl)
+WHEEL_EXT=$(grep -x 'conch/_conch\..*so' <<<"$WHEEL_FILES") || { echo "the wheel has no conch/_conch extension"; exit 1; }
+package_has "the wheel (beside $WHEEL_EXT)" "$WHEEL_FILES" conch/conch-loop.so \
+  "conch-$VERSION.dist-info/licenses/LICENSE-GPL-3.0"
+package_has "the npm platform package" "$(tar -tzf "$OUT"/conch-linux-x64-gnu-"$VERSION".tgz)" \
+  package/conch.linux-x64-gnu.node package/conch-loop.so package/LICENSE-GPL-3.0
+package_has "the C tarball" "$(tar -tzf "$OUT/$C_NAME.tar.gz")" \
+  "$C_NAME/lib/$LIB" "$C_NAME/lib/conch-loop.so" "$C_NAME/LICENSE-GPL-3.0"
+# conch's own licence stays conch's: the builtin's is beside it, not in it.
+python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+sys.exit(None if "License-Expression: MIT OR Apache-2.0" in meta.splitlines() else "the wheel: not MIT OR Apache-2.0")' \
+  "$OUT"/conch-"$VERSION"-*.whl
+
 echo "== install: a PATH with no cargo or rustc"
 # Only the directories of the tools a user of the packages has.
 CLEAN_PATH=/usr/local/sbin:/usr/sbin:/sbin:/bin
@@ -129,7 +165,38 @@ for tool in cargo rustc; do
 done
 TRY="$OUT/try"
 mkdir -p "$TRY"
-in_clean() { env -u CARGO_HOME -u RUSTUP_HOME -u VIRTUAL_ENV PATH="$CLEAN_PATH" "$@"; }
+# CONCH_LOOP_BUILTIN would name a builtin other than the package's.
+in_clean() { env -u CARGO_HOME -u RUSTUP_HOME -u VIRTUAL_ENV -u CONCH_LOOP_BUILTIN PATH="$CLEAN_PATH" "$@"; }
+
+# Which loop an installed package's sessions run, and whose conch-loop.so.
+# LOOP_COMMANDS are given to a probe, which runs each in one session and
+# prints its output: bash's syntax error names `-c` under the builtin
+# (`eval` under the eval loop), and /proc/$$/maps names the conch-loop.so
+# the session's bash loaded (Linux), which must be the package's own (the
+# build tree's copy, the core's last resort, is on this machine too).
+# shellcheck disable=SC2016 # expanded by the session's bash
+LOOP_COMMANDS=('if then' 'grep -o "/.*/conch-loop\.so$" /proc/$$/maps | sort -u')
+# runs_builtin WHAT CWD DIR PROBE...: the probe, run in CWD, runs the loop
+# builtin from DIR: with CONCH_ENGINE=builtin (no session starts without
+# it) and with CONCH_ENGINE unset (the default, auto: the builtin where it
+# is found).
+runs_builtin() {
+  local what=$1 cwd=$2 dir=$3 engine output loaded
+  shift 3
+  for engine in builtin unset; do
+    local choice=(-u CONCH_ENGINE)
+    [ "$engine" = unset ] || choice=(CONCH_ENGINE="$engine")
+    # The status is the probe's last command's; the output is what counts.
+    output=$(cd "$cwd" && in_clean env "${choice[@]}" "$@" "${LOOP_COMMANDS[@]}" 2>&1) || true
+    grep -F 'bash: -c: line 1: syntax error' <<<"$output" >/dev/null ||
+      { echo "$what, CONCH_ENGINE $engine: not the loop builtin:"; echo "$output"; exit 1; }
+    [ "$C_OS" = linux ] || continue
+    loaded=$(grep -o '/.*/conch-loop\.so$' <<<"$output" || true)
+    [ "$loaded" = "$(realpath "$dir")/conch-loop.so" ] ||
+      { echo "$what, CONCH_ENGINE $engine: bash loaded ${loaded:-no conch-loop.so}, not $dir/conch-loop.so"; exit 1; }
+  done
+  echo "-- $what: the loop builtin, its own conch-loop.so"
+}
 
 echo "-- python: a fresh venv, pip install the wheel, the examples"
 in_clean python3 -m venv "$TRY/venv"
@@ -140,6 +207,12 @@ for example in examples/python/*.py; do
   echo "-- $example"
   (cd "$TRY" && in_clean "$TRY/venv/bin/python" "$ROOT/$example" >/dev/null)
 done
+PY_EXT_DIR=$(cd "$TRY" && in_clean "$TRY/venv/bin/python" -c 'import os, conch._conch; print(os.path.dirname(conch._conch.__file__))')
+runs_builtin "python: the wheel's conch.Shell" "$TRY" "$PY_EXT_DIR" "$TRY/venv/bin/python" -c '
+import sys, conch
+with conch.Shell() as shell:
+    for command in sys.argv[1:]:
+        print(shell.run(command).output)'
 
 echo "-- node: npm install the tarballs into an empty directory, the examples"
 mkdir -p "$TRY/node"
@@ -160,6 +233,13 @@ done
 NODE_VERSION=$(cd "$TRY/node" && in_clean node -p \
   'const c = require("conch"); if (typeof c.Shell !== "function") throw new Error("no Shell"); require("conch/package.json").version')
 [ "$NODE_VERSION" = "$VERSION" ] || { echo "the npm package is $NODE_VERSION"; exit 1; }
+runs_builtin "node: the npm packages' Shell" "$TRY/node" "$TRY/node/node_modules/conch-linux-x64-gnu" node -e '
+const { Shell } = require("conch")
+;(async () => {
+  const shell = new Shell()
+  for (const command of process.argv.slice(1)) console.log((await shell.run({ command })).output)
+  shell.close()
+})()'
 
 echo "-- c: unpack the tarball, build the example with pkg-config only"
 tar -C "$TRY" -xzf "$OUT/$C_NAME.tar.gz"
@@ -178,6 +258,44 @@ CLI_VERSION=$(in_clean "$C_TREE/bin/conch" --version)
 [ "$C_VERSION" = "$VERSION" ] || { echo "conch_version() is $C_VERSION"; exit 1; }
 [ "$CLI_VERSION" = "conch $VERSION" ] || { echo "conch --version is $CLI_VERSION"; exit 1; }
 in_clean "$C_TREE/bin/conch" run -- 'echo packaged' | grep -qx packaged
+# The CLI finds lib/conch-loop.so from bin/, libconch beside itself. The
+# CLI's session is `conch rpc`'s: `conch run` (the bash tool) gives every
+# command a cwd of its own, and a run with a cwd goes through `eval` under
+# either loop (its syntax errors name `eval`).
+runs_builtin "c: the tarball's bin/conch rpc" "$TRY" "$C_TREE/lib" python3 -c '
+import json, subprocess, sys
+requests = "".join(json.dumps({"id": i, "type": "bash", "command": c}) + "\n" for i, c in enumerate(sys.argv[2:]))
+replies = subprocess.run([sys.argv[1], "rpc", "--drain"], input=requests, capture_output=True, text=True).stdout
+for line in replies.splitlines():
+    reply = json.loads(line)
+    if reply["type"] == "response":
+        print((reply.get("data") or {}).get("output", line))' "$C_TREE/bin/conch"
+cat >"$TRY/loop.c" <<'EOF'
+#include <conch.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  conch_shell_options opts = {0};
+  conch_shell *sh = conch_shell_new(&opts);
+  if (sh == NULL) { fprintf(stderr, "conch_shell_new: %s\n", conch_last_error()); return 1; }
+  for (int i = 1; i < argc; i++) {
+    conch_run_options run = {0};
+    run.command = argv[i];
+    conch_bash_result *r = NULL;
+    if (conch_shell_run(sh, &run, NULL, NULL, &r) != CONCH_OK) {
+      fprintf(stderr, "conch_shell_run: %s\n", conch_last_error());
+      return 1;
+    }
+    puts(r->output);
+    conch_bash_result_free(r);
+  }
+  conch_shell_free(sh);
+  return 0;
+}
+EOF
+# shellcheck disable=SC2046
+in_clean cc -std=c11 -Wall -Werror "$TRY/loop.c" $(in_clean pkg-config --cflags --libs conch) \
+  -Wl,-rpath,"$(in_clean pkg-config --variable=libdir conch)" -o "$TRY/loop"
+runs_builtin "c: the tarball's libconch" "$TRY" "$C_TREE/lib" "$TRY/loop"
 
 rm -rf "$TRY"
 echo "== package: conch $VERSION: wheel, npm tarballs and C tarball installed and ran without a Rust toolchain"
