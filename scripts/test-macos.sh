@@ -11,7 +11,10 @@
 #
 # scripts/build.sh and scripts/test-c.sh run here as they are (each
 # does what differs on macOS: no apt-get, libconch.dylib, `nm -gU`, no
-# valgrind). Left to the Linux test command (scripts/test.sh), and why:
+# valgrind). The build's loop builtin, conch-loop.so (builtin/Makefile links
+# it with -dynamiclib -undefined dynamic_lookup on macOS), goes beside
+# libconch.dylib and the CLI, beside the Node addon and into the wheel, as
+# on Linux; the suites run on it (checked below). Left to the Linux test command (scripts/test.sh), and why:
 #   - fmt, scripts/check-features.sh, scripts/check-docs.py: the same on
 #     every platform;
 #   - the Ray suite (scripts/test-ray.sh): it runs in a Linux network
@@ -105,6 +108,12 @@ if [ -z "${CONCH_BUILT:-}" ]; then
   [ ${#failed[@]} = 0 ] || { echo "FAILED: the build" >&2; exit 1; }
 fi
 export CONCH_BUILT=1
+# The loop builtin beside each face's code (scripts/build.sh): without it
+# every suite would run the eval loop only.
+for built in "$RELEASE_DIR/conch-loop.so" bindings/node/conch-loop.so \
+  bindings/python/python/conch/conch-loop.so; do
+  [ -f "$built" ] || { echo "no $built: run scripts/build.sh" >&2; exit 1; }
+done
 # clippy sees the macOS code nowhere else (scripts/check-foreign.sh only
 # type-checks it).
 step "rust: clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
