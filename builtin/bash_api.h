@@ -49,6 +49,7 @@ typedef struct variable SHELL_VAR;
 
 /* builtins/common.h: parse_and_execute and its flags */
 extern int parse_and_execute(char *, const char *, int);
+#define SEVAL_NONINT 0x001
 #define SEVAL_NOHIST 0x004
 #define SEVAL_RESETLINE 0x010
 
@@ -59,6 +60,9 @@ extern void top_level_cleanup(void);
 extern void sh_exit(int) __attribute__((__noreturn__));
 extern void exit_shell(int) __attribute__((__noreturn__));
 extern char *dist_version;
+/* 2 while bash runs its `-c` string: it then execs a last simple command
+   in its own place instead of forking it. */
+extern int startup_state;
 /* The codes of a jump to top_level (shell.h). */
 #define NOT_JUMPED 0
 #define DISCARD 2
@@ -70,12 +74,16 @@ extern volatile int last_command_exit_value;
 extern void clear_unwind_protect_list(int);
 
 /* trap.h */
-extern int run_exit_trap(void);
+extern char *trap_list[];
+#define EXIT_TRAP 0
 extern int signal_is_trapped(int);
 extern void restore_default_signal(int);
 
-/* jobs.h */
+/* jobs.h (a bash built with job control: nojobs.c has no
+   cleanup_the_pipeline, and the load function refuses such a bash) */
 extern void wait_sigint_cleanup(void);
+extern void stop_making_children(void);
+extern void cleanup_the_pipeline(void);
 
 /* variables.h */
 extern SHELL_VAR *bind_variable(const char *, char *, int);

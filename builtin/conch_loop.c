@@ -17,6 +17,8 @@
  *
  * It never returns: it is bash's top level from its first call until bash
  * exits or execs. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,7 +41,10 @@ static int sig_even, sig_odd;
 static pid_t loop_pid;
 static char *exec_name, *exec_shell, *exec_boot;
 
-/* The parity of the run whose command runs (-1: none), of the next run,
+#define NO_PARITY 2
+
+/* The parity of the run whose command runs (-1: none), of the next run
+   (NO_PARITY between a run's start and its report),
    and whether an unwind signal skips the next command or is unwinding the
    current one. Written by the signal handlers. */
 static volatile sig_atomic_t cmd_parity = -1, next_parity = 1, skip_next, unwinding;
@@ -111,9 +116,15 @@ static int write_full(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-/* `fd` moved to a close-on-exec descriptor at HIDDEN_FDS or above. */
+/* `fd` moved to a close-on-exec descriptor at HIDDEN_FDS or above; where
+   the limit of open files is lower (a command's `ulimit -n`), kept where
+   it is, close-on-exec. */
 static int hide(int fd) {
   int high = fcntl(fd, F_DUPFD_CLOEXEC, HIDDEN_FDS);
+  if (high < 0) {
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+  }
   close(fd);
   return high;
 }
@@ -136,12 +147,73 @@ static int report(int status, int exiting) {
   return 0;
 }
 
+/* Sets the parities the unwind handler compares with, with the unwind
+   signals held so it never sees one without the other; a command starts
+   with an unwind meant for it that came too late to skip it. */
+static void set_parities(int command, int next) {
+  sigset_t unwind, old;
+  sigemptyset(&unwind);
+  sigaddset(&unwind, sig_even);
+  sigaddset(&unwind, sig_odd);
+  sigprocmask(SIG_BLOCK, &unwind, &old);
+  if (command >= 0 && skip_next) {
+    /* The run's signal came after the loop checked for one: its command
+       is abandoned at bash's first check. */
+    skip_next = 0;
+    unwinding = 1;
+    interrupt_state = 1;
+  }
+  cmd_parity = command;
+  next_parity = next;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* After a command an unwind ended (or one that came as it ended): bash
+   tidied as at its top level, and nothing of the unwind is left for the
+   next command. An unwind between a fork and its wait leaves the pipeline
+   half made: the next command would wait for its (killed) process first. */
+static void settle_unwind(void) {
+  interrupt_state = 0;
+  if (!unwinding) return;
+  top_level_cleanup();
+  cleanup_the_pipeline();
+  stop_making_children();
+  unwinding = 0;
+}
+
+static void exit_session(int status) __attribute__((noreturn));
+
+/* Runs the EXIT trap a command set, when the command ends, as bash runs
+   one when a `bash -c` ends: `$?` is the command's status, and the trap is
+   gone after it. An `exit` in it ends the session with its status; an
+   interrupt ends the trap. Returns the command's status. */
+static int run_command_exit_trap(int status) {
+  if (!signal_is_trapped(EXIT_TRAP) || !trap_list[EXIT_TRAP]) return status;
+  /* parse_and_execute frees its string; taking the trap away frees bash's. */
+  char *text = strdup(trap_list[EXIT_TRAP]);
+  restore_default_signal(EXIT_TRAP);
+  if (!text) return status;
+  sigjmp_buf saved;
+  memcpy(&saved, &top_level, sizeof saved);
+  last_command_exit_value = status;
+  int code = sigsetjmp(top_level, 0);
+  if (code != NOT_JUMPED && getpid() != loop_pid) exit_shell(last_command_exit_value);
+  if (code == NOT_JUMPED) {
+    parse_and_execute(text, "exit trap", SEVAL_NONINT | SEVAL_NOHIST | SEVAL_RESETLINE);
+  } else if (code != DISCARD && !unwinding) {
+    memcpy(&top_level, &saved, sizeof saved);
+    exit_session(last_command_exit_value);
+  }
+  memcpy(&top_level, &saved, sizeof saved);
+  last_command_exit_value = status;
+  return status;
+}
+
 /* A command's `exit` (or `set -e`): its EXIT trap runs, the exit record
    goes out, and a fresh bash takes this one's place on the same
    descriptors, as conch's eval loop does. */
-static void exit_session(int status) __attribute__((noreturn));
 static void exit_session(int status) {
-  if (signal_is_trapped(0)) status = run_exit_trap();
+  status = run_command_exit_trap(status);
   if (report(status, 1) < 0) sh_exit(status);
   dup2(proto, 63);
   dup2(status_fd, 62);
@@ -153,11 +225,11 @@ static void exit_session(int status) {
   sh_exit(status);
 }
 
-/* Runs `text` at top level, as `bash -c` input named `name`; returns its
-   status. */
-static int run_text(const char *text, const char *name) {
+/* Runs `text` at top level: a command as `bash -c` input, or a script of
+   conch's. Returns its status. */
+static int run_text(const char *text, int command) {
+  const char *name = command ? "-c" : "conch";
   sigjmp_buf saved;
-  sigset_t unwind, old;
   int status;
   /* parse_and_execute frees the string it is given. */
   char *copy = strdup(text);
@@ -166,17 +238,11 @@ static int run_text(const char *text, const char *name) {
   int level = indirection_level;
   indirection_level = 0;
   last_command_exit_value = 0;
-  unwinding = 0;
   /* A throw out of wait_for leaves its SIGINT handler (and bash's note of
      the one to restore) behind: ours again, before every command. */
   wait_sigint_cleanup();
   handle(SIGINT, on_sigint);
-  sigemptyset(&unwind);
-  sigaddset(&unwind, sig_even);
-  sigaddset(&unwind, sig_odd);
-  sigprocmask(SIG_BLOCK, &unwind, &old);
-  cmd_parity = next_parity;
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  set_parities(next_parity, NO_PARITY);
   int code = sigsetjmp(top_level, 0);
   if (code != NOT_JUMPED && getpid() != loop_pid) {
     /* A subshell of the command ended (`( exit 3 )`): it exits, as in bash. */
@@ -188,19 +254,19 @@ static int run_text(const char *text, const char *name) {
     status = last_command_exit_value;
   } else {
     /* `exit`, `set -e`, `set -n` ended the shell's input. */
-    cmd_parity = -1;
+    set_parities(-1, NO_PARITY);
     memcpy(&top_level, &saved, sizeof saved);
     indirection_level = level;
     exit_session(last_command_exit_value);
   }
-  cmd_parity = -1;
-  interrupt_state = 0;
   memcpy(&top_level, &saved, sizeof saved);
+  settle_unwind();
+  /* The command's EXIT trap, while an unwind meant for this run can still
+     end it. A script of conch's runs it itself (`conch_loop exit-trap`). */
+  if (command) status = run_command_exit_trap(status);
+  set_parities(-1, NO_PARITY);
+  settle_unwind();
   indirection_level = level;
-  if (unwinding) {
-    top_level_cleanup();
-    unwinding = 0;
-  }
   return status;
 }
 
@@ -209,14 +275,25 @@ static int run_text(const char *text, const char *name) {
    and status descriptors at their protocol numbers, 60 and 62. Returns
    its status; a release does not return. */
 static int run_script(const char *text) {
-  if (skip_next) bind_variable("__conch_ab", "1", 0);
+  if (skip_next) {
+    /* Abandoned before it started: its command part is skipped. */
+    next_parity = NO_PARITY;
+    bind_variable("__conch_ab", "1", 0);
+  }
   skip_next = 0;
   dup2(out, 60);
   dup2(status_fd, 62);
   dup2(devnull, 1);
   dup2(devnull, 2);
-  int status = run_text(text, "conch");
+  int status = run_text(text, 0);
   unbind_variable("__conch_ab");
+  /* A script with a cwd keeps the command's status there (its last step,
+     going back to the session's directory, has its own). */
+  const char *kept = get_string_value("__conch_s");
+  if (kept) {
+    status = atoi(kept);
+    unbind_variable("__conch_s");
+  }
   if (fcntl(60, F_GETFD) < 0) {
     /* Released: the command went to the background as a job. Let go of
        the pipes and wait for the end of input. */
@@ -237,6 +314,12 @@ static int run_script(const char *text) {
 }
 
 static int conch_loop_builtin(WORD_LIST *list) {
+  /* `conch_loop exit-trap`, in a script of conch's (a run with a cwd of
+     its own): the command's EXIT trap, before bash goes back to the
+     session's directory. */
+  if (loop_pid && list && !list->next && strcmp(list->word->word, "exit-trap") == 0)
+    return run_command_exit_trap(last_command_exit_value);
+  if (loop_pid) return 2;
   char *args[5];
   for (int i = 0; i < 5; i++) {
     if (!list) return 2;
@@ -251,7 +334,7 @@ static int conch_loop_builtin(WORD_LIST *list) {
   proto = hide(63);
   status_fd = hide(62);
   out = hide(60);
-  devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  devnull = hide(open("/dev/null", O_RDWR | O_CLOEXEC));
   if (proto < 0 || status_fd < 0 || out < 0 || devnull < 0) sh_exit(1);
   loop_pid = getpid();
   handle(sig_even, on_unwind);
@@ -262,6 +345,10 @@ static int conch_loop_builtin(WORD_LIST *list) {
   clear_unwind_protect_list(0);
   parse_and_execute_level = 0;
   evalnest = sourcenest = funcnest = loop_level = 0;
+  /* Not `bash -c` any more (2): a command's last program must never take
+     bash's place. 3 is what bash gives a shell with no file or terminal
+     to read, which treats jobs as `bash -c` does. */
+  startup_state = 3;
 
   int status = READY_BUILTIN;
   char header[10], digits[9];
@@ -280,6 +367,8 @@ static int conch_loop_builtin(WORD_LIST *list) {
     payload[len] = 0;
     if (header[9] == 'p') {
       if (skip_next) {
+        /* Abandoned before it started; more signals for it change nothing. */
+        next_parity = NO_PARITY;
         skip_next = 0;
         status = 130;
         continue;
@@ -287,14 +376,9 @@ static int conch_loop_builtin(WORD_LIST *list) {
       dup2(out, 1);
       dup2(out, 2);
       bind_variable("BASH_EXECUTION_STRING", payload, 0);
-      status = run_text(payload, "-c");
+      status = run_text(payload, 1);
     } else {
       status = run_script(payload);
-    }
-    /* An EXIT trap the command set runs when it ends, as in `bash -c`. */
-    if (signal_is_trapped(0)) {
-      run_exit_trap();
-      restore_default_signal(0);
     }
     /* `set -n` stops the shell, as it ends a `bash -c`. */
     if (read_but_dont_execute) exit_session(0);
@@ -305,7 +389,16 @@ static int conch_loop_builtin(WORD_LIST *list) {
    differ, and conch then runs its eval loop. */
 int conch_loop_builtin_load(char *name) {
   static const char *const versions[] = BASH_API_VERSIONS;
+  /* bash binds functions when first called: one it lacks (a build
+     without job control) is found missing here, not mid-command. */
+  static const char *const functions[] = {
+      "parse_and_execute", "top_level_cleanup", "exit_shell", "clear_unwind_protect_list",
+      "restore_default_signal", "wait_sigint_cleanup", "stop_making_children",
+      "cleanup_the_pipeline", "bind_variable", "unbind_variable", "get_string_value",
+  };
   (void)name;
+  for (size_t i = 0; i < sizeof functions / sizeof *functions; i++)
+    if (!dlsym(RTLD_DEFAULT, functions[i])) return 0;
   for (size_t i = 0; i < sizeof versions / sizeof *versions; i++)
     if (dist_version && strcmp(dist_version, versions[i]) == 0) return 1;
   return 0;

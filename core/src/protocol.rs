@@ -121,10 +121,22 @@ pub struct Script<'a> {
     pub cwd: Option<(&'a str, &'a str)>,
     /// Variables set for this run only (names already validated).
     pub env: &'a [(String, String)],
-    /// The session's `EXIT` trap ([`exit_trap`]), to run at the end of the
-    /// command an `EXIT` trap it set (`exit_check`): for a command that
-    /// says `trap`.
-    pub exit_trap: Option<&'a str>,
+    /// How the `EXIT` trap the command set runs at its end, before bash
+    /// goes back to the session's directory.
+    pub exit_trap: Option<ExitCheck<'a>>,
+}
+
+/// How a [`Script`] runs the `EXIT` trap its command set, when the command
+/// ends, as `bash -c` runs a script's.
+#[derive(Clone, Copy)]
+pub enum ExitCheck<'a> {
+    /// The eval loop's: the session's own `EXIT` trap ([`exit_trap`]) is
+    /// put back after running the command's ([`exit_check`]); for a
+    /// command that says `trap`.
+    Eval(&'a str),
+    /// The loop builtin's: it runs the command's trap itself (`conch_loop
+    /// exit-trap`, no fork), after every command of a script.
+    Builtin,
 }
 
 impl Script<'_> {
@@ -168,8 +180,14 @@ impl Script<'_> {
         s.push_str("eval \"$BASH_EXECUTION_STRING\" ");
         s.push_str(COMMAND_FDS);
         s.push_str("; done");
-        if let Some(trap) = self.exit_trap {
-            let _ = write!(s, "; {}", exit_check(trap));
+        match self.exit_trap {
+            Some(ExitCheck::Eval(trap)) => {
+                let _ = write!(s, "; {}", exit_check(trap));
+            }
+            Some(ExitCheck::Builtin) => {
+                let _ = write!(s, "; builtin conch_loop exit-trap {COMMAND_FDS}");
+            }
+            None => {}
         }
         if let Some((_, home)) = self.cwd {
             // The command's status is kept for the loop's report

@@ -47,10 +47,30 @@ fn a_failing_debug_trap_under_extdebug_ends_the_run_not_at_its_timeout() {
     let sh = crate::clean_shell();
     run(&sh, "X=1");
     let (r, took) = run(&sh, "echo before; shopt -s extdebug; trap 'false' DEBUG");
+    if builtin_goes_on(&sh, &r, took) {
+        return;
+    }
     ends_early_and_resets(&sh, &r, took);
     assert!(r.output.ends_with("before\n"), "{:?}", r.output);
     // The state went with the bash.
     assert_eq!(run(&sh, "echo \"[${X-}]\"").0.output, "[]\n");
+}
+
+/// With the loop builtin the session has no steps of its own for the trap
+/// to skip: the run ends with its status, as under `bash -c`, and the
+/// trap, still set, skips the next command's own commands as it would the
+/// rest of a script. False with the eval loop.
+fn builtin_goes_on(sh: &Shell, r: &BashResult, took: Duration) -> bool {
+    if !crate::runs_builtin(sh) {
+        return false;
+    }
+    assert!(took < EARLY, "{took:?}");
+    assert!(!r.session_ended && !r.cancelled, "{r:?}");
+    assert_eq!(r.exit_code, Some(0));
+    let (next, took) = run(sh, "echo skipped");
+    assert!(took < EARLY, "{took:?}");
+    assert_eq!((next.output.as_str(), next.session_reset), ("", false));
+    true
 }
 
 #[test]
@@ -65,7 +85,9 @@ fn the_trap_set_after_extdebug_in_another_call_ends_that_call() {
     opts.cwd = Some("/".into());
     let started = Instant::now();
     let r = sh.run(opts, |_| {}).unwrap();
-    ends_early_and_resets(&sh, &r, started.elapsed());
+    if !builtin_goes_on(&sh, &r, started.elapsed()) {
+        ends_early_and_resets(&sh, &r, started.elapsed());
+    }
 }
 
 #[test]

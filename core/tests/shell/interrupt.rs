@@ -131,6 +131,8 @@ fn extdebug_is_as_it_was_and_a_top_level_debug_trap_stays() {
     assert_eq!(r.output, "trap -- 'n=$((n+1))' DEBUG\n");
 }
 
+/// The eval loop cannot interrupt a builtin that never runs a trap; the
+/// loop builtin can, where bash itself checks for interrupts.
 #[test]
 fn a_shell_that_cannot_come_back_ends_and_says_so() {
     let sh = shell();
@@ -143,10 +145,18 @@ fn a_shell_that_cannot_come_back_ends_and_says_so() {
         "{:?}",
         start.elapsed()
     );
-    assert!(r.session_ended, "{r:?}");
     let next = run(&sh, "pwd; echo \"[$KEPT]\"");
-    assert_eq!(next.output, "/tmp\n[]\n");
-    assert!(next.session_reset && !next.session_ended);
+    if crate::runs_builtin(&sh) {
+        // The loop builtin ends `read` where bash checks for an interrupt,
+        // between two bytes: the state is kept.
+        assert!(!r.session_ended, "{r:?}");
+        assert_eq!(next.output, "/tmp\n[1]\n");
+        assert!(!next.session_reset && !next.session_ended);
+    } else {
+        assert!(r.session_ended, "{r:?}");
+        assert_eq!(next.output, "/tmp\n[]\n");
+        assert!(next.session_reset && !next.session_ended);
+    }
 }
 
 /// bash traps the unwind signal, not SIGINT or SIGTERM: a command deaf to

@@ -61,6 +61,14 @@ fn clean_shell() -> conch_core::shell::Shell {
     .unwrap()
 }
 
+/// Whether `sh` runs the loop builtin rather than the eval loop (the test
+/// command runs this suite under each: `CONCH_ENGINE`). Where the two
+/// differ on purpose (the builtin runs a command as `bash -c` does, the
+/// eval loop as `eval` inside its loop), a test checks each its own way.
+fn runs_builtin(sh: &conch_core::shell::Shell) -> bool {
+    sh.engine().unwrap() == conch_core::Engine::Builtin
+}
+
 /// Polls `job` of `sh`, waiting at most `wait` for its output or its end.
 fn poll(
     sh: &conch_core::shell::Shell,

@@ -251,9 +251,17 @@ fn a_commands_own_descriptors_persist_and_the_sessions_numbers_are_lent() {
     assert_eq!(r.output, "0\n");
     assert_eq!(std::fs::read_to_string(&y).unwrap(), "mine\n");
     let r = run(&sh, "echo later >&63; echo $?");
-    assert_eq!(r.output, "bash: line 1: 63: Bad file descriptor\n1\n");
     assert!(!r.session_reset);
-    assert_eq!(std::fs::read_to_string(&y).unwrap(), "mine\n");
+    if crate::runs_builtin(&sh) {
+        // The session keeps none of its own at 63: the command's stays, as
+        // its `exec 3>file` does.
+        assert_eq!(r.output, "0\n");
+        assert_eq!(std::fs::read_to_string(&y).unwrap(), "mine\nlater\n");
+        run(&sh, "exec 63>&-");
+    } else {
+        assert_eq!(r.output, "bash: line 1: 63: Bad file descriptor\n1\n");
+        assert_eq!(std::fs::read_to_string(&y).unwrap(), "mine\n");
+    }
     run(&sh, "exec 3>&-");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -21,7 +21,9 @@ use crate::process::pump::Pump;
 use crate::process::stop::{Stop, Stopper};
 use crate::process::tree::{self, EscalationStep, Pid};
 use crate::process::watch::Watch;
-use crate::protocol::{self, CommandText, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusRecord};
+use crate::protocol::{
+    self, CommandText, ExitCheck, INLINE_LIMIT, Kind, SEQ_MODULUS, Script, StatusRecord,
+};
 
 use super::watchdog::{Hang, Watchdog};
 use super::{Bash, STOP_POLL};
@@ -113,13 +115,18 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
         Some(path) => CommandText::File(utf8_path(path)?),
         None => CommandText::Inline(command),
     };
-    // Only a command that says `trap` can set an `EXIT` trap of its own
-    // (or call what does); checking costs a fork (protocol::Script). The
-    // loop builtin runs a command's `EXIT` trap itself.
-    let exit_trap = (bash.engine == Engine::Eval && command.contains("trap"))
-        .then_some(bash.exit_trap.as_str());
-    let message = match (&text, cwd, env.is_empty(), exit_trap) {
-        (CommandText::Inline(cmd), None, true, None) => bash.message(Kind::Command, cmd),
+    // The loop builtin runs a command's `EXIT` trap itself. With the eval
+    // loop only a command that says `trap` can set one of its own (or call
+    // what does); checking costs a fork (protocol::Script).
+    let exit_trap = match bash.engine {
+        Engine::Builtin => Some(ExitCheck::Builtin),
+        Engine::Eval => command
+            .contains("trap")
+            .then_some(ExitCheck::Eval(&bash.exit_trap)),
+    };
+    let plain = matches!(exit_trap, None | Some(ExitCheck::Builtin));
+    let message = match (&text, cwd, env.is_empty()) {
+        (CommandText::Inline(cmd), None, true) if plain => bash.message(Kind::Command, cmd),
         _ => {
             let script = Script {
                 command: text,
