@@ -314,12 +314,20 @@ static int run_script(const char *text) {
 }
 
 static int conch_loop_builtin(WORD_LIST *list) {
-  /* `conch_loop exit-trap`, in a script of conch's (a run with a cwd of
-     its own): the command's EXIT trap, before bash goes back to the
-     session's directory. */
-  if (loop_pid && list && !list->next && strcmp(list->word->word, "exit-trap") == 0)
-    return run_command_exit_trap(last_command_exit_value);
-  if (loop_pid) return 2;
+  /* In a script of conch's (a run with a cwd or variables of its own):
+     `conch_loop run` runs the command, `$BASH_EXECUTION_STRING`, as `bash
+     -c` input; `conch_loop exit-trap` its EXIT trap, before bash goes back
+     to the session's directory. */
+  if (loop_pid) {
+    const char *what = list && !list->next ? list->word->word : "";
+    if (strcmp(what, "exit-trap") == 0) return run_command_exit_trap(last_command_exit_value);
+    const char *command = get_string_value("BASH_EXECUTION_STRING");
+    if (strcmp(what, "run") != 0 || !command) return 2;
+    char *copy = strdup(command);
+    if (!copy) return 1;
+    indirection_level = 0;
+    return parse_and_execute(copy, "-c", SEVAL_NOHIST | SEVAL_RESETLINE);
+  }
   char *args[5];
   for (int i = 0; i < 5; i++) {
     if (!list) return 2;

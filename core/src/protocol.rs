@@ -165,29 +165,41 @@ impl Script<'_> {
                 single_quote(dir)
             );
         }
-        s.push_str("for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin unset -v __conch_n && ");
+        // The loop builtin runs the command as `bash -c` input (`conch_loop
+        // run`), then its `EXIT` trap; the eval loop `eval`s it in a
+        // one-pass `for` (its `break` stays its own).
+        let builtin = matches!(self.exit_trap, Some(ExitCheck::Builtin));
+        s.push_str(match builtin {
+            true => "[[ -z ${__conch_ab-} ]] && ",
+            false => "for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin unset -v __conch_n && ",
+        });
         for (k, v) in self.env {
             let _ = write!(s, "{k}={} ", single_quote(v));
         }
-        // With variables, plain `eval`, not `builtin eval`: the run's
-        // variables are a temporary environment of this command, and
-        // `builtin eval` drops them after the first builtin the command
-        // runs. Without, `builtin eval`: a user's function named `eval`
-        // must not take the command.
+        // With variables, plain `eval`, not `builtin eval`: the run's variables are a temporary environment of this
+        // command, and `builtin eval` drops them after the first builtin
+        // the command runs. Without, `builtin eval`: a user's function
+        // named `eval` must not take the command.
         if self.env.is_empty() {
             s.push_str("builtin ");
         }
-        s.push_str("eval \"$BASH_EXECUTION_STRING\" ");
+        // bash gives a builtin's temporary environment to the commands it
+        // runs only for `eval` and `source`: with variables, the loop
+        // builtin's run goes through an `eval`.
+        s.push_str(match (builtin, self.env.is_empty()) {
+            (true, true) => "conch_loop run ",
+            (true, false) => "eval 'builtin conch_loop run' ",
+            (false, _) => "eval \"$BASH_EXECUTION_STRING\" ",
+        });
         s.push_str(COMMAND_FDS);
-        s.push_str("; done");
         match self.exit_trap {
             Some(ExitCheck::Eval(trap)) => {
-                let _ = write!(s, "; {}", exit_check(trap));
+                let _ = write!(s, "; done; {}", exit_check(trap));
             }
             Some(ExitCheck::Builtin) => {
                 let _ = write!(s, "; builtin conch_loop exit-trap {COMMAND_FDS}");
             }
-            None => {}
+            None => s.push_str("; done"),
         }
         if let Some((_, home)) = self.cwd {
             // The command's status is kept for the loop's report

@@ -80,11 +80,12 @@ pub fn read_value<T: DeserializeOwned>(
     .map_err(Refused::from)
 }
 
-/// A type error of the value of field `key`, named by the field's path
-/// (serde's text names none); other errors name their option already.
+/// A type error of the value of field `key`, or a word none of its enum's
+/// (`engine: unknown variant …`), named by the field's path (serde's text
+/// names none); other errors name their option already.
 fn named(key: &str, err: Error) -> Error {
     let text = err.to_string();
-    if ["invalid type", "invalid length"]
+    if ["invalid type", "invalid length", "unknown variant"]
         .iter()
         .any(|s| text.starts_with(s))
     {
@@ -393,6 +394,15 @@ mod tests {
             ])
             .message,
             "prefix: invalid type: function, expected a string"
+        );
+        assert_eq!(
+            refused(&[("engine", Given::Text("bash".into()))]),
+            Refused {
+                message:
+                    "engine: unknown variant `bash`, expected one of `auto`, `builtin`, `eval`"
+                        .into(),
+                wrong_type: true
+            }
         );
     }
 
