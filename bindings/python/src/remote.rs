@@ -232,6 +232,20 @@ impl PyRemoteShell {
         guard(|| Ok(self.open()?.artifacts().into()))
     }
 
+    /// The loop the session's bash runs on the server, as
+    /// ``Shell.engine``: ``"builtin"`` or ``"eval"`` (asked of the server,
+    /// the GIL released). Raises ``ClosedError`` once the session is
+    /// closed.
+    #[getter]
+    fn engine(&self, py: Python<'_>) -> PyResult<&'static str> {
+        guard(|| {
+            let shell = self.open()?;
+            py.detach(|| shell.engine())
+                .map(|engine| engine.as_str())
+                .map_err(remote_to_py)
+        })
+    }
+
     /// What of the sandbox the server applied (``None``: no sandbox).
     #[getter]
     fn sandbox_applied(&self, py: Python<'_>) -> Py<PyAny> {

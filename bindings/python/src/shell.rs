@@ -178,6 +178,21 @@ impl PyShell {
         })
     }
 
+    /// The loop the session's bash runs: ``"builtin"`` (the loop builtin,
+    /// ``conch-loop.so``) or ``"eval"`` (the eval loop); the ``engine``
+    /// option chooses it. Waits for bash's start-up the first time (the
+    /// GIL released), raising what a run would for a bash that cannot
+    /// start. Raises ``ClosedError`` once the shell is closed.
+    #[getter]
+    fn engine(&self, py: Python<'_>) -> PyResult<&'static str> {
+        guard(|| {
+            let shell = self.open()?;
+            py.detach(|| shell.engine())
+                .map(|engine| engine.as_str())
+                .map_err(to_py)
+        })
+    }
+
     /// Kills everything the session still runs (the current command,
     /// background jobs, bash) and refuses further runs. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {

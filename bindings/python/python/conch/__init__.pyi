@@ -189,6 +189,12 @@ class _ShellCalls(_ContextManager):
     wait_any_async = _coroutine_of(wait_any)
     @property
     def sandbox_applied(self) -> SandboxApplied | None: ...
+    @property
+    def engine(self) -> Literal["builtin", "eval"]:
+        """The loop the session's bash runs: ``"builtin"`` (the loop
+        builtin) or ``"eval"`` (the eval loop); the ``engine`` option
+        chooses it. Waits for bash's start-up the first time; raises
+        ``ClosedError`` once the session is closed."""
     def close(self) -> None: ...
 
 @final
