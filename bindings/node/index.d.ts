@@ -26,6 +26,13 @@ export interface ShellOptions {
   carriageReturn?: 'terminal' | 'newline'
   /** Starting directory; `None`: the host's cwd. */
   cwd?: string | null
+  /**
+   * Which loop runs the commands inside bash (see
+   * `shell::engine`): `"auto"` (the loop builtin where bash
+   * loads it, else the eval loop; `CONCH_ENGINE` decides when set),
+   * `"builtin"` (no session without it) or `"eval"`.
+   */
+  engine?: 'auto' | 'builtin' | 'eval'
   /** Variables exported in the session (after the policy and defaults). */
   env?: Record<string, string> | null
   /** Which host variables reach the shell. */
@@ -835,6 +842,12 @@ export declare class RemoteShell {
    */
   jobs(): Promise<Array<JobInfo>>
   /**
+   * The loop the session's bash runs on the server, as
+   * `Shell.engine()`: `'builtin'` or `'eval'`. Rejects with `Closed`
+   * once the session is closed.
+   */
+  engine(): Promise<'builtin' | 'eval'>
+  /**
    * The pids (on the server) of what the session runs in the
    * background, as `Shell.backgroundJobs()` (a promise here). Empty
    * once closed.
@@ -954,6 +967,14 @@ export declare class Shell {
   abort(): void
   /** Pids of the processes the session still runs in the background. */
   backgroundJobs(): Array<number>
+  /**
+   * The loop the session's bash runs: `'builtin'` (the loop builtin,
+   * `conch-loop.so`) or `'eval'` (the eval loop); the `engine` option
+   * chooses it. The first call waits for bash's start-up, off the JS
+   * thread, and rejects as a run would for a bash that cannot start;
+   * rejects with `Closed` once the shell is closed.
+   */
+  engine(): Promise<'builtin' | 'eval'>
   /**
    * The session's jobs: what commands left writing in the background
    * (every running one and the last finished ones), oldest first. Empty

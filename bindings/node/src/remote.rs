@@ -288,6 +288,18 @@ impl RemoteShell {
         })
     }
 
+    /// The loop the session's bash runs on the server, as
+    /// `Shell.engine()`: `'builtin'` or `'eval'`. Rejects with `Closed`
+    /// once the session is closed.
+    #[napi(catch_unwind, ts_return_type = "Promise<'builtin' | 'eval'>")]
+    pub fn engine<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let shell = shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))?;
+            Ok::<_, RemoteError>(shell.engine()?.as_str().to_string())
+        })
+    }
+
     /// The pids (on the server) of what the session runs in the
     /// background, as `Shell.backgroundJobs()` (a promise here). Empty
     /// once closed.

@@ -17,8 +17,9 @@ use crate::job_calls::job_methods;
 use crate::options;
 use crate::quick::{self, Streamed, StreamedSteps, streamed_call};
 use crate::result::Js;
-use crate::stream::JsBlocked;
+use crate::stream::{JsBlocked, Text};
 use crate::teardown;
+use crate::worker;
 
 /// The `onJobExit` callback: callable from the conch thread a job ends on,
 /// unref'd (weak) so that it never keeps the event loop alive.
@@ -149,6 +150,21 @@ impl Shell {
         self.open()
             .map(|shell| shell.background_jobs())
             .unwrap_or_default()
+    }
+
+    /// The loop the session's bash runs: `'builtin'` (the loop builtin,
+    /// `conch-loop.so`) or `'eval'` (the eval loop); the `engine` option
+    /// chooses it. The first call waits for bash's start-up, off the JS
+    /// thread, and rejects as a run would for a bash that cannot start;
+    /// rejects with `Closed` once the shell is closed.
+    #[napi(catch_unwind, ts_return_type = "Promise<'builtin' | 'eval'>")]
+    pub fn engine<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let shell = shell.ok_or_else(|| core_error(conch_core::Error::Closed("shell")))?;
+            let engine = shell.engine().map_err(core_error)?;
+            Ok::<_, napi::Error<Code>>(engine.as_str().to_string())
+        })
     }
 
     /// The session's jobs: what commands left writing in the background
