@@ -26,6 +26,34 @@
 #include <stdint.h>
 
 /**
+ * The loop a session's bash runs (`conch_shell_engine`), as chosen by the
+ * `engine` option of `options_json` (`"auto"`, the default: the builtin
+ * where bash loads it, or what `CONCH_ENGINE` says; `"builtin"`; `"eval"`).
+ */
+enum conch_engine
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The loop builtin (`conch-loop.so`, loaded by bash): commands run as
+   * `bash -c` input.
+   */
+  CONCH_ENGINE_BUILTIN = 0,
+  /**
+   * The eval loop: commands run through `eval`.
+   */
+  CONCH_ENGINE_EVAL = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum conch_engine conch_engine;
+#else
+typedef int32_t conch_engine;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What an entry point returned: `CONCH_OK` (0) or a negative error code.
  *
  * Functions return it as a plain `int`. The message of the last failure on
@@ -1820,6 +1848,18 @@ int conch_shell_background_jobs(struct conch_shell *shell,
                                 uint32_t *pids,
                                 size_t capacity,
                                 size_t *count);
+
+/**
+ * Writes the loop the session's bash runs to `*out`. The first call waits
+ * for bash's start-up and fails as a run would for a bash that cannot
+ * start (`CONCH_ERR_SPAWN`: with `"engine": "builtin"`, one that cannot
+ * load the builtin); on a remote shell it asks the server (the
+ * connection's errors). Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`).
+ *
+ * # Safety
+ * `shell` is a live handle; `out` is writable.
+ */
+int conch_shell_engine(struct conch_shell *shell, conch_engine *out);
 
 /**
  * Closes the session and frees the handle: kills what it still runs (the

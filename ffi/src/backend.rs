@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use conch_core::{
-    BashResult, CancelToken, JobId, JobInfo, JobOptions, JobPoll, PollOptions, RunOptions,
+    BashResult, CancelToken, Engine, JobId, JobInfo, JobOptions, JobPoll, PollOptions, RunOptions,
     SandboxApplied, Shell,
 };
 use conch_remote::RemoteShell;
@@ -50,6 +50,11 @@ impl Backend {
             Backend::Local(s) => Ok(s.background_jobs()),
             Backend::Remote(s) => Ok(s.background_jobs()?),
         }
+    }
+
+    /// The loop the session's bash runs.
+    pub fn engine(&self) -> FfiResult<Engine> {
+        either!(self, s => s.engine())
     }
 
     pub fn start(&self, opts: JobOptions) -> FfiResult<JobId> {

@@ -10,6 +10,7 @@ use std::ffi::{c_char, c_int, c_void};
 use std::ops::Deref;
 use std::sync::Arc;
 
+use conch_core::Engine;
 use conch_core::shell::{RunOptions, Shell, ShellOptions};
 
 use crate::artifact::conch_artifact_store;
@@ -350,6 +351,43 @@ pub unsafe extern "C" fn conch_shell_background_jobs(
             unsafe { pids.add(i).write(*pid) };
         }
         *count = jobs.len();
+        Ok(())
+    })
+}
+
+/// The loop a session's bash runs (`conch_shell_engine`), as chosen by the
+/// `engine` option of `options_json` (`"auto"`, the default: the builtin
+/// where bash loads it, or what `CONCH_ENGINE` says; `"builtin"`; `"eval"`).
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum conch_engine {
+    /// The loop builtin (`conch-loop.so`, loaded by bash): commands run as
+    /// `bash -c` input.
+    CONCH_ENGINE_BUILTIN = 0,
+    /// The eval loop: commands run through `eval`.
+    CONCH_ENGINE_EVAL = 1,
+}
+
+/// Writes the loop the session's bash runs to `*out`. The first call waits
+/// for bash's start-up and fails as a run would for a bash that cannot
+/// start (`CONCH_ERR_SPAWN`: with `"engine": "builtin"`, one that cannot
+/// load the builtin); on a remote shell it asks the server (the
+/// connection's errors). Errors: NULL arguments (`CONCH_ERR_INVALID_ARG`).
+///
+/// # Safety
+/// `shell` is a live handle; `out` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_engine(
+    shell: *mut conch_shell,
+    out: *mut conch_engine,
+) -> c_int {
+    boundary::status("conch_shell_engine", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, out) = unsafe { (handle::to_arc(shell, "shell")?, out_arg(out, "out")?) };
+        *out = match shell.engine()? {
+            Engine::Builtin => conch_engine::CONCH_ENGINE_BUILTIN,
+            Engine::Eval => conch_engine::CONCH_ENGINE_EVAL,
+        };
         Ok(())
     })
 }

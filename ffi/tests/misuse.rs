@@ -684,7 +684,7 @@ proptest! {
     })]
 
     #[test]
-    fn shells_and_runs(opts in shell_opts(), runs in proptest::collection::vec(run(), 1..4), capacity in 0usize..10, null_pids in any::<bool>(), polls in proptest::collection::vec(poll(), 0..3), sandbox in proptest::option::weighted(0.3, sandbox_fuzz())) {
+    fn shells_and_runs(opts in shell_opts(), runs in proptest::collection::vec(run(), 1..4), capacity in 0usize..10, null_pids in any::<bool>(), null_engine in any::<bool>(), polls in proptest::collection::vec(poll(), 0..3), sandbox in proptest::option::weighted(0.3, sandbox_fuzz())) {
         watchdog();
         let mut arena = Arena::default();
         let home = scratch();
@@ -755,6 +755,9 @@ proptest! {
             let pids_p = if null_pids { ptr::null_mut() } else { pids.as_mut_ptr() };
             let rc = conch_shell_background_jobs(sh, pids_p, capacity, &mut count);
             check_status(rc, "conch_shell_background_jobs")?;
+            let mut engine = conch_engine::CONCH_ENGINE_BUILTIN;
+            let engine_p = if null_engine { ptr::null_mut() } else { &mut engine as *mut _ };
+            check_status(conch_shell_engine(sh, engine_p), "conch_shell_engine")?;
             for p in &polls {
                 let cancel = token(p.cancel);
                 let po = conch_poll_options {

@@ -170,6 +170,10 @@ static void shell(void) {
   CHECK_RC(conch_shell_sandbox_applied(sh, &applied), CONCH_ERR_NOT_FOUND, "no sandbox");
   CHECK(applied == NULL, "out untouched without a sandbox");
   conch_sandbox_applied_free(NULL);
+  conch_engine engine = CONCH_ENGINE_EVAL;
+  expect_misuse(conch_shell_engine(NULL, &engine), "conch_shell_engine", "shell");
+  expect_misuse(conch_shell_engine(sh, NULL), "conch_shell_engine", "out");
+  CHECK(engine == CONCH_ENGINE_EVAL, "out untouched on error");
 
   /* Jobs started beside the session. */
   conch_job_options jo = {0};
