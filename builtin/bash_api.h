@@ -89,5 +89,6 @@ extern void cleanup_the_pipeline(void);
 extern SHELL_VAR *bind_variable(const char *, char *, int);
 extern int unbind_variable(const char *);
 extern char *get_string_value(const char *);
+extern int unbind_func(const char *);
 
 #endif

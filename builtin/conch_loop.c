@@ -388,6 +388,10 @@ static int conch_loop_builtin(WORD_LIST *list) {
     } else {
       status = run_script(payload);
     }
+    /* conch's scripts (a run with a cwd of its own) reach bash's builtins
+       as `builtin …`: a function of that name lasts until the end of the
+       command that defines it, as under the eval loop. */
+    unbind_func("builtin");
     /* `set -n` stops the shell, as it ends a `bash -c`. */
     if (read_but_dont_execute) exit_session(0);
   }
@@ -402,7 +406,7 @@ int conch_loop_builtin_load(char *name) {
   static const char *const functions[] = {
       "parse_and_execute", "top_level_cleanup", "exit_shell", "clear_unwind_protect_list",
       "restore_default_signal", "wait_sigint_cleanup", "stop_making_children",
-      "cleanup_the_pipeline", "bind_variable", "unbind_variable", "get_string_value",
+      "cleanup_the_pipeline", "bind_variable", "unbind_variable", "get_string_value", "unbind_func",
   };
   (void)name;
   for (size_t i = 0; i < sizeof functions / sizeof *functions; i++)
