@@ -19,13 +19,14 @@ const DEFS = SCHEMA.$defs
 
 // Values the types alone cannot give: a bash to run, a snapshot choice, a
 // prefix that runs the command, a sandbox that starts where the kernel
-// lacks Landlock.
+// lacks Landlock, a word of an enum.
 const SAMPLES = {
   shell: 'bash',
   snapshot: 'none',
   prefix: 'env',
   sandbox: { bestEffort: true },
   carriage_return: 'newline',
+  engine: 'auto',
 }
 
 function kinds(prop) {

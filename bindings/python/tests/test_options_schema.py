@@ -20,7 +20,7 @@ DEFS = SCHEMA["$defs"]
 
 # Values the types alone cannot give: a bash to run, a snapshot choice, a
 # terminal size as Python spells it, a sandbox that starts where the kernel
-# lacks Landlock.
+# lacks Landlock, a word of an enum.
 SAMPLES: dict[str, Any] = {
     "shell": "bash",
     "snapshot": "none",
@@ -30,6 +30,7 @@ SAMPLES: dict[str, Any] = {
     "rows": 30,
     "sandbox": {"best_effort": True},
     "carriage_return": "newline",
+    "engine": "auto",
 }
 
 # Options the binding takes itself (a value that is no JSON: a
