@@ -65,6 +65,7 @@ extern char *dist_version;
 extern int startup_state;
 /* The codes of a jump to top_level (shell.h). */
 #define NOT_JUMPED 0
+#define FORCE_EOF 1
 #define DISCARD 2
 
 /* execute_cmd.h, builtins/common.h, flags.h, shell.h, variables.h */

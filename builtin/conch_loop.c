@@ -225,6 +225,15 @@ static void exit_session(int status) {
   sh_exit(status);
 }
 
+/* The status `bash -c` ends with after its text: `$?`, where
+   parse_and_execute's own answer differs (an error in a `[[`); where
+   `$?` holds one of bash's internal codes (a syntax error's 257), the
+   answer (2). */
+static int script_status(int answer) {
+  int status = last_command_exit_value;
+  return status < 0 || status > 255 ? answer : status;
+}
+
 /* Runs `text` at top level: a command as `bash -c` input, or a script of
    conch's. Returns its status. */
 static int run_text(const char *text, int command) {
@@ -248,16 +257,21 @@ static int run_text(const char *text, int command) {
     /* A subshell of the command ended (`( exit 3 )`): it exits, as in bash. */
     exit_shell(last_command_exit_value);
   }
+  /* The statuses `bash -c` ends with: script_status, 1 for a discarded
+     command, 127 for a forced end of input (an unbound variable under
+     `set -u`). */
   if (code == NOT_JUMPED) {
-    status = parse_and_execute(copy, name, SEVAL_NOHIST | SEVAL_RESETLINE);
-  } else if (code == DISCARD || unwinding) {
+    status = script_status(parse_and_execute(copy, name, SEVAL_NOHIST | SEVAL_RESETLINE));
+  } else if (unwinding) {
     status = last_command_exit_value;
+  } else if (code == DISCARD) {
+    status = 1;
   } else {
-    /* `exit`, `set -e`, `set -n` ended the shell's input. */
+    /* `exit`, `set -e`, `set -u`, `set -n` ended the shell's input. */
     set_parities(-1, NO_PARITY);
     memcpy(&top_level, &saved, sizeof saved);
     indirection_level = level;
-    exit_session(last_command_exit_value);
+    exit_session(code == FORCE_EOF ? 127 : last_command_exit_value);
   }
   memcpy(&top_level, &saved, sizeof saved);
   settle_unwind();
@@ -326,7 +340,7 @@ static int conch_loop_builtin(WORD_LIST *list) {
     char *copy = strdup(command);
     if (!copy) return 1;
     indirection_level = 0;
-    return parse_and_execute(copy, "-c", SEVAL_NOHIST | SEVAL_RESETLINE);
+    return script_status(parse_and_execute(copy, "-c", SEVAL_NOHIST | SEVAL_RESETLINE));
   }
   char *args[5];
   for (int i = 0; i < 5; i++) {
