@@ -53,6 +53,17 @@ def test_a_session_keeps_its_state_and_gives_the_local_results(sh, tmp_path):
     assert ray.get(sh.actor.run.remote("echo $KEPT")).output == "1\n"
 
 
+def test_the_session_tells_its_engine(sh, tmp_path):
+    # The actor's process, the session's host, inherits the caller's
+    # CONCH_ENGINE (the test command runs every suite once with `eval`),
+    # which decides for `auto`.
+    assert sh.engine == (os.environ.get("CONCH_ENGINE") or "builtin")
+    for engine in ("builtin", "eval"):
+        sh.reset(cwd=str(tmp_path), snapshot=None, engine=engine)
+        assert sh.engine == engine
+        assert ray.get(sh.actor.engine.remote()) == engine
+
+
 def test_output_streams_back_then_the_result(sh):
     items = list(sh.stream("echo one; /bin/sleep 0.1; echo two >&2; exit 3"))
     *chunks, result = items

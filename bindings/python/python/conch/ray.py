@@ -210,6 +210,9 @@ class ShellActor:
     def sandbox_applied(self) -> Any:
         return self._sh.sandbox_applied
 
+    def engine(self) -> str:
+        return self._sh.engine
+
     # -- jobs: conch.Shell's calls ---------------------------------------
 
     def background_jobs(self) -> list[int]:
@@ -557,6 +560,11 @@ class ActorShell:
     @property
     def sandbox_applied(self) -> Any:
         return self._get(self.actor.sandbox_applied.remote())
+
+    @property
+    def engine(self) -> str:
+        """The loop the session's bash runs: ``"builtin"`` or ``"eval"``."""
+        return self._get(self.actor.engine.remote())
 
     def background_jobs(self) -> list[int]:
         return self._get(self.actor.background_jobs.remote())

@@ -20,7 +20,8 @@ ShellActor: Any
 (``conch.Shell``'s options) gives an actor handle whose methods are
 ``conch.Shell``'s (``run``, ``stream``, ``abort``, ``start``, ``poll``,
 ``write``, ``close_stdin``, ``write_key``, ``signal``, ``kill``,
-``wait_any``, ``jobs``, ``background_jobs``, ``cwd``, ``sandbox_applied``),
+``wait_any``, ``jobs``, ``background_jobs``, ``cwd``, ``sandbox_applied``,
+``engine``),
 ``file_read``/``file_write``/``file_stat``/``file_list``/``file_remove``,
 ``artifact_read``/``artifact_resolve``, ``tool``/``tool_execute``/
 ``tool_definition``/``job_tool_execute``/``job_tool_definition``/
@@ -61,6 +62,9 @@ class ActorShell:
     def cwd(self) -> str: ...
     @property
     def sandbox_applied(self) -> SandboxApplied | None: ...
+    @property
+    def engine(self) -> Literal["builtin", "eval"]:
+        """The loop the session's bash runs: ``"builtin"`` or ``"eval"``."""
     def background_jobs(self) -> list[int]: ...
     def jobs(self) -> list[JobInfo]: ...
     def start(self, command: str, **options: Any) -> int: ...
