@@ -10,7 +10,7 @@
  * around it: syntax errors read `bash: -c: line N:`, `$LINENO` starts at 1,
  * a top-level `break` warns and goes on, `set -x` prints one `+`), and
  * writes `seq NUL status NUL $PWD NUL` to the status descriptor (62). The
- * protocol is conch's (core/src/protocol.rs) unchanged: header, payload and
+ * protocol is conch's (core/src/protocol/) unchanged: header, payload and
  * trailer on 63, records on 62, commands' output on the pipe the host gave
  * at 60. EVEN and ODD are the two unwind signals, NAME, SHELL and BOOT what
  * a command's `exit` execs (a fresh bash reading its start-up text).
