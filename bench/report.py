@@ -32,17 +32,24 @@ SCENARIOS = {
     "concurrent": "100 concurrent sessions × 4 commands (ms, total)",
 }
 LANGS = {"rust": "Rust", "node": "Node", "python": "Python"}
+# conch with the eval loop (`engine: "eval"`), the session loop before the
+# loop builtin: a row of its own under every scenario, against the default.
+EVAL = "conch, eval loop (`engine: \"eval\"`)"
 BASELINES = {
-    "rust": {"std": "`std::process::Command` `bash -c`"},
+    "rust": {"conch-eval": EVAL, "std": "`std::process::Command` `bash -c`"},
     "node": {
+        "conch-eval": EVAL,
         "pi-natives": "`@oh-my-pi/pi-natives` `Shell`",
         "spawn": "`child_process.spawn` `bash -c`",
     },
     "python": {
+        "conch-eval": EVAL,
         "pexpect": "pexpect 4.9.0, persistent bash",
         "subprocess": "`subprocess.run(shell=True)`",
     },
 }
+# How the targets name a runtime.
+SHORT = {"conch-eval": "conch (eval loop)"}
 PI = ("node", "pi-natives")
 # (conch from, scenario, baseline (lang, runtime) or None for an absolute
 # bound in the scenario's unit, bound, "le" | "ge"). An idle machine:
@@ -53,6 +60,8 @@ TARGETS = [
     ("node", "throughput", PI, 2.5, "ge"),
     ("node", "timeout", PI, 0.25, "le"),
     ("node", "cpu", PI, 1.0, "le"),
+    ("node", "cpu", ("node", "conch-eval"), 1.0, "le"),
+    ("python", "cpu", ("python", "conch-eval"), 1.0, "le"),
 ]
 # Every core kept busy by a CPU hog (BENCH_LOADED=1): a host running agents
 # is a busy machine, and a round trip must not wait out scheduler time slices.
@@ -63,6 +72,8 @@ LOADED_TARGETS = [
     ("python", "external", PI, 1.0, "le"),
     ("node", "cpu", PI, 1.0, "le"),
     ("python", "cpu", PI, 1.0, "le"),
+    ("node", "cpu", ("node", "conch-eval"), 1.0, "le"),
+    ("python", "cpu", ("python", "conch-eval"), 1.0, "le"),
 ]
 
 # What no runtime can beat on this machine, measured by the Rust harness in the same run:
@@ -136,7 +147,7 @@ def sink_records(path: Path, records: dict) -> None:
 
 def table(records: dict) -> tuple[str, list[str]]:
     rows = [
-        "| Scenario | From | conch: median (min–max) | Baseline | baseline: median (min–max) | conch / baseline |",
+        "| Scenario | From | conch (loop builtin): median (min–max) | Baseline | baseline: median (min–max) | conch / baseline |",
         "|---|---|---|---|---|---|",
     ]
     notes = []
@@ -193,7 +204,7 @@ def targets(records: dict, loaded: bool) -> list[str]:
         else:
             base_lang, runtime = base_key
             where = "" if base_lang == lang else f" (from {LANGS[base_lang]})"
-            what = f"{SCENARIOS[scenario].split(' (')[0]} from {LANGS[lang]}: conch / {runtime}{where} {sign} {bound}"
+            what = f"{SCENARIOS[scenario].split(' (')[0]} from {LANGS[lang]}: conch / {SHORT.get(runtime, runtime)}{where} {sign} {bound}"
             base = Cell(records.get((base_lang, runtime, scenario)))
             base_median = base.median
             missing = conch.text() if conch.median is None else None if base.median else base.text()
@@ -230,6 +241,15 @@ def limits(records: dict) -> list[str]:
                 line += f"; conch / {baseline} {sign} {bound} asks for {sign} {fmt(bound * base.median)} {unit}"
         out.append(line)
     return out
+
+
+def failures(records: dict) -> list[str]:
+    """The harnesses that failed (bench/run.sh records them as runtime "all", scenario "suite")."""
+    return [
+        f"- **The {LANGS.get(lang, lang)} harness failed**: {rec['unavailable']}; its rows are missing"
+        for (lang, runtime, scenario), rec in records.items()
+        if runtime == "all" and rec.get("unavailable")
+    ]
 
 
 def command(*args: str) -> str:
@@ -280,6 +300,7 @@ def main() -> None:
     records = load(args.results)
     sink_records(args.sink, records)
     body, notes = table(records)
+    failed = failures(records)
     text = "\n".join(
         [
             "# conch benchmarks" + (", on a loaded machine" if args.hogs else ""),
@@ -287,7 +308,9 @@ def main() -> None:
             "Made by `./bench/run.sh` (see `bench/README-performance.md`). Medians over the repetitions,",
             "min–max in parentheses; ratio = conch median / baseline median (for time and memory lower is",
             "better, for throughput higher is better). Every runtime runs the same commands in the same run.",
+            "conch runs its default session loop, the loop builtin; the eval loop is a runtime of its own.",
             "",
+            *([*failed, ""] if failed else []),
             body,
             "",
             *(f"{i}. {n}" for i, n in enumerate(notes, 1)),

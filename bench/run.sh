@@ -8,7 +8,9 @@
 # --release` into bench/.venv, the Node addon with `napi build --platform
 # --release` once bindings/node exists), installs the baselines itself
 # (pexpect==4.9.0 into bench/.venv; @oh-my-pi/pi-natives with `npm ci` in
-# bench/), runs every scenario from Rust, Node and Python, prints one
+# bench/), runs every scenario from Rust, Node and Python (conch twice: with
+# its default session loop, the loop builtin, and as `conch-eval` with the
+# eval loop, each checked to run the loop it claims), prints one
 # markdown table of medians, min-max and ratios (conch / baseline), and
 # writes it with a description of the machine to bench/RESULTS.md.
 #
@@ -57,13 +59,16 @@ else
 fi
 
 wants() { [ -z "${BENCH_ONLY:-}" ] || [[ ",$BENCH_ONLY," == *",$1,"* ]]; }
-# A harness that fails leaves a record saying so; the others still run.
+# A harness that fails leaves a record saying so (and says so here, with its
+# error); the others still run.
 harness() {
   local lang=$1 runtime=$2 scenario=$3; shift 3
   local log="$WORK/$lang-$scenario-$runtime.log"
   if ! "$@" >> "$RESULTS" 2> "$log"; then
     printf '{"lang":"%s","runtime":"%s","scenario":"%s","unavailable":"harness failed (bench/work/%s)"}\n' \
       "$lang" "$runtime" "$scenario" "$(basename "$log")" >> "$RESULTS"
+    echo "!! the $lang harness failed ($scenario, $runtime), see bench/work/$(basename "$log"):" >&2
+    { grep -m 2 -A 1 -E 'panicked at|Error' "$log" || tail -n 5 "$log"; } | head -n 6 | sed 's/^/!!   /' >&2
   fi
 }
 
@@ -145,19 +150,19 @@ if wants sink; then
     || echo '{"lang":"rust","runtime":"conch","scenario":"sink","unavailable":"cargo bench failed (bench/work/sink.log)"}' >> "$RESULTS"
 fi
 if wants flood_rss; then
-  for rt in conch std; do harness rust "$rt" flood_rss "$RUST_BENCH" flood "$rt"; done
+  for rt in conch conch-eval std; do harness rust "$rt" flood_rss "$RUST_BENCH" flood "$rt"; done
 fi
 
 echo "== node"
 harness node all suite node "$BENCH/node/bench.mjs" suite
 if wants flood_rss; then
-  for rt in conch spawn pi-natives; do harness node "$rt" flood_rss node "$BENCH/node/bench.mjs" flood "$rt"; done
+  for rt in conch conch-eval spawn pi-natives; do harness node "$rt" flood_rss node "$BENCH/node/bench.mjs" flood "$rt"; done
 fi
 
 echo "== python"
 harness python all suite python "$BENCH/python/bench.py" suite
 if wants flood_rss; then
-  for rt in conch subprocess pexpect; do harness python "$rt" flood_rss python "$BENCH/python/bench.py" flood "$rt"; done
+  for rt in conch conch-eval subprocess pexpect; do harness python "$rt" flood_rss python "$BENCH/python/bench.py" flood "$rt"; done
 fi
 
 stop_hogs

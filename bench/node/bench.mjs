@@ -1,11 +1,12 @@
-// conch's benchmarks from Node: the conch addon, child_process.spawn per
-// command, and the Shell of @oh-my-pi/pi-natives, measured in one process
-// on the same commands. Prints one JSON record per line (the format of
+// conch's benchmarks from Node: the conch addon (with the loop builtin, and
+// with the eval loop), child_process.spawn per command, and the Shell of
+// @oh-my-pi/pi-natives, measured in one process on the same commands. Prints one JSON record per line (the format of
 // bench/rust/src/record.rs); bench/report.py makes the table.
 //
 //   node bench.mjs suite            every scenario except the flood
 //   node bench.mjs flood RUNTIME    peak RSS growth during the flood, in
-//                                   this fresh process (conch|spawn|pi-natives)
+//                                   this fresh process (conch|conch-eval|
+//                                   spawn|pi-natives)
 //
 // Settings come from the environment, set by bench/run.sh (BENCH_*).
 
@@ -13,7 +14,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { conchRuntime, piRuntime, spawnRuntime } from './runtimes.mjs'
+import { CONCH_ENGINES, conchRuntime, piRuntime, spawnRuntime } from './runtimes.mjs'
 
 const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const env = process.env
@@ -162,7 +163,8 @@ const STOP_NOTES = {
 }
 
 async function suite() {
-  const runtimes = [conchRuntime(), spawnRuntime(), piRuntime(benchDir)]
+  const conchs = await Promise.all(Object.keys(CONCH_ENGINES).map((name) => conchRuntime(name)))
+  const runtimes = [...conchs, spawnRuntime(), piRuntime(benchDir)]
   const plan = [
     ['builtin', 'us', reps([50, 500], [5, 30]), latency('true'), { block: 50 }],
     ['external', 'us', reps([20, 300], [5, 30]), latency('/bin/true'), { block: 50 }],
@@ -183,9 +185,11 @@ async function suite() {
 }
 
 async function flood(name) {
-  const make = { conch: conchRuntime, spawn: spawnRuntime, 'pi-natives': () => piRuntime(benchDir) }[name]
+  const make = name in CONCH_ENGINES
+    ? () => conchRuntime(name)
+    : { spawn: spawnRuntime, 'pi-natives': () => piRuntime(benchDir) }[name]
   if (!make) throw new Error(`unknown runtime ${name}`)
-  const rt = make()
+  const rt = await make()
   if (rt.unavailable) return unavailable('flood_rss', rt)
   await rt.run('true', noop)
   const before = process.resourceUsage().maxRSS
@@ -203,7 +207,7 @@ const [cmd, arg] = process.argv.slice(2)
 if (cmd === 'suite') await suite()
 else if (cmd === 'flood') await flood(arg)
 else {
-  console.error('usage: node bench.mjs suite | flood conch|spawn|pi-natives')
+  console.error('usage: node bench.mjs suite | flood conch|conch-eval|spawn|pi-natives')
   process.exit(2)
 }
 // pi-natives sessions keep the event loop alive; the measurements are done.

@@ -1,4 +1,5 @@
-// The three ways a Node host runs a model's command, behind one shape:
+// The ways a Node host runs a model's command (conch with either of its
+// session loops, spawn per command, pi-natives' Shell), behind one shape:
 //   { name, run(command, onChunk, {cwd, timeoutMs, signal}) -> Promise<{exitCode, timedOut, cancelled}>,
 //     session() -> a fresh one of the same kind, close() }
 // A runtime that cannot be loaded is returned as { name, unavailable: why }.
@@ -84,22 +85,40 @@ export function piRuntime(benchDir) {
   return make()
 }
 
-/** conch's Node addon (bindings/node), built by run.sh. */
-export function conchRuntime() {
+/**
+ * The session loops of conch a runtime can run (`docs/engine.md`): the
+ * runtime's name in the records, the `engine` option it is made with, and
+ * the loop `shell.engine()` must then report.
+ */
+export const CONCH_ENGINES = {
+  // The default: the loop builtin (conch-loop.so) where bash loads it.
+  conch: { option: 'auto', runs: 'builtin' },
+  // The previous implementation, bash text run with `eval`.
+  'conch-eval': { option: 'eval', runs: 'eval' },
+}
+
+/**
+ * conch's Node addon (bindings/node), built by run.sh, running the loop
+ * `CONCH_ENGINES[name]` names. Throws when the session runs another loop
+ * than the one its name claims: its figures would be another runtime's.
+ */
+export async function conchRuntime(name = 'conch') {
+  const { option, runs } = CONCH_ENGINES[name]
   const dir = process.env.BENCH_CONCH_NODE
   if (!dir) {
-    return { name: 'conch', unavailable: process.env.BENCH_CONCH_NODE_PENDING || 'pending: Node addon not built' }
+    return { name, unavailable: process.env.BENCH_CONCH_NODE_PENDING || 'pending: Node addon not built' }
   }
   let conch
   try {
     conch = require(dir)
   } catch (err) {
-    return { name: 'conch', unavailable: `cannot load: ${err.message.split('\n')[0]}` }
+    return { name, unavailable: `cannot load: ${err.message.split('\n')[0]}` }
   }
   const make = () => {
-    const shell = new conch.Shell({ snapshot: 'none' })
+    const shell = new conch.Shell({ snapshot: 'none', engine: option })
     return {
-      name: 'conch',
+      name,
+      shell,
       async run(command, onChunk, { cwd, timeoutMs, signal } = {}) {
         const r = await shell.run({ command, cwd, timeoutMs, signal }, onChunk)
         return { exitCode: r.exitCode, timedOut: r.timedOut, cancelled: r.cancelled }
@@ -108,5 +127,11 @@ export function conchRuntime() {
       close: () => shell.close(),
     }
   }
-  return make()
+  const rt = make()
+  const engine = await rt.shell.engine()
+  if (engine !== runs) {
+    rt.close()
+    throw new Error(`${name}: made with engine '${option}', the session runs the '${engine}' loop, not '${runs}'`)
+  }
+  return rt
 }

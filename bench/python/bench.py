@@ -1,11 +1,13 @@
-"""conch's benchmarks from Python: the conch module, subprocess.run per
-command, and a persistent bash driven by pexpect, measured in one process on
-the same commands. Prints one JSON record per line (the format of
-bench/rust/src/record.rs); bench/report.py makes the table.
+"""conch's benchmarks from Python: the conch module (with the loop builtin,
+and with the eval loop), subprocess.run per command, and a persistent bash
+driven by pexpect, measured in one process on the same commands. Prints one
+JSON record per line (the format of bench/rust/src/record.rs);
+bench/report.py makes the table.
 
     python bench.py suite            every scenario except the flood
     python bench.py flood RUNTIME    peak RSS growth during the flood, in this
-                                     fresh process (conch|subprocess|pexpect)
+                                     fresh process (conch|conch-eval|
+                                     subprocess|pexpect)
 
 Settings come from the environment, set by bench/run.sh (BENCH_*).
 """
@@ -20,7 +22,7 @@ import sys
 import threading
 import time
 
-from runtimes import SubprocessRuntime, conch_runtime, pexpect_runtime
+from runtimes import CONCH_ENGINES, SubprocessRuntime, conch_runtime, pexpect_runtime
 
 ENV = os.environ
 QUICK = ENV.get("BENCH_QUICK") == "1"
@@ -212,7 +214,7 @@ STOP_NOTES = {
 
 
 def suite():
-    runtimes = [conch_runtime(), SubprocessRuntime(), pexpect_runtime()]
+    runtimes = [*map(conch_runtime, CONCH_ENGINES), SubprocessRuntime(), pexpect_runtime()]
     plan = [
         ("builtin", "us", reps((50, 500), (5, 30)), latency("true"), 50),
         ("external", "us", reps((20, 300), (5, 30)), latency("/bin/true"), 50),
@@ -236,8 +238,10 @@ def suite():
 
 
 def flood(name):
-    make = {"conch": conch_runtime, "subprocess": SubprocessRuntime, "pexpect": pexpect_runtime}[name]
-    rt = make()
+    if name in CONCH_ENGINES:
+        rt = conch_runtime(name)
+    else:
+        rt = {"subprocess": SubprocessRuntime, "pexpect": pexpect_runtime}[name]()
     if rt.unavailable:
         return unavailable("flood_rss", rt)
     rt.run("true", noop)
@@ -261,4 +265,4 @@ if __name__ == "__main__":
     elif len(args) == 2 and args[0] == "flood":
         flood(args[1])
     else:
-        sys.exit("usage: bench.py suite | flood conch|subprocess|pexpect")
+        sys.exit("usage: bench.py suite | flood conch|conch-eval|subprocess|pexpect")

@@ -1,4 +1,5 @@
-"""The three ways a Python host runs a model's command, behind one shape.
+"""The ways a Python host runs a model's command (conch with either of its
+session loops, subprocess.run per command, pexpect), behind one shape.
 
 Each runtime has ``name``, ``run(command, on_chunk, cwd=None) -> exit code``,
 ``session()`` (a fresh one of the same kind) and ``close()``; abort and
@@ -115,15 +116,27 @@ class PexpectRuntime:
         self.child.close(force=True)
 
 
-class ConchRuntime:
-    """conch's Python module (bindings/python), built by run.sh."""
+# The session loops of conch a runtime can run (docs/engine.md): the
+# runtime's name in the records -> (the ``engine`` option it is made with,
+# the loop ``Shell.engine`` must then report).
+CONCH_ENGINES = {
+    # The default: the loop builtin (conch-loop.so) where bash loads it.
+    "conch": ("auto", "builtin"),
+    # The previous implementation, bash text run with ``eval``.
+    "conch-eval": ("eval", "eval"),
+}
 
-    name = "conch"
+
+class ConchRuntime:
+    """conch's Python module (bindings/python), built by run.sh, running the
+    loop ``CONCH_ENGINES[name]`` names."""
+
     unavailable = None
 
-    def __init__(self, conch):
+    def __init__(self, conch, name="conch"):
         self.conch = conch
-        self.shell = conch.Shell(snapshot="none")
+        self.name = name
+        self.shell = conch.Shell(snapshot="none", engine=CONCH_ENGINES[name][0])
 
     def run(self, command, on_chunk, cwd=None, timeout=None):
         return self.result(command, on_chunk, timeout).exit_code
@@ -132,7 +145,7 @@ class ConchRuntime:
         return self.shell.run(command, on_chunk=on_chunk, timeout=timeout)
 
     def session(self):
-        return ConchRuntime(self.conch)
+        return ConchRuntime(self.conch, self.name)
 
     def close(self):
         self.shell.close()
@@ -146,11 +159,18 @@ def pexpect_runtime():
     return PexpectRuntime(pexpect)
 
 
-def conch_runtime():
+def conch_runtime(name="conch"):
+    """The conch runtime ``name`` (a key of ``CONCH_ENGINES``). Raises when its
+    session runs another loop than the one its name claims: its figures would
+    be another runtime's."""
     try:
         import conch
     except ImportError:
-        return Unavailable(
-            "conch", os.environ.get("BENCH_CONCH_PY_PENDING", "pending: Python module not built")
-        )
-    return ConchRuntime(conch)
+        return Unavailable(name, os.environ.get("BENCH_CONCH_PY_PENDING", "pending: Python module not built"))
+    option, runs = CONCH_ENGINES[name]
+    rt = ConchRuntime(conch, name)
+    engine = rt.shell.engine
+    if engine != runs:
+        rt.close()
+        raise RuntimeError(f"{name}: made with engine={option!r}, the session runs the {engine!r} loop, not {runs!r}")
+    return rt

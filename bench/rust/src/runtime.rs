@@ -1,15 +1,16 @@
-//! The two ways a Rust host runs a command: conch's persistent `Shell`, or a
-//! `bash -c` process per command through `std::process::Command`; and a
-//! bare reader of a command's output, the machine's own limit.
+//! The ways a Rust host runs a command: conch's persistent `Shell` (with
+//! either of its session loops), or a `bash -c` process per command through
+//! `std::process::Command`; and a bare reader of a command's output, the
+//! machine's own limit.
 
 use std::io::{PipeReader, Read};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use conch_core::process::grow_pipe;
-use conch_core::{RunOptions, Shell, ShellOptions, Snapshot};
+use conch_core::{Engine, EngineChoice, RunOptions, Shell, ShellOptions, Snapshot};
 
 /// Runs one command at a time and reports its output's size as it arrives.
 pub trait Runner {
@@ -18,25 +19,71 @@ pub trait Runner {
     fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32>;
 }
 
+/// The conch runtimes, one per session loop (`docs/engine.md`): the
+/// runtime's name in the records, the `engine` option it is made with, and
+/// the loop [`Shell::engine`] must then report.
+pub const CONCH_ENGINES: [(&str, EngineChoice, Engine); 2] = [
+    // The default: the loop builtin (conch-loop.so) where bash loads it.
+    ("conch", EngineChoice::Auto, Engine::Builtin),
+    // The previous implementation, bash text run with `eval`.
+    ("conch-eval", EngineChoice::Eval, Engine::Eval),
+];
+
 /// conch-core's `Shell`, started without an rc snapshot (as every runtime
-/// in these benchmarks: no user rc file).
-pub struct Conch(pub Arc<Shell>);
+/// in these benchmarks: no user rc file), running the loop its name (a
+/// name of [`CONCH_ENGINES`]) says. A clone is another handle on the same
+/// session.
+#[derive(Clone)]
+pub struct Conch {
+    pub name: &'static str,
+    pub shell: Arc<Shell>,
+}
 
 impl Conch {
-    pub fn start(cwd: Option<&Path>) -> Conch {
+    /// A session of the runtime `name`, checked to run the loop the name
+    /// claims: panics otherwise (its figures would be another runtime's),
+    /// and the harness fails.
+    pub fn start(name: &str) -> Conch {
+        let conch = Conch::session(name);
+        let (_, option, runs) = engine_of(name);
+        let engine = conch.shell.engine().expect("conch Shell::engine");
+        assert_eq!(
+            engine,
+            runs,
+            "{name}: made with engine {option:?}, the session runs the {} loop, not the {} loop",
+            engine.as_str(),
+            runs.as_str()
+        );
+        conch
+    }
+
+    /// A session of the runtime `name`, unchecked (the sessions of the
+    /// concurrent scenario: made as the checked one is).
+    pub fn session(name: &str) -> Conch {
+        let (name, engine, _) = engine_of(name);
         let shell = Shell::new(ShellOptions {
             snapshot: Snapshot::None,
-            cwd: cwd.map(Path::to_path_buf),
+            engine,
             ..ShellOptions::default()
         })
         .expect("conch Shell::new");
-        Conch(Arc::new(shell))
+        Conch {
+            name,
+            shell: Arc::new(shell),
+        }
     }
+}
+
+fn engine_of(name: &str) -> (&'static str, EngineChoice, Engine) {
+    *CONCH_ENGINES
+        .iter()
+        .find(|(n, ..)| *n == name)
+        .unwrap_or_else(|| panic!("no conch runtime named {name}"))
 }
 
 impl Runner for Conch {
     fn run(&mut self, command: &str, on_bytes: &mut dyn FnMut(usize)) -> Option<i32> {
-        self.0
+        self.shell
             .run(RunOptions::new(command), |chunk| on_bytes(chunk.len()))
             .expect("conch run")
             .exit_code

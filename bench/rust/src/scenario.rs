@@ -1,4 +1,5 @@
-//! The scenarios, each measured for conch and for the std baseline.
+//! The scenarios, each measured for conch (with each of its session loops)
+//! and for the std baseline.
 
 use std::sync::Arc;
 use std::thread;
@@ -8,7 +9,7 @@ use conch_core::{CancelToken, RunOptions};
 
 use crate::config::Config;
 use crate::record::Record;
-use crate::runtime::{Conch, RawPipe, Runner, StdSpawn};
+use crate::runtime::{CONCH_ENGINES, Conch, RawPipe, Runner, StdSpawn};
 
 /// Time between starting `/bin/sleep 100` and aborting it.
 const ABORT_AFTER: Duration = Duration::from_millis(300);
@@ -28,38 +29,26 @@ type Outcome = (f64, Option<String>);
 type Trial<'a> = (&'a str, Box<dyn FnMut() -> Outcome + 'a>);
 
 pub fn suite(cfg: &Config) {
-    let conch = Conch::start(None);
+    let conchs: Vec<Conch> = CONCH_ENGINES
+        .iter()
+        .map(|(name, ..)| Conch::start(name))
+        .collect();
     let std = StdSpawn { cwd: None };
     let std_in_repo = StdSpawn {
         cwd: Some(cfg.repo.clone()),
     };
-    let quick = |c: &Conch| -> Conch { Conch(c.0.clone()) };
 
     if cfg.wants("builtin") {
         let reps = plan(cfg, (50, 500), (5, 30), 50);
-        interleave(
-            "builtin",
-            "us",
-            reps,
-            vec![
-                ("conch", latency(quick(&conch), "true")),
-                ("std", latency(std.clone(), "true")),
-            ],
-            &[],
-        );
+        let mut trials = each_conch(&conchs, |c| latency(c.clone(), "true"));
+        trials.push(("std", latency(std.clone(), "true")));
+        interleave("builtin", "us", reps, trials, &[]);
     }
     if cfg.wants("external") {
         let reps = plan(cfg, (20, 300), (5, 30), 50);
-        interleave(
-            "external",
-            "us",
-            reps,
-            vec![
-                ("conch", latency(quick(&conch), "/bin/true")),
-                ("std", latency(std.clone(), "/bin/true")),
-            ],
-            &[],
-        );
+        let mut trials = each_conch(&conchs, |c| latency(c.clone(), "/bin/true"));
+        trials.push(("std", latency(std.clone(), "/bin/true")));
+        interleave("external", "us", reps, trials, &[]);
         let reps = plan(cfg, (1, 10), (0, 3), 1);
         interleave(
             "external",
@@ -71,42 +60,27 @@ pub fn suite(cfg: &Config) {
     }
     if cfg.wants("sequence") {
         let reps = plan(cfg, (1, 10), (1, 3), 1);
-        interleave(
-            "sequence",
-            "ms",
-            reps,
-            vec![
-                ("conch", sequence(cfg, quick(&conch))),
-                // A process per command keeps no `cd`: it runs every command in the repo.
-                ("std", sequence(cfg, std_in_repo.clone())),
-            ],
-            &[],
-        );
+        let mut trials = each_conch(&conchs, |c| sequence(cfg, c.clone()));
+        // A process per command keeps no `cd`: it runs every command in the repo.
+        trials.push(("std", sequence(cfg, std_in_repo.clone())));
+        interleave("sequence", "ms", reps, trials, &[]);
     }
     if cfg.wants("throughput") {
         let reps = plan(cfg, (0, 3), (0, 1), 1);
-        interleave(
-            "throughput",
-            "MB/s",
-            reps,
-            vec![
-                ("conch", throughput(cfg, quick(&conch))),
-                ("std", throughput(cfg, std.clone())),
-                ("raw-pipe", throughput(cfg, RawPipe)),
-            ],
-            &[],
-        );
+        let mut trials = each_conch(&conchs, |c| throughput(cfg, c.clone()));
+        trials.push(("std", throughput(cfg, std.clone())));
+        trials.push(("raw-pipe", throughput(cfg, RawPipe)));
+        interleave("throughput", "MB/s", reps, trials, &[]);
     }
     if cfg.wants("abort") {
         let reps = plan(cfg, (1, 10), (0, 3), 1);
+        let mut trials = each_conch(&conchs, |c| Box::new(|| abort_conch(c)));
+        trials.push(("std", Box::new(|| abort_std(&std))));
         interleave(
             "abort",
             "ms",
             reps,
-            vec![
-                ("conch", Box::new(|| abort_conch(&conch))),
-                ("std", Box::new(|| abort_std(&std))),
-            ],
+            trials,
             &[(
                 "std",
                 "SIGKILL to bash only: a child that bash forked would survive",
@@ -115,13 +89,8 @@ pub fn suite(cfg: &Config) {
     }
     if cfg.wants("timeout") {
         let reps = plan(cfg, (0, 5), (0, 2), 1);
-        interleave(
-            "timeout",
-            "ms",
-            reps,
-            vec![("conch", Box::new(|| timeout_conch(&conch)))],
-            &[],
-        );
+        let trials = each_conch(&conchs, |c| Box::new(|| timeout_conch(c)));
+        interleave("timeout", "ms", reps, trials, &[]);
         Record::unavailable(
             "timeout",
             "std",
@@ -131,17 +100,21 @@ pub fn suite(cfg: &Config) {
     }
     if cfg.wants("concurrent") {
         let reps = plan(cfg, (0, 3), (0, 1), 1);
-        interleave(
-            "concurrent",
-            "ms",
-            reps,
-            vec![
-                ("conch", concurrent(|| Box::new(Conch::start(None)))),
-                ("std", concurrent(|| Box::new(StdSpawn { cwd: None }))),
-            ],
-            &[],
-        );
+        let mut trials = each_conch(&conchs, |c| {
+            let name = c.name;
+            concurrent(move || Box::new(Conch::session(name)))
+        });
+        trials.push(("std", concurrent(|| Box::new(StdSpawn { cwd: None }))));
+        interleave("concurrent", "ms", reps, trials, &[]);
     }
+}
+
+/// One trial per conch runtime, named after it, made by `trial`.
+fn each_conch<'a>(
+    conchs: &'a [Conch],
+    trial: impl Fn(&'a Conch) -> Box<dyn FnMut() -> Outcome + 'a>,
+) -> Vec<Trial<'a>> {
+    conchs.iter().map(|c| (c.name, trial(c))).collect()
 }
 
 /// How a scenario's repetitions are spread over the runtimes.
@@ -296,7 +269,7 @@ fn throughput<'a>(
 /// would be started again here, outside the measure).
 fn warm_up(conch: &Conch) {
     conch
-        .0
+        .shell
         .run(RunOptions::new("true"), |_| {})
         .expect("conch run");
 }
@@ -304,14 +277,14 @@ fn warm_up(conch: &Conch) {
 /// From `abort()` (another thread) to `run` returning, while `/bin/sleep 100` runs.
 fn abort_conch(conch: &Conch) -> Outcome {
     warm_up(conch);
-    let shell = conch.0.clone();
+    let shell = conch.shell.clone();
     let runner = thread::spawn(move || {
         let result = shell.run(RunOptions::new("/bin/sleep 100"), |_| {});
         (Instant::now(), result.expect("conch run"))
     });
     thread::sleep(ABORT_AFTER);
     let start = Instant::now();
-    conch.0.abort();
+    conch.shell.abort();
     let (ended, result) = runner.join().expect("runner thread");
     let problem = if !result.cancelled {
         Some("not reported as cancelled".to_string())
@@ -339,7 +312,7 @@ fn timeout_conch(conch: &Conch) -> Outcome {
     warm_up(conch);
     let start = Instant::now();
     let result = conch
-        .0
+        .shell
         .run(
             RunOptions {
                 timeout: Some(TIMEOUT),
@@ -388,8 +361,8 @@ fn concurrent<'a>(
 /// Peak RSS growth of this process while the flood goes through `runtime`.
 pub fn flood(cfg: &Config, runtime: &str) {
     let mut runner: Box<dyn Runner> = match runtime {
-        "conch" => Box::new(Conch::start(None)),
-        _ => Box::new(StdSpawn { cwd: None }),
+        "std" => Box::new(StdSpawn { cwd: None }),
+        conch => Box::new(Conch::start(conch)),
     };
     runner.run("true", &mut |_| {});
     let before = peak_rss_kib();
@@ -415,9 +388,10 @@ fn peak_rss_kib() -> i64 {
         .unwrap_or(0)
 }
 
-/// `n` runs of `command` through conch alone; prints the median in µs.
-pub fn run_loop(n: usize, command: &str) {
-    let mut conch = Conch::start(None);
+/// `n` runs of `command` through conch alone (the runtime `name`); prints
+/// the median in µs.
+pub fn run_loop(name: &str, n: usize, command: &str) {
+    let mut conch = Conch::start(name);
     let mut samples: Vec<f64> = (0..n)
         .map(|_| {
             let start = Instant::now();
@@ -427,6 +401,6 @@ pub fn run_loop(n: usize, command: &str) {
         .collect();
     samples.sort_by(f64::total_cmp);
     if let Some(median) = samples.get(n / 2) {
-        eprintln!("{n} runs of {command:?}: median {median:.1} us");
+        eprintln!("{n} runs of {command:?} ({name}): median {median:.1} us");
     }
 }
