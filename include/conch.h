@@ -1139,6 +1139,12 @@ typedef struct conch_tool_options {
    */
   const char *snapshot;
   /**
+   * The loop that runs the commands inside the session's bash: NULL or
+   * `"auto"` (the loop builtin where bash loads it), `"builtin"` or
+   * `"eval"`, as a shell's `options_json` takes it.
+   */
+  const char *engine;
+  /**
    * Variables exported in the shell session (and given to PTY runs),
    * `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
    */

@@ -1098,6 +1098,11 @@ export interface BashToolOptions {
   prefix?: string
   /** `'auto'` (default), `'none'`, or a snapshot file path. */
   snapshot?: string
+  /**
+   * The loop that runs the commands inside the session's bash:
+   * `'auto'` (default), `'builtin'` or `'eval'`, as `Shell` takes it.
+   */
+  engine?: 'auto' | 'builtin' | 'eval'
   /** Variables exported in the shell session. */
   sessionEnv?: Record<string, string> | null
   /**
@@ -1188,6 +1193,12 @@ export interface ExecuteBashOptions {
   prefix?: string
   /** `'auto'` (default), `'none'`, or a snapshot file path. */
   snapshot?: string
+  /**
+   * The loop that runs the commands inside the session's bash:
+   * `'auto'` (default), `'builtin'` or `'eval'`, as `Shell` takes it;
+   * sessions with different loops are different sessions.
+   */
+  engine?: 'auto' | 'builtin' | 'eval'
   /** Variables exported in the session. */
   sessionEnv?: Record<string, string> | null
   /**

@@ -18,6 +18,7 @@ use std::time::Duration;
 /// |---|---|---|
 /// | `max_bytes` | 51200 | bytes of output kept in memory per run (50 KiB) |
 /// | `snapshot` | `"auto"` | the user's rc, captured once (see [`crate::shell::Snapshot`]) |
+/// | `engine` | `"auto"` | the loop builtin where bash loads it, else the eval loop (see [`crate::shell::engine`]) |
 /// | `env_inherit` | `"all"` | every host variable reaches the shell (see [`crate::process::env::Inherit`]) |
 /// | `non_interactive_env` | true | pagers, editors and prompts are turned off |
 /// | `tool_cwd` | `"."` | the bash tool's project directory: the host's cwd |
@@ -40,6 +41,7 @@ macro_rules! option_default {
     };
     (max_bytes => $($then:tt)+) => { $($then)+!(num 51200) };
     (snapshot => $($then:tt)+) => { $($then)+!(str "auto") };
+    (engine => $($then:tt)+) => { $($then)+!(str "auto") };
     (env_inherit => $($then:tt)+) => { $($then)+!(str "all") };
     (non_interactive_env => $($then:tt)+) => { $($then)+!(bool true) };
     (tool_cwd => $($then:tt)+) => { $($then)+!(str ".") };
@@ -71,6 +73,8 @@ macro_rules! __option_default_value {
 pub const MAX_BYTES: usize = option_default!(max_bytes);
 /// The rc snapshot a session sources, as the faces spell it.
 pub const SNAPSHOT: &str = option_default!(snapshot);
+/// Which loop runs a session's commands, as the faces spell it.
+pub const ENGINE: &str = option_default!(engine);
 /// Which host variables reach the shell, as the faces spell it.
 pub const ENV_INHERIT: &str = option_default!(env_inherit);
 /// Whether the non-interactive environment is applied.

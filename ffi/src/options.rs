@@ -106,7 +106,7 @@ pub(crate) fn opt_max_bytes(bytes: usize, name: &str) -> FfiResult<Option<usize>
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
-unsafe fn parsed<T: FromStr<Err = BadValue> + Default>(
+pub(crate) unsafe fn parsed<T: FromStr<Err = BadValue> + Default>(
     p: *const c_char,
     name: &str,
 ) -> FfiResult<T> {

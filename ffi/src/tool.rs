@@ -81,6 +81,10 @@ pub struct conch_tool_options {
     pub prefix: *const c_char,
     /// The rc snapshot: NULL or `"auto"`, `"none"`, or a file path.
     pub snapshot: *const c_char,
+    /// The loop that runs the commands inside the session's bash: NULL or
+    /// `"auto"` (the loop builtin where bash loads it), `"builtin"` or
+    /// `"eval"`, as a shell's `options_json` takes it.
+    pub engine: *const c_char,
     /// Variables exported in the shell session (and given to PTY runs),
     /// `"KEY=VALUE"` strings ended by a NULL pointer; NULL: none.
     pub session_env: *const *const c_char,
@@ -171,6 +175,7 @@ unsafe fn tool_config(opts: &conch_tool_options) -> FfiResult<BashToolConfig> {
         config.shell = options::opt_path(opts.shell, "opts->shell")?;
         config.prefix = opt_str_arg(opts.prefix, "opts->prefix")?.map(str::to_string);
         config.snapshot = options::snapshot(opts.snapshot, "opts->snapshot")?;
+        config.engine = options::parsed(opts.engine, "opts->engine")?;
         config.session_env = env_list(opts.session_env, "opts->session_env")?;
         config.mask = options::mask(opts.skip_mask, opts.mask_names)?.unwrap_or_default();
         if opts.pty_cols > 0 {

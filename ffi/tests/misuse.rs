@@ -888,6 +888,7 @@ proptest! {
                 shell: arena.text(&shell),
                 prefix: ptr::null(),
                 snapshot: arena.text(&snapshot),
+                engine: ptr::null(),
                 session_env: arena.list(&session_env),
                 skip_mask: false,
                 mask_names: arena.list(&tool_names),

@@ -5,6 +5,7 @@
  * documented; a bad engine is refused with the words it takes. Real bash,
  * real server. */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,9 +106,41 @@ static void test_a_remote_shell_tells_its_loop(void) {
   conch_remote_free(remote);
 }
 
+/* The bash tool takes the option too (conch_tool_options.engine): its
+ * session runs that loop, so a syntax error reads as that loop words it. */
+static void test_a_tool_runs_the_chosen_loop(void) {
+  const char *engines[] = {"builtin", "eval"};
+  conch_engine expected[] = {CONCH_ENGINE_BUILTIN, CONCH_ENGINE_EVAL};
+  for (size_t i = 0; i < 2; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "test_engine %s", engines[i]);
+    conch_tool_options o = {0};
+    o.snapshot = "none";
+    o.engine = engines[i];
+    o.session_key = key;
+    conch_tool *t = conch_tool_new(&o);
+    if (!CHECK(t != NULL, "a tool with engine %s", engines[i])) continue;
+    conch_tool_result *r = NULL;
+    conch_tool_execute(t, "{\"command\": \"if then\"}", NULL, false, NULL, NULL, &r);
+    const char *want = syntax_error_of(expected[i]);
+    if (CHECK(r != NULL, "the tool's result, engine %s", engines[i]))
+      CHECK(strstr(r->text, want) != NULL, "engine %s: \"%s\" in \"%s\"", engines[i], want, r->text);
+    conch_tool_result_free(r);
+    conch_tool_free(t);
+  }
+  conch_tool_options o = {0};
+  o.engine = "bash";
+  conch_tool *t = conch_tool_new(&o);
+  CHECK(t == NULL, "engine \"bash\" refused");
+  CHECK(strstr(conch_last_error(), "opts->engine") != NULL, "the error names the field: %s",
+        conch_last_error());
+  conch_tool_free(t);
+}
+
 int main(void) {
   test_a_local_shell_runs_the_chosen_loop();
   test_a_bad_engine_is_refused();
+  test_a_tool_runs_the_chosen_loop();
   test_a_remote_shell_tells_its_loop();
   return check_finish();
 }

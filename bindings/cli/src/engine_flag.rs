@@ -3,7 +3,6 @@
 //! option, see `conch_core::shell::engine`).
 
 use conch_core::EngineChoice;
-use conch_core::shell::engine::CONCH_ENGINE;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct EngineFlag {
@@ -30,22 +29,6 @@ impl EngineFlag {
             Some(Engine::Builtin) => EngineChoice::Builtin,
             Some(Engine::Eval) => EngineChoice::Eval,
         }
-    }
-
-    /// For sessions the core makes with the option `auto` (those of the
-    /// model's tools, which take no `engine` option): the flag as
-    /// `CONCH_ENGINE`, which decides for them. The sessions' bash inherits
-    /// it, as it would the variable set by the caller. Called before the
-    /// process starts any thread.
-    pub fn export(&self) {
-        let value = match self.choice() {
-            EngineChoice::Auto => return,
-            EngineChoice::Builtin => "builtin",
-            EngineChoice::Eval => "eval",
-        };
-        // SAFETY: the caller runs this before it starts any thread, so
-        // nothing reads or writes the environment meanwhile.
-        unsafe { std::env::set_var(CONCH_ENGINE, value) };
     }
 }
 

@@ -64,10 +64,6 @@ pub struct Args {
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
-    // The loop of a session whose client names none: a shell's from the
-    // server's options, a tool's (which has no such option) from the
-    // environment.
-    p.engine.export();
     let mut opts = ServeOptions {
         grace: interval_option("grace", p.grace, TimeUnit::Seconds).map_err(|e| e.to_string())?,
         sandbox: p.sandbox.policy()?,

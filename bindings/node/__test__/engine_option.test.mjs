@@ -3,7 +3,7 @@
 // differ, locally and through `conch serve`.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Shell, connect } from 'conch'
+import { BashTool, Shell, closeBashSession, connect, executeBash } from 'conch'
 import { STDIO_SERVER, tempDir } from './helpers.mjs'
 
 // The loop a session runs when nothing chooses it: `CONCH_ENGINE` (the test
@@ -101,4 +101,29 @@ test('a remote shell tells its engine', async () => {
   } finally {
     remote.close()
   }
+})
+
+for (const engine of ['builtin', 'eval']) {
+  test(`the bash tool and executeBash take engine '${engine}'`, async () => {
+    const tool = new BashTool({ cwd: tempDir(), snapshot: 'none', engine, sessionKey: `engine-tool-${engine}-${process.pid}` })
+    try {
+      await assert.rejects(tool.execute({ command: 'if then' }), (e) => {
+        assert.ok(e.message.startsWith(`${SYNTAX_ERROR[engine]}syntax error`), e.message)
+        return true
+      })
+    } finally {
+      tool.close()
+    }
+    const sessionKey = `engine-execute-bash-${engine}-${process.pid}`
+    try {
+      const r = await executeBash('if then', { sessionKey, snapshot: 'none', engine })
+      assert.ok(r.output.startsWith(`${SYNTAX_ERROR[engine]}syntax error`), r.output)
+    } finally {
+      closeBashSession(sessionKey)
+    }
+  })
+}
+
+test('the bash tool refuses a bad engine with the words it takes', () => {
+  assert.throws(() => new BashTool({ cwd: tempDir(), engine: 'bash' }), /engine must be "auto", "builtin" or "eval"/)
 })

@@ -52,6 +52,11 @@ pub struct ExecuteBashOptions {
     pub prefix: Option<String>,
     /// `'auto'` (default), `'none'`, or a snapshot file path.
     pub snapshot: Option<String>,
+    /// The loop that runs the commands inside the session's bash:
+    /// `'auto'` (default), `'builtin'` or `'eval'`, as `Shell` takes it;
+    /// sessions with different loops are different sessions.
+    #[napi(ts_type = "'auto' | 'builtin' | 'eval'")]
+    pub engine: Option<String>,
     /// Variables exported in the session.
     #[napi(ts_type = "Record<string, string> | null")]
     pub session_env: Option<Read<EnvVars>>,
@@ -110,6 +115,7 @@ pub fn execute_bash<'env>(
         shell: o.shell.map(PathBuf::from),
         prefix: o.prefix,
         snapshot: options::snapshot(o.snapshot)?,
+        engine: options::engine(o.engine)?,
         session_env: Read::get(env, "sessionEnv", o.session_env)?.0,
         mask: Read::get(env, "mask", o.mask)?,
         cwd: o.cwd.map(PathBuf::from),

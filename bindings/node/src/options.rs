@@ -17,10 +17,13 @@
 
 use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
+use conch_core::EngineChoice;
 use conch_core::artifact::ArtifactStore;
 use conch_core::defaults;
+use conch_core::error::BadValue;
 use conch_core::input::{TimeUnit, count_option, interval_option, max_bytes_option, parse_option};
 use conch_core::shell::Snapshot;
 use conch_core::wire::{Given, Spelling, read_options, read_value};
@@ -154,9 +157,19 @@ impl<T> FromNapiValue for Read<T> {
 
 /// `'auto'` (default: the user's ~/.bashrc), `'none'`, or a snapshot file path.
 pub fn snapshot(value: Option<String>) -> JsResult<Snapshot> {
+    word("snapshot", value)
+}
+
+/// `engine`: `'auto'` (absent), `'builtin'` or `'eval'`.
+pub fn engine(value: Option<String>) -> JsResult<EngineChoice> {
+    word("engine", value)
+}
+
+/// The option `name` given as a word the core parses; absent: its default.
+fn word<T: FromStr<Err = BadValue> + Default>(name: &str, value: Option<String>) -> JsResult<T> {
     value.map_or_else(
-        || Ok(Snapshot::default()),
-        |text| parse_option("snapshot", &text).map_err(core_error),
+        || Ok(T::default()),
+        |text| parse_option(name, &text).map_err(core_error),
     )
 }
 

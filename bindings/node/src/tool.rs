@@ -58,6 +58,10 @@ pub struct BashToolOptions {
     pub prefix: Option<String>,
     /// `'auto'` (default), `'none'`, or a snapshot file path.
     pub snapshot: Option<String>,
+    /// The loop that runs the commands inside the session's bash:
+    /// `'auto'` (default), `'builtin'` or `'eval'`, as `Shell` takes it.
+    #[napi(ts_type = "'auto' | 'builtin' | 'eval'")]
+    pub engine: Option<String>,
     /// Variables exported in the shell session.
     #[napi(ts_type = "Record<string, string> | null")]
     pub session_env: Option<Read<EnvVars>>,
@@ -341,6 +345,7 @@ impl BashTool {
         config.shell = options.shell.map(PathBuf::from);
         config.prefix = options.prefix;
         config.snapshot = options::snapshot(options.snapshot)?;
+        config.engine = options::engine(options.engine)?;
         config.session_env = Read::get(&env, "sessionEnv", options.session_env)?.0;
         config.mask = Read::get(&env, "mask", options.mask)?;
         if let Some(interval) = options::interval("updateIntervalMs", options.update_interval_ms)? {

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use conch_core::CancelToken;
 use conch_core::shell::registry::{self, ExecuteBashOptions};
 use conch_core::shell::{self, ExecuteOptions};
+use conch_core::{CancelToken, defaults, input};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
@@ -54,13 +54,14 @@ pub fn execute_shell(
 #[doc = text_signature!(
     "execute_bash(command, *, session_key=None, shell=None, prefix=None, snapshot=",
     py_default!(snapshot),
+    ", engine=", py_default!(engine),
     ", session_env=None, mask=", py_default!(mask),
     ", cwd=None, env=None, timeout=None, on_chunk=None, ",
     "cancel=None, head=None, tail=None, artifacts_dir=None, sandbox=None)",
 )]
 /// Runs ``command`` in a cached persistent session: calls with the same
 /// ``session_key``, ``shell``,
-/// ``prefix``, ``snapshot`` and ``session_env`` share one bash, so state
+/// ``prefix``, ``snapshot``, ``engine`` and ``session_env`` share one bash, so state
 /// carries over. Timeout and cancellation come back in the result
 /// (``[Command timed out after N seconds]`` / ``[Command cancelled]`` first
 /// in ``output``). Idle sessions are closed after a while and past a
@@ -71,7 +72,7 @@ pub fn execute_shell(
 /// ``Shell.run``.
 #[pyfunction]
 #[pyo3(signature = (command, *, session_key=None, shell=None, prefix=None, snapshot=SnapshotArg::default(),
-                    session_env=None, mask=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
+                    engine=String::from(defaults::ENGINE), session_env=None, mask=None, cwd=None, env=None, timeout=None, on_chunk=None, cancel=None,
                     head=None, tail=None, artifacts_dir=None, sandbox=None),
            text_signature = None)]
 #[allow(clippy::too_many_arguments)]
@@ -82,6 +83,7 @@ pub fn execute_bash(
     shell: Option<PathBuf>,
     prefix: Option<String>,
     snapshot: SnapshotArg,
+    engine: String,
     session_env: Option<&Bound<'_, PyAny>>,
     mask: Option<&Bound<'_, PyAny>>,
     cwd: Option<PathBuf>,
@@ -100,6 +102,7 @@ pub fn execute_bash(
             shell,
             prefix,
             snapshot: snapshot.0,
+            engine: input::parse_option("engine", &engine).map_err(to_py)?,
             session_env: env_pairs(session_env)?,
             mask: crate::options::mask(mask)?,
             cwd,

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use conch_core::defaults;
 use conch_core::tool::{self, BashToolArgs, BashToolConfig, ToolContext, ToolUpdate};
+use conch_core::{defaults, input};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
@@ -25,6 +25,7 @@ use crate::signature::{py_default, text_signature};
     ", virtual_terminal=", py_default!(virtual_terminal),
     ", has_ui=", py_default!(has_ui),
     ", session_key=None, rules=None, shell=None, prefix=None, snapshot=", py_default!(snapshot),
+    ", engine=", py_default!(engine),
     ", env=None, mask=", py_default!(mask),
     ", update_interval=", py_default!(update_interval_secs),
     ", auto_background_after=None, name=None, job_tool_name=None, sandbox=None)",
@@ -65,7 +66,7 @@ impl PyBashTool {
         signature = (cwd=PathBuf::from(defaults::TOOL_CWD), *, artifacts_dir=None, tool_names=Vec::new(),
                      interceptor=defaults::INTERCEPTOR, virtual_terminal=defaults::VIRTUAL_TERMINAL,
                      has_ui=defaults::HAS_UI, session_key=None, rules=None, shell=None, prefix=None,
-                     snapshot=SnapshotArg::default(), env=None, mask=None,
+                     snapshot=SnapshotArg::default(), engine=String::from(defaults::ENGINE), env=None, mask=None,
                      update_interval=Seconds(defaults::UPDATE_INTERVAL.as_secs_f64()),
                      auto_background_after=None, name=None, job_tool_name=None, sandbox=None),
         text_signature = None
@@ -83,6 +84,7 @@ impl PyBashTool {
         shell: Option<PathBuf>,
         prefix: Option<String>,
         snapshot: SnapshotArg,
+        engine: String,
         env: Option<&Bound<'_, PyAny>>,
         mask: Option<&Bound<'_, PyAny>>,
         update_interval: Seconds,
@@ -112,6 +114,7 @@ impl PyBashTool {
                 shell,
                 prefix,
                 snapshot: snapshot.0,
+                engine: input::parse_option("engine", &engine).map_err(to_py)?,
                 session_env: env_pairs(env)?,
                 mask: crate::options::mask(mask)?,
                 auto_background_after,

@@ -87,3 +87,25 @@ def test_a_remote_shell_tells_its_engine(remote, tmp_path):
     sh.close()
     with pytest.raises(conch.ClosedError):
         sh.engine
+
+
+@pytest.mark.parametrize("engine", ["builtin", "eval"])
+def test_the_tool_and_execute_bash_take_the_option(tmp_path, engine):
+    # The bash tool's session, and a cached session of execute_bash, run
+    # the loop asked for.
+    key = f"test-engine-tool-{engine}"
+    tool = conch.BashTool(tmp_path, snapshot=None, engine=engine, session_key=key)
+    try:
+        with pytest.raises(conch.ToolError) as info:
+            tool.execute({"command": "if then"})
+        assert str(info.value).startswith(SYNTAX_ERROR[engine] + "syntax error"), str(info.value)
+    finally:
+        tool.close()
+    key = f"test-engine-execute-bash-{engine}"
+    try:
+        r = conch.execute_bash("if then", session_key=key, snapshot=None, engine=engine)
+        assert r.output.startswith(SYNTAX_ERROR[engine] + "syntax error"), r.output
+    finally:
+        conch.close_session(key)
+    with pytest.raises(conch.InvalidArgumentError, match='^engine must be "auto", "builtin" or "eval"'):
+        conch.BashTool(tmp_path, engine="bash")

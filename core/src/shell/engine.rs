@@ -22,11 +22,13 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::LazyLock;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::defaults;
 use crate::error::{BadValue, Error, Result};
 
 /// The builtin's file, installed beside conch's library.
@@ -45,12 +47,11 @@ pub const CONCH_LOOP_BUILTIN: &str = "CONCH_LOOP_BUILTIN";
 const READY_BUILTIN: i32 = 1;
 
 /// The `engine` option: which loop a session runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineChoice {
     /// The builtin where it loads, else the eval loop; `CONCH_ENGINE`
     /// decides instead when set.
-    #[default]
     Auto,
     /// The builtin or no session: a bash that cannot load it fails to
     /// start.
@@ -123,16 +124,35 @@ impl Wanted {
     }
 }
 
+impl Default for EngineChoice {
+    fn default() -> Self {
+        defaults::ENGINE.parse().expect("the default engine parses")
+    }
+}
+
+/// `"auto"`, `"builtin"` or `"eval"`, as a face or the environment gives it.
+impl FromStr for EngineChoice {
+    type Err = BadValue;
+
+    fn from_str(text: &str) -> Result<Self, BadValue> {
+        match text {
+            "auto" => Ok(EngineChoice::Auto),
+            "builtin" => Ok(EngineChoice::Builtin),
+            "eval" => Ok(EngineChoice::Eval),
+            other => Err(BadValue::new(
+                r#""auto", "builtin" or "eval""#,
+                format_args!("{other:?}"),
+            )),
+        }
+    }
+}
+
 /// `CONCH_ENGINE`, as a choice (`auto` when unset or empty).
 fn from_env() -> Result<EngineChoice> {
-    match std::env::var(CONCH_ENGINE).as_deref() {
-        Err(_) | Ok("") | Ok("auto") => Ok(EngineChoice::Auto),
-        Ok("builtin") => Ok(EngineChoice::Builtin),
-        Ok("eval") => Ok(EngineChoice::Eval),
-        Ok(other) => Err(Error::InvalidArgument(format!(
-            "{CONCH_ENGINE}: {}",
-            BadValue::new(r#""builtin", "eval" or "auto""#, format_args!("{other:?}"))
-        ))),
+    match std::env::var(CONCH_ENGINE) {
+        Err(_) => Ok(EngineChoice::Auto),
+        Ok(text) if text.is_empty() => Ok(EngineChoice::Auto),
+        Ok(text) => crate::input::parse_option(CONCH_ENGINE, &text),
     }
 }
 

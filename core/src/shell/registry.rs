@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
+use super::engine::EngineChoice;
 use super::options::{RunOptions, ShellOptions, Snapshot};
 use super::session::Shell;
 use crate::artifact::{ArtifactSlot, ArtifactStore};
@@ -39,6 +40,8 @@ pub struct ExecuteBashOptions {
     pub shell: Option<PathBuf>,
     pub prefix: Option<String>,
     pub snapshot: Snapshot,
+    /// See [`ShellOptions::engine`].
+    pub engine: EngineChoice,
     pub session_env: Vec<(String, String)>,
     /// See [`ShellOptions::mask`].
     pub mask: Mask,
@@ -66,6 +69,7 @@ impl Default for ExecuteBashOptions {
             shell: None,
             prefix: None,
             snapshot: Snapshot::default(),
+            engine: EngineChoice::default(),
             session_env: Vec::new(),
             mask: Mask::default(),
             cwd: None,
@@ -86,6 +90,7 @@ struct Key {
     shell: Option<PathBuf>,
     prefix: Option<String>,
     snapshot: Snapshot,
+    engine: EngineChoice,
     session_env: Vec<(String, String)>,
     mask: Mask,
     session_key: Option<String>,
@@ -173,6 +178,7 @@ pub fn with_session_in<T>(
         shell: opts.shell.clone(),
         prefix: opts.prefix.clone(),
         snapshot: opts.snapshot.clone(),
+        engine: opts.engine,
         session_env,
         mask: opts.mask.clone(),
         session_key: opts.session_key.clone(),
@@ -227,6 +233,7 @@ fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
         session_env: opts.session_env.clone(),
         mask: opts.mask.clone(),
         snapshot: opts.snapshot.clone(),
+        engine: opts.engine,
         prefix: opts.prefix.clone(),
         sandbox: key.sandbox.clone(),
         ..ShellOptions::default()

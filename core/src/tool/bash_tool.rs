@@ -47,6 +47,7 @@ use crate::process::sandbox::Sandbox;
 use crate::process::stop::Stop;
 use crate::pty::{PtyOptions, PtyResult, PtySession};
 use crate::run_result::stop_notice;
+use crate::shell::engine::EngineChoice;
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::{BashResult, Shell, Snapshot};
@@ -101,6 +102,9 @@ pub struct BashToolConfig {
     pub shell: Option<PathBuf>,
     /// Prepended to every command: `<prefix> <command>`.
     pub prefix: Option<String>,
+    /// Which loop runs the commands inside the session's bash (as
+    /// [`crate::ShellOptions::engine`]).
+    pub engine: EngineChoice,
     /// The rc snapshot the shell sources.
     #[serde(deserialize_with = "read::snapshot")]
     #[schemars(schema_with = "shape::snapshot")]
@@ -151,6 +155,7 @@ impl BashToolConfig {
             update_interval: DEFAULT_UPDATE_INTERVAL,
             shell: None,
             prefix: None,
+            engine: EngineChoice::default(),
             snapshot: Snapshot::default(),
             session_env: Vec::new(),
             mask: Mask::default(),
@@ -543,6 +548,7 @@ impl BashTool {
             shell: self.config.shell.clone(),
             prefix: self.config.prefix.clone(),
             snapshot: self.config.snapshot.clone(),
+            engine: self.config.engine,
             session_env: self.config.session_env.clone(),
             mask: self.config.mask.clone(),
             ..ExecuteBashOptions::default()

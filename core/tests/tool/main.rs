@@ -9,6 +9,7 @@
 //! - `no_terminal`: an editor started through the tool, which has no
 //!   terminal (the notice, in the foreground and as a job);
 //! - `vectors`: replay of `tests/vectors/tool.json`;
+//! - `engine`: the `engine` option, the loop the session runs;
 //! - `definition`: the tools' definitions (`tool_definition.json`) and
 //!   their schemas against the tools' own argument parsing.
 //!
@@ -61,6 +62,7 @@ impl Drop for Fixture {
 mod bang;
 mod bash;
 mod definition;
+mod engine;
 mod job_tool;
 mod no_terminal;
 mod pty;

@@ -47,7 +47,7 @@ pub struct ServeOptions {
     /// The sandbox of a session whose client asks for none (the server's
     /// sandbox flags); a client's own `sandbox` option replaces it.
     pub sandbox: Option<Sandbox>,
-    /// The loop of a shell session whose client names none (the server's
+    /// The loop of a shell or tool session whose client names none (the server's
     /// `--engine`); a client's own `engine` option replaces it.
     pub engine: EngineChoice,
     /// The program a file request under a sandbox runs in, started inside

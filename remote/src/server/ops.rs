@@ -202,14 +202,11 @@ fn open(server: &Arc<Server>, request: &Request, out: &Outgoing) -> Value {
                 spelling,
                 server.options().sandbox.clone(),
             )?)),
-            Some((_, Some("tool"))) => {
-                let server_sandbox = server.options().sandbox.as_ref();
-                Hosted::Tool(Box::new(tool::HostedTool::open(
-                    given,
-                    spelling,
-                    server_sandbox,
-                )?))
-            }
+            Some((_, Some("tool"))) => Hosted::Tool(Box::new(tool::HostedTool::open(
+                given,
+                spelling,
+                server.options(),
+            )?)),
             Some((kind, _)) => {
                 return Err(Refusal::new(
                     ErrorKind::BadValue,

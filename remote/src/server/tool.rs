@@ -7,15 +7,16 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use conch_core::ArtifactStore;
 use conch_core::CancelToken;
 use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, JobTool, JobToolArgs, ToolContext, ToolError,
     ToolUpdate,
 };
 use conch_core::wire::Spelling;
-use conch_core::{ArtifactStore, Sandbox};
 use serde_json::{Map, Value, json};
 
+use super::ServeOptions;
 use super::ops::read;
 use super::session::RemoteSession;
 use crate::protocol::{Refusal, Request};
@@ -51,12 +52,16 @@ impl HostedTool {
     pub fn open(
         options: Map<String, Value>,
         spelling: Spelling,
-        server_sandbox: Option<&Sandbox>,
+        server: &ServeOptions,
     ) -> Result<HostedTool, Refusal> {
-        let own_sandbox = options.get("sandbox").is_some_and(|s| !s.is_null());
+        let own = |name: &str| options.get(name).is_some_and(|v| !v.is_null());
+        let (own_sandbox, own_engine) = (own("sandbox"), own("engine"));
         let mut config: BashToolConfig = read(options, spelling)?;
         if !own_sandbox {
-            config.sandbox = server_sandbox.cloned();
+            config.sandbox = server.sandbox.clone();
+        }
+        if !own_engine {
+            config.engine = server.engine;
         }
         if config.session_key.is_none() {
             let n = NEXT_KEY.fetch_add(1, Ordering::Relaxed);

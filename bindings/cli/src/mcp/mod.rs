@@ -51,9 +51,6 @@ pub struct Args {
 }
 
 pub fn main(p: Args) -> Result<i32, String> {
-    // The tools' sessions take no `engine` option: the flag reaches them
-    // as `CONCH_ENGINE`, set before any thread starts.
-    p.engine.export();
     let host_cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
     let mut config = BashToolConfig::new(match p.cwd {
         Some(dir) => host_cwd.join(dir),
@@ -67,6 +64,7 @@ pub fn main(p: Args) -> Result<i32, String> {
     }
     p.tool.apply(&mut config)?;
     config.sandbox = p.sandbox.policy()?;
+    config.engine = p.engine.choice();
     // Progress notifications need no more than a few a second.
     config.update_interval = server::UPDATE_INTERVAL;
     let bash = BashTool::new(config).map_err(|e| e.to_string())?;
