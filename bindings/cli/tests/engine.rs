@@ -4,7 +4,6 @@
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
@@ -23,13 +22,7 @@ fn expected_default() -> &'static str {
 /// The replies of `conch rpc --drain <args>` to `requests`, in order
 /// (chunk events left out), with `env` set for the server.
 fn replies(args: &[&str], env: &[(&str, &str)], requests: &[Value]) -> Vec<Value> {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "conch-engine-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch_dir("engine");
     let mut child = Command::new(env!("CARGO_BIN_EXE_conch"))
         .arg("rpc")
         .arg("--drain")

@@ -6,7 +6,6 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -27,13 +26,7 @@ struct Server {
 
 impl Server {
     fn start(name: &str) -> Server {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "conch-rpc-{}-{name}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::scratch_dir(&format!("rpc-{name}"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_conch"))
             .arg("rpc")
             .current_dir(&dir)

@@ -1,7 +1,10 @@
-//! Helpers shared by the tests of the `conch` binary: hang guards, and the
-//! check that a process runs (then no longer runs) a given command.
+//! Helpers shared by the tests of the `conch` binary: hang guards, the
+//! check that a process runs (then no longer runs) a given command, and
+//! scratch directories.
 
+use std::path::PathBuf;
 use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A hang guard for every wait of these tests (a reply, a process appearing
@@ -52,4 +55,17 @@ pub fn wait_exit(child: &mut Child) -> ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// A new, empty directory of this test process, named after `what`.
+pub fn scratch_dir(what: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "conch-{what}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
