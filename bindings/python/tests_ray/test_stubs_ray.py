@@ -1,4 +1,4 @@
-"""conch/ray.pyi matches conch/ray.py: every public name is stubbed, and
+"""conch/ray/__init__.pyi matches conch.ray: every public name is stubbed, and
 every stubbed method takes the parameters the runtime takes (as
 tests/test_stubs.py checks conch/__init__.pyi)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import conch.ray
 from test_stubs import normalize, runtime_params, stub_params
 
-STUB = ast.parse((Path(conch.ray.__file__).parent / "ray.pyi").read_text())
+STUB = ast.parse(Path(conch.ray.__file__).with_suffix(".pyi").read_text())
 
 
 def stubbed() -> dict[str, ast.AST]:

@@ -6,7 +6,7 @@ from typing import Any, Literal, TypeVar
 
 from typing_extensions import Self
 
-from . import BashResult, CancelToken, JobInfo, JobPoll, SandboxApplied, _FileInfo, _ToolDefinition
+from .. import BashResult, CancelToken, JobInfo, JobPoll, SandboxApplied, _FileInfo, _ToolDefinition
 
 _T = TypeVar("_T")
 _Path = str | os.PathLike[str]
