@@ -22,7 +22,8 @@ echo "== build: tools (.venv: maturin, pytest, hypothesis, mcp; bindings/node: n
 (cd bindings/node && npm ci --no-audit --no-fund --silent)
 # Debian packages the C checks, the packages step, the Ray suite's
 # network namespace (`ip`) and the tests of editors run without a terminal
-# (core/tests/shell/no_terminal.rs: `vi`, `vim`, `nano`) need (CI is a
+# (core/tests/shell/no_terminal.rs: `vi`, `vim`, `nano`) and the domain
+# policy's (`curl`, `git`, `openssl`: core/tests/sandbox/domains.rs) need (CI is a
 # fresh Debian). A Mac has what its test command needs from Homebrew
 # (scripts/test-macos.sh).
 need=()
@@ -31,6 +32,9 @@ if [ "$(uname -s)" = Linux ]; then
   command -v ip >/dev/null || need+=(iproute2)
   command -v vim >/dev/null || need+=(vim)
   command -v nano >/dev/null || need+=(nano)
+  command -v curl >/dev/null || need+=(curl)
+  command -v git >/dev/null || need+=(git)
+  command -v openssl >/dev/null || need+=(openssl)
   command -v c++ >/dev/null || need+=(g++)
   command -v pkg-config >/dev/null || need+=(pkg-config)
   if [ ${#need[@]} -gt 0 ]; then

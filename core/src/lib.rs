@@ -35,7 +35,8 @@ pub use output::{
     Mask, Masker, OutputSink, OutputSummary, Sanitizer, SinkOptions, TailBuffer, sanitize_text,
 };
 pub use process::sandbox::{
-    Limits, Network, ProgramOutput, ProgramSandbox, Sandbox, SandboxApplied, SandboxOption,
+    DomainPolicy, Limits, Network, ProgramOutput, ProgramSandbox, Sandbox, SandboxApplied,
+    SandboxOption,
 };
 pub use pty::{PtyOptions, PtyResult, PtySession};
 pub use shell::registry;

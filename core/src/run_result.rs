@@ -5,6 +5,7 @@ use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use crate::output::sink::OutputSummary;
+use crate::process::sandbox::Violation;
 use crate::process::stop::Stop;
 
 /// What a run produced. The output and its counts are the sink's
@@ -40,6 +41,11 @@ pub struct BashResult {
     /// on as this job (see [`crate::RunOptions::yield_after`]); the output
     /// is what it wrote until then, after a notice saying so.
     pub backgrounded: Option<crate::jobs::JobId>,
+    /// The connections the sandbox's domain policy refused while the
+    /// command ran, as `host:port`; each is also a line `[sandbox]
+    /// blocked: …` at the end of the output.
+    #[serde(default)]
+    pub sandbox_violations: Vec<String>,
 }
 
 impl Deref for BashResult {
@@ -69,6 +75,8 @@ pub struct Outcome {
     pub session_ended: bool,
     /// The job the command went on as, and the `yield_after` it outlived.
     pub backgrounded: Option<(crate::jobs::JobId, Duration)>,
+    /// What the sandbox's domain policy refused meanwhile.
+    pub violations: Vec<Violation>,
 }
 
 /// The notice put before the output of a stopped command; `timeout` is the
@@ -159,8 +167,11 @@ impl BashResult {
 
     /// [`BashResult::new`] for a summary that has its stop notice already
     /// (a PTY run's, made with [`add_stop_notice`]).
-    pub(crate) fn assemble(summary: OutputSummary, outcome: Outcome) -> Self {
+    pub(crate) fn assemble(mut summary: OutputSummary, outcome: Outcome) -> Self {
         let stopped = outcome.stop.is_some_and(Stop::ends_command);
+        for violation in &outcome.violations {
+            summary.add_trailer(&violation.line);
+        }
         BashResult {
             summary,
             exit_code: match outcome.stop {
@@ -174,6 +185,7 @@ impl BashResult {
             session_reset: outcome.session_reset,
             session_ended: outcome.session_ended,
             backgrounded: outcome.backgrounded.map(|(job, _)| job),
+            sandbox_violations: outcome.violations.into_iter().map(|v| v.target).collect(),
         }
     }
 

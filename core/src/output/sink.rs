@@ -150,6 +150,16 @@ impl OutputSummary {
         self.output = format!("{}\n{}", notice_line(notice), self.output);
     }
 
+    /// Puts `line` after the output, on a line of its own; the output
+    /// counts stay those of the output without it, as with a notice.
+    pub fn add_trailer(&mut self, line: &str) {
+        if !self.output.is_empty() && !self.output.ends_with('\n') {
+            self.output.push('\n');
+        }
+        self.output.push_str(line);
+        self.output.push('\n');
+    }
+
     /// Keeps the first `head` lines of the output, then the last `tail` of
     /// those (see [`apply_head_tail`]), and counts what is left; the output
     /// is then truncated if that dropped anything.

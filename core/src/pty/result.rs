@@ -80,6 +80,7 @@ impl PtyResult {
             session_reset: false,
             session_ended: false,
             backgrounded: None,
+            violations: Vec::new(),
         };
         BashResult::assemble(self.summary, outcome)
     }

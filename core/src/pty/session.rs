@@ -497,7 +497,7 @@ fn prepare(
         |k: &str| opts.env.iter().any(|(name, _)| name == k) || std::env::var_os(k).is_some();
     env.retain(|(k, _)| k != "NO_COLOR" || asked(k));
     if let Some(sandbox) = sandbox {
-        sandbox.set_tmpdir(&mut env);
+        sandbox.set_env(&mut env);
     }
 
     let (pair, fd, tty) = open_terminal(cols, rows)?;

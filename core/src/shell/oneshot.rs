@@ -158,7 +158,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         .map(|policy| SessionSandbox::for_shell(policy, &cwd, &shell, &[]))
         .transpose()?;
     if let Some(sandbox) = &sandbox {
-        sandbox.set_tmpdir(&mut env);
+        sandbox.set_env(&mut env);
     }
     let artifact = opts
         .artifact
@@ -265,6 +265,10 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         tree::signal_all(&[pid], Signal::KILL);
     }
     let root_status = child.wait().ok();
+    let violations = sandbox
+        .as_ref()
+        .map(SessionSandbox::take_violations)
+        .unwrap_or_default();
     drop(sandbox);
     loop_result?;
 
@@ -276,6 +280,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         exit_code,
         stop: stopper.reason,
         working_dir,
+        violations,
         ..Outcome::default()
     };
     let lines = (opts.head_lines, opts.tail_lines);

@@ -724,10 +724,7 @@ mod tests {
             let outcome = Outcome {
                 exit_code,
                 stop,
-                working_dir: None,
-                session_reset: false,
-                session_ended: false,
-                backgrounded: None,
+                ..Outcome::default()
             };
             let summary = OutputSink::new(SinkOptions::default()).dump(None);
             BashResult::new(summary, outcome, None)

@@ -242,7 +242,7 @@ fn sandbox_text(sandbox: &Sandbox, cwd: &Path) -> String {
             readable.join(", ")
         ));
     }
-    match sandbox.network {
+    match &sandbox.network {
         Network::Allow => text.push_str("; the network is open"),
         Network::Deny if sandbox.allow_tcp_ports.is_empty() => {
             text.push_str("; no network (no TCP, no UDP, no DNS; local UNIX sockets work)")
@@ -252,6 +252,19 @@ fn sandbox_text(sandbox: &Sandbox, cwd: &Path) -> String {
             text.push_str(&format!(
                 "; no network but TCP connections to port {} (no UDP, no DNS)",
                 ports.join(", ")
+            ));
+        }
+        Network::Domains(domains) => {
+            let allowed: Vec<String> = domains.allow.iter().map(|p| p.to_string()).collect();
+            let allowed = match allowed.is_empty() {
+                true => "none yet".to_string(),
+                false => allowed.join(", "),
+            };
+            text.push_str(&format!(
+                "; the network only through the proxy the environment names (HTTP_PROXY, \
+                 HTTPS_PROXY, ALL_PROXY), to the allowed domains ({allowed}); a refused \
+                 connection adds a line `[sandbox] blocked: host:port is not in the allowed \
+                 domains` to the output: ask the user to allow the domain"
             ));
         }
     }

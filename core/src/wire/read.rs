@@ -4,6 +4,7 @@
 //! …`, under the name the sending face gives the option ([`Spelling`]).
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use crate::input::{
 use crate::output::SinkOptions;
 use crate::output::mask::Mask;
 use crate::process::env::Inherit;
-use crate::process::sandbox::{Network, Sandbox, SandboxOption};
+use crate::process::sandbox::{DomainPolicy, Network, Sandbox, SandboxOption};
 use crate::shell::Snapshot;
 
 /// How the face that sent the options names them and counts time, so that
@@ -294,8 +295,40 @@ pub fn inherit<'de, D: Deserializer<'de>>(d: D) -> Result<Inherit, D::Error> {
     optional(d, |s: String| parse_option(&name("inherit"), &s)).map(Option::unwrap_or_default)
 }
 
+/// The `network` of a sandbox as a face gives it: a word, or the lists
+/// of a domain policy.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = r#""allow", "deny" or a domain policy (an object of allow, deny and resolve)"#
+)]
+enum NetworkGiven {
+    Word(String),
+    Domains(DomainsGiven),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DomainsGiven {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+    #[serde(default)]
+    resolve: BTreeMap<String, String>,
+}
+
 pub fn network<'de, D: Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
-    optional(d, |s: String| parse_option(&name("network"), &s)).map(Option::unwrap_or_default)
+    optional(d, |given: NetworkGiven| {
+        let name = name("network");
+        match given {
+            NetworkGiven::Word(word) => parse_option(&name, &word),
+            NetworkGiven::Domains(d) => {
+                DomainPolicy::parse(&name, &d.allow, &d.deny, &d.resolve).map(Network::Domains)
+            }
+        }
+    })
+    .map(Option::unwrap_or_default)
 }
 
 pub fn ports<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u16>, D::Error> {

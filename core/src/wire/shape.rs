@@ -58,6 +58,27 @@ pub fn ports(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"type": ["array", "null"], "items": {"type": "integer", "minimum": 1, "maximum": 65535}})
 }
 
+/// A sandbox's `network`: `"allow"`, `"deny"`, or a domain policy.
+pub fn network(_: &mut SchemaGenerator) -> Schema {
+    let patterns = json_schema!({"type": "array", "items": {"type": "string", "minLength": 1}});
+    json_schema!({
+        "anyOf": [
+            {"type": "string", "enum": ["allow", "deny"]},
+            {
+                "type": "object",
+                "properties": {
+                    "allow": patterns.clone(),
+                    "deny": patterns,
+                    "resolve": {"type": "object", "additionalProperties": {"type": "string"}}
+                },
+                "additionalProperties": false
+            },
+            {"type": "null"}
+        ],
+        "default": "deny"
+    })
+}
+
 /// The `sandbox` option: a policy, `true`, `false` or `null`.
 pub fn sandbox(generator: &mut SchemaGenerator) -> Schema {
     let policy = generator.subschema_for::<crate::process::sandbox::Sandbox>();

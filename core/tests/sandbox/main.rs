@@ -23,6 +23,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod domains;
 mod escape;
 mod faces;
 mod filesystem;

@@ -78,6 +78,12 @@ class BashResult:
     is what it wrote until then, after a notice saying so.
     """
 
+    sandbox_violations: list[str]
+    """The connections the sandbox's domain policy refused while the
+    command ran, as `host:port`; each is also a line `[sandbox]
+    blocked: …` at the end of the output.
+    """
+
     output: str
     """The kept text, prefixed with `[notice]\\n` when a notice was given."""
 

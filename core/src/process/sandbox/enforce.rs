@@ -17,15 +17,17 @@ use super::landlock::{
 use super::namespaces::{self, Namespaces};
 use super::secrets::Hidden;
 use super::session::{Enforced, SessionPaths};
-use super::{Network, Sandbox, SessionDirs};
+use super::{Sandbox, SessionDirs};
 use crate::error::{Error, Result};
 
 /// Adds to `enforced` what this kernel enforces of `policy`, and names in
-/// `enforced.missing` what it cannot.
+/// `enforced.missing` what it cannot. `proxy`: the port of a domain
+/// policy's proxy on loopback, the one TCP port besides the allowed ones.
 pub(super) fn enforce(
     policy: &Sandbox,
     extra: &SessionPaths<'_>,
     dirs: &SessionDirs,
+    proxy: Option<u16>,
     enforced: &mut Enforced,
 ) -> Result<()> {
     let Enforced {
@@ -73,7 +75,9 @@ pub(super) fn enforce(
     // Filesystem (and TCP ports, and scopes): Landlock.
     let abi = landlock_abi();
     applied.landlock_abi = abi.max(0) as u32;
-    let want_ports = policy.network == Network::Deny && !policy.allow_tcp_ports.is_empty();
+    let mut tcp_ports = policy.allow_tcp_ports.clone();
+    tcp_ports.extend(proxy);
+    let want_ports = policy.network.filtered() && !tcp_ports.is_empty();
     if abi < 1 {
         missing.push("Landlock (the filesystem rules): the kernel has none".to_string());
     } else {
@@ -84,8 +88,12 @@ pub(super) fn enforce(
         }
         let ports = want_ports && abi >= TCP_PORTS_ABI;
         if want_ports && !ports {
+            let what = match proxy {
+                Some(_) => "the domain policy's proxy and the allowed TCP ports",
+                None => "the allowed TCP ports",
+            };
             missing.push(format!(
-                "Landlock ABI {TCP_PORTS_ABI} (the allowed TCP ports; TCP stays denied): the kernel has ABI {abi}"
+                "Landlock ABI {TCP_PORTS_ABI} ({what}; TCP stays denied): the kernel has ABI {abi}"
             ));
         }
         let scopes = abi >= SCOPES_ABI;
@@ -99,7 +107,7 @@ pub(super) fn enforce(
             abi,
             writable,
             readable,
-            tcp_ports: ports.then(|| policy.allow_tcp_ports.clone()),
+            tcp_ports: ports.then_some(tcp_ports),
             scopes,
         };
         // Made once here to fail now, not at the first start.
@@ -113,7 +121,7 @@ pub(super) fn enforce(
     }
 
     // Network, and the mounts of the namespaces: a seccomp filter.
-    let network = (policy.network == Network::Deny).then_some(applied.tcp_ports);
+    let network = policy.network.filtered().then_some(applied.tcp_ports);
     if network.is_some() || applied.namespaces {
         match system_call_filter(network, applied.namespaces) {
             Ok(program) => {

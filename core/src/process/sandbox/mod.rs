@@ -19,6 +19,7 @@ mod cgroup;
 #[cfg(target_os = "linux")]
 mod confine;
 mod dirs;
+mod domains;
 #[cfg(target_os = "linux")]
 mod enforce;
 #[cfg(target_os = "linux")]
@@ -26,6 +27,7 @@ mod landlock;
 #[cfg(target_os = "linux")]
 mod namespaces;
 mod program;
+mod proxy;
 #[cfg(any(target_vendor = "apple", test))]
 mod seatbelt;
 // What the namespaces (Linux) or Seatbelt (macOS) hide.
@@ -47,13 +49,15 @@ mod enforce;
 pub(crate) use cgroup::PidsCgroup;
 pub(crate) use confine::{Confinement, Entry};
 use dirs::SessionDirs;
+pub use domains::{DomainPolicy, Host, Pattern, Refusal};
 #[cfg(target_os = "linux")]
 pub use landlock::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 #[cfg(target_os = "linux")]
 pub use namespaces::TEST_NO_NAMESPACES_VAR;
 pub(crate) use program::run_program;
 pub use program::{ProgramOutput, ProgramSandbox};
-pub(crate) use session::SessionSandbox;
+pub use proxy::{Proxy, Violation};
+pub(crate) use session::{NO_DOMAIN_POLICY, SessionSandbox};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -79,11 +83,13 @@ pub struct Sandbox {
     /// and what bash itself needs to start (its binary, libraries, `/dev`)
     /// are readable either way.
     pub readable: Option<Vec<PathBuf>>,
-    /// Whether the session may open network sockets.
+    /// Whether the session may open network sockets, or reach named hosts
+    /// only.
     #[serde(deserialize_with = "read::network")]
+    #[schemars(schema_with = "shape::network")]
     pub network: Network,
     /// TCP ports the session may connect to while `network` is
-    /// [`Network::Deny`].
+    /// [`Network::Deny`] or [`Network::Domains`].
     #[serde(deserialize_with = "read::ports")]
     #[schemars(schema_with = "shape::ports")]
     pub allow_tcp_ports: Vec<u16>,
@@ -152,14 +158,60 @@ impl<'de> Deserialize<'de> for SandboxOption {
 
 /// Whether a sandboxed session may open network sockets. `AF_UNIX`
 /// sockets (local IPC, not the network) are always allowed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub enum Network {
     /// Every socket family.
     Allow,
     /// No socket but `AF_UNIX`: no TCP, no UDP (so no DNS), no raw socket.
     #[default]
     Deny,
+    /// The hosts a [`DomainPolicy`] allows, through the session's proxy:
+    /// commands may connect to the proxy (and the allowed TCP ports) only,
+    /// and their environment points at it.
+    Domains(DomainPolicy),
+}
+
+/// `"allow"`, `"deny"`, or `{"allow": [...], "deny": [...], "resolve":
+/// {...}}`, checked as a sandbox's `network` is.
+impl<'de> Deserialize<'de> for Network {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        read::network(d)
+    }
+}
+
+/// The form [`Network`]'s `Deserialize` reads: a policy crosses a wire
+/// (the remote protocol's `set_network`) as the host wrote it.
+impl Serialize for Network {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let policy = match self {
+            Network::Allow => return s.serialize_str("allow"),
+            Network::Deny => return s.serialize_str("deny"),
+            Network::Domains(policy) => policy,
+        };
+        let words =
+            |patterns: &[Pattern]| patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("allow", &words(&policy.allow))?;
+        map.serialize_entry("deny", &words(&policy.deny))?;
+        map.serialize_entry("resolve", &policy.resolve)?;
+        map.end()
+    }
+}
+
+impl Network {
+    /// The domain policy, when the network is by name.
+    pub fn domains(&self) -> Option<&DomainPolicy> {
+        match self {
+            Network::Domains(policy) => Some(policy),
+            _ => None,
+        }
+    }
+
+    /// Whether sockets are filtered: everything but `Allow`.
+    pub fn filtered(&self) -> bool {
+        *self != Network::Allow
+    }
 }
 
 /// `"allow"` or `"deny"`.

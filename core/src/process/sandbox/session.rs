@@ -10,7 +10,8 @@ use std::sync::Arc;
 use super::cgroup::Cgroup;
 use super::confine::Confinement;
 use super::enforce::enforce;
-use super::{Sandbox, SandboxApplied, SessionDirs};
+use super::proxy::{Proxy, Violation};
+use super::{DomainPolicy, Network, Sandbox, SandboxApplied, SessionDirs};
 use crate::error::{Error, Result};
 
 /// A session's sandbox, in force for every bash it starts from
@@ -22,7 +23,14 @@ pub struct SessionSandbox {
     cgroups: Vec<Cgroup>,
     dirs: SessionDirs,
     applied: SandboxApplied,
+    /// The proxy of a [`Network::Domains`] policy, the only way out of the
+    /// sandbox to the network.
+    proxy: Option<Proxy>,
 }
+
+/// Why a session's network cannot be changed.
+pub(crate) const NO_DOMAIN_POLICY: &str = "set_network needs a session started with a domain \
+     policy (a sandbox whose network is {\"allow\": [...]})";
 
 /// What, besides the policy, a session's sandbox lets bash read.
 #[derive(Debug)]
@@ -58,8 +66,20 @@ impl SessionSandbox {
     /// documentation.
     pub fn new(policy: &Sandbox, extra: SessionPaths<'_>) -> Result<SessionSandbox> {
         let dirs = SessionDirs::new(policy, extra.base)?;
+        let proxy = match policy.network.domains() {
+            Some(domains) => Some(Proxy::start(domains.clone()).map_err(|e| {
+                Error::SandboxUnavailable(format!("the domain policy's proxy: {e}"))
+            })?),
+            None => None,
+        };
         let mut enforced = Enforced::default();
-        let done = enforce(policy, &extra, &dirs, &mut enforced);
+        let done = enforce(
+            policy,
+            &extra,
+            &dirs,
+            proxy.as_ref().map(Proxy::port),
+            &mut enforced,
+        );
         let Enforced {
             confinement,
             mut applied,
@@ -72,6 +92,7 @@ impl SessionSandbox {
             cgroups,
             dirs,
             applied: SandboxApplied::default(),
+            proxy,
         };
         done?;
         if !missing.is_empty() && !policy.best_effort {
@@ -107,9 +128,56 @@ impl SessionSandbox {
         )
     }
 
-    /// `env` with `TMPDIR` set to the sandbox's temp directory.
-    pub fn set_tmpdir(&self, env: &mut Vec<(String, String)>) {
+    /// `env` with `TMPDIR` set to the sandbox's temp directory, and the
+    /// proxy variables of a domain policy.
+    pub fn set_env(&self, env: &mut Vec<(String, String)>) {
         self.dirs.set_tmpdir(env);
+        if let Some(proxy) = &self.proxy {
+            for (name, value) in proxy.env() {
+                env.retain(|(n, _)| *n != name);
+                env.push((name, value));
+            }
+        }
+    }
+
+    /// Replaces the domain lists of a session whose network is by name;
+    /// connections made from now on are checked against `network`.
+    /// `"deny"` is an empty domain policy; the whole network cannot be
+    /// opened to a session started without it.
+    pub fn set_network(&self, network: &Network) -> Result<()> {
+        let Some(proxy) = &self.proxy else {
+            return Err(Error::InvalidArgument(NO_DOMAIN_POLICY.into()));
+        };
+        match network {
+            Network::Domains(policy) => proxy.set_policy(policy.clone()),
+            Network::Deny => proxy.set_policy(DomainPolicy::default()),
+            Network::Allow => {
+                return Err(Error::InvalidArgument(
+                    "set_network cannot open the whole network to a sandboxed session: \
+                     list the domains it may reach"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The connections the domain policy refused since the last call.
+    pub fn take_violations(&self) -> Vec<Violation> {
+        self.proxy
+            .as_ref()
+            .map(Proxy::take_violations)
+            .unwrap_or_default()
+    }
+
+    /// Stops the proxy of a domain policy, as if it had died: from now on
+    /// the session's commands cannot connect anywhere (tests show that a
+    /// lost proxy fails closed).
+    #[doc(hidden)]
+    pub fn stop_proxy(&mut self) {
+        if let Some(proxy) = &mut self.proxy {
+            proxy.stop();
+        }
     }
 
     /// What the child applies (shared by every bash of the session).
@@ -136,6 +204,9 @@ impl SessionSandbox {
     /// Empties and removes the cgroups, then the session's directory. Call
     /// it once the session's processes are killed. Idempotent.
     pub fn close(&mut self) {
+        if let Some(proxy) = &mut self.proxy {
+            proxy.stop();
+        }
         for cgroup in self.cgroups.drain(..) {
             cgroup.remove();
         }

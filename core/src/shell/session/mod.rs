@@ -43,7 +43,8 @@ use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{FifoDir, Waker, poll, pollin, send_all, socketpair};
 use crate::process::sandbox::{
-    Confinement, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox, run_program,
+    Confinement, NO_DOMAIN_POLICY, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox,
+    run_program,
 };
 use crate::process::spawner::{HostDeath, Launch, dev_null};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
@@ -219,7 +220,7 @@ impl Shell {
                     .chain(engine.builtin.as_deref())
                     .collect();
                 let sandbox = SessionSandbox::for_shell(policy, &cwd, &shell, &files)?;
-                sandbox.set_tmpdir(&mut env);
+                sandbox.set_env(&mut env);
                 Some(sandbox)
             }
             None => None,
@@ -341,6 +342,39 @@ impl Shell {
     /// [`SandboxApplied::not_applied`] names it.
     pub fn sandbox_applied(&self) -> Option<&SandboxApplied> {
         self.sandbox_applied.as_ref()
+    }
+
+    /// Changes the domains a session started with a domain policy
+    /// ([`crate::Network::Domains`]) may reach: the host approved a domain,
+    /// or took one back. Connections made from now on are checked against
+    /// `network` (a command running keeps its open ones); `Network::Deny`
+    /// allows none. The whole network cannot be opened this way, and a
+    /// session without a domain policy has nothing to change: both are
+    /// [`Error::InvalidArgument`].
+    pub fn set_network(&self, network: &crate::Network) -> Result<()> {
+        self.check_open()?;
+        match lock(&self.sandbox).as_ref() {
+            Some(sandbox) => sandbox.set_network(network),
+            None => Err(Error::InvalidArgument(NO_DOMAIN_POLICY.into())),
+        }
+    }
+
+    /// Stops the session's domain proxy as if it had died, so tests can
+    /// show that commands then fail closed.
+    #[doc(hidden)]
+    pub fn stop_network_proxy(&self) {
+        if let Some(sandbox) = lock(&self.sandbox).as_mut() {
+            sandbox.stop_proxy();
+        }
+    }
+
+    /// The connections refused since the last run collected them: this
+    /// run's, and what background jobs tried in between.
+    fn take_violations(&self) -> Vec<crate::process::sandbox::Violation> {
+        lock(&self.sandbox)
+            .as_ref()
+            .map(SessionSandbox::take_violations)
+            .unwrap_or_default()
     }
 
     /// The store the session's outputs are spilled to (its

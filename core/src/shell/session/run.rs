@@ -308,6 +308,7 @@ impl Shell {
                 session_reset: reset,
                 session_ended: false,
                 backgrounded: Some((job, after)),
+                violations: self.take_violations(),
             };
             drop(state);
             return Ok(conclude(pump, outcome, opts.timeout, (None, None)));
@@ -348,6 +349,7 @@ impl Shell {
             session_reset: reset,
             session_ended: ending.exited || ending.replaced,
             backgrounded: None,
+            violations: self.take_violations(),
         };
         drop(state);
         let lines = (opts.head_lines, opts.tail_lines);

@@ -11,16 +11,18 @@ use super::{Sandbox, SessionDirs};
 use crate::error::Result;
 
 /// Adds to `enforced` what this system enforces of `policy`, and names in
-/// `enforced.missing` what it cannot.
+/// `enforced.missing` what it cannot. `proxy`: the port of a domain
+/// policy's proxy on loopback, the one TCP port besides the allowed ones.
 pub(super) fn enforce(
     policy: &Sandbox,
     extra: &SessionPaths<'_>,
     dirs: &SessionDirs,
+    proxy: Option<u16>,
     enforced: &mut Enforced,
 ) -> Result<()> {
     let mut writable = vec![extra.cwd.to_path_buf(), dirs.dir.clone()];
     writable.extend(policy.writable.iter().cloned());
-    filesystem_and_network(policy, extra, &writable, enforced);
+    filesystem_and_network(policy, extra, &writable, proxy, enforced);
 
     let limits = &policy.limits;
     let mut rlimits = vec![
@@ -66,6 +68,7 @@ fn filesystem_and_network(
     policy: &Sandbox,
     extra: &SessionPaths<'_>,
     writable: &[PathBuf],
+    proxy: Option<u16>,
     enforced: &mut Enforced,
 ) {
     use super::seatbelt::{self, SANDBOX_EXEC};
@@ -99,17 +102,17 @@ fn filesystem_and_network(
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let hidden = super::secrets::Hidden::of_system(home.as_deref(), &named);
     let hidden: Vec<PathBuf> = hidden.dirs.into_iter().chain(hidden.files).collect();
-    let deny = policy.network == super::Network::Deny;
-    let tcp_ports = if deny {
-        policy.allow_tcp_ports.as_slice()
-    } else {
-        &[]
-    };
+    let deny = policy.network.filtered();
+    let mut tcp_ports = Vec::new();
+    if deny {
+        tcp_ports.extend(&policy.allow_tcp_ports);
+        tcp_ports.extend(proxy);
+    }
     let profile = seatbelt::profile(&seatbelt::Policy {
         writable: &writable,
         readable: readable.as_deref(),
         network: !deny,
-        tcp_ports,
+        tcp_ports: &tcp_ports,
         hidden: &hidden,
     });
     confinement.wrapper = Some((PathBuf::from(SANDBOX_EXEC), profile.args()));
@@ -125,11 +128,12 @@ fn filesystem_and_network(
     policy: &Sandbox,
     _extra: &SessionPaths<'_>,
     _writable: &[PathBuf],
+    _proxy: Option<u16>,
     enforced: &mut Enforced,
 ) {
     let missing = &mut enforced.missing;
     missing.push("the filesystem rules: no sandbox on this system".to_string());
-    if policy.network == super::Network::Deny {
+    if policy.network.filtered() {
         missing.push("the network rule: no sandbox on this system".to_string());
     }
 }

@@ -1,0 +1,335 @@
+//! Network by name: a session whose sandbox allows some domains reaches
+//! them through its proxy (curl, Python, git, over HTTPS, HTTP and
+//! SOCKS5), and nothing else: unlisted and denied names, redirects to
+//! them, and connections that skip the proxy are refused, each refusal
+//! reported in the result. Every server is on loopback (tests/net/server.py),
+//! named through the policy's `resolve`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use conch_core::{BashResult, DomainPolicy, Network, Shell};
+
+use super::*;
+
+/// tests/net/server.py on 127.0.0.2, stopped when dropped.
+struct Servers {
+    child: Child,
+    https: u16,
+    http: u16,
+    dir: PathBuf,
+}
+
+impl Servers {
+    fn start(dir: &Path) -> Servers {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/net/server.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut port = |kind: &str| {
+            let line = lines.next().unwrap().unwrap();
+            let (k, p) = line.split_once(' ').unwrap();
+            assert_eq!(k, kind);
+            p.parse().unwrap()
+        };
+        let (https, http) = (port("https"), port("http"));
+        Servers {
+            child,
+            https,
+            http,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn curl(&self, args: &str) -> String {
+        format!(
+            "curl -sS --max-time 10 --cacert {} {args}",
+            self.dir.join("cert.pem").display()
+        )
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn policy(allow: &[&str], deny: &[&str]) -> Network {
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let resolve = [
+        "registry.test",
+        "unlisted.test",
+        "denied.test",
+        "a.pkg.test",
+    ]
+    .map(|n| (n.to_string(), "127.0.0.2".to_string()));
+    let policy = DomainPolicy::parse(
+        "network",
+        &owned(allow),
+        &owned(deny),
+        &BTreeMap::from(resolve),
+    );
+    Network::Domains(policy.unwrap())
+}
+
+fn session(dir: &Path, network: Network) -> Shell {
+    shell(
+        dir,
+        Some(Sandbox {
+            network,
+            ..Sandbox::default()
+        }),
+    )
+}
+
+fn blocked(target: &str) -> String {
+    format!("[sandbox] blocked: {target} is not in the allowed domains")
+}
+
+fn assert_ok(r: &BashResult, what: &str) {
+    assert_eq!(r.exit_code, Some(0), "{what}: {}", r.output);
+    assert!(
+        r.sandbox_violations.is_empty(),
+        "{what}: {:?}",
+        r.sandbox_violations
+    );
+}
+
+fn assert_blocked(r: &BashResult, target: &str) {
+    assert_ne!(r.exit_code, Some(0), "{}", r.output);
+    assert_eq!(
+        r.sandbox_violations,
+        vec![target.to_string()],
+        "{}",
+        r.output
+    );
+    assert!(
+        r.output.ends_with(&format!("{}\n", blocked(target))),
+        "{}",
+        r.output
+    );
+}
+
+fn landlock_ports() -> bool {
+    let ok = conch_core::process::sandbox::landlock_abi() >= 4;
+    if !ok {
+        eprintln!("Landlock ABI < 4: no TCP port rules, so no domain policy; skipped");
+    }
+    ok
+}
+
+#[test]
+fn allowed_names_are_reached_and_nothing_else_is() {
+    if !landlock_ports() {
+        return;
+    }
+    let dir = scratch("domains");
+    let servers = Servers::start(&dir.join("net"));
+    let (https, http) = (servers.https, servers.http);
+    let sh = session(
+        &dir,
+        policy(&["registry.test", "*.pkg.test"], &["denied.test"]),
+    );
+
+    let r = run(
+        &sh,
+        &servers.curl(&format!("https://registry.test:{https}/")),
+    );
+    assert_ok(&r, "curl over https");
+    assert_eq!(r.output, "hello from registry.test\n");
+    assert_ok(
+        &run(&sh, &servers.curl(&format!("http://registry.test:{http}/"))),
+        "plain http",
+    );
+    assert_ok(
+        &run(&sh, &servers.curl(&format!("https://a.pkg.test:{https}/"))),
+        "wildcard",
+    );
+    let r = run(
+        &sh,
+        &servers.curl(&format!(
+            "--proxy \"$ALL_PROXY\" https://registry.test:{https}/"
+        )),
+    );
+    assert_ok(&r, "SOCKS5 by name");
+    let python = format!(
+        "python3 -c \"import ssl, urllib.request as u; \
+         print(u.urlopen('https://registry.test:{https}/', \
+         context=ssl.create_default_context(cafile='{}')).read().decode().strip())\"",
+        servers.dir.join("cert.pem").display()
+    );
+    let r = run(&sh, &python);
+    assert_ok(&r, "Python urllib");
+    assert_eq!(r.output, "hello from registry.test\n");
+
+    assert_blocked(
+        &run(
+            &sh,
+            &servers.curl(&format!("https://unlisted.test:{https}/")),
+        ),
+        &format!("unlisted.test:{https}"),
+    );
+    assert_blocked(
+        &run(&sh, &servers.curl(&format!("https://denied.test:{https}/"))),
+        &format!("denied.test:{https}"),
+    );
+    assert_blocked(
+        &run(
+            &sh,
+            &servers.curl(&format!("-f http://unlisted.test:{http}/")),
+        ),
+        &format!("unlisted.test:{http}"),
+    );
+    // An address literal through SOCKS5 passes only through an allowed block.
+    let by_address =
+        format!("--proxy \"${{ALL_PROXY/socks5h/socks5}}\" -f http://127.0.0.2:{http}/");
+    assert_blocked(
+        &run(&sh, &servers.curl(&by_address)),
+        &format!("127.0.0.2:{http}"),
+    );
+    let r = run(&sh, &python.replace("registry.test", "unlisted.test"));
+    assert_eq!(
+        r.sandbox_violations,
+        vec![format!("unlisted.test:{https}")],
+        "{}",
+        r.output
+    );
+
+    // A redirect from an allowed name to an unlisted one.
+    let to = format!("https://unlisted.test:{https}/");
+    let redirect = format!("-L 'https://registry.test:{https}/redirect?to={to}'");
+    assert_blocked(
+        &run(&sh, &servers.curl(&redirect)),
+        &format!("unlisted.test:{https}"),
+    );
+
+    // Around the proxy: no DNS, and no TCP but to the proxy's port.
+    let r = run(
+        &sh,
+        &servers.curl(&format!("--noproxy '*' https://registry.test:{https}/")),
+    );
+    assert_ne!(r.exit_code, Some(0), "{}", r.output);
+    let direct = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.2',{https}),2); print('connected')\""
+    );
+    let r = run(&sh, &direct);
+    assert_ne!(r.exit_code, Some(0), "{}", r.output);
+    assert!(!r.output.contains("connected"), "{}", r.output);
+    assert!(r.sandbox_violations.is_empty(), "the proxy never saw it");
+
+    // The host approves a domain: the next command reaches it.
+    let wider = policy(
+        &["registry.test", "*.pkg.test", "unlisted.test"],
+        &["denied.test"],
+    );
+    sh.set_network(&wider).unwrap();
+    assert_ok(&run(&sh, &servers.curl(&redirect)), "after the update");
+    // A port pattern allows its port only.
+    sh.set_network(&policy(&["registry.test:1"], &[])).unwrap();
+    assert_blocked(
+        &run(
+            &sh,
+            &servers.curl(&format!("https://registry.test:{https}/")),
+        ),
+        &format!("registry.test:{https}"),
+    );
+    sh.set_network(&Network::Deny).unwrap();
+    assert_blocked(
+        &run(
+            &sh,
+            &servers.curl(&format!("https://registry.test:{https}/")),
+        ),
+        &format!("registry.test:{https}"),
+    );
+    let err = sh.set_network(&Network::Allow).unwrap_err().to_string();
+    assert!(err.contains("cannot open the whole network"), "{err}");
+
+    // The proxy gone: commands fail closed.
+    sh.set_network(&wider).unwrap();
+    sh.stop_network_proxy();
+    let r = run(
+        &sh,
+        &servers.curl(&format!("https://registry.test:{https}/")),
+    );
+    assert_ne!(r.exit_code, Some(0), "{}", r.output);
+    assert_ne!(run(&sh, &direct).exit_code, Some(0));
+    drop(sh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn git_clones_over_https_from_an_allowed_name_only() {
+    if !landlock_ports() || conch_core::process::find_on_path("git").is_none() {
+        return;
+    }
+    let dir = scratch("domains-git");
+    let net = dir.join("net");
+    let www = net.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    let make = "git init -q -b main --bare repo.git && git init -q -b main src && cd src && \
+        git -c user.name=t -c user.email=t@t commit -q --allow-empty -m first && \
+        git push -q ../repo.git HEAD:refs/heads/main && cd ../repo.git && git update-server-info";
+    let status = Command::new("bash")
+        .args(["-c", make])
+        .current_dir(&www)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let servers = Servers::start(&net);
+    let sh = session(&dir, policy(&["registry.test"], &[]));
+    let clone = |host: &str| {
+        format!(
+            "GIT_SSL_CAINFO={} git clone -q https://{host}:{}/repo.git clone-{host} && git -C clone-{host} log --format=%s",
+            servers.dir.join("cert.pem").display(),
+            servers.https
+        )
+    };
+    let r = run(&sh, &clone("registry.test"));
+    assert_ok(&r, "git clone");
+    assert_eq!(r.output, "first\n");
+    let r = run(&sh, &clone("unlisted.test"));
+    assert_ne!(r.exit_code, Some(0), "{}", r.output);
+    assert!(
+        r.sandbox_violations
+            .contains(&format!("unlisted.test:{}", servers.https))
+    );
+    drop(sh);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_domain_policy_without_a_domain_policy_session_or_with_bad_patterns_is_an_error() {
+    let dir = scratch("domains-bad");
+    let sh = shell(&dir, Some(Sandbox::default()));
+    let err = sh
+        .set_network(&policy(&["registry.test"], &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("set_network needs a session started with a domain policy"),
+        "{err}"
+    );
+    let unsandboxed = shell(&dir, None);
+    assert!(unsandboxed.set_network(&Network::Deny).is_err());
+
+    let given = serde_json::json!({"network": {"allow": ["ok.test", "bad pattern"]}});
+    let err = serde_json::from_value::<Sandbox>(given)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("network.allow[1] must be a domain pattern"),
+        "{err}"
+    );
+    let given = serde_json::json!({"network": {"allow": [], "proxy": true}});
+    assert!(serde_json::from_value::<Sandbox>(given).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
