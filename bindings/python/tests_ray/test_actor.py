@@ -4,6 +4,7 @@ nothing left running once its actor is killed (conch's lifeline)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import threading
@@ -74,6 +75,18 @@ def test_output_streams_back_then_the_result(sh):
     assert [ray.get(ref) for ref in refs][-1].output == "raw\n"
     seen = Output()
     assert sh.run("echo a; echo b", on_chunk=seen).output == seen.text == "a\nb\n"
+
+
+def test_actor_shell_rebuilds_the_result_the_actor_gives(sh):
+    # ActorShell asks for the fields as a dict (Ray's msgpack, not its
+    # pickle path) and rebuilds the BashResult: the raw call's, field for
+    # field (the artifact's id aside: each run spills to one of its own).
+    for command in ("printf 'a\\nb'; echo e >&2; false", "seq 1 30000", "(exit 7)"):
+        raw = ray.get(sh.actor.run.remote(command))
+        for result in (sh.run(command), list(sh.stream(command))[-1]):
+            assert type(result) is conch.BashResult
+            assert dataclasses.replace(result, artifact_id=None) == dataclasses.replace(raw, artifact_id=None)
+            assert (result.artifact_id is None) == (raw.artifact_id is None)
 
 
 def test_errors_are_conchs_own_classes(sh):

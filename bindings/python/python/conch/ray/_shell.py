@@ -69,7 +69,8 @@ class ActorShell:
         """``conch.Shell.run`` on the node. ``on_chunk`` gets the output as
         Ray streams it back; ``cancel`` stops the command there."""
         if on_chunk is None and cancel is None:
-            return self._get(self.actor.run.remote(command, **options))
+            # The fields as a dict: Ray's msgpack, not its pickle path.
+            return conch.BashResult(**self._get(self.actor._run.remote(command, **options)))
         call_id = uuid.uuid4().hex
         done = threading.Event()
         if cancel is not None:
@@ -97,7 +98,7 @@ class ActorShell:
         """The run's output chunks as they come, then its ``BashResult``.
         Closing the generator before its end stops the command on the node."""
         call_id = call_id or uuid.uuid4().hex
-        refs = self.actor.stream.remote(command, call_id=call_id, **options)
+        refs = self.actor._stream.remote(command, call_id=call_id, **options)
         ended = False
         try:
             while True:
@@ -109,7 +110,8 @@ class ActorShell:
                 except RayActorError as e:
                     self.lost = True
                     raise self._lost(_reason(e)) from e
-                yield self._get(ref)
+                item = self._get(ref)
+                yield item if isinstance(item, str) else conch.BashResult(**item)
         finally:
             if not ended and not self.lost:
                 self.actor.cancel.remote(call_id)
