@@ -69,7 +69,9 @@ def test_a_node_removed_mid_command_is_session_lost_and_leaves_nothing(cluster, 
 
             with in_background(command):
                 s.wait_started()
-                assert len([p for p in pids_with(marker) if is_alive(p, marker)]) == 3
+                # The two started before may not have become sleep yet (a
+                # loaded machine, the worker at nice 15).
+                assert wait_until(lambda: len([p for p in pids_with(marker) if is_alive(p, marker)]) == 3)
                 cluster.remove_node(doomed)
             assert errors and doomed.node_id in str(errors[0]), errors
             assert wait_until(lambda: not [p for p in pids_with(marker) if is_alive(p, marker)])
