@@ -267,7 +267,7 @@ export interface PtyStartOptions {
 export interface SandboxOptions {
   /**
    * TCP ports the session may connect to while `network` is
-   * `Network::Deny`.
+   * `Network::Deny` or `Network::Domains`.
    */
   allowTcpPorts?: Array<number> | null
   /**
@@ -277,8 +277,11 @@ export interface SandboxOptions {
   bestEffort?: boolean
   /** Resource limits. */
   limits?: SandboxLimits
-  /** Whether the session may open network sockets. */
-  network?: 'allow' | 'deny'
+  /**
+   * Whether the session may open network sockets, or reach named hosts
+   * only.
+   */
+  network?: string | { allow?: Array<string>; deny?: Array<string>; resolve?: Record<string, string> } | null
   /**
    * Paths the session may read; `None`: every path. The writable paths
    * and what bash itself needs to start (its binary, libraries, `/dev`)
@@ -373,6 +376,12 @@ export interface BashResult {
    * is what it wrote until then, after a notice saying so.
    */
   backgrounded?: number
+  /**
+   * The connections the sandbox's domain policy refused while the
+   * command ran, as `host:port`; each is also a line `[sandbox]
+   * blocked: …` at the end of the output.
+   */
+  sandboxViolations: Array<string>
   /** The kept text, prefixed with `[notice]\n` when a notice was given. */
   output: string
 }
@@ -975,6 +984,17 @@ export declare class Shell {
    * rejects with `Closed` once the shell is closed.
    */
   engine(): Promise<'builtin' | 'eval'>
+  /**
+   * Changes the domains a session started with a domain policy
+   * (`sandbox.network: { allow, deny, resolve }`) may reach, from the
+   * next connection on (a running command keeps its open ones):
+   * `'deny'` allows none. Throws `InvalidArgument` for a bad value
+   * (`network.allow[0] must be a domain pattern …`); rejects with
+   * `InvalidArgument` for `'allow'` (the whole network cannot be opened
+   * this way) or a session without a domain policy, and with `Closed`
+   * once the shell is closed. Resolves once the policy is in force.
+   */
+  setNetwork(policy: NonNullable<SandboxOptions['network']>): Promise<void>
   /**
    * The session's jobs: what commands left writing in the background
    * (every running one and the last finished ones), oldest first. Empty

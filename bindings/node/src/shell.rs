@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use conch_core::jobs::JobExitHook;
 use conch_core::shell as core;
-use conch_core::{CancelToken, SandboxApplied};
+use conch_core::{CancelToken, Network, SandboxApplied};
 use napi::Status;
 use napi::bindgen_prelude::{Env, Object};
 use napi::threadsafe_function::{
@@ -14,7 +14,7 @@ use napi_derive::napi;
 
 use crate::errors::{Code, JsResult, core_error, from_napi};
 use crate::job_calls::job_methods;
-use crate::options;
+use crate::options::{self, Read};
 use crate::quick::{self, Streamed, StreamedSteps, streamed_call};
 use crate::result::Js;
 use crate::stream::{JsBlocked, Text};
@@ -164,6 +164,32 @@ impl Shell {
             let shell = shell.ok_or_else(|| core_error(conch_core::Error::Closed("shell")))?;
             let engine = shell.engine().map_err(core_error)?;
             Ok::<_, napi::Error<Code>>(engine.as_str().to_string())
+        })
+    }
+
+    /// Changes the domains a session started with a domain policy
+    /// (`sandbox.network: { allow, deny, resolve }`) may reach, from the
+    /// next connection on (a running command keeps its open ones):
+    /// `'deny'` allows none. Throws `InvalidArgument` for a bad value
+    /// (`network.allow[0] must be a domain pattern …`); rejects with
+    /// `InvalidArgument` for `'allow'` (the whole network cannot be opened
+    /// this way) or a session without a domain policy, and with `Closed`
+    /// once the shell is closed. Resolves once the policy is in force.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "policy: NonNullable<SandboxOptions['network']>",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn set_network<'env>(
+        &self,
+        env: &'env Env,
+        policy: Read<Network>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let network = Read::get(env, "network", Some(policy))?;
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let shell = shell.ok_or_else(|| core_error(conch_core::Error::Closed("shell")))?;
+            shell.set_network(&network).map_err(core_error)
         })
     }
 
