@@ -170,6 +170,14 @@ enum conch_network
    * Every socket family.
    */
   CONCH_NETWORK_ALLOW = 1,
+  /**
+   * The hosts a domain policy allows (`conch_domain_policy`), through
+   * the session's proxy: commands may connect to that proxy (and to
+   * `allow_tcp_ports`) only, and their environment names it
+   * (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`). A refused connection is
+   * a `sandbox_violations` entry of the result.
+   */
+  CONCH_NETWORK_DOMAINS = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -311,6 +319,31 @@ typedef struct conch_sandbox_limits {
 } conch_sandbox_limits;
 
 /**
+ * The domain policy of `CONCH_NETWORK_DOMAINS` (the `domains` field of
+ * `conch_sandbox`, the argument of `conch_shell_set_network`). Each list
+ * is a NULL-terminated array of strings; NULL: empty. Zeroed: nothing is
+ * allowed. Every entry is checked by the core's parser (an error names it:
+ * `opts->sandbox->domains.allow[1] must be a domain pattern …`).
+ */
+typedef struct conch_domain_policy {
+  /**
+   * What commands may reach: `example.com`, `*.example.com` (the names
+   * below it, not itself), either with a port (`example.com:443`), or an
+   * address block (`10.0.0.0/8`, a bare address). NULL: nothing.
+   */
+  const char *const *allow;
+  /**
+   * What they may not, whatever `allow` says (the same forms).
+   */
+  const char *const *deny;
+  /**
+   * `"NAME=IP"` strings: names the proxy resolves to that address
+   * instead of asking DNS (as curl's `--resolve`).
+   */
+  const char *const *resolve;
+} conch_domain_policy;
+
+/**
  * The sandbox around everything a shell runs, set in
  * `conch_shell_options.sandbox`. Zero-initialize it (`= {0}`): that is the
  * strict policy (write only in the session's cwd and its private temp
@@ -347,6 +380,11 @@ typedef struct conch_sandbox {
    * instead of failing.
    */
   bool best_effort;
+  /**
+   * The domain policy when `network` is `CONCH_NETWORK_DOMAINS`; zeroed
+   * otherwise (a list set with another `network` is an error).
+   */
+  struct conch_domain_policy domains;
 } conch_sandbox;
 
 /**
@@ -527,6 +565,14 @@ typedef struct conch_bash_result {
    */
   uint32_t backgrounded;
   bool has_backgrounded;
+  /**
+   * The connections the sandbox's domain policy refused while the
+   * command ran, as `"host:port"`, `sandbox_violations_count` of them,
+   * the array also ended by a NULL pointer; NULL when none. Each is also
+   * a line `[sandbox] blocked: …` at the end of `output`.
+   */
+  const char *const *sandbox_violations;
+  size_t sandbox_violations_count;
 } conch_bash_result;
 
 /**
@@ -1753,6 +1799,28 @@ void conch_remote_free(struct conch_remote *remote);
  * `result` is NULL or a result returned by conch, not freed before.
  */
 void conch_bash_result_free(struct conch_bash_result *result);
+
+/**
+ * Changes the network of a session started with a domain policy
+ * (`CONCH_NETWORK_DOMAINS`), between runs: the host approved a domain, or
+ * took one back. `network` is a `conch_network` value:
+ * `CONCH_NETWORK_DOMAINS` with `domains` the new lists (NULL: empty, so
+ * nothing is allowed), or `CONCH_NETWORK_DENY` (no domain; `domains`
+ * NULL). Connections made from then on are checked against it (a command
+ * running keeps the ones it opened). Errors (`CONCH_ERR_INVALID_ARG`,
+ * the session unchanged): a bad pattern or resolve entry (named:
+ * `domains.allow[1] must be a domain pattern …`),
+ * `CONCH_NETWORK_ALLOW` (the whole network cannot be opened this way), a
+ * session started without a domain policy, NULL `shell`;
+ * `CONCH_ERR_CLOSED` for a closed shell.
+ *
+ * # Safety
+ * `shell` is a live handle; `domains` is NULL or points to a valid
+ * `conch_domain_policy`.
+ */
+int conch_shell_set_network(struct conch_shell *shell,
+                            int32_t network,
+                            const struct conch_domain_policy *domains);
 
 /**
  * What of the shell's sandbox is in force. On `CONCH_OK`, `*out` is the

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use conch_core::{
-    BashResult, CancelToken, Engine, JobId, JobInfo, JobOptions, JobPoll, PollOptions, RunOptions,
-    SandboxApplied, Shell,
+    BashResult, CancelToken, Engine, JobId, JobInfo, JobOptions, JobPoll, Network, PollOptions,
+    RunOptions, SandboxApplied, Shell,
 };
 use conch_remote::RemoteShell;
 
@@ -55,6 +55,11 @@ impl Backend {
     /// The loop the session's bash runs.
     pub fn engine(&self) -> FfiResult<Engine> {
         either!(self, s => s.engine())
+    }
+
+    /// Changes the domains a session with a domain policy may reach.
+    pub fn set_network(&self, network: &Network) -> FfiResult<()> {
+        either!(self, s => s.set_network(network))
     }
 
     pub fn start(&self, opts: JobOptions) -> FfiResult<JobId> {

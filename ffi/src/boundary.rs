@@ -178,6 +178,20 @@ pub(crate) unsafe fn env_list(
     name: &str,
 ) -> FfiResult<Vec<(String, String)>> {
     // SAFETY: forwarded from the caller.
+    unsafe { pair_list(list, name, "KEY=VALUE") }
+}
+
+/// A NULL-terminated array of strings split at their first `=` (`form`
+/// names the two halves in the error, `NAME=IP`); NULL is empty.
+///
+/// # Safety
+/// As [`opt_str_list`].
+pub(crate) unsafe fn pair_list(
+    list: *const *const c_char,
+    name: &str,
+    form: &str,
+) -> FfiResult<Vec<(String, String)>> {
+    // SAFETY: forwarded from the caller.
     let items = unsafe { opt_str_list(list, name) }?.unwrap_or_default();
     items
         .into_iter()
@@ -185,7 +199,7 @@ pub(crate) unsafe fn env_list(
         .map(|(i, item)| match item.split_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
             None => Err(FfiError::arg(format!(
-                "{name}[{i}] is not of the form KEY=VALUE: {item:?}"
+                "{name}[{i}] is not of the form {form}: {item:?}"
             ))),
         })
         .collect()

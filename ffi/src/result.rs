@@ -1,7 +1,8 @@
 //! `conch_bash_result`: what a run produced, as a C struct.
 
 use conch_core::shell::BashResult;
-use std::ffi::c_char;
+use std::ffi::{CString, c_char};
+use std::ptr;
 
 use crate::boundary::{self, c_owned, free_c_string, into_raw_or_null, opt_c_owned};
 use crate::handle::{self, Castable, OwnershipBox};
@@ -52,6 +53,12 @@ pub struct conch_bash_result {
     /// on as this job; meaningful only when `has_backgrounded`.
     pub backgrounded: u32,
     pub has_backgrounded: bool,
+    /// The connections the sandbox's domain policy refused while the
+    /// command ran, as `"host:port"`, `sandbox_violations_count` of them,
+    /// the array also ended by a NULL pointer; NULL when none. Each is also
+    /// a line `[sandbox] blocked: …` at the end of `output`.
+    pub sandbox_violations: *const *const c_char,
+    pub sandbox_violations_count: usize,
 }
 
 impl Castable for conch_bash_result {
@@ -70,10 +77,16 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         session_reset,
         session_ended,
         backgrounded,
+        sandbox_violations,
     } = result;
     let output = c_owned(s.output)?;
     let artifact_id = opt_c_owned(s.artifact_id)?;
     let working_dir = opt_c_owned(working_dir)?;
+    let violations = sandbox_violations
+        .into_iter()
+        .map(c_owned)
+        .collect::<FfiResult<Vec<_>>>()?;
+    let (violations, violations_count) = string_array(violations);
     Ok(handle::into_raw(conch_bash_result {
         output: output.into_raw(),
         exit_code: exit_code.unwrap_or(0),
@@ -91,7 +104,42 @@ pub(crate) fn into_c(result: BashResult) -> FfiResult<*mut conch_bash_result> {
         working_dir: into_raw_or_null(working_dir),
         backgrounded: backgrounded.unwrap_or(0),
         has_backgrounded: backgrounded.is_some(),
+        sandbox_violations: violations,
+        sandbox_violations_count: violations_count,
     }))
+}
+
+/// `strings` as a C array ended by a NULL pointer, and their count; NULL
+/// and 0 when there are none. Freed by [`free_string_array`].
+fn string_array(strings: Vec<CString>) -> (*const *const c_char, usize) {
+    let count = strings.len();
+    if count == 0 {
+        return (ptr::null(), 0);
+    }
+    let items: Vec<*const c_char> = strings
+        .into_iter()
+        .map(|s| s.into_raw().cast_const())
+        .chain([ptr::null()])
+        .collect();
+    (handle::into_raw_array(items).0.cast_const(), count)
+}
+
+/// Frees what [`string_array`] made.
+///
+/// # Safety
+/// `array` and `count` are what [`string_array`] returned, not freed before.
+unsafe fn free_string_array(array: *const *const c_char, count: usize) {
+    if array.is_null() {
+        return;
+    }
+    // SAFETY: the array holds `count` strings and the NULL terminator, a
+    // boxed slice from `into_raw_array` (caller's guarantee).
+    let items = unsafe { handle::take_array(array.cast_mut(), count + 1) };
+    for item in items.into_iter().flatten() {
+        // SAFETY: each item came from `CString::into_raw` (the terminator is
+        // NULL, a no-op).
+        unsafe { free_c_string(item) };
+    }
 }
 
 /// Frees a result and its strings. NULL is a no-op.
@@ -111,6 +159,7 @@ pub unsafe extern "C" fn conch_bash_result_free(result: *mut conch_bash_result) 
             free_c_string(r.output);
             free_c_string(r.artifact_id);
             free_c_string(r.working_dir);
+            free_string_array(r.sandbox_violations, r.sandbox_violations_count);
         }
     });
 }

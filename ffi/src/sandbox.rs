@@ -1,16 +1,21 @@
 //! `conch_sandbox`: the sandbox a C host puts around a shell, translated to
 //! the core's [`Sandbox`]. Zero means the default of each field (the strict
 //! policy); every value is checked by the core's parser of that option,
-//! under the field's name, so C refuses what every face refuses.
+//! under the field's name, so C refuses what every face refuses. Also
+//! `conch_shell_set_network`, which changes the domains a session with a
+//! domain policy may reach.
 
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
 use std::path::PathBuf;
 
 use conch_core::input::{limit_option, port_option};
 use conch_core::process::sandbox::SandboxApplied;
-use conch_core::{BadValue, Error, Limits, Network, Sandbox};
+use conch_core::{BadValue, DomainPolicy, Error, Limits, Network, Sandbox};
 
-use crate::boundary::{self, free_c_string, into_raw_or_null, opt_c_owned, opt_str_list, out_arg};
+use crate::boundary::{
+    self, free_c_string, into_raw_or_null, opt_c_owned, opt_str_list, out_arg, pair_list,
+};
 use crate::handle::{self, Castable, OwnershipBox};
 use crate::shell::conch_shell;
 use crate::status::{FfiError, FfiResult};
@@ -26,6 +31,30 @@ pub enum conch_network {
     CONCH_NETWORK_DENY = 0,
     /// Every socket family.
     CONCH_NETWORK_ALLOW = 1,
+    /// The hosts a domain policy allows (`conch_domain_policy`), through
+    /// the session's proxy: commands may connect to that proxy (and to
+    /// `allow_tcp_ports`) only, and their environment names it
+    /// (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`). A refused connection is
+    /// a `sandbox_violations` entry of the result.
+    CONCH_NETWORK_DOMAINS = 2,
+}
+
+/// The domain policy of `CONCH_NETWORK_DOMAINS` (the `domains` field of
+/// `conch_sandbox`, the argument of `conch_shell_set_network`). Each list
+/// is a NULL-terminated array of strings; NULL: empty. Zeroed: nothing is
+/// allowed. Every entry is checked by the core's parser (an error names it:
+/// `opts->sandbox->domains.allow[1] must be a domain pattern …`).
+#[repr(C)]
+pub struct conch_domain_policy {
+    /// What commands may reach: `example.com`, `*.example.com` (the names
+    /// below it, not itself), either with a port (`example.com:443`), or an
+    /// address block (`10.0.0.0/8`, a bare address). NULL: nothing.
+    pub allow: *const *const c_char,
+    /// What they may not, whatever `allow` says (the same forms).
+    pub deny: *const *const c_char,
+    /// `"NAME=IP"` strings: names the proxy resolves to that address
+    /// instead of asking DNS (as curl's `--resolve`).
+    pub resolve: *const *const c_char,
 }
 
 /// Resource limits of a sandboxed session; 0: no limit.
@@ -71,6 +100,69 @@ pub struct conch_sandbox {
     /// true: apply what the kernel supports and go on without the rest,
     /// instead of failing.
     pub best_effort: bool,
+    /// The domain policy when `network` is `CONCH_NETWORK_DOMAINS`; zeroed
+    /// otherwise (a list set with another `network` is an error).
+    pub domains: conch_domain_policy,
+}
+
+/// The core's network of a `conch_network` value and, for
+/// `CONCH_NETWORK_DOMAINS`, its policy (`None`: empty lists); errors name
+/// the fields `network_name` and `domains_name`.
+///
+/// # Safety
+/// Every list of `domains` is NULL or valid, as documented on
+/// `conch_domain_policy`.
+unsafe fn network(
+    value: i32,
+    domains: Option<&conch_domain_policy>,
+    network_name: &str,
+    domains_name: &str,
+) -> FfiResult<Network> {
+    let refused = |e: conch_core::Error| FfiError::arg(e.to_string());
+    let lists = |d: &conch_domain_policy| [d.allow, d.deny, d.resolve].iter().any(|l| !l.is_null());
+    match value {
+        n if n == conch_network::CONCH_NETWORK_DENY as i32
+            || n == conch_network::CONCH_NETWORK_ALLOW as i32 =>
+        {
+            if domains.is_some_and(lists) {
+                return Err(FfiError::arg(format!(
+                    "{domains_name} is set but {network_name} is not CONCH_NETWORK_DOMAINS"
+                )));
+            }
+            Ok(match n == conch_network::CONCH_NETWORK_ALLOW as i32 {
+                true => Network::Allow,
+                false => Network::Deny,
+            })
+        }
+        n if n == conch_network::CONCH_NETWORK_DOMAINS as i32 => {
+            let Some(d) = domains else {
+                return Ok(Network::Domains(DomainPolicy::default()));
+            };
+            let list = |items, key: &str| -> FfiResult<Vec<String>> {
+                // SAFETY: the caller's guarantee on the lists.
+                Ok(
+                    unsafe { opt_str_list(items, &format!("{domains_name}.{key}")) }?
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(String::from)
+                        .collect(),
+                )
+            };
+            let (allow, deny) = (list(d.allow, "allow")?, list(d.deny, "deny")?);
+            // SAFETY: the caller's guarantee on the lists.
+            let resolve: BTreeMap<String, String> =
+                unsafe { pair_list(d.resolve, &format!("{domains_name}.resolve"), "NAME=IP") }?
+                    .into_iter()
+                    .collect();
+            DomainPolicy::parse(domains_name, &allow, &deny, &resolve)
+                .map(Network::Domains)
+                .map_err(refused)
+        }
+        n => {
+            let words = "CONCH_NETWORK_DENY, CONCH_NETWORK_ALLOW or CONCH_NETWORK_DOMAINS";
+            Err(refused(BadValue::new(words, n).named(network_name)))
+        }
+    }
 }
 
 /// The core policy of `sandbox`, whose fields are named `<prefix><field>`
@@ -85,14 +177,15 @@ pub(crate) unsafe fn sandbox(sandbox: &conch_sandbox, prefix: &str) -> FfiResult
         Ok(unsafe { opt_str_list(list, &format!("{prefix}{name}")) }?
             .map(|items| items.into_iter().map(PathBuf::from).collect()))
     };
-    let network = match sandbox.network {
-        n if n == conch_network::CONCH_NETWORK_DENY as i32 => Network::Deny,
-        n if n == conch_network::CONCH_NETWORK_ALLOW as i32 => Network::Allow,
-        n => {
-            let bad = BadValue::new("CONCH_NETWORK_DENY or CONCH_NETWORK_ALLOW", n);
-            return Err(refused(bad.named(&format!("{prefix}network"))));
-        }
-    };
+    // SAFETY: the caller's guarantee on the list fields.
+    let network = unsafe {
+        network(
+            sandbox.network,
+            Some(&sandbox.domains),
+            &format!("{prefix}network"),
+            &format!("{prefix}domains"),
+        )
+    }?;
     let ports: &[u16] = match (
         sandbox.allow_tcp_ports.is_null(),
         sandbox.allow_tcp_ports_count,
@@ -154,6 +247,41 @@ pub(crate) unsafe fn opt_sandbox(
         // SAFETY: forwarded from the caller.
         Some(s) => unsafe { sandbox(s, prefix) }.map(Some),
     }
+}
+
+/// Changes the network of a session started with a domain policy
+/// (`CONCH_NETWORK_DOMAINS`), between runs: the host approved a domain, or
+/// took one back. `network` is a `conch_network` value:
+/// `CONCH_NETWORK_DOMAINS` with `domains` the new lists (NULL: empty, so
+/// nothing is allowed), or `CONCH_NETWORK_DENY` (no domain; `domains`
+/// NULL). Connections made from then on are checked against it (a command
+/// running keeps the ones it opened). Errors (`CONCH_ERR_INVALID_ARG`,
+/// the session unchanged): a bad pattern or resolve entry (named:
+/// `domains.allow[1] must be a domain pattern …`),
+/// `CONCH_NETWORK_ALLOW` (the whole network cannot be opened this way), a
+/// session started without a domain policy, NULL `shell`;
+/// `CONCH_ERR_CLOSED` for a closed shell.
+///
+/// # Safety
+/// `shell` is a live handle; `domains` is NULL or points to a valid
+/// `conch_domain_policy`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn conch_shell_set_network(
+    shell: *mut conch_shell,
+    network: i32,
+    domains: *const conch_domain_policy,
+) -> c_int {
+    boundary::status("conch_shell_set_network", || {
+        // SAFETY: the caller's guarantees.
+        let (shell, network) = unsafe {
+            let shell = handle::to_arc(shell, "shell")?;
+            (
+                shell,
+                self::network(network, domains.as_ref(), "network", "domains")?,
+            )
+        };
+        shell.set_network(&network)
+    })
 }
 
 /// What of a shell's sandbox is in force, as `conch_shell_sandbox_applied`

@@ -266,12 +266,26 @@ fn check_bash_result(r: *mut conch_bash_result, what: &str) -> Case {
     check_text(r.output, false, &format!("{what}: output"))?;
     check_text(r.artifact_id, true, &format!("{what}: artifact_id"))?;
     check_text(r.working_dir, true, &format!("{what}: working_dir"))?;
+    prop_assert_eq!(
+        r.sandbox_violations.is_null(),
+        r.sandbox_violations_count == 0
+    );
+    for i in 0..r.sandbox_violations_count {
+        // SAFETY: `count` strings, then the NULL terminator.
+        check_text(unsafe { *r.sandbox_violations.add(i) }, false, what)?;
+    }
+    if r.sandbox_violations_count > 0 {
+        // SAFETY: as above.
+        let end = unsafe { *r.sandbox_violations.add(r.sandbox_violations_count) };
+        prop_assert!(end.is_null(), "{what}: the violations end with NULL");
+    }
     prop_assert!(r.output_bytes <= r.total_bytes || r.truncated || r.cancelled);
     Ok(())
 }
 
 /// A `conch_sandbox`, its fields at their edges: a network out of the
-/// enum's range, port 0, ports NULL with a count, limits of every size.
+/// enum's range, port 0, ports NULL with a count, limits of every size,
+/// domain lists of any bytes (with any network).
 #[derive(Debug, Clone)]
 struct SandboxFuzz {
     writable: Option<Vec<Vec<u8>>>,
@@ -281,27 +295,33 @@ struct SandboxFuzz {
     null_ports: bool,
     limits: [u64; 6],
     best_effort: bool,
+    /// allow, deny, resolve.
+    domains: [Option<Vec<Vec<u8>>>; 3],
 }
 
 fn sandbox_fuzz() -> impl Strategy<Value = SandboxFuzz> {
     (
         list(),
         list(),
-        prop_oneof![4 => 0..2i32, 1 => any::<i32>()],
+        prop_oneof![4 => 0..3i32, 1 => any::<i32>()],
         proptest::collection::vec(any::<u16>(), 0..3),
         proptest::bool::weighted(0.1),
         proptest::array::uniform6(mostly(Just(0), u64_edge())),
         any::<bool>(),
+        [list(), list(), list()],
     )
         .prop_map(
-            |(writable, readable, network, ports, null_ports, limits, best_effort)| SandboxFuzz {
-                writable,
-                readable,
-                network,
-                ports,
-                null_ports,
-                limits,
-                best_effort,
+            |(writable, readable, network, ports, null_ports, limits, best_effort, domains)| {
+                SandboxFuzz {
+                    writable,
+                    readable,
+                    network,
+                    ports,
+                    null_ports,
+                    limits,
+                    best_effort,
+                    domains,
+                }
             },
         )
 }
@@ -340,6 +360,16 @@ impl SandboxFuzz {
                 session_memory_bytes: session_memory,
             },
             best_effort: self.best_effort,
+            domains: self.domains_to_c(arena),
+        }
+    }
+
+    fn domains_to_c(&self, arena: &mut Arena) -> conch_domain_policy {
+        let [allow, deny, resolve] = &self.domains;
+        conch_domain_policy {
+            allow: arena.list(allow),
+            deny: arena.list(deny),
+            resolve: arena.list(resolve),
         }
     }
 }
@@ -693,6 +723,7 @@ proptest! {
         // each handle and result is freed once and not used after.
         unsafe {
             let store = if opts.store { conch_artifact_store_new(home_c) } else { ptr::null_mut() };
+            let sandbox_fuzzed = sandbox.clone();
             let sandbox = sandbox.as_ref().map(|s| s.to_c(&mut arena));
             let o = conch_shell_options {
                 shell: arena.text(&opts.shell),
@@ -758,6 +789,11 @@ proptest! {
             let mut engine = conch_engine::CONCH_ENGINE_BUILTIN;
             let engine_p = if null_engine { ptr::null_mut() } else { &mut engine as *mut _ };
             check_status(conch_shell_engine(sh, engine_p), "conch_shell_engine")?;
+            if let Some(fuzz) = &sandbox_fuzzed {
+                let domains = fuzz.domains_to_c(&mut arena);
+                let rc = conch_shell_set_network(sh, fuzz.network, &domains);
+                check_status(rc, "conch_shell_set_network")?;
+            }
             for p in &polls {
                 let cancel = token(p.cancel);
                 let po = conch_poll_options {
