@@ -18,6 +18,8 @@ cd "$ROOT"
 LIBDIR="$RELEASE_DIR"
 # The server tests/c/test_remote.c connects to: the release build's.
 export CONCH_BIN="$RELEASE_DIR/conch"
+# The servers tests/c/test_domains.c's domain policy lets commands reach.
+export CONCH_NET_SERVER="$ROOT/tests/net/server.py"
 OUT="$TARGET_DIR/ctest"
 mkdir -p "$OUT"
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -pthread -I"$ROOT/include")
@@ -85,9 +87,11 @@ done
 
 if [ ${#UNDER[@]} -gt 0 ]; then
   # valgrind does not model Landlock and seccomp (ENOSYS under it), so the
-  # sandbox's enforcement is checked by a run of its test without valgrind.
-  echo "== c: test_sandbox (without valgrind: the sandbox enforced)"
-  (cd "$OUT" && ./test_sandbox)
+  # sandbox's enforcement is checked by a run of its tests without valgrind.
+  for name in test_sandbox test_domains; do
+    echo "== c: $name (without valgrind: the sandbox enforced)"
+    (cd "$OUT" && "./$name")
+  done
 fi
 
 echo "== c: example (shared library, static library, pkg-config file)"

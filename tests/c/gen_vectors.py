@@ -508,7 +508,7 @@ def sandbox_options(cases, out):
         err = c.get("error")
         expect = None if err is None else "conch_shell_new: %s %s" % (c_sandbox_name(err["option"]), err["message"])
         rows.append(
-            "  {%s, %s, {%s, %s, %s, %s, %d, {%s}, %s}, %s},"
+            "  {%s, %s, {%s, %s, %s, %s, %d, {%s}, %s, {NULL, NULL, NULL}}, %s},"
             % (c_str(c["name"]), "true" if policy is False else "false", lists["writable"], lists["readable"],
                network, f"SANDBOX_PORTS_{i}" if ports else "NULL", len(ports),
                ", ".join("UINT64_C(%d)" % limits.get(k, 0) for k in LIMIT_KEYS),

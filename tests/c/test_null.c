@@ -170,6 +170,13 @@ static void shell(void) {
   CHECK_RC(conch_shell_sandbox_applied(sh, &applied), CONCH_ERR_NOT_FOUND, "no sandbox");
   CHECK(applied == NULL, "out untouched without a sandbox");
   conch_sandbox_applied_free(NULL);
+  expect_misuse(conch_shell_set_network(NULL, CONCH_NETWORK_DENY, NULL), "conch_shell_set_network",
+                "shell");
+  const char *const bad_pattern[] = {BAD_UTF8, NULL};
+  conch_domain_policy domains = {0};
+  domains.allow = bad_pattern;
+  expect_misuse(conch_shell_set_network(sh, CONCH_NETWORK_DOMAINS, &domains),
+                "conch_shell_set_network", "domains.allow[0]");
   conch_engine engine = CONCH_ENGINE_EVAL;
   expect_misuse(conch_shell_engine(NULL, &engine), "conch_shell_engine", "shell");
   expect_misuse(conch_shell_engine(sh, NULL), "conch_shell_engine", "out");

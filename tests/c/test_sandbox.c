@@ -90,8 +90,8 @@ static void expect_refused(const conch_sandbox *sandbox, const char *message) {
 static void test_c_fields(void) {
   conch_sandbox s = {0};
   s.network = 7;
-  expect_refused(&s, "conch_shell_new: opts->sandbox->network must be CONCH_NETWORK_DENY or "
-                     "CONCH_NETWORK_ALLOW, got 7");
+  expect_refused(&s, "conch_shell_new: opts->sandbox->network must be CONCH_NETWORK_DENY, "
+                     "CONCH_NETWORK_ALLOW or CONCH_NETWORK_DOMAINS, got 7");
   s = (conch_sandbox){0};
   s.allow_tcp_ports_count = 2;
   expect_refused(&s, "conch_shell_new: opts->sandbox->allow_tcp_ports is NULL but "
