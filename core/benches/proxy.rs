@@ -118,7 +118,7 @@ fn main() {
     let port = server();
     let resolve = BTreeMap::from([("bench.test".to_string(), "127.0.0.1".to_string())]);
     let policy = DomainPolicy::parse("network", &["bench.test".into()], &[], &resolve).unwrap();
-    let proxy = Proxy::start(policy).unwrap();
+    let proxy = Proxy::start(policy, false).unwrap();
     let via = Some(proxy.port());
 
     // Interleaved, so a noisy moment hits both.

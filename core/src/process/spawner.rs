@@ -380,6 +380,11 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
         if libc::setsid() < 0 {
             return (Stage::Setsid, errno());
         }
+        if let Some(sandbox) = &plan.sandbox
+            && let Err(errno) = sandbox.enter_network()
+        {
+            return (Stage::Namespaces, errno);
+        }
         sys::on_host_death(plan.death_signal);
         if host_gone(plan.report) {
             // The host died between the start and the line above.

@@ -226,6 +226,27 @@ fn allowed_names_are_reached_and_nothing_else_is() {
     assert!(!r.output.contains("connected"), "{}", r.output);
     assert!(r.sandbox_violations.is_empty(), "the proxy never saw it");
 
+    // As root, the session has a network namespace of its own: the proxy
+    // is all there is, even a host service on the proxy's own port number
+    // is out of reach.
+    if unsafe { libc::geteuid() } == 0 {
+        let r = run(
+            &sh,
+            "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '",
+        );
+        assert_eq!(r.output, "lo\n");
+        let r = run(&sh, "echo ${HTTP_PROXY##*:}");
+        let port: u16 = r.output.trim().parse().unwrap();
+        if let Ok(host_service) = std::net::TcpListener::bind(("127.0.0.3", port)) {
+            let reach = format!(
+                "python3 -c \"import socket; socket.create_connection(('127.0.0.3',{port}),2); print('reached')\""
+            );
+            let r = run(&sh, &reach);
+            assert_ne!(r.exit_code, Some(0), "{}", r.output);
+            drop(host_service);
+        }
+    }
+
     // The host approves a domain: the next command reaches it.
     let wider = policy(
         &["registry.test", "*.pkg.test", "unlisted.test"],
@@ -331,5 +352,45 @@ fn a_domain_policy_without_a_domain_policy_session_or_with_bad_patterns_is_an_er
     );
     let given = serde_json::json!({"network": {"allow": [], "proxy": true}});
     assert!(serde_json::from_value::<Sandbox>(given).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn allowed_tcp_ports_keep_working_beside_a_domain_policy() {
+    if !landlock_ports() {
+        return;
+    }
+    let dir = scratch("domains-ports");
+    let servers = Servers::start(&dir.join("net"));
+    // A host service on loopback the session may reach on its port: the
+    // session then stays in the host's network namespace.
+    let service = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = service.local_addr().unwrap().port();
+    let sh = shell(
+        &dir,
+        Some(Sandbox {
+            network: policy(&["registry.test"], &[]),
+            allow_tcp_ports: vec![port],
+            ..Sandbox::default()
+        }),
+    );
+    let reach = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1',{port}),2); print('reached')\""
+    );
+    let r = run(&sh, &reach);
+    assert_eq!((r.exit_code, r.output.as_str()), (Some(0), "reached\n"));
+    let r = run(
+        &sh,
+        &servers.curl(&format!("https://registry.test:{}/", servers.https)),
+    );
+    assert_ok(&r, "through the proxy");
+    assert_blocked(
+        &run(
+            &sh,
+            &servers.curl(&format!("https://unlisted.test:{}/", servers.https)),
+        ),
+        &format!("unlisted.test:{}", servers.https),
+    );
+    drop(sh);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,6 +31,8 @@ pub struct Confinement {
     /// Each cgroup's `cgroup.procs`, opened for writing: the child joins by
     /// writing `0` to it.
     pub(crate) cgroup_procs: Vec<OwnedFd>,
+    /// The network namespace of a domain policy's proxy, entered first.
+    pub(crate) netns: Option<OwnedFd>,
 }
 
 impl std::fmt::Debug for Confinement {
@@ -41,6 +43,7 @@ impl std::fmt::Debug for Confinement {
             .field("seccomp", &self.seccomp.is_some())
             .field("rlimits", &self.rlimits)
             .field("cgroups", &self.cgroup_procs.len())
+            .field("netns", &self.netns.is_some())
             .finish()
     }
 }
@@ -71,6 +74,25 @@ impl Confinement {
         };
         let trees = vec![-1; self.namespaces.as_ref().map_or(0, Namespaces::trees)];
         Ok(Entry { ruleset, trees })
+    }
+
+    /// Enters the network namespace of the session's proxy, if it has one:
+    /// first, before the child's descriptors are moved into place (one of
+    /// which may take the namespace's number).
+    ///
+    /// # Safety
+    /// In the cloned child only, before `execve`. Makes no allocation.
+    pub(crate) unsafe fn enter_network(&self) -> Result<(), c_int> {
+        let Some(netns) = &self.netns else {
+            return Ok(());
+        };
+        // SAFETY: a plain system call on a descriptor `self` owns.
+        unsafe {
+            if libc::setns(netns.as_raw_fd(), libc::CLONE_NEWNET) < 0 {
+                return Err(*libc::__errno_location());
+            }
+        }
+        Ok(())
     }
 
     /// Sets the child's namespaces up (see [`Namespaces::enter`]): before

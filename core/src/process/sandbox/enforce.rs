@@ -15,19 +15,20 @@ use super::landlock::{
     FILESYSTEM_ABI, Rules, SCOPES_ABI, SYSTEM_READABLE, TCP_PORTS_ABI, landlock_abi,
 };
 use super::namespaces::{self, Namespaces};
+use super::proxy::Proxy;
 use super::secrets::Hidden;
 use super::session::{Enforced, SessionPaths};
 use super::{Sandbox, SessionDirs};
 use crate::error::{Error, Result};
 
 /// Adds to `enforced` what this kernel enforces of `policy`, and names in
-/// `enforced.missing` what it cannot. `proxy`: the port of a domain
-/// policy's proxy on loopback, the one TCP port besides the allowed ones.
+/// `enforced.missing` what it cannot. `proxy`: a domain policy's proxy,
+/// whose port is the one TCP port besides the allowed ones.
 pub(super) fn enforce(
     policy: &Sandbox,
     extra: &SessionPaths<'_>,
     dirs: &SessionDirs,
-    proxy: Option<u16>,
+    proxy: Option<&Proxy>,
     enforced: &mut Enforced,
 ) -> Result<()> {
     let Enforced {
@@ -76,7 +77,14 @@ pub(super) fn enforce(
     let abi = landlock_abi();
     applied.landlock_abi = abi.max(0) as u32;
     let mut tcp_ports = policy.allow_tcp_ports.clone();
-    tcp_ports.extend(proxy);
+    tcp_ports.extend(proxy.map(Proxy::port));
+    // The proxy's namespace, entered by every process of the session.
+    if let Some(netns) = proxy.and_then(Proxy::netns) {
+        let netns = netns
+            .try_clone_to_owned()
+            .map_err(|e| Error::io("cannot keep the network namespace", e))?;
+        confinement.netns = Some(netns);
+    }
     let want_ports = policy.network.filtered() && !tcp_ports.is_empty();
     if abi < 1 {
         missing.push("Landlock (the filesystem rules): the kernel has none".to_string());

@@ -67,19 +67,17 @@ impl SessionSandbox {
     pub fn new(policy: &Sandbox, extra: SessionPaths<'_>) -> Result<SessionSandbox> {
         let dirs = SessionDirs::new(policy, extra.base)?;
         let proxy = match policy.network.domains() {
-            Some(domains) => Some(Proxy::start(domains.clone()).map_err(|e| {
-                Error::SandboxUnavailable(format!("the domain policy's proxy: {e}"))
-            })?),
+            // Its own network namespace, unless commands must also reach
+            // allowed ports on the host's loopback.
+            Some(domains) => Some(
+                Proxy::start(domains.clone(), policy.allow_tcp_ports.is_empty()).map_err(|e| {
+                    Error::SandboxUnavailable(format!("the domain policy's proxy: {e}"))
+                })?,
+            ),
             None => None,
         };
         let mut enforced = Enforced::default();
-        let done = enforce(
-            policy,
-            &extra,
-            &dirs,
-            proxy.as_ref().map(Proxy::port),
-            &mut enforced,
-        );
+        let done = enforce(policy, &extra, &dirs, proxy.as_ref(), &mut enforced);
         let Enforced {
             confinement,
             mut applied,

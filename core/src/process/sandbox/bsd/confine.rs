@@ -32,6 +32,14 @@ impl Confinement {
         Ok(Entry)
     }
 
+    /// No network namespace here.
+    ///
+    /// # Safety
+    /// In the child only.
+    pub(crate) unsafe fn enter_network(&self) -> Result<(), c_int> {
+        Ok(())
+    }
+
     /// No namespaces here.
     ///
     /// # Safety

@@ -6,23 +6,24 @@
 
 use std::path::PathBuf;
 
+use super::proxy::Proxy;
 use super::session::{Enforced, SessionPaths};
 use super::{Sandbox, SessionDirs};
 use crate::error::Result;
 
 /// Adds to `enforced` what this system enforces of `policy`, and names in
-/// `enforced.missing` what it cannot. `proxy`: the port of a domain
-/// policy's proxy on loopback, the one TCP port besides the allowed ones.
+/// `enforced.missing` what it cannot. `proxy`: a domain policy's proxy,
+/// whose port is the one TCP port besides the allowed ones.
 pub(super) fn enforce(
     policy: &Sandbox,
     extra: &SessionPaths<'_>,
     dirs: &SessionDirs,
-    proxy: Option<u16>,
+    proxy: Option<&Proxy>,
     enforced: &mut Enforced,
 ) -> Result<()> {
     let mut writable = vec![extra.cwd.to_path_buf(), dirs.dir.clone()];
     writable.extend(policy.writable.iter().cloned());
-    filesystem_and_network(policy, extra, &writable, proxy, enforced);
+    filesystem_and_network(policy, extra, &writable, proxy.map(Proxy::port), enforced);
 
     let limits = &policy.limits;
     let mut rlimits = vec![

@@ -18,12 +18,15 @@
 //! connection, so commands fail closed.
 
 mod http;
+#[cfg(target_os = "linux")]
+mod netns;
 mod relay;
 mod socks;
 
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
@@ -55,6 +58,11 @@ pub struct Proxy {
     shared: Arc<Shared>,
     addr: SocketAddr,
     accept: Option<JoinHandle<()>>,
+    /// A second handle on the listener, to wake the accept loop on stop.
+    listener: TcpListener,
+    /// The session's network namespace, where the listener is (see
+    /// [`netns`]); `None`: the listener is on the host's loopback.
+    netns: Option<OwnedFd>,
 }
 
 #[derive(Debug)]
@@ -68,10 +76,17 @@ struct Shared {
 }
 
 impl Proxy {
-    /// Starts a proxy for `policy` on a free loopback port.
-    pub fn start(policy: DomainPolicy) -> io::Result<Proxy> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    /// Starts a proxy for `policy` on a free loopback port. `isolate`: in
+    /// a network namespace of its own for the session's processes to
+    /// enter ([`Proxy::netns`]), where the host may make one (Linux, as
+    /// root); else, or when it cannot, on the host's loopback.
+    pub fn start(policy: DomainPolicy, isolate: bool) -> io::Result<Proxy> {
+        let (listener, netns) = match isolated(isolate) {
+            Some((listener, netns)) => (listener, Some(netns)),
+            None => (TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?, None),
+        };
         let addr = listener.local_addr()?;
+        let waker = listener.try_clone()?;
         let shared = Arc::new(Shared {
             policy: RwLock::new(Arc::new(policy)),
             violations: Mutex::default(),
@@ -89,11 +104,20 @@ impl Proxy {
             shared,
             addr,
             accept: Some(accept),
+            listener: waker,
+            netns,
         })
     }
 
     pub fn port(&self) -> u16 {
         self.addr.port()
+    }
+
+    /// The network namespace the session's processes enter, where the
+    /// proxy is the only thing they can reach; `None`: they stay in the
+    /// host's.
+    pub fn netns(&self) -> Option<BorrowedFd<'_>> {
+        self.netns.as_ref().map(|fd| fd.as_fd())
     }
 
     /// The variables that point a command's programs at the proxy: the
@@ -139,7 +163,13 @@ impl Proxy {
         if self.shared.stopped.swap(true, Ordering::SeqCst) {
             return;
         }
-        // Wakes the accept loop, which sees `stopped` and drops the listener.
+        // Wakes the accept loop, which sees `stopped` and drops the
+        // listener: a listener shut down fails its `accept` (Linux); a
+        // connection wakes it elsewhere (never into a namespace's port
+        // from the host's loopback, where another program may listen).
+        #[cfg(target_os = "linux")]
+        let _ = rustix::net::shutdown(&self.listener, rustix::net::Shutdown::Read);
+        #[cfg(not(target_os = "linux"))]
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
@@ -156,6 +186,21 @@ impl Drop for Proxy {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The listener and the namespace of an isolated proxy, if asked and made.
+#[cfg(target_os = "linux")]
+fn isolated(isolate: bool) -> Option<(TcpListener, OwnedFd)> {
+    if !isolate {
+        return None;
+    }
+    let made = netns::listen_in_new_namespace().ok()?;
+    Some((made.listener, made.netns))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn isolated(_isolate: bool) -> Option<(TcpListener, OwnedFd)> {
+    None
 }
 
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {

@@ -29,7 +29,7 @@ fn proxy(allow: &[&str], deny: &[&str]) -> Proxy {
         ("other.test".to_string(), "127.0.0.1".to_string()),
     ]);
     let policy = DomainPolicy::parse("network", &owned(allow), &owned(deny), &resolve).unwrap();
-    Proxy::start(policy).unwrap()
+    Proxy::start(policy, false).unwrap()
 }
 
 fn send(proxy: &Proxy, bytes: &[u8]) -> Vec<u8> {
