@@ -503,6 +503,24 @@ impl BashTool {
         }
     }
 
+    /// Changes the domains the tool's session may reach
+    /// ([`Shell::set_network`]; its jobs share it), for a tool whose
+    /// sandbox's network is a domain policy: the host approved a domain
+    /// the model asked for, or took one back. The session is started if no
+    /// call started it yet. A session the registry closed (idle past
+    /// [`registry::IDLE_TIMEOUT`]) comes back with the configured policy.
+    /// Errors as [`Shell::set_network`]'s, and [`Error::Closed`] once the
+    /// tool is closed.
+    pub fn set_network(&self, network: &crate::Network) -> Result<()> {
+        if self.closed.is_set() {
+            return Err(Error::Closed(CLOSED_TOOL));
+        }
+        let options = self.session_options();
+        with_open_session(&self.closed, &options, self.sandbox().as_ref(), |shell| {
+            shell.set_network(network)
+        })?
+    }
+
     /// Whether [`BashTool::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.closed.is_set()
