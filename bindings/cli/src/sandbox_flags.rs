@@ -2,12 +2,15 @@
 //! turns the sandbox on (`--sandbox` alone: the defaults, writes only in the
 //! cwd and `$TMPDIR`, no network). Values are checked by the core's
 //! parsers, so every face accepts and refuses the same ones.
+//! `--allow-domain`, `--deny-domain` and `--resolve` make the network a
+//! domain policy (the core's `network: {"allow", "deny", "resolve"}`).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use conch_core::input::parse_option;
 use conch_core::input::{limit_option, port_option};
-use conch_core::{Limits, Network, Sandbox};
+use conch_core::{DomainPolicy, Limits, Network, Sandbox};
 
 #[derive(clap::Args, Debug, Default)]
 pub struct SandboxFlags {
@@ -27,6 +30,17 @@ pub struct SandboxFlags {
     /// the network in the sandbox: allow or deny (default deny)
     #[arg(long, value_name = "allow|deny")]
     network: Option<String>,
+    /// a host the commands may reach, through the sandbox's proxy:
+    /// example.com, *.example.com, example.com:443, 10.0.0.0/8
+    /// (repeatable; the network is then by name)
+    #[arg(long = "allow-domain", value_name = "PATTERN", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    allow_domain: Vec<String>,
+    /// a host they may not reach, whatever --allow-domain says (repeatable)
+    #[arg(long = "deny-domain", value_name = "PATTERN", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    deny_domain: Vec<String>,
+    /// the proxy resolves NAME to IP instead of asking DNS (repeatable)
+    #[arg(long = "resolve", value_name = "NAME=IP", action = clap::ArgAction::Append, allow_hyphen_values = true)]
+    resolve: Vec<String>,
     /// a TCP port the commands may connect to without network (repeatable)
     #[arg(long = "allow-tcp-port", value_name = "N", action = clap::ArgAction::Append, allow_hyphen_values = true)]
     allow_tcp_port: Vec<f64>,
@@ -97,6 +111,17 @@ impl SandboxFlags {
             }
             None => self.no_network.then_some(Network::Deny),
         };
+        let network = match (self.domains()?, network) {
+            (Some(_), Some(Network::Allow)) => {
+                return Err(
+                    "--allow-domain, --deny-domain and --resolve limit the network to \
+                            named hosts: they contradict --network allow"
+                        .into(),
+                );
+            }
+            (Some(domains), _) => Some(Network::Domains(domains)),
+            (None, network) => network,
+        };
         let ports = self
             .allow_tcp_port
             .iter()
@@ -123,6 +148,24 @@ impl SandboxFlags {
             limits,
             best_effort: self.best_effort,
         }))
+    }
+
+    /// The domain policy of `--allow-domain`, `--deny-domain` and
+    /// `--resolve`, read by the core (its errors name the entry:
+    /// `network.allow[1]`); `None` when none is given.
+    fn domains(&self) -> Result<Option<DomainPolicy>, String> {
+        if self.allow_domain.is_empty() && self.deny_domain.is_empty() && self.resolve.is_empty() {
+            return Ok(None);
+        }
+        let resolve = (self.resolve.iter())
+            .map(|entry| match entry.split_once('=') {
+                Some((name, ip)) => Ok((name.to_string(), ip.to_string())),
+                None => Err(format!("--resolve must be NAME=IP, got {entry:?}")),
+            })
+            .collect::<Result<BTreeMap<_, _>, String>>()?;
+        DomainPolicy::parse("network", &self.allow_domain, &self.deny_domain, &resolve)
+            .map(Some)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -181,5 +224,54 @@ mod tests {
         assert!(policy("--allow-tcp-port 70000").is_err());
         assert!(policy("--no-network --network allow").is_err());
         assert!(policy("--network allow --allow-tcp-port 80").is_err());
+    }
+
+    #[test]
+    fn domain_flags_make_a_domain_policy_the_core_reads() {
+        let s = policy("--allow-domain example.com --allow-domain *.pkg.test:443 --deny-domain bad.example.com --resolve example.com=127.0.0.2")
+            .unwrap()
+            .unwrap();
+        let Network::Domains(d) = &s.network else {
+            panic!("{:?}", s.network)
+        };
+        let words = |p: &[conch_core::process::sandbox::Pattern]| {
+            p.iter().map(|p| p.to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(words(&d.allow), ["example.com", "*.pkg.test:443"]);
+        assert_eq!(words(&d.deny), ["bad.example.com"]);
+        assert_eq!(d.resolve["example.com"].to_string(), "127.0.0.2");
+        // Any of them alone turns the sandbox on, the network by name.
+        let s = policy("--deny-domain x.test").unwrap().unwrap();
+        assert!(matches!(&s.network, Network::Domains(d) if d.allow.is_empty()));
+        assert!(matches!(
+            policy("--network deny --resolve a.test=::1")
+                .unwrap()
+                .unwrap()
+                .network,
+            Network::Domains(_)
+        ));
+        let s = policy("--allow-domain a.test --allow-tcp-port 5432")
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.allow_tcp_ports, vec![5432]);
+    }
+
+    #[test]
+    fn bad_domain_flags_are_refused() {
+        let err = policy("--network allow --allow-domain a.test").unwrap_err();
+        assert!(err.contains("contradict --network allow"), "{err}");
+        let err = policy("--allow-domain a.test --allow-domain a..b").unwrap_err();
+        assert!(
+            err.starts_with("network.allow[1] must be a domain pattern"),
+            "{err}"
+        );
+        let err = policy("--deny-domain *.").unwrap_err();
+        assert!(err.starts_with("network.deny[0] must be"), "{err}");
+        assert_eq!(
+            policy("--resolve a.test").unwrap_err(),
+            r#"--resolve must be NAME=IP, got "a.test""#
+        );
+        let err = policy("--resolve a.test=nowhere").unwrap_err();
+        assert!(err.contains("must be an IP address"), "{err}");
     }
 }

@@ -14,6 +14,12 @@
 //!   (`&limit=<lines>` also taken). `resources/list` gives the artifacts
 //!   this server's calls spilled, `resources/templates/list` the
 //!   `artifact://{id}{?offset,limit}` template.
+//! - `conch/set_network` (a request of conch's own, announced in the
+//!   capabilities' `experimental`): the host changes the domains the
+//!   session may reach (params `{"network": "deny" | {"allow": [...],
+//!   "deny": [...], "resolve": {...}}}`, read by the core), for a server
+//!   started with a domain policy (`--allow-domain` …); the result is `{}`,
+//!   a refusal an invalid-params error with the core's text.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -26,19 +32,23 @@ use conch_core::tool::{
     ToolResult, ToolUpdate,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
 
 /// The most text one `resources/read` answers with.
 pub const READ_MAX_BYTES: usize = 1 << 20;
+
+/// The method of conch's own request that changes the session's domains.
+pub const SET_NETWORK: &str = "conch/set_network";
 
 /// Least time between two progress notifications of a call.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(200);
@@ -151,6 +161,37 @@ impl Conch {
         self.result(outcome)
     }
 
+    /// `conch/set_network`: the session's domains, as the host now wants
+    /// them.
+    async fn set_network(&self, params: Option<Value>) -> Result<CustomResult, McpError> {
+        let network = params
+            .as_ref()
+            .and_then(|p| p.get("network"))
+            .filter(|n| !n.is_null())
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!(
+                        "{SET_NETWORK} needs params {{\"network\": \"deny\" or {{\"allow\": \
+                         [...], \"deny\": [...], \"resolve\": {{...}}}}}}"
+                    ),
+                    None,
+                )
+            })?;
+        let network = conch_core::Network::deserialize(network)
+            .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let tool = self.bash.clone();
+        let set = tokio::task::spawn_blocking(move || tool.set_network(&network))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        match set {
+            Ok(()) => Ok(CustomResult::new(serde_json::json!({}))),
+            Err(e @ conch_core::Error::InvalidArgument(_)) => {
+                Err(McpError::invalid_params(e.to_string(), None))
+            }
+            Err(e) => Err(McpError::internal_error(e.to_string(), None)),
+        }
+    }
+
     /// One `job` call; cancelling it ends its wait.
     async fn call_job(
         &self,
@@ -211,6 +252,9 @@ impl ServerHandler for Conch {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_experimental_with(
+                    [(SET_NETWORK.to_string(), serde_json::Map::new())].into(),
+                )
                 .enable_tools()
                 .enable_resources()
                 .build(),
@@ -258,6 +302,21 @@ impl ServerHandler for Conch {
             ));
         };
         Ok(result.into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        match request.method.as_str() {
+            SET_NETWORK => self.set_network(request.params).await,
+            method => Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("unknown method: {method}"),
+                None,
+            )),
+        }
     }
 
     async fn list_resources(

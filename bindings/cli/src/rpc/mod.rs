@@ -29,6 +29,12 @@
 //!   before it, `data` `{"engine": "builtin" | "eval"}`: the loop the
 //!   session's bash runs (`--engine` chooses it; the bash is started for
 //!   the answer if no request started it yet);
+//! - `{"id": …, "type": "set_network", "network": "deny" | {"allow": […],
+//!   "deny": […], "resolve": {name: ip}}}`, in its turn after the `bash`
+//!   requests before it, `data` `{}`: the domains a session started with a
+//!   domain policy (`--allow-domain` …) may reach from its next command on
+//!   (`"deny"`: none); patterns are checked by the core, and a session
+//!   without a domain policy, or `"allow"`, is refused;
 //! - when a job ends the server writes the event `{"type": "job_exit",
 //!   …JobInfo (camelCase)}`; at the end of the server, after the ends of
 //!   the jobs it killed, and never after its last line.
@@ -72,7 +78,7 @@ use conch_core::sync::lock;
 use conch_core::tool::BashSessionConfig;
 use conch_core::wire::camel_case;
 use conch_core::{
-    CancelToken, EngineChoice, Error, JobExitHook, JobId, JobInfo, JobOptions, PollOptions,
+    CancelToken, EngineChoice, Error, JobExitHook, JobId, JobInfo, JobOptions, Network, PollOptions,
 };
 use serde_json::{Value, json};
 
@@ -100,6 +106,7 @@ Requests, one per line:
   {\"id\":5,\"type\":\"job_start\",\"command\":\"npm run dev\",\"pty\":{\"cols\":80,\"rows\":24}}
   {\"id\":6,\"type\":\"job_write\",\"job\":2,\"data\":\"y\\n\"}  (also job_close_stdin, job_key, job_signal, job_kill)
   {\"id\":7,\"type\":\"engine\"}  (data {\"engine\":\"builtin\"} or \"eval\": the loop bash runs)
+  {\"id\":8,\"type\":\"set_network\",\"network\":{\"allow\":[\"pypi.org\",\"*.pythonhosted.org\"]}}  (with --allow-domain …)
 Events {\"type\":\"bash_chunk\",\"id\":1,\"chunk\":\"…\"}, {\"type\":\"job_exit\",\"job\":2,…}; replies
 {\"type\":\"response\",\"id\":1,\"command\":\"bash\",\"success\":true,\"data\":{…}}."
 )]
@@ -131,6 +138,8 @@ enum Job {
     Start { id: Value, opts: JobOptions },
     /// `engine`: in its turn too (the first run's start-up answers it).
     Engine { id: Value },
+    /// `set_network`: in its turn, between the runs before and after it.
+    SetNetwork { id: Value, network: Network },
     /// A reply that must keep its place in the order.
     Reply(Value),
 }
@@ -483,6 +492,7 @@ pub fn main(p: Args) -> Result<i32, String> {
             }
             Ok(Request::Start { id, opts }) => Job::Start { id, opts },
             Ok(Request::Engine { id }) => Job::Engine { id },
+            Ok(Request::SetNetwork { id, network }) => Job::SetNetwork { id, network },
             Ok(Request::Abort { id }) => {
                 if let Some(oldest) = lock(&pending).front() {
                     oldest.cancel();
@@ -587,6 +597,13 @@ fn run_jobs(
                 out.send(&match session.shell().and_then(|shell| shell.engine()) {
                     Ok(engine) => success("engine", &id, json!({ "engine": engine.as_str() })),
                     Err(e) => error_reply(&id, Some("engine"), &e.to_string()),
+                });
+            }
+            Job::SetNetwork { id, network } => {
+                let set = session.shell().and_then(|s| s.set_network(&network));
+                out.send(&match set {
+                    Ok(()) => success("set_network", &id, json!({})),
+                    Err(e) => error_reply(&id, Some("set_network"), &e.to_string()),
                 });
             }
             Job::Bash { id, run, cancel } => {

@@ -8,7 +8,8 @@ use conch_core::input::{TimeUnit, count_option, interval_option, max_bytes_optio
 use conch_core::shell::RunOptions;
 use conch_core::tool::clamp_timeout;
 use conch_core::wire;
-use conch_core::{JobId, PollOptions};
+use conch_core::{JobId, Network, PollOptions};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -31,6 +32,10 @@ pub(super) enum Request {
     },
     Engine {
         id: Value,
+    },
+    SetNetwork {
+        id: Value,
+        network: Network,
     },
     JobCall {
         id: Value,
@@ -69,6 +74,10 @@ pub(super) fn read_request(line: &[u8]) -> Result<Request, Value> {
         Some("abort_bash") => Ok(Request::Abort { id }),
         Some("job_list") => Ok(Request::JobList { id }),
         Some("engine") => Ok(Request::Engine { id }),
+        Some("set_network") => {
+            let network = network(&request).map_err(|e| error_reply(&id, kind, &e))?;
+            Ok(Request::SetNetwork { id, network })
+        }
         Some(
             name @ ("job_poll" | "job_write" | "job_close_stdin" | "job_key" | "job_signal"
             | "job_kill"),
@@ -188,6 +197,17 @@ fn options<T: DeserializeOwned>(
             None => text,
         }
     })
+}
+
+/// The `network` of a `set_network`: `"deny"` or `{"allow": [...], "deny":
+/// [...], "resolve": {...}}`, read by the core's reader of a sandbox's
+/// `network` as it is (its names and addresses are no camelCase keys).
+fn network(request: &serde_json::Map<String, Value>) -> Result<Network, String> {
+    let given = request
+        .get("network")
+        .filter(|v| !v.is_null())
+        .ok_or("set_network needs a \"network\": \"deny\" or {\"allow\": [...], \"deny\": [...], \"resolve\": {...}}")?;
+    Network::deserialize(given).map_err(|e| e.to_string())
 }
 
 /// A string field (`None` when absent).
