@@ -3,7 +3,7 @@
 //! [`BashResult`]; the run's cancel token aborts it on the server.
 
 use conch_core::shell::reentry::BusyKey;
-use conch_core::{BashResult, Engine, RunOptions};
+use conch_core::{BashResult, Engine, Network, RunOptions};
 use serde_json::{Map, Value};
 
 use super::artifacts::RemoteArtifacts;
@@ -94,6 +94,19 @@ impl RemoteShell {
     /// first time).
     pub fn engine(&self) -> Result<Engine, RemoteError> {
         read_result(self.session.call("engine", Map::new())?)
+    }
+
+    /// Changes the domains the session may reach, as
+    /// [`conch_core::Shell::set_network`] (between runs; `Network::Deny`
+    /// allows none; `Network::Allow`, or a session started without a
+    /// domain policy, is the core's `InvalidArgument`).
+    pub fn set_network(&self, network: &Network) -> Result<(), RemoteError> {
+        let mut fields = Map::new();
+        fields.insert(
+            "network".into(),
+            serde_json::to_value(network).expect("a network serializes"),
+        );
+        self.session.call("set_network", fields).map(drop)
     }
 
     /// Closes the session: its processes are killed.

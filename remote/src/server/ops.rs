@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use conch_core::wire::{self, Given, Spelling};
-use conch_core::{CancelToken, JobExitHook, RunOptions, Shell, ShellOptions};
+use conch_core::{CancelToken, JobExitHook, Network, RunOptions, Shell, ShellOptions};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
@@ -33,7 +33,7 @@ pub(super) fn is_session_op(op: &str) -> bool {
 
 /// The kind of session whose request `op` is.
 fn kind_of(op: &str) -> Option<&'static str> {
-    if matches!(op, "run" | "background_jobs" | "engine") || jobs::is_job_op(op) {
+    if matches!(op, "run" | "background_jobs" | "engine" | "set_network") || jobs::is_job_op(op) {
         return Some("shell");
     }
     if pty::is_pty_op(op) {
@@ -135,6 +135,7 @@ fn shell_op(
         "run" => run(session, shell, request, cancel),
         "background_jobs" => Ok(json!(shell.background_jobs())),
         "engine" => Ok(json!(shell.engine()?.as_str())),
+        "set_network" => set_network(shell, request),
         _ => jobs::job_op(shell, request, cancel),
     }
 }
@@ -271,6 +272,22 @@ fn run(
         session.send(json!({"event": "chunk", "id": id, "text": text}));
     })?;
     Ok(serde_json::to_value(result).expect("a result serializes"))
+}
+
+/// Changes the domains a session with a domain policy may reach
+/// (`Shell::set_network`): the request's `network`, read as a sandbox's
+/// `network` is (`"deny"`, or the lists of a domain policy).
+fn set_network(shell: &Shell, request: &Request) -> Result<Value, Refusal> {
+    let given = request.field("network").cloned().unwrap_or(Value::Null);
+    if given.is_null() {
+        return Err(Refusal::new(
+            ErrorKind::BadRequest,
+            "set_network needs a network: \"deny\" or a domain policy",
+        ));
+    }
+    let network: Network = wire::read_value("network", Given::from(given), Spelling::Wire)?;
+    shell.set_network(&network)?;
+    Ok(Value::Null)
 }
 
 /// The request's `options` object (none given: no option).

@@ -1,0 +1,326 @@
+//! Network by name over the protocol: a remote shell whose sandbox allows
+//! some domains reports each refused connection in its result
+//! (`sandbox_violations` and the `[sandbox] blocked` line cross with the
+//! `BashResult`), and `set_network` changes the domains between runs, as
+//! `Shell::set_network` does locally. The server is conch-remote's own
+//! (what `conch serve --listen` runs), on 127.0.0.1 in this process,
+//! driven by the real client over a WebSocket; the HTTPS and HTTP servers
+//! are tests/net/server.py's, on 127.0.0.2, named through `resolve`.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use conch_core::{BashResult, Error as CoreError, Network, RunOptions};
+use conch_remote::server::listen::serve_listener;
+use conch_remote::{ConnectOptions, Remote, RemoteError, RemoteShell, ServeOptions, Server};
+use serde_json::{Value, json};
+
+/// tests/net/server.py, stopped when dropped.
+struct Servers {
+    child: Child,
+    https: u16,
+    http: u16,
+    cert: PathBuf,
+}
+
+impl Servers {
+    fn start(dir: &Path) -> Servers {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/net/server.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs tests/net/server.py");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut port = |kind: &str| {
+            let line = lines.next().unwrap().unwrap();
+            let (k, p) = line.split_once(' ').unwrap();
+            assert_eq!(k, kind);
+            p.parse().unwrap()
+        };
+        let (https, http) = (port("https"), port("http"));
+        Servers {
+            child,
+            https,
+            http,
+            cert: dir.join("cert.pem"),
+        }
+    }
+
+    fn curl(&self, url: &str) -> String {
+        format!(
+            "curl -sS --max-time 10 --cacert {} {url}",
+            self.cert.display()
+        )
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A conch server listening on 127.0.0.1 in this process (it serves until
+/// the test binary ends), and a client connected to it.
+fn serve() -> Remote {
+    let addr = listen();
+    conch_remote::connect(format!("ws://{addr}").as_str(), ConnectOptions::default())
+        .expect("the client connects")
+}
+
+/// Starts a server on 127.0.0.1; returns its address.
+fn listen() -> SocketAddr {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let server = Server::new(ServeOptions::default());
+            let _ = serve_listener(server, listener, None, None).await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+/// Sends `requests` to the server at `addr` as raw frames on one
+/// connection, each after the reply to the one before, a `"session"` of
+/// `"OPENED"` replaced by the session the last `open` opened; returns the
+/// replies.
+fn raw(addr: SocketAddr, requests: &[Value]) -> Vec<Value> {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (mut ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/"), stream)
+            .await
+            .unwrap();
+        let mut replies = Vec::new();
+        let mut opened = Value::Null;
+        for request in requests {
+            let mut request = request.clone();
+            if request["session"] == "OPENED" {
+                request["session"] = opened.clone();
+            }
+            ws.send(Message::text(request.to_string())).await.unwrap();
+            loop {
+                let Some(Ok(Message::Text(text))) = ws.next().await else {
+                    panic!("the server answers {request}");
+                };
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                if frame["id"] == request["id"] && frame.get("event").is_none() {
+                    if request["op"] == "open" {
+                        opened = frame["ok"]["session"].clone();
+                    }
+                    replies.push(frame);
+                    break;
+                }
+            }
+        }
+        replies
+    })
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("conch-remote-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// The names tests/net/server.py's certificate holds, on its address.
+fn resolve() -> Value {
+    json!({
+        "registry.test": "127.0.0.2",
+        "unlisted.test": "127.0.0.2",
+        "denied.test": "127.0.0.2",
+    })
+}
+
+/// A domain policy as a host gives it, read as the core reads one.
+fn policy(allow: &[&str], deny: &[&str]) -> Network {
+    serde_json::from_value(json!({"allow": allow, "deny": deny, "resolve": resolve()})).unwrap()
+}
+
+fn run(sh: &RemoteShell, command: &str) -> BashResult {
+    sh.run(RunOptions::new(command), |_| {}).unwrap()
+}
+
+fn assert_ok(r: &BashResult, what: &str) {
+    assert_eq!(r.exit_code, Some(0), "{what}: {}", r.output);
+    assert!(r.sandbox_violations.is_empty(), "{what}: {r:?}");
+}
+
+fn assert_blocked(r: &BashResult, target: &str) {
+    assert_ne!(r.exit_code, Some(0), "{}", r.output);
+    assert_eq!(r.sandbox_violations, vec![target.to_string()], "{r:?}");
+    let line = format!("[sandbox] blocked: {target} is not in the allowed domains\n");
+    assert!(r.output.ends_with(&line), "{:?}", r.output);
+}
+
+/// Domain policies need Landlock's TCP rules (ABI 4).
+fn landlock_ports() -> bool {
+    let ok = conch_core::process::sandbox::landlock_abi() >= 4;
+    if !ok {
+        eprintln!("Landlock ABI < 4: no TCP port rules, so no domain policy; skipped");
+    }
+    ok
+}
+
+#[test]
+fn a_remote_shell_reports_refused_names_and_set_network_lets_them_through() {
+    if !landlock_ports() {
+        return;
+    }
+    let dir = scratch("network");
+    let servers = Servers::start(&dir.join("net"));
+    let (https, http) = (servers.https, servers.http);
+    let remote = serve();
+    let options = json!({
+        "cwd": dir,
+        "snapshot": "none",
+        "sandbox": {"network": {"allow": ["registry.test"], "deny": ["denied.test"], "resolve": resolve()}},
+    });
+    let Value::Object(options) = options else {
+        unreachable!()
+    };
+    let sh = remote.shell(options).unwrap();
+
+    let r = run(
+        &sh,
+        &servers.curl(&format!("https://registry.test:{https}/")),
+    );
+    assert_ok(&r, "an allowed name");
+    assert_eq!(r.output, "hello from registry.test\n");
+    let unlisted = servers.curl(&format!("https://unlisted.test:{https}/"));
+    assert_blocked(&run(&sh, &unlisted), &format!("unlisted.test:{https}"));
+    assert_blocked(
+        &run(
+            &sh,
+            &servers.curl(&format!("-f http://denied.test:{http}/")),
+        ),
+        &format!("denied.test:{http}"),
+    );
+
+    // The host approves the name: the next command reaches it.
+    sh.set_network(&policy(&["registry.test", "unlisted.test"], &[]))
+        .unwrap();
+    let r = run(&sh, &unlisted);
+    assert_ok(&r, "after set_network");
+    assert_eq!(r.output, "hello from unlisted.test\n");
+    // Deny takes every name back.
+    sh.set_network(&Network::Deny).unwrap();
+    assert_blocked(&run(&sh, &unlisted), &format!("unlisted.test:{https}"));
+    // The whole network is not opened this way: the core's error.
+    match sh.set_network(&Network::Allow) {
+        Err(RemoteError::Core(err)) => {
+            assert!(matches!(err, CoreError::InvalidArgument(_)), "{err}");
+            assert!(
+                err.to_string().contains("cannot open the whole network"),
+                "{err}"
+            );
+        }
+        other => panic!("the core's InvalidArgument, not {other:?}"),
+    }
+    sh.close().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn set_network_is_refused_without_a_domain_policy_or_with_a_bad_one() {
+    let remote = serve();
+    let Value::Object(options) = json!({"snapshot": "none", "sandbox": {}}) else {
+        unreachable!()
+    };
+    let sh = remote.shell(options).unwrap();
+    match sh.set_network(&Network::Deny) {
+        Err(RemoteError::Core(err)) => assert!(
+            err.to_string()
+                .contains("set_network needs a session started with a domain policy"),
+            "{err}"
+        ),
+        other => panic!("the core's InvalidArgument, not {other:?}"),
+    }
+    sh.close().unwrap();
+    // A session with no sandbox has nothing to change either.
+    let sh = remote.shell(serde_json::Map::new()).unwrap();
+    assert!(matches!(
+        sh.set_network(&Network::Deny),
+        Err(RemoteError::Core(_))
+    ));
+    sh.close().unwrap();
+}
+
+#[test]
+fn a_bad_set_network_request_is_refused_with_the_cores_text() {
+    let addr = listen();
+    let sandbox = json!({"network": {"allow": ["registry.test"], "resolve": resolve()}});
+    let open = json!({"id": 1, "op": "open", "options": {"snapshot": "none", "sandbox": sandbox}});
+    let ask = |id: u32, network: Option<Value>| {
+        let mut request = json!({"id": id, "op": "set_network", "session": "OPENED"});
+        if let Some(network) = network {
+            request["network"] = network;
+        }
+        request
+    };
+    let replies = raw(
+        addr,
+        &[
+            open,
+            ask(2, Some(json!({"allow": ["ok.test", "bad pattern"]}))),
+            ask(3, Some(json!({"allow": [], "proxy": true}))),
+            ask(4, Some(json!(7))),
+            ask(5, None),
+            ask(
+                6,
+                Some(json!({"allow": ["ok.test:443", "*.ok.test", "10.0.0.0/8"]})),
+            ),
+            ask(7, Some(json!("deny"))),
+        ],
+    );
+    assert!(replies[0]["ok"]["session"].is_string(), "{}", replies[0]);
+    let replies = &replies[1..];
+    let error = |i: usize| {
+        (
+            replies[i]["error"]["kind"].clone(),
+            replies[i]["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    let (kind, message) = error(0);
+    assert_eq!(kind, "bad_value", "{}", replies[0]);
+    assert!(
+        message.contains("network.allow[1] must be a domain pattern"),
+        "{message}"
+    );
+    // Neither a word nor a policy's fields: the core's reader says what it takes.
+    for i in [1, 2] {
+        assert!(
+            error(i)
+                .1
+                .contains("\"allow\", \"deny\" or a domain policy"),
+            "{}",
+            replies[i]
+        );
+    }
+    assert_eq!(error(3).0, "bad_request", "{}", replies[3]);
+    assert!(
+        error(3).1.contains("set_network needs a network"),
+        "{}",
+        replies[3]
+    );
+    assert_eq!(replies[4]["ok"], Value::Null, "{}", replies[4]);
+    assert!(replies[4].get("error").is_none(), "{}", replies[4]);
+    assert_eq!(replies[5]["ok"], Value::Null, "{}", replies[5]);
+    assert!(replies[5].get("error").is_none(), "{}", replies[5]);
+}
