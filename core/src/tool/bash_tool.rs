@@ -28,8 +28,8 @@
 //! own `CONCH_NO_PTY`, so a host that sets either gets the same engine.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -51,6 +51,7 @@ use crate::shell::engine::EngineChoice;
 use crate::shell::reentry::BusyKey;
 use crate::shell::registry::{self, ExecuteBashOptions};
 use crate::shell::{BashResult, Shell, Snapshot};
+use crate::sync::lock;
 use crate::wire::{read, shape};
 use crate::{CancelToken, Error, Result, defaults};
 
@@ -265,19 +266,28 @@ enum Intercept {
     Custom(Interceptor),
 }
 
-/// Whether a bash tool was closed: shared with the job tools made from it,
-/// which are refused with it.
+/// What a bash tool shares with the job tools made from it: whether it
+/// was closed (they are refused with it), and the network the host set
+/// last ([`BashTool::set_network`]), which every session call gets: a
+/// session the registry made again (after an idle close) so never comes
+/// back with lists the host has changed since.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ClosedFlag(Arc<AtomicBool>);
+pub(crate) struct ToolState(Arc<StateInner>);
 
-impl ClosedFlag {
-    pub(crate) fn is_set(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+#[derive(Debug, Default)]
+struct StateInner {
+    closed: AtomicBool,
+    network: Mutex<Option<crate::Network>>,
+}
+
+impl ToolState {
+    pub(crate) fn is_closed(&self) -> bool {
+        self.0.closed.load(Ordering::SeqCst)
     }
 
     /// Sets the flag; whether it was set already.
-    fn set(&self) -> bool {
-        self.0.swap(true, Ordering::SeqCst)
+    fn close(&self) -> bool {
+        self.0.closed.swap(true, Ordering::SeqCst)
     }
 }
 
@@ -288,15 +298,23 @@ impl ClosedFlag {
 /// anything, and is seen here. A session made for this call after that
 /// `close` (a tool's own, by its session key) is closed again at once, so
 /// nothing of the tool outlives its `close`. `Error::Closed` when refused.
+/// The network the host set last is given to the session first.
 pub(crate) fn with_open_session<T>(
-    closed: &ClosedFlag,
+    state: &ToolState,
     options: &ExecuteBashOptions,
     sandbox: Option<&Sandbox>,
     f: impl FnOnce(&Shell) -> T,
 ) -> Result<T> {
+    let network = lock(&state.0.network).clone();
     let found = registry::with_session_in(options, sandbox, |shell| {
-        (!closed.is_set()).then(|| f(shell))
-    })?;
+        if state.is_closed() {
+            return Ok(None);
+        }
+        if let Some(network) = &network {
+            shell.set_network(network)?;
+        }
+        Ok(Some(f(shell)))
+    })??;
     found.ok_or_else(|| {
         if let Some(key) = &options.session_key {
             registry::close(key);
@@ -320,7 +338,7 @@ pub struct BashTool {
     /// `on_update` fails at once instead of waiting for itself.
     busy: BusyKey,
     /// Set by `close`; checked at the start of every call.
-    closed: ClosedFlag,
+    state: ToolState,
 }
 
 impl BashTool {
@@ -353,7 +371,7 @@ impl BashTool {
             artifacts,
             pty: Arc::new(PtySession::new()),
             busy: BusyKey::of(Arc::new(())),
-            closed: ClosedFlag::default(),
+            state: ToolState::default(),
         })
     }
 
@@ -401,7 +419,7 @@ impl BashTool {
 
     /// [`BashTool::execute`], also returning the engine's result.
     pub fn run(&self, args: BashToolArgs, ctx: ToolContext<'_>) -> ToolRun {
-        if self.closed.is_set() {
+        if self.state.is_closed() {
             return ToolRun::refused(ToolError::closed());
         }
         if let Err(e) = self.busy.check("a call was made", "tool") {
@@ -493,7 +511,7 @@ impl BashTool {
     /// tools' as well: it lives on, a call in progress on it completes, and
     /// [`registry::close_all`] closes it. Idempotent.
     pub fn close(&self) {
-        if self.closed.set() {
+        if self.state.close() {
             return;
         }
         if let Some(key) = &self.config.session_key {
@@ -507,35 +525,37 @@ impl BashTool {
     /// ([`Shell::set_network`]; its jobs share it), for a tool whose
     /// sandbox's network is a domain policy: the host approved a domain
     /// the model asked for, or took one back. The session is started if no
-    /// call started it yet. A session the registry closed (idle past
-    /// [`registry::IDLE_TIMEOUT`]) comes back with the configured policy.
-    /// Errors as [`Shell::set_network`]'s, and [`Error::Closed`] once the
-    /// tool is closed.
+    /// call started it yet; one the registry closes (idle past
+    /// [`registry::IDLE_TIMEOUT`]) and makes again gets these lists too.
+    /// Errors as [`Shell::set_network`]'s (the lists stay as they were),
+    /// and [`Error::Closed`] once the tool is closed.
     pub fn set_network(&self, network: &crate::Network) -> Result<()> {
-        if self.closed.is_set() {
+        if self.state.is_closed() {
             return Err(Error::Closed(CLOSED_TOOL));
         }
         let options = self.session_options();
-        with_open_session(&self.closed, &options, self.sandbox().as_ref(), |shell| {
+        with_open_session(&self.state, &options, self.sandbox().as_ref(), |shell| {
             shell.set_network(network)
-        })?
+        })??;
+        *lock(&self.state.0.network) = Some(network.clone());
+        Ok(())
     }
 
     /// Whether [`BashTool::close`] was called.
     pub fn is_closed(&self) -> bool {
-        self.closed.is_set()
+        self.state.is_closed()
     }
 
     /// The flag the job tools of this tool share.
-    pub(crate) fn closed_flag(&self) -> &ClosedFlag {
-        &self.closed
+    pub(crate) fn state(&self) -> &ToolState {
+        &self.state
     }
 
     /// What the model (or the host) reads when the engine failed: a session
     /// closed under the call by this tool's `close` is the tool's refusal.
     fn engine_error(&self, e: Error) -> ToolError {
         match e {
-            Error::Closed(_) if self.closed.is_set() => ToolError::closed(),
+            Error::Closed(_) if self.state.is_closed() => ToolError::closed(),
             e => ToolError::failed(e.to_string()),
         }
     }
@@ -585,7 +605,7 @@ impl BashTool {
             ..self.session_options()
         };
         let run = registry::run_options(&call.command, &options);
-        with_open_session(&self.closed, &options, self.sandbox().as_ref(), |shell| {
+        with_open_session(&self.state, &options, self.sandbox().as_ref(), |shell| {
             shell.run(run, on_chunk)
         })?
     }
@@ -605,7 +625,7 @@ impl BashTool {
         };
         let sandbox = self.sandbox();
         let started = with_open_session(
-            &self.closed,
+            &self.state,
             &self.session_options(),
             sandbox.as_ref(),
             |shell| shell.start(opts),

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::bash_tool::{BashTool, ClosedFlag, with_open_session};
+use super::bash_tool::{BashTool, ToolState, with_open_session};
 use super::definition::ToolNames;
 use super::result::{ToolError, ToolResult};
 use crate::input::until_option;
@@ -73,8 +73,8 @@ pub struct JobToolArgs {
 /// refused with [`ToolError::Closed`].
 pub struct JobTool {
     session: ExecuteBashOptions,
-    /// The bash tool's: set by its `close`.
-    closed: ClosedFlag,
+    /// The bash tool's: set by its `close`, and its network.
+    state: ToolState,
     sandbox: Option<crate::Sandbox>,
     names: ToolNames,
     auto_background_after: Option<Duration>,
@@ -86,7 +86,7 @@ impl JobTool {
         let config = bash.config();
         JobTool {
             session: bash.session_options(),
-            closed: bash.closed_flag().clone(),
+            state: bash.state().clone(),
             sandbox: bash.sandbox(),
             names: ToolNames {
                 bash: config.name.clone(),
@@ -112,18 +112,15 @@ impl JobTool {
         args: JobToolArgs,
         cancel: Option<CancelToken>,
     ) -> Result<ToolResult, ToolError> {
-        if self.closed.is_set() {
+        if self.state.is_closed() {
             return Err(ToolError::closed());
         }
-        let found = with_open_session(
-            &self.closed,
-            &self.session,
-            self.sandbox.as_ref(),
-            |shell| self.call(shell, &args, cancel.as_ref()),
-        );
+        let found = with_open_session(&self.state, &self.session, self.sandbox.as_ref(), |shell| {
+            self.call(shell, &args, cancel.as_ref())
+        });
         let text = match found {
             Ok(outcome) => outcome?,
-            Err(Error::Closed(_)) if self.closed.is_set() => return Err(ToolError::closed()),
+            Err(Error::Closed(_)) if self.state.is_closed() => return Err(ToolError::closed()),
             Err(e) => return Err(ToolError::failed(e.to_string())),
         };
         Ok(ToolResult {

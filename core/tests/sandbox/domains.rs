@@ -394,3 +394,51 @@ fn allowed_tcp_ports_keep_working_beside_a_domain_policy() {
     drop(sh);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_bash_tool_keeps_the_hosts_lists_when_its_session_comes_back() {
+    use conch_core::tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext};
+    if !landlock_ports() {
+        return;
+    }
+    let dir = scratch("domains-tool");
+    let servers = Servers::start(&dir.join("net"));
+    let key = format!("domains-tool-{}", std::process::id());
+    let mut config = BashToolConfig::new(&dir);
+    config.session_key = Some(key.clone());
+    config.sandbox = Some(Sandbox {
+        network: policy(&["registry.test"], &[]),
+        ..Sandbox::default()
+    });
+    let tool = BashTool::new(config).unwrap();
+    let description = tool.definition().description;
+    assert!(
+        description.contains("to the allowed domains (registry.test)"),
+        "{description}"
+    );
+    let curl = servers.curl(&format!("https://unlisted.test:{}/", servers.https));
+    let call = |command: &str| {
+        let run = tool.run(
+            BashToolArgs::new(command),
+            ToolContext {
+                on_update: None,
+                cancel: None,
+                has_ui: false,
+            },
+        );
+        run.bash.expect("a shell run")
+    };
+    assert_blocked(&call(&curl), &format!("unlisted.test:{}", servers.https));
+    tool.set_network(&policy(&["registry.test", "unlisted.test"], &[]))
+        .unwrap();
+    assert_ok(&call(&curl), "after set_network");
+    // The registry closes the idle session; the next call makes it again,
+    // with the host's lists, not the configured ones.
+    conch_core::registry::close(&key);
+    assert_ok(&call(&curl), "a session made again");
+    tool.set_network(&policy(&[], &[])).unwrap();
+    conch_core::registry::close(&key);
+    assert_blocked(&call(&curl), &format!("unlisted.test:{}", servers.https));
+    tool.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
