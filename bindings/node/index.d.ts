@@ -857,6 +857,12 @@ export declare class RemoteShell {
    */
   engine(): Promise<'builtin' | 'eval'>
   /**
+   * Changes the domains the session may reach, as `Shell.setNetwork`:
+   * the policy is read here (a bad value throws as it does there) and
+   * in force on the server once the promise resolves.
+   */
+  setNetwork(policy: NonNullable<SandboxOptions['network']>): Promise<void>
+  /**
    * The pids (on the server) of what the session runs in the
    * background, as `Shell.backgroundJobs()` (a promise here). Empty
    * once closed.

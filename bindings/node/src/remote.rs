@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use conch_core::input::{TimeUnit, interval_option};
 use conch_core::sync::Slot;
 use conch_core::wire::Spelling;
-use conch_core::{BashResult, CancelToken, JobExitHook, RunOptions};
+use conch_core::{BashResult, CancelToken, JobExitHook, Network, RunOptions};
 use conch_remote::protocol::ErrorKind;
 use conch_remote::{ConnectOptions, RemoteError, RemoteRun, Target};
 use napi::bindgen_prelude::{Env, JsTypeError, Object, Unknown};
@@ -20,7 +20,7 @@ use napi_derive::napi;
 
 use crate::errors::{Code, JsResult, core_error, from_napi, invalid, rejection};
 use crate::job_calls::job_methods;
-use crate::options;
+use crate::options::{self, Read};
 use crate::quick::{self, Steps, Streamed, StreamedSteps, streamed_call};
 use crate::remote_files::RemoteFiles;
 use crate::remote_pty::{RemoteArtifactStore, RemotePty};
@@ -297,6 +297,27 @@ impl RemoteShell {
         worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
             let shell = shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))?;
             Ok::<_, RemoteError>(shell.engine()?.as_str().to_string())
+        })
+    }
+
+    /// Changes the domains the session may reach, as `Shell.setNetwork`:
+    /// the policy is read here (a bad value throws as it does there) and
+    /// in force on the server once the promise resolves.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "policy: NonNullable<SandboxOptions['network']>",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn set_network<'env>(
+        &self,
+        env: &'env Env,
+        policy: Read<Network>,
+    ) -> napi::Result<Object<'env>, Code> {
+        let network = Read::get(env, "network", Some(policy))?;
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let shell = shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))?;
+            shell.set_network(&network)
         })
     }
 
