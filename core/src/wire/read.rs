@@ -296,15 +296,34 @@ pub fn inherit<'de, D: Deserializer<'de>>(d: D) -> Result<Inherit, D::Error> {
 }
 
 /// The `network` of a sandbox as a face gives it: a word, or the lists
-/// of a domain policy.
-#[derive(Deserialize)]
-#[serde(
-    untagged,
-    expecting = r#""allow", "deny" or a domain policy (an object of allow, deny and resolve)"#
-)]
+/// of a domain policy. Read by its visitor, not as an untagged enum, so
+/// a value of neither shape is a type error under the option's name
+/// (`sandbox.network: invalid type: …`).
 enum NetworkGiven {
     Word(String),
     Domains(DomainsGiven),
+}
+
+impl<'de> Deserialize<'de> for NetworkGiven {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Shapes;
+        impl<'de> Visitor<'de> for Shapes {
+            type Value = NetworkGiven;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    r#""allow", "deny" or a domain policy (an object of allow, deny and resolve)"#,
+                )
+            }
+            fn visit_str<E: de::Error>(self, word: &str) -> Result<NetworkGiven, E> {
+                Ok(NetworkGiven::Word(word.to_owned()))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<NetworkGiven, A::Error> {
+                DomainsGiven::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(NetworkGiven::Domains)
+            }
+        }
+        d.deserialize_any(Shapes)
+    }
 }
 
 #[derive(Deserialize)]
