@@ -303,16 +303,21 @@ fn a_bad_set_network_request_is_refused_with_the_cores_text() {
         message.contains("network.allow[1] must be a domain pattern"),
         "{message}"
     );
-    // Neither a word nor a policy's fields: the core's reader says what it takes.
-    for i in [1, 2] {
-        assert!(
-            error(i)
-                .1
-                .contains("\"allow\", \"deny\" or a domain policy"),
-            "{}",
-            replies[i]
-        );
-    }
+    assert_eq!(
+        error(1),
+        (json!("bad_value"), "network.proxy is not an option".into()),
+        "{}",
+        replies[1]
+    );
+    // Neither a word nor a policy: a type error, named.
+    let (kind, message) = error(2);
+    assert_eq!(kind, "wrong_type", "{}", replies[2]);
+    assert!(
+        message.starts_with(
+            "network: invalid type: integer `7`, expected \"allow\", \"deny\" or a domain policy"
+        ),
+        "{message}"
+    );
     assert_eq!(error(3).0, "bad_request", "{}", replies[3]);
     assert!(
         error(3).1.contains("set_network needs a network"),

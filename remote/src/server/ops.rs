@@ -278,14 +278,14 @@ fn run(
 /// (`Shell::set_network`): the request's `network`, read as a sandbox's
 /// `network` is (`"deny"`, or the lists of a domain policy).
 fn set_network(shell: &Shell, request: &Request) -> Result<Value, Refusal> {
-    let given = request.field("network").cloned().unwrap_or(Value::Null);
-    if given.is_null() {
+    let Some(given) = request.field("network") else {
         return Err(Refusal::new(
             ErrorKind::BadRequest,
             "set_network needs a network: \"deny\" or a domain policy",
         ));
-    }
-    let network: Network = wire::read_value("network", Given::from(given), Spelling::Wire)?;
+    };
+    let given = Given::from(given.clone());
+    let network: Network = wire::read_value("network", given, Spelling::Wire)?;
     shell.set_network(&network)?;
     Ok(Value::Null)
 }
