@@ -337,17 +337,25 @@ struct DomainsGiven {
     resolve: BTreeMap<String, String>,
 }
 
+/// A sandbox's `network`: `null` or missing is the default, `"deny"`.
 pub fn network<'de, D: Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
-    optional(d, |given: NetworkGiven| {
-        let name = name("network");
-        match given {
-            NetworkGiven::Word(word) => parse_option(&name, &word),
-            NetworkGiven::Domains(d) => {
-                DomainPolicy::parse(&name, &d.allow, &d.deny, &d.resolve).map(Network::Domains)
-            }
+    optional(d, checked_network).map(Option::unwrap_or_default)
+}
+
+/// A `network` given on its own (`set_network`): `null` is no policy, a
+/// type error, rather than a silent `"deny"`.
+pub fn network_value<'de, D: Deserializer<'de>>(d: D) -> Result<Network, D::Error> {
+    checked_network(NetworkGiven::deserialize(d)?).map_err(de::Error::custom)
+}
+
+fn checked_network(given: NetworkGiven) -> crate::Result<Network> {
+    let name = name("network");
+    match given {
+        NetworkGiven::Word(word) => parse_option(&name, &word),
+        NetworkGiven::Domains(d) => {
+            DomainPolicy::parse(&name, &d.allow, &d.deny, &d.resolve).map(Network::Domains)
         }
-    })
-    .map(Option::unwrap_or_default)
+    }
 }
 
 pub fn ports<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u16>, D::Error> {

@@ -352,6 +352,28 @@ fn a_domain_policy_without_a_domain_policy_session_or_with_bad_patterns_is_an_er
     );
     let given = serde_json::json!({"network": {"allow": [], "proxy": true}});
     assert!(serde_json::from_value::<Sandbox>(given).is_err());
+    // A network given on its own (set_network's) must say what it is: null
+    // is refused, not read as "deny"; a wrong type is named.
+    use conch_core::wire::{Given, Spelling, read_value};
+    let err = read_value::<Network>("network", Given::Null, Spelling::Wire).unwrap_err();
+    assert!(
+        err.message.starts_with("network: invalid type: unit value"),
+        "{}",
+        err.message
+    );
+    let five = Given::from(serde_json::json!(5));
+    let err = read_value::<Network>("network", five, Spelling::Wire).unwrap_err();
+    assert!(
+        err.message
+            .starts_with("network: invalid type: integer `5`"),
+        "{}",
+        err.message
+    );
+    let deny = Given::from(serde_json::json!("deny"));
+    assert_eq!(
+        read_value::<Network>("network", deny, Spelling::Wire),
+        Ok(Network::Deny)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

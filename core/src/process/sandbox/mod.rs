@@ -172,10 +172,11 @@ pub enum Network {
 }
 
 /// `"allow"`, `"deny"`, or `{"allow": [...], "deny": [...], "resolve":
-/// {...}}`, checked as a sandbox's `network` is.
+/// {...}}`, checked as a sandbox's `network` is; `null` is a type error
+/// (a value given on its own, as to `set_network`, must say what it is).
 impl<'de> Deserialize<'de> for Network {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        read::network(d)
+        read::network_value(d)
     }
 }
 
