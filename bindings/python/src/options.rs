@@ -14,7 +14,7 @@
 //! text, `<name> must be …, got …`.
 
 use conch_core::wire::{self, Given, Refused, Spelling};
-use conch_core::{Mask, Sandbox, SandboxOption};
+use conch_core::{Mask, Network, Sandbox, SandboxOption};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -89,6 +89,13 @@ pub fn sandbox(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Sandbox>> {
     wire::read_value::<SandboxOption>("sandbox", value, Spelling::Wire)
         .map(|option| option.0)
         .map_err(refused)
+}
+
+/// `set_network(policy)`'s policy as the core's `Network`, read as a
+/// sandbox's `network` is: ``"deny"``, ``"allow"`` or a dict of ``allow``,
+/// ``deny`` and ``resolve`` (a bad pattern is named ``network.allow[i]``).
+pub fn network(value: &Bound<'_, PyAny>) -> PyResult<Network> {
+    wire::read_value::<Network>("network", to_given(value)?, Spelling::Wire).map_err(refused)
 }
 
 /// `mask=` as the core's option: ``True`` (names that look secret),

@@ -161,7 +161,7 @@ impl PyRemote {
 
 /// A session on a ``conch serve``, with ``conch.Shell``'s calls: ``run``
 /// (and ``run_async``), ``abort``, ``background_jobs``, the job calls,
-/// ``close``; its ``files`` and ``artifacts`` are read on the server.
+/// ``set_network``, ``close``; its ``files`` and ``artifacts`` are read on the server.
 #[pyclass(frozen, module = "conch", name = "RemoteShell")]
 pub struct PyRemoteShell {
     /// `None` once closed.
@@ -246,6 +246,18 @@ impl PyRemoteShell {
         })
     }
 
+    /// Changes the domains the session may reach, as
+    /// ``Shell.set_network`` (the policy read here, then on the server;
+    /// the same errors). Raises ``ClosedError`` once the session is closed.
+    fn set_network(&self, py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let network = options::network(policy)?;
+            let shell = self.open()?;
+            py.detach(|| shell.set_network(&network))
+                .map_err(remote_to_py)
+        })
+    }
+
     /// What of the sandbox the server applied (``None``: no sandbox).
     #[getter]
     fn sandbox_applied(&self, py: Python<'_>) -> Py<PyAny> {
@@ -285,6 +297,13 @@ aio::coroutine_twins! {
     /// ``poll`` as a coroutine (same arguments). Cancelling the awaiting
     /// task ends the wait (never the job).
     fn poll_async(job) awaits poll;
+}
+
+aio::thread_twins! {
+    PyRemoteShell;
+    /// ``set_network`` as a coroutine (same arguments), on a thread of its
+    /// own.
+    fn set_network_async awaits set_network;
 }
 
 aio::context_manager! {

@@ -46,9 +46,11 @@ use crate::signature::text_signature;
 /// ``sys.unraisablehook``. ``sandbox``: the sandbox around everything the
 /// session runs, a dict of ``writable`` (paths the session may write besides
 /// its cwd and private temp directory), ``readable`` (paths it may read;
-/// ``None``: all), ``network`` (``"deny"``, the default, or ``"allow"``),
-/// ``allow_tcp_ports`` (ports it may connect to while the network is
-/// denied), ``limits`` (a dict of ``cpu_seconds``, ``memory_bytes``,
+/// ``None``: all), ``network`` (``"deny"``, the default, ``"allow"``, or a
+/// domain policy: a dict of ``allow`` and ``deny`` patterns and
+/// ``resolve`` overrides, the named hosts reached through the session's
+/// proxy; see ``set_network``), ``allow_tcp_ports`` (ports it may connect
+/// to while the network is denied or by name), ``limits`` (a dict of ``cpu_seconds``, ``memory_bytes``,
 /// ``file_size_bytes``, ``open_files``, ``processes``,
 /// ``session_memory_bytes``) and ``best_effort`` (apply what the kernel
 /// supports instead of raising ``SandboxUnavailableError``); ``True`` or
@@ -193,6 +195,24 @@ impl PyShell {
         })
     }
 
+    /// Changes the domains the session may reach, between runs: ``policy``
+    /// is ``"deny"`` (no domain) or a domain policy, a dict of ``allow``
+    /// and ``deny`` (patterns: ``example.com``, ``*.example.com``,
+    /// ``example.com:443``, ``10.0.0.0/8``) and ``resolve`` (``{name:
+    /// ip}``), as the ``network`` of ``sandbox=``. Connections made from
+    /// now on are checked against it (a running command keeps those it
+    /// opened). Raises ``InvalidArgumentError`` for a bad pattern (named
+    /// ``network.allow[i]``), for ``"allow"`` (the whole network is not
+    /// opened this way) and for a session not started with a domain
+    /// policy; ``ClosedError`` once the shell is closed.
+    fn set_network(&self, py: Python<'_>, policy: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let network = crate::options::network(policy)?;
+            let shell = self.open()?;
+            py.detach(|| shell.set_network(&network)).map_err(to_py)
+        })
+    }
+
     /// Kills everything the session still runs (the current command,
     /// background jobs, bash) and refuses further runs. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
@@ -284,6 +304,13 @@ aio::coroutine_twins! {
     /// ``poll`` as a coroutine (same arguments). Cancelling the awaiting
     /// task ends the wait (never the job); the task ends once it has.
     fn poll_async(job) awaits poll;
+}
+
+aio::thread_twins! {
+    PyShell;
+    /// ``set_network`` as a coroutine (same arguments), on a thread of its
+    /// own.
+    fn set_network_async awaits set_network;
 }
 
 aio::context_manager! {

@@ -62,13 +62,26 @@ class _SandboxLimits(TypedDict, total=False):
     processes: int
     session_memory_bytes: int
 
+class _DomainPolicy(TypedDict, total=False):
+    """A network by name: the hosts commands may reach through the
+    session's proxy (every key optional). Patterns: ``example.com``,
+    ``*.example.com``, ``example.com:443``, ``10.0.0.0/8``; ``deny`` wins
+    over ``allow``; ``resolve`` maps a name to the address it is reached
+    at."""
+
+    allow: Sequence[str]
+    deny: Sequence[str]
+    resolve: Mapping[str, str]
+
+_Network = Literal["allow", "deny"] | _DomainPolicy
+
 class _SandboxPolicy(TypedDict, total=False):
     """``sandbox=``: what a sandboxed session may do (every key optional;
     another key is an ``InvalidArgumentError``)."""
 
     writable: Sequence[_Path]
     readable: Sequence[_Path] | None
-    network: Literal["allow", "deny"]
+    network: _Network | None
     allow_tcp_ports: Sequence[int]
     limits: _SandboxLimits
     best_effort: bool
@@ -187,6 +200,12 @@ class _ShellCalls(_ContextManager):
         self, jobs: Sequence[int], timeout: float | None = None, *, cancel: CancelToken | None = None
     ) -> int | None: ...
     wait_any_async = _coroutine_of(wait_any)
+    def set_network(self, policy: _Network) -> None:
+        """Changes the domains the session may reach, between runs:
+        ``"deny"`` (none) or a domain policy, as ``sandbox``'s ``network``.
+        ``"allow"``, a bad pattern, or a session not started with a domain
+        policy raise ``InvalidArgumentError``."""
+    set_network_async = _coroutine_of(set_network)
     @property
     def sandbox_applied(self) -> SandboxApplied | None: ...
     @property
