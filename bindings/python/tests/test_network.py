@@ -140,6 +140,8 @@ def check_refusals(sh) -> None:
         sh.set_network({"allow": [], "proxy": True})
     with pytest.raises(TypeError, match=r'^network: invalid type: integer `7`, expected "allow", "deny" or a domain policy'):
         sh.set_network(7)
+    with pytest.raises(TypeError, match=r"^network: invalid type: unit value"):
+        sh.set_network(None)
     # A refused policy changed nothing: the session still works.
     assert sh.run("echo still").output == "still\n"
 
