@@ -17,6 +17,7 @@ import conch
 from conch.ray import ActorShell, ShellActor, ToolResult
 from conftest import GUARD, Output, Sleeper, in_background, is_alive, pids_with, sleeper, wait_until
 from test_jobs import vector_cases as job_cases, poll_options
+from test_network import Servers, blocked, policy
 from test_vectors import (
     SINK_CASES,
     TOOL_CASES,
@@ -63,6 +64,26 @@ def test_the_session_tells_its_engine(sh, tmp_path):
         sh.reset(cwd=str(tmp_path), snapshot=None, engine=engine)
         assert sh.engine == engine
         assert ray.get(sh.actor.engine.remote()) == engine
+
+
+def test_a_domain_policy_holds_on_the_node_and_changes_through_the_actor(sh, tmp_path):
+    servers = Servers(tmp_path / "net")
+    try:
+        sh.reset(cwd=str(tmp_path), snapshot=None, sandbox={"network": policy(["registry.test"])})
+        r = sh.run(servers.curl(f"https://registry.test:{servers.https}/"))
+        assert (r.exit_code, r.output, r.sandbox_violations) == (0, "hello from registry.test\n", [])
+        unlisted = servers.curl(f"https://unlisted.test:{servers.https}/")
+        r = sh.run(unlisted)
+        target = f"unlisted.test:{servers.https}"
+        assert r.sandbox_violations == [target] and r.output.endswith(blocked(target)), r
+        sh.set_network(policy(["registry.test", "unlisted.test"]))
+        assert sh.run(unlisted).exit_code == 0
+        ray.get(sh.actor.set_network.remote("deny"))
+        assert sh.run(unlisted).sandbox_violations == [target]
+        with pytest.raises(conch.InvalidArgumentError, match=r"network\.allow\[0\] must be a domain pattern"):
+            sh.set_network(policy(["bad pattern"]))
+    finally:
+        servers.close()
 
 
 def test_output_streams_back_then_the_result(sh):

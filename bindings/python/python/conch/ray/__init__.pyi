@@ -6,7 +6,7 @@ from typing import Any, Literal, TypeVar
 
 from typing_extensions import Self
 
-from .. import BashResult, CancelToken, JobInfo, JobPoll, SandboxApplied, _FileInfo, _ToolDefinition
+from .. import BashResult, CancelToken, JobInfo, JobPoll, SandboxApplied, _FileInfo, _Network, _ToolDefinition
 
 _T = TypeVar("_T")
 _Path = str | os.PathLike[str]
@@ -21,7 +21,7 @@ ShellActor: Any
 ``conch.Shell``'s (``run``, ``stream``, ``abort``, ``start``, ``poll``,
 ``write``, ``close_stdin``, ``write_key``, ``signal``, ``kill``,
 ``wait_any``, ``jobs``, ``background_jobs``, ``cwd``, ``sandbox_applied``,
-``engine``),
+``engine``, ``set_network``),
 ``file_read``/``file_write``/``file_stat``/``file_list``/``file_remove``,
 ``artifact_read``/``artifact_resolve``, ``tool``/``tool_execute``/
 ``tool_definition``/``job_tool_execute``/``job_tool_definition``/
@@ -65,6 +65,8 @@ class ActorShell:
     @property
     def engine(self) -> Literal["builtin", "eval"]:
         """The loop the session's bash runs: ``"builtin"`` or ``"eval"``."""
+    def set_network(self, policy: _Network) -> None:
+        """Changes the domains the session may reach (``conch.Shell.set_network``)."""
     def background_jobs(self) -> list[int]: ...
     def jobs(self) -> list[JobInfo]: ...
     def start(self, command: str, **options: Any) -> int: ...

@@ -203,6 +203,9 @@ class ShellActor:
     def engine(self) -> str:
         return self._sh.engine
 
+    def set_network(self, policy: Any) -> None:
+        self._sh.set_network(policy)
+
     # -- jobs: conch.Shell's calls ---------------------------------------
 
     def background_jobs(self) -> list[int]:

@@ -136,6 +136,10 @@ class ActorShell:
         """The loop the session's bash runs: ``"builtin"`` or ``"eval"``."""
         return self._get(self.actor.engine.remote())
 
+    def set_network(self, policy: Any) -> None:
+        """Changes the domains the session may reach (``conch.Shell.set_network``)."""
+        self._get(self.actor.set_network.remote(policy))
+
     def background_jobs(self) -> list[int]:
         return self._get(self.actor.background_jobs.remote())
 
