@@ -7,10 +7,8 @@
 //! driven by the real client over a WebSocket; the HTTPS and HTTP servers
 //! are tests/net/server.py's, on 127.0.0.2, named through `resolve`.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::mpsc;
 
 use conch_core::{BashResult, Error as CoreError, Network, RunOptions};
@@ -18,54 +16,9 @@ use conch_remote::server::listen::serve_listener;
 use conch_remote::{ConnectOptions, Remote, RemoteError, RemoteShell, ServeOptions, Server};
 use serde_json::{Value, json};
 
-/// tests/net/server.py, stopped when dropped.
-struct Servers {
-    child: Child,
-    https: u16,
-    http: u16,
-    cert: PathBuf,
-}
-
-impl Servers {
-    fn start(dir: &Path) -> Servers {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/net/server.py");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs tests/net/server.py");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut port = |kind: &str| {
-            let line = lines.next().unwrap().unwrap();
-            let (k, p) = line.split_once(' ').unwrap();
-            assert_eq!(k, kind);
-            p.parse().unwrap()
-        };
-        let (https, http) = (port("https"), port("http"));
-        Servers {
-            child,
-            https,
-            http,
-            cert: dir.join("cert.pem"),
-        }
-    }
-
-    fn curl(&self, url: &str) -> String {
-        format!(
-            "curl -sS --max-time 10 --cacert {} {url}",
-            self.cert.display()
-        )
-    }
-}
-
-impl Drop for Servers {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+#[path = "../../tests/net/servers.rs"]
+mod net;
+use net::{Servers, blocked, landlock_ports};
 
 /// A conch server listening on 127.0.0.1 in this process (it serves until
 /// the test binary ends), and a client connected to it.
@@ -162,17 +115,8 @@ fn assert_ok(r: &BashResult, what: &str) {
 fn assert_blocked(r: &BashResult, target: &str) {
     assert_ne!(r.exit_code, Some(0), "{}", r.output);
     assert_eq!(r.sandbox_violations, vec![target.to_string()], "{r:?}");
-    let line = format!("[sandbox] blocked: {target} is not in the allowed domains\n");
+    let line = format!("{}\n", blocked(target));
     assert!(r.output.ends_with(&line), "{:?}", r.output);
-}
-
-/// Domain policies need Landlock's TCP rules (ABI 4).
-fn landlock_ports() -> bool {
-    let ok = conch_core::process::sandbox::landlock_abi() >= 4;
-    if !ok {
-        eprintln!("Landlock ABI < 4: no TCP port rules, so no domain policy; skipped");
-    }
-    ok
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! Bad flags and policies are refused with the core's words.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 
@@ -16,63 +16,9 @@ use serde_json::{Value, json};
 #[allow(dead_code)] // the helpers other test binaries use too
 mod common;
 use common::{HANG_GUARD, scratch_dir, wait_exit};
-
-/// tests/net/server.py on 127.0.0.2, stopped when dropped.
-struct Servers {
-    child: Child,
-    https: u16,
-    dir: PathBuf,
-}
-
-impl Servers {
-    fn start(dir: &Path) -> Servers {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/net/server.py");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let https = lines.next().unwrap().unwrap();
-        let https = https.strip_prefix("https ").unwrap().parse().unwrap();
-        Servers {
-            child,
-            https,
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    /// curl of `https://<name>:<port>/`, which answers `hello from <name>`.
-    fn curl(&self, name: &str) -> String {
-        format!(
-            "curl -sS --max-time 10 --cacert {} https://{name}:{}/",
-            self.dir.join("cert.pem").display(),
-            self.https
-        )
-    }
-
-    fn target(&self, name: &str) -> String {
-        format!("{name}:{}", self.https)
-    }
-}
-
-impl Drop for Servers {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Whether this kernel can give a domain policy (Landlock's TCP rules).
-fn landlock_ports() -> bool {
-    let ok = conch_core::process::sandbox::landlock_abi() >= 4;
-    if !ok {
-        eprintln!("Landlock ABI < 4: no TCP port rules, so no domain policy; skipped");
-    }
-    ok
-}
+#[path = "../../../tests/net/servers.rs"]
+mod net;
+use net::{Servers, blocked, landlock_ports};
 
 /// The flags of a policy allowing `registry.test`, denying `denied.test`,
 /// every test name resolved to the servers' address.
@@ -88,10 +34,6 @@ const FLAGS: &[&str] = &[
     "--resolve",
     "denied.test=127.0.0.2",
 ];
-
-fn blocked_line(target: &str) -> String {
-    format!("[sandbox] blocked: {target} is not in the allowed domains")
-}
 
 /// A `conch rpc` or `conch mcp` speaking JSON lines.
 struct Lines {
@@ -170,7 +112,7 @@ fn rpc_set_network_widens_and_narrows_a_domain_policy() {
         rpc(
             server,
             id,
-            json!({"type": "bash", "command": servers.curl(name)}),
+            json!({"type": "bash", "command": servers.curl_https(name)}),
         )
     };
 
@@ -182,10 +124,7 @@ fn rpc_set_network_widens_and_narrows_a_domain_policy() {
     let target = servers.target("unlisted.test");
     assert_eq!(r["data"]["sandboxViolations"], json!([target]), "{r}");
     let output = r["data"]["output"].as_str().unwrap();
-    assert!(
-        output.ends_with(&format!("{}\n", blocked_line(&target))),
-        "{r}"
-    );
+    assert!(output.ends_with(&format!("{}\n", blocked(&target))), "{r}");
 
     // The host approves unlisted.test: the next command reaches it.
     let wider = json!({"allow": ["registry.test", "unlisted.test"], "deny": ["denied.test"],
@@ -321,12 +260,12 @@ fn mcp_with_domain_flags_and_conch_set_network() {
     server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     assert_eq!(
-        mcp_bash(&mut server, 2, &servers.curl("registry.test")),
+        mcp_bash(&mut server, 2, &servers.curl_https("registry.test")),
         "hello from registry.test"
     );
-    let text = mcp_bash(&mut server, 3, &servers.curl("unlisted.test"));
+    let text = mcp_bash(&mut server, 3, &servers.curl_https("unlisted.test"));
     assert!(
-        text.contains(&blocked_line(&servers.target("unlisted.test"))),
+        text.contains(&blocked(&servers.target("unlisted.test"))),
         "{text}"
     );
     // The tool's description tells the model what it may reach.
@@ -342,7 +281,7 @@ fn mcp_with_domain_flags_and_conch_set_network() {
     let r = mcp(&mut server, 5, "conch/set_network", wider);
     assert_eq!(r["result"], json!({}), "{r}");
     assert_eq!(
-        mcp_bash(&mut server, 6, &servers.curl("unlisted.test")),
+        mcp_bash(&mut server, 6, &servers.curl_https("unlisted.test")),
         "hello from unlisted.test"
     );
 
@@ -365,9 +304,9 @@ fn mcp_with_domain_flags_and_conch_set_network() {
         json!({"network": "deny"}),
     );
     assert_eq!(r["result"], json!({}), "{r}");
-    let text = mcp_bash(&mut server, 11, &servers.curl("registry.test"));
+    let text = mcp_bash(&mut server, 11, &servers.curl_https("registry.test"));
     assert!(
-        text.contains(&blocked_line(&servers.target("registry.test"))),
+        text.contains(&blocked(&servers.target("registry.test"))),
         "{text}"
     );
     server.finish();
@@ -416,7 +355,7 @@ fn run_prints_the_blocked_line_and_its_json_the_violations() {
     }
     let dir = scratch_dir("domains-run");
     let servers = Servers::start(&dir.join("net"));
-    let curl = servers.curl("registry.test");
+    let curl = servers.curl_https("registry.test");
     let mut args = FLAGS.to_vec();
     args.extend(["--", &curl]);
     let out = conch_run(&dir, &args);
@@ -426,13 +365,13 @@ fn run_prints_the_blocked_line_and_its_json_the_violations() {
     );
     assert!(out.status.success());
 
-    let curl = servers.curl("unlisted.test");
+    let curl = servers.curl_https("unlisted.test");
     let target = servers.target("unlisted.test");
     let mut args = FLAGS.to_vec();
     args.extend(["--", &curl]);
     let out = conch_run(&dir, &args);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains(&blocked_line(&target)), "{text}");
+    assert!(text.contains(&blocked(&target)), "{text}");
     assert!(!out.status.success());
     let mut args = FLAGS.to_vec();
     args.extend(["--json", "--", &curl]);

@@ -6,62 +6,13 @@
 //! named through the policy's `resolve`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 use conch_core::{BashResult, DomainPolicy, Network, Shell};
 
+use super::net::{Servers, blocked, landlock_ports};
 use super::*;
-
-/// tests/net/server.py on 127.0.0.2, stopped when dropped.
-struct Servers {
-    child: Child,
-    https: u16,
-    http: u16,
-    dir: PathBuf,
-}
-
-impl Servers {
-    fn start(dir: &Path) -> Servers {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/net/server.py");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut port = |kind: &str| {
-            let line = lines.next().unwrap().unwrap();
-            let (k, p) = line.split_once(' ').unwrap();
-            assert_eq!(k, kind);
-            p.parse().unwrap()
-        };
-        let (https, http) = (port("https"), port("http"));
-        Servers {
-            child,
-            https,
-            http,
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    fn curl(&self, args: &str) -> String {
-        format!(
-            "curl -sS --max-time 10 --cacert {} {args}",
-            self.dir.join("cert.pem").display()
-        )
-    }
-}
-
-impl Drop for Servers {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn policy(allow: &[&str], deny: &[&str]) -> Network {
     let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -91,10 +42,6 @@ fn session(dir: &Path, network: Network) -> Shell {
     )
 }
 
-fn blocked(target: &str) -> String {
-    format!("[sandbox] blocked: {target} is not in the allowed domains")
-}
-
 fn assert_ok(r: &BashResult, what: &str) {
     assert_eq!(r.exit_code, Some(0), "{what}: {}", r.output);
     assert!(
@@ -117,14 +64,6 @@ fn assert_blocked(r: &BashResult, target: &str) {
         "{}",
         r.output
     );
-}
-
-fn landlock_ports() -> bool {
-    let ok = conch_core::process::sandbox::landlock_abi() >= 4;
-    if !ok {
-        eprintln!("Landlock ABI < 4: no TCP port rules, so no domain policy; skipped");
-    }
-    ok
 }
 
 #[test]

@@ -29,6 +29,8 @@ mod faces;
 mod filesystem;
 mod limits;
 mod namespaces;
+#[path = "../../../tests/net/servers.rs"]
+mod net;
 mod network;
 mod session;
 

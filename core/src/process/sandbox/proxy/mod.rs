@@ -59,6 +59,7 @@ pub struct Proxy {
     addr: SocketAddr,
     accept: Option<JoinHandle<()>>,
     /// A second handle on the listener, to wake the accept loop on stop.
+    #[cfg(target_os = "linux")]
     listener: TcpListener,
     /// The session's network namespace, where the listener is (see
     /// [`netns`]); `None`: the listener is on the host's loopback.
@@ -86,6 +87,7 @@ impl Proxy {
             None => (TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?, None),
         };
         let addr = listener.local_addr()?;
+        #[cfg(target_os = "linux")]
         let waker = listener.try_clone()?;
         let shared = Arc::new(Shared {
             policy: RwLock::new(Arc::new(policy)),
@@ -104,6 +106,7 @@ impl Proxy {
             shared,
             addr,
             accept: Some(accept),
+            #[cfg(target_os = "linux")]
             listener: waker,
             netns,
         })
