@@ -6,10 +6,10 @@
 //! `mcp`'s `conch/set_network` change the domains for the next command.
 //! Bad flags and policies are refused with the core's words.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 
 use serde_json::{Value, json};
 
@@ -52,16 +52,7 @@ impl Lines {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let value: Value = serde_json::from_str(&line.unwrap()).unwrap();
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = common::json_lines(child.stdout.take().unwrap());
         Lines {
             stdin: child.stdin.take(),
             child,

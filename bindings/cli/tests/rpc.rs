@@ -3,10 +3,10 @@
 //! session's jobs listed and polled (a waiting poll holds up nothing). Every
 //! wait is for an event (a reply, a process in /proc) under a hang guard.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -35,18 +35,7 @@ impl Server {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let line = line.unwrap();
-                let value: Value = serde_json::from_str(&line)
-                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
+        let lines = common::json_lines(child.stdout.take().unwrap());
         Server {
             stdin: child.stdin.take(),
             child,

@@ -1,10 +1,12 @@
 //! Helpers shared by the tests of the `conch` binary: hang guards, the
-//! check that a process runs (then no longer runs) a given command, and
-//! scratch directories.
+//! check that a process runs (then no longer runs) a given command,
+//! scratch directories, and the JSON lines a server writes.
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, ExitStatus};
+use std::process::{Child, ChildStdout, ExitStatus};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 /// A hang guard for every wait of these tests (a reply, a process appearing
@@ -68,4 +70,23 @@ pub fn scratch_dir(what: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The JSON values `stdout` writes, a line each, read on a thread of their
+/// own so a test can wait for one under the hang guard; a line that is
+/// not JSON fails the test, naming it.
+#[allow(dead_code)] // not every test binary talks to a JSON-lines server
+pub fn json_lines(stdout: ChildStdout) -> Receiver<serde_json::Value> {
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            let value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if tx.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    lines
 }
