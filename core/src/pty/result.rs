@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::output::{OutputSink, OutputSummary};
+use crate::process::sandbox::Violation;
 use crate::process::stop::Stop;
 use crate::run_result::BashResult;
 use crate::run_result::{Outcome, add_stop_notice};
@@ -30,6 +31,12 @@ pub struct PtyResult {
     /// seconds]` or `[Command cancelled]` first when the run was stopped.
     #[serde(flatten)]
     pub summary: OutputSummary,
+    /// What the sandbox's domain policy refused during the run: each is a
+    /// `[sandbox] blocked` line at the end of the output already; the bash
+    /// tool's result lists them too ([`PtyResult::into_bash_result`]).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) violations: Vec<Violation>,
 }
 
 impl PtyResult {
@@ -49,7 +56,17 @@ impl PtyResult {
             cancelled: stopped,
             timed_out: stop == Some(Stop::Timeout),
             summary,
+            violations: Vec::new(),
         }
+    }
+
+    /// Ends the output with the line of each refused connection.
+    pub(crate) fn with_violations(mut self, violations: Vec<Violation>) -> Self {
+        for violation in &violations {
+            self.summary.add_trailer(&violation.line);
+        }
+        self.violations = violations;
+        self
     }
 
     /// The result of a run that never started: `PTY error: <message>` as
@@ -80,8 +97,11 @@ impl PtyResult {
             session_reset: false,
             session_ended: false,
             backgrounded: None,
+            // Their lines are in the output already.
             violations: Vec::new(),
         };
-        BashResult::assemble(self.summary, outcome)
+        let mut result = BashResult::assemble(self.summary, outcome);
+        result.sandbox_violations = self.violations.into_iter().map(|v| v.target).collect();
+        result
     }
 }

@@ -291,8 +291,12 @@ impl PtySession {
         pty_loop.finish();
         active.child = None;
         drop(active);
+        let violations = sandbox
+            .as_ref()
+            .map(SessionSandbox::take_violations)
+            .unwrap_or_default();
         drop(sandbox);
-        Ok(PtyResult::new(sink.dump(None), status, stop, opts.timeout))
+        Ok(PtyResult::new(sink.dump(None), status, stop, opts.timeout).with_violations(violations))
     }
 
     /// Sends input to the running command, as typed: Kitty keyboard

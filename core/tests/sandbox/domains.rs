@@ -403,3 +403,55 @@ fn the_bash_tool_keeps_the_hosts_lists_when_its_session_comes_back() {
     tool.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn pty_runs_and_the_bash_tool_on_a_pty_report_what_was_refused() {
+    use conch_core::tool::{BashTool, BashToolArgs, BashToolConfig, ToolContext};
+    use conch_core::{PtyOptions, PtySession};
+    if !landlock_ports() {
+        return;
+    }
+    let dir = scratch("domains-pty");
+    let servers = Servers::start(&dir.join("net"));
+    let target = servers.target("unlisted.test");
+    let sandbox = Sandbox {
+        network: policy(&["registry.test"], &[]),
+        ..Sandbox::default()
+    };
+    let mut opts = PtyOptions::new(servers.curl_https("unlisted.test"));
+    opts.cwd = Some(dir.clone());
+    opts.sandbox = Some(sandbox.clone());
+    let r = PtySession::new().start(opts, |_| {}).unwrap();
+    let output = &r.summary.output;
+    assert!(
+        output.ends_with(&format!("{}\n", blocked(&target))),
+        "{output}"
+    );
+
+    let mut config = BashToolConfig::new(&dir);
+    config.sandbox = Some(sandbox);
+    let tool = BashTool::new(config).unwrap();
+    let run = tool.run(
+        BashToolArgs::new(servers.curl_https("unlisted.test")),
+        ToolContext {
+            on_update: None,
+            cancel: None,
+            has_ui: true,
+        },
+    );
+    let bash = run.bash.expect("a run");
+    assert_eq!(
+        bash.sandbox_violations,
+        vec![target.clone()],
+        "{}",
+        bash.output
+    );
+    assert_eq!(
+        bash.output.matches(&blocked(&target)).count(),
+        1,
+        "{}",
+        bash.output
+    );
+    tool.close();
+    let _ = std::fs::remove_dir_all(&dir);
+}
