@@ -430,6 +430,7 @@ fn pty_runs_and_the_bash_tool_on_a_pty_report_what_was_refused() {
 
     let mut config = BashToolConfig::new(&dir);
     config.sandbox = Some(sandbox);
+    config.virtual_terminal = true;
     let tool = BashTool::new(config).unwrap();
     let run = tool.run(
         BashToolArgs::new(servers.curl_https("unlisted.test")),
