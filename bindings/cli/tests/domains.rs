@@ -40,6 +40,8 @@ struct Lines {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
+    /// The methods of the notifications a `reply` went past.
+    notified: std::cell::RefCell<Vec<String>>,
 }
 
 impl Lines {
@@ -57,6 +59,7 @@ impl Lines {
             stdin: child.stdin.take(),
             child,
             lines,
+            notified: Default::default(),
         }
     }
 
@@ -72,6 +75,9 @@ impl Lines {
             let value = self.lines.recv_timeout(HANG_GUARD).expect("a reply");
             if value["id"] == id && value["type"] != "bash_chunk" {
                 return value;
+            }
+            if let Some(method) = value["method"].as_str() {
+                self.notified.borrow_mut().push(method.to_string());
             }
         }
     }
@@ -271,6 +277,18 @@ fn mcp_with_domain_flags_and_conch_set_network() {
         "resolve": {"unlisted.test": "127.0.0.2"}}});
     let r = mcp(&mut server, 5, "conch/set_network", wider);
     assert_eq!(r["result"], json!({}), "{r}");
+    // The description changed: the client is told to list the tools again.
+    let told = server.notified.borrow().clone();
+    assert!(
+        told.contains(&"notifications/tools/list_changed".to_string()),
+        "{told:?}"
+    );
+    let r = mcp(&mut server, 12, "tools/list", json!({}));
+    let description = r["result"]["tools"][0]["description"].as_str().unwrap();
+    assert!(
+        description.contains("allowed domains (registry.test, unlisted.test)"),
+        "{description}"
+    );
     assert_eq!(
         mcp_bash(&mut server, 6, &servers.curl_https("unlisted.test")),
         "hello from unlisted.test"

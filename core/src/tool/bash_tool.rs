@@ -541,6 +541,17 @@ impl BashTool {
         Ok(())
     }
 
+    /// The configured sandbox with the network the host set last.
+    pub(crate) fn sandbox_in_force(&self) -> Option<Sandbox> {
+        let network = lock(&self.state.0.network).clone();
+        self.config.sandbox.clone().map(|mut sandbox| {
+            if let Some(network) = network {
+                sandbox.network = network;
+            }
+            sandbox
+        })
+    }
+
     /// Whether [`BashTool::close`] was called.
     pub fn is_closed(&self) -> bool {
         self.state.is_closed()

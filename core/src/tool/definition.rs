@@ -108,12 +108,15 @@ mod tests {
 
 impl BashTool {
     /// The definition of this `bash` tool, for the model.
+    /// The sandbox it states is the one in force: with the network the
+    /// host set last ([`BashTool::set_network`]), not the configured one.
     pub fn definition(&self) -> ToolDefinition {
         let config = self.config();
         let interceptor = self.interceptor();
+        let sandbox = self.sandbox_in_force();
         ToolDefinition {
             name: config.name.clone(),
-            description: bash_description(config, interceptor),
+            description: bash_description(config, sandbox.as_ref(), interceptor),
             input_schema: bash_schema(config),
         }
     }
@@ -137,7 +140,11 @@ pub(crate) struct ToolNames {
     pub job: String,
 }
 
-fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) -> String {
+fn bash_description(
+    config: &BashToolConfig,
+    sandbox: Option<&Sandbox>,
+    interceptor: Option<&Interceptor>,
+) -> String {
     let view = format_size(defaults::MAX_BYTES as u64);
     let job = &config.job_tool_name;
     let mut text = String::from(
@@ -176,7 +183,7 @@ fn bash_description(config: &BashToolConfig, interceptor: Option<&Interceptor>) 
             seconds(after)
         ));
     }
-    if let Some(sandbox) = &config.sandbox {
+    if let Some(sandbox) = sandbox {
         text.push_str("\n\n");
         text.push_str(&sandbox_text(sandbox, &config.cwd));
     }

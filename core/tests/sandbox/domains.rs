@@ -393,6 +393,11 @@ fn the_bash_tool_keeps_the_hosts_lists_when_its_session_comes_back() {
     tool.set_network(&policy(&["registry.test", "unlisted.test"], &[]))
         .unwrap();
     assert_ok(&call(&curl), "after set_network");
+    let description = tool.definition().description;
+    assert!(
+        description.contains("to the allowed domains (registry.test, unlisted.test)"),
+        "the description states the lists in force: {description}"
+    );
     // The registry closes the idle session; the next call makes it again,
     // with the host's lists, not the configured ones.
     conch_core::registry::close(&key);

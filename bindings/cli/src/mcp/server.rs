@@ -256,6 +256,7 @@ impl ServerHandler for Conch {
                     [(SET_NETWORK.to_string(), serde_json::Map::new())].into(),
                 )
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .build(),
         )
@@ -307,10 +308,15 @@ impl ServerHandler for Conch {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         match request.method.as_str() {
-            SET_NETWORK => self.set_network(request.params).await,
+            SET_NETWORK => {
+                let result = self.set_network(request.params).await?;
+                // The bash tool's description states the lists in force.
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(result)
+            }
             method => Err(McpError::new(
                 rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!("unknown method: {method}"),
