@@ -56,8 +56,8 @@ pub use landlock::{TEST_LANDLOCK_ABI_VAR, landlock_abi};
 pub use namespaces::TEST_NO_NAMESPACES_VAR;
 pub(crate) use program::run_program;
 pub use program::{ProgramOutput, ProgramSandbox};
-pub use proxy::{Proxy, Violation};
-pub(crate) use session::{NO_DOMAIN_POLICY, SessionSandbox};
+pub use proxy::{NetworkControl, Proxy, Violation};
+pub(crate) use session::SessionSandbox;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

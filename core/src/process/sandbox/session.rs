@@ -10,8 +10,8 @@ use std::sync::Arc;
 use super::cgroup::Cgroup;
 use super::confine::Confinement;
 use super::enforce::enforce;
-use super::proxy::{Proxy, Violation};
-use super::{DomainPolicy, Network, Sandbox, SandboxApplied, SessionDirs};
+use super::proxy::{NetworkControl, Proxy, Violation};
+use super::{Sandbox, SandboxApplied, SessionDirs};
 use crate::error::{Error, Result};
 
 /// A session's sandbox, in force for every bash it starts from
@@ -27,10 +27,6 @@ pub struct SessionSandbox {
     /// sandbox to the network.
     proxy: Option<Proxy>,
 }
-
-/// Why a session's network cannot be changed.
-pub(crate) const NO_DOMAIN_POLICY: &str = "set_network needs a session started with a domain \
-     policy (a sandbox whose network is {\"allow\": [...]})";
 
 /// What, besides the policy, a session's sandbox lets bash read.
 #[derive(Debug)]
@@ -138,33 +134,15 @@ impl SessionSandbox {
         }
     }
 
-    /// Replaces the domain lists of a session whose network is by name;
-    /// connections made from now on are checked against `network`.
-    /// `"deny"` is an empty domain policy; the whole network cannot be
-    /// opened to a session started without it.
-    pub fn set_network(&self, network: &Network) -> Result<()> {
-        let Some(proxy) = &self.proxy else {
-            return Err(Error::InvalidArgument(NO_DOMAIN_POLICY.into()));
-        };
-        match network {
-            Network::Domains(policy) => proxy.set_policy(policy.clone()),
-            Network::Deny => proxy.set_policy(DomainPolicy::default()),
-            Network::Allow => {
-                return Err(Error::InvalidArgument(
-                    "set_network cannot open the whole network to a sandboxed session: \
-                     list the domains it may reach"
-                        .into(),
-                ));
-            }
-        }
-        Ok(())
+    /// The handle on a domain policy's proxy (`None`: no domain policy).
+    pub fn network(&self) -> Option<NetworkControl> {
+        self.proxy.as_ref().map(Proxy::control)
     }
 
     /// The connections the domain policy refused since the last call.
     pub fn take_violations(&self) -> Vec<Violation> {
-        self.proxy
-            .as_ref()
-            .map(Proxy::take_violations)
+        self.network()
+            .map(|network| network.take_violations())
             .unwrap_or_default()
     }
 

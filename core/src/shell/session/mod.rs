@@ -43,8 +43,8 @@ use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
 use crate::process::io::{FifoDir, Waker, poll, pollin, send_all, socketpair};
 use crate::process::sandbox::{
-    Confinement, NO_DOMAIN_POLICY, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox,
-    run_program,
+    Confinement, NetworkControl, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox,
+    Violation, run_program,
 };
 use crate::process::spawner::{HostDeath, Launch, dev_null};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
@@ -178,6 +178,9 @@ pub struct Shell {
     /// The session's sandbox (its temp directory, cgroups), closed with it.
     sandbox: Mutex<Option<SessionSandbox>>,
     sandbox_applied: Option<SandboxApplied>,
+    /// Its domain policy's proxy, changed and read without the sandbox's
+    /// lock (which a program run in the sandbox holds).
+    network: Option<NetworkControl>,
     /// The directory of an unsandboxed session's FIFOs, where it needs one
     /// ([`FifoDir`]); removed with the session.
     _fifo_dir: Option<FifoDir>,
@@ -278,6 +281,7 @@ impl Shell {
             waker: Arc::new(Waker::new()?),
             jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
             sandbox_applied: sandbox.as_ref().map(|s| s.applied().clone()),
+            network: sandbox.as_ref().and_then(SessionSandbox::network),
             sandbox: Mutex::new(sandbox),
             _fifo_dir: fifo_dir,
         };
@@ -353,9 +357,9 @@ impl Shell {
     /// [`Error::InvalidArgument`].
     pub fn set_network(&self, network: &crate::Network) -> Result<()> {
         self.check_open()?;
-        match lock(&self.sandbox).as_ref() {
-            Some(sandbox) => sandbox.set_network(network),
-            None => Err(Error::InvalidArgument(NO_DOMAIN_POLICY.into())),
+        match &self.network {
+            Some(control) => control.set_network(network),
+            None => Err(NetworkControl::absent()),
         }
     }
 
@@ -370,10 +374,9 @@ impl Shell {
 
     /// The connections refused since the last run collected them: this
     /// run's, and what background jobs tried in between.
-    fn take_violations(&self) -> Vec<crate::process::sandbox::Violation> {
-        lock(&self.sandbox)
-            .as_ref()
-            .map(SessionSandbox::take_violations)
+    fn take_violations(&self) -> Vec<Violation> {
+        (self.network.as_ref())
+            .map(NetworkControl::take_violations)
             .unwrap_or_default()
     }
 

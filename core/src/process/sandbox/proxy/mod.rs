@@ -10,7 +10,7 @@
 //! the destination by name first, then each address the name resolved to
 //! ([`DomainPolicy::check_address`]). A refusal is answered in the
 //! protocol's own way (`403`, SOCKS5's "not allowed by ruleset") and
-//! recorded, so the run that made it reports it ([`Proxy::take_violations`]).
+//! recorded, so the run that made it reports it ([`NetworkControl::take_violations`]).
 //!
 //! A thread per connection: connections are few (a command's downloads),
 //! and a blocking copy loop is the fastest relay on loopback. Closing the
@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::Network;
 use super::domains::{DomainPolicy, Host, Refusal};
 use crate::sync::lock;
 
@@ -145,19 +146,10 @@ impl Proxy {
         env
     }
 
-    /// Replaces the policy: connections made from now on are checked
-    /// against `policy` (open ones go on).
-    pub fn set_policy(&self, policy: DomainPolicy) {
-        *self
-            .shared
-            .policy
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
-    }
-
-    /// The violations since the last call, oldest first.
-    pub fn take_violations(&self) -> Vec<Violation> {
-        std::mem::take(&mut *lock(&self.shared.violations))
+    /// The handle a session keeps to change the policy and collect the
+    /// violations.
+    pub fn control(&self) -> NetworkControl {
+        NetworkControl(self.shared.clone())
     }
 
     /// Stops accepting and shuts every open connection down; from now on
@@ -204,6 +196,48 @@ fn isolated(isolate: bool) -> Option<(TcpListener, OwnedFd)> {
 #[cfg(not(target_os = "linux"))]
 fn isolated(_isolate: bool) -> Option<(TcpListener, OwnedFd)> {
     None
+}
+
+/// Why a session's network cannot be changed.
+const NO_DOMAIN_POLICY: &str = "set_network needs a session started with a domain policy \
+     (a sandbox whose network is {\"allow\": [...]})";
+
+/// What a session changes and reads of its proxy between runs: the policy
+/// and the violations. A handle apart from the sandbox that owns the
+/// proxy, so a run's end or a `set_network` never waits for what holds the
+/// sandbox (a program run in it).
+#[derive(Debug, Clone)]
+pub struct NetworkControl(Arc<Shared>);
+
+impl NetworkControl {
+    /// Replaces the domain lists: connections made from now on are checked
+    /// against `network` (open ones go on). `Deny` is an empty domain
+    /// policy; `Allow` is refused, the sandbox being made for the proxy.
+    pub fn set_network(&self, network: &Network) -> crate::Result<()> {
+        let policy = match network {
+            Network::Domains(policy) => policy.clone(),
+            Network::Deny => DomainPolicy::default(),
+            Network::Allow => {
+                return Err(crate::Error::InvalidArgument(
+                    "set_network cannot open the whole network to a sandboxed session: \
+                     list the domains it may reach"
+                        .into(),
+                ));
+            }
+        };
+        *self.0.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
+        Ok(())
+    }
+
+    /// `set_network` of a session without a proxy: what it is refused with.
+    pub fn absent() -> crate::Error {
+        crate::Error::InvalidArgument(NO_DOMAIN_POLICY.into())
+    }
+
+    /// The violations since the last call, oldest first.
+    pub fn take_violations(&self) -> Vec<Violation> {
+        std::mem::take(&mut *lock(&self.0.violations))
+    }
 }
 
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {

@@ -55,7 +55,7 @@ fn connect_to_an_allowed_name_tunnels_and_an_unlisted_one_is_a_violation() {
         String::from_utf8_lossy(&answer),
         "HTTP/1.1 200 Connection established\r\n\r\nhello"
     );
-    assert!(proxy.take_violations().is_empty());
+    assert!(proxy.control().take_violations().is_empty());
 
     let answer = send(
         &proxy,
@@ -68,7 +68,7 @@ fn connect_to_an_allowed_name_tunnels_and_an_unlisted_one_is_a_violation() {
         text.ends_with("conch's proxy: refused by the sandbox's domain policy\n"),
         "{text}"
     );
-    let violations = proxy.take_violations();
+    let violations = proxy.control().take_violations();
     assert_eq!(
         violations,
         vec![Violation {
@@ -76,7 +76,7 @@ fn connect_to_an_allowed_name_tunnels_and_an_unlisted_one_is_a_violation() {
             line
         }]
     );
-    assert!(proxy.take_violations().is_empty(), "taken once");
+    assert!(proxy.control().take_violations().is_empty(), "taken once");
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn socks5_checks_names_and_addresses() {
 
     let denied = [5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 9, p[0], p[1]];
     assert_eq!(send(&proxy, &denied), [5, 0, 5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
-    let v = proxy.take_violations();
+    let v = proxy.control().take_violations();
     assert_eq!(v.len(), 1);
     assert_eq!(v[0].target, format!("127.0.0.9:{port}"));
 }
@@ -124,7 +124,11 @@ fn a_new_policy_applies_to_the_next_connection_and_a_stopped_proxy_refuses() {
     let request = format!("CONNECT ok.test:{port} HTTP/1.1\r\n\r\nx");
     assert!(send(&proxy, request.as_bytes()).starts_with(b"HTTP/1.1 403"));
     let resolve = BTreeMap::from([("ok.test".to_string(), "127.0.0.1".to_string())]);
-    proxy.set_policy(DomainPolicy::parse("network", &["ok.test".into()], &[], &resolve).unwrap());
+    let wider = DomainPolicy::parse("network", &["ok.test".into()], &[], &resolve).unwrap();
+    proxy
+        .control()
+        .set_network(&Network::Domains(wider))
+        .unwrap();
     assert!(send(&proxy, request.as_bytes()).starts_with(b"HTTP/1.1 200"));
     let port = proxy.port();
     proxy.stop();
