@@ -48,7 +48,7 @@ impl Waiting {
         cancel: Option<CancelToken>,
     ) -> Result<Waiting, RemoteError> {
         let (id, frames) = link.request(session, op, fields)?;
-        Ok(Waiting {
+        let mut waiting = Waiting {
             link: link.clone(),
             session: session.map(str::to_string),
             id,
@@ -56,7 +56,19 @@ impl Waiting {
             cancel,
             aborted: false,
             ended: false,
-        })
+        };
+        // Cancelled already: the abort follows the request at once, so the
+        // server reads it before the request's thread can run the command
+        // (it registers the request's token as it reads it), as a local
+        // call cancelled before it starts runs nothing.
+        if waiting
+            .cancel
+            .as_ref()
+            .is_some_and(CancelToken::is_cancelled)
+        {
+            waiting.abort();
+        }
+        Ok(waiting)
     }
 
     /// Waits for the reply, events to `on_chunk`, until `until`.
