@@ -22,6 +22,9 @@
 //!   thing its program prints before it waits (Vim shows its warnings for
 //!   two seconds) or quits (nano), so it ends a read, whatever the chunks.
 //!   A test of the window's last bytes (`terminal`, `tty`) comes first.
+//!   A quitting program's message is also found inside the window when
+//!   more output came with it in one read (the reader ran late), on its
+//!   line right after the escape sequence it quits with.
 //!
 //! Once a sign is seen, the alternate screen is no longer looked for, and
 //! once a program said it quits, nothing more is.
@@ -141,7 +144,7 @@ impl Signs {
             None => self.scan_alt_screen(bytes),
         }
         self.slide_window(bytes);
-        if let Some(sign) = self.message_at_end() {
+        if let Some(sign) = self.message_at_end().or_else(|| self.quit_before_more()) {
             self.saw(sign);
         }
     }
@@ -253,6 +256,22 @@ impl Signs {
             _ => ends_in_escape(before),
         };
         (own_line || matches!(sign, Sign::Warned(_))).then_some(*sign)
+    }
+
+    /// A program that quit saying so, with more output after its line in
+    /// the same read (`nano file; echo after`, read late): its message on
+    /// a line of its own right after an escape sequence (the terminal
+    /// modes it resets as it quits), so that a `grep` hit or a line of
+    /// text that only quotes it is not taken for it.
+    fn quit_before_more(&self) -> Option<Sign> {
+        let window = &self.window[..self.window_len];
+        MESSAGES.iter().find_map(|&(message, sign)| {
+            let Sign::GaveUp(_) = sign else { return None };
+            let at = memchr::memmem::find(window, message)?;
+            let after = &window[at + message.len()..];
+            let line_ends = matches!(after, [b'\n', ..] | [b'\r', b'\n', ..]);
+            (line_ends && ends_in_escape(&window[..at])).then_some(sign)
+        })
     }
 }
 
@@ -393,6 +412,18 @@ mod tests {
     }
 
     #[test]
+    fn a_program_that_quit_is_seen_with_more_output_after_it_in_the_same_read() {
+        // `nano file; echo after`, both read at once by a busy reader.
+        let nano =
+            b"\x1b[?1049l\r\x1b[?1l\x1b>\x1b[?2004lStandard input is not a terminal\nafter\n";
+        for seen in every_cut(nano) {
+            assert_eq!(seen, Some(Sign::GaveUp("nano")));
+        }
+        let crlf = b"\x1b[?2004lStandard input is not a terminal\r\nafter\n";
+        assert_eq!(signs_of(&[crlf]), Some(Sign::GaveUp("nano")));
+    }
+
+    #[test]
     fn a_message_quoted_or_followed_by_more_is_not_a_sign() {
         assert_eq!(
             signs_of(&[b"src/nano.c:  die(\"Standard input is not a terminal\n"]),
@@ -400,6 +431,10 @@ mod tests {
         );
         assert_eq!(
             signs_of(&[b"Standard input is not a terminal\nand more\n"]),
+            None
+        );
+        assert_eq!(
+            signs_of(&[b"\x1b[1mStandard input is not a terminal, said nano\n"]),
             None
         );
         assert_eq!(signs_of(&[b"a terminal\n", b"tty\n"]), None);

@@ -114,6 +114,20 @@ fn editors_without_a_terminal_are_stopped_and_the_session_goes_on() {
 }
 
 #[test]
+fn a_quit_read_together_with_what_followed_is_still_seen() {
+    // nano's last words and the next command's output in one read, as a
+    // busy reader gets them: written here in one write.
+    let sh = crate::clean_shell();
+    let (r, took) = run(
+        &sh,
+        r"printf '\e[?2004lStandard input is not a terminal\nafter\n'",
+    );
+    stopped_for(&r, took, "nano");
+    let (next, _) = run(&sh, "echo next");
+    assert_eq!(next.output, "next\n");
+}
+
+#[test]
 fn an_editor_with_a_terminal_type_is_stopped_too() {
     // With a real terminal type, Vim and nano switch to the alternate
     // screen (`ESC[?1049h`) as well.
