@@ -23,6 +23,8 @@
 //! start), up to [`MAX_LINE_BYTES`]: a longer line is let out as it is and
 //! goes on from there.
 
+use std::ops::Range;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +64,7 @@ impl Overwrite {
     /// The start of `text` that comes out as it is, when nothing is held:
     /// every whole line up to the last `\n` that no `\r` or backspace
     /// precedes. The caller uses it without copying, then pushes the rest.
-    pub fn passthrough<'a>(&self, text: &'a str) -> &'a str {
+    fn passthrough<'a>(&self, text: &'a str) -> &'a str {
         if !self.line.is_empty() {
             return "";
         }
@@ -114,9 +116,44 @@ impl Overwrite {
         }
     }
 
+    /// Feeds `text` as [`Overwrite::push`] does, without copying the whole
+    /// lines in its middle: what comes out is `before` (the held line, ended
+    /// by `text`'s first line), then `text[range]` as it is, then `after`.
+    /// A chunk of plain lines, cut anywhere, so costs a copy of its first
+    /// and last lines only, where `push` copies all of it.
+    pub fn push_split(
+        &mut self,
+        text: &str,
+        before: &mut String,
+        after: &mut String,
+    ) -> Range<usize> {
+        let mut start = 0;
+        if !self.line.is_empty() {
+            start = memchr::memchr(b'\n', text.as_bytes()).map_or(text.len(), |i| i + 1);
+            self.push(&text[..start], before);
+        }
+        let rest = &text[start..];
+        let middle = self.passthrough(rest).len();
+        self.push(&rest[middle..], after);
+        start..start + middle
+    }
+
     /// The line being written, as it shows now.
     pub fn line(&self) -> &str {
         &self.line
+    }
+
+    /// The line being written, for frames that go on from here (an
+    /// artifact that starts to spill mid-line): as it shows now, then,
+    /// when a `\r` took the cursor back and the frame being written does
+    /// not cover it yet, a line break and that frame so far. The frames
+    /// before it are not kept; the line shows the last of them.
+    pub fn line_as_frames(&self, out: &mut String) {
+        out.push_str(&self.line);
+        if self.cursor < self.line.len() {
+            out.push('\n');
+            out.push_str(&self.line[..self.cursor]);
+        }
     }
 
     /// End of the text: the line being written goes out as it is now.
@@ -281,12 +318,6 @@ impl Frames {
             _ => (self.at_line_start, self.absorb_newline) = (false, false),
         }
     }
-
-    /// The last frame was ended by a `\r` (its `\n` is in the frames
-    /// already; the terminal's line has none yet).
-    pub fn after_carriage_return(&self) -> bool {
-        self.absorb_newline
-    }
 }
 
 /// The frames of a whole text.
@@ -385,9 +416,11 @@ mod tests {
                 continue;
             }
             let piece = &text[at..cut];
-            let pass = view.passthrough(piece);
-            shown.push_str(pass);
-            view.push(&piece[pass.len()..], &mut shown);
+            let (mut before, mut after) = (String::new(), String::new());
+            let middle = view.push_split(piece, &mut before, &mut after);
+            shown.push_str(&before);
+            shown.push_str(&piece[middle]);
+            shown.push_str(&after);
             framed.push_str(frames.push(piece, &mut String::new()));
             at = cut;
         }

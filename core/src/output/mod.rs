@@ -14,12 +14,14 @@ pub mod notice;
 mod ring;
 pub mod sanitize;
 mod scan;
+pub mod shown;
 pub mod sink;
 pub mod tail;
 mod utf8;
 
 pub use mask::{Mask, Masker};
 pub use sanitize::{Sanitizer, sanitize_text};
+pub use shown::Shown;
 pub use sink::{DEFAULT_MAX_BYTES, OutputSink, OutputSummary, SinkOptions};
 pub use tail::TailBuffer;
 

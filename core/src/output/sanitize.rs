@@ -22,7 +22,8 @@
 //!   U+2066–U+2069);
 //! - turns carriage returns into line breaks, one line per frame (a
 //!   sanitizer made with [`Sanitizer::keeping_carriage`] keeps them, and
-//!   backspaces, for [`super::carriage`] to show as a terminal would):
+//!   backspaces, for [`super::carriage`] to show as a terminal would, but
+//!   for the `\r` of a `\r\n` read in one push: a line break either way):
 //!   `\r` ends the current line (so progress bars become one line per update),
 //!   a `\n` right after it is absorbed (`\r\n` and `\r\r\n` give one `\n`), and
 //!   a `\r` at the start of a line does nothing. Removed sequences and
@@ -226,6 +227,10 @@ impl Sanitizer {
                     self.begin_sequence(State::Escape, 1);
                     return i + 1;
                 }
+                // `\r\n` is a line break in both of the carriage's views:
+                // its `\r` goes, so that they find plain lines (one cut
+                // between the two is theirs to read).
+                b'\r' if self.keep_carriage && bytes.get(i + 1) == Some(&b'\n') => i += 1,
                 b'\r' | BS if self.keep_carriage => {
                     out.push(char::from(bytes[i]));
                     self.at_line_start = false;
@@ -494,7 +499,8 @@ mod tests {
         let mut out = String::new();
         s.push(b"a\x1b[31mb\rc\x08d\x07\r\n", &mut out);
         s.finish(&mut out);
-        assert_eq!(out, "ab\rc\x08d\r\n");
+        // A `\r\n` is a plain line break for both views.
+        assert_eq!(out, "ab\rc\x08d\n");
         // Still keeping after a finish.
         s.push(b"x\ry", &mut out);
         assert!(out.ends_with("x\ry"), "{out:?}");

@@ -75,6 +75,7 @@ use serde::{Deserialize, Serialize};
 use super::carriage::{CarriageReturn, Frames, Overwrite};
 use super::ring::Ring;
 use super::scan::count_newlines;
+use super::shown::Shown;
 use super::{Masker, Sanitizer, count_lines, grown_capacity};
 use crate::artifact::{Artifact, ArtifactSlot};
 use crate::command::normalize::apply_head_tail;
@@ -201,8 +202,10 @@ pub struct OutputSink {
     /// The terminal's view of the pushes, for their callers
     /// (`carriage_return: terminal`); `None`: the text is shown as kept.
     view: Option<Overwrite>,
-    /// The view of the current push, reused.
+    /// The view of the current push, reused: the lines before its text
+    /// that comes out as it is, and those after.
     shown: String,
+    shown_after: String,
     /// The artifact's frames of the stream, once it spills.
     frames: Frames,
     /// The frames of the current push, reused.
@@ -250,6 +253,7 @@ impl OutputSink {
             chunk: String::new(),
             view: terminal.then(Overwrite::default),
             shown: String::new(),
+            shown_after: String::new(),
             frames: Frames::default(),
             framed: String::new(),
             total_bytes: 0,
@@ -273,40 +277,26 @@ impl OutputSink {
     /// as the model reads it (possibly empty), for live callbacks: with
     /// `carriage_return: terminal`, the lines this push ended, as a
     /// terminal shows them (the line being written comes with a later
-    /// push, or [`OutputSink::finish`]).
-    pub fn push<'a>(&'a mut self, bytes: &'a [u8]) -> &'a str {
+    /// push, or [`OutputSink::finish`]). Whole lines of plain text come
+    /// out as read, uncopied.
+    pub fn push<'a>(&'a mut self, bytes: &'a [u8]) -> Shown<'a> {
         let mut chunk = std::mem::take(&mut self.chunk);
         chunk.clear();
         let plain = self.clean_text(bytes, &mut chunk);
         let text = plain.unwrap_or(&chunk);
         self.spill_frames(text);
-        let Some(view) = &mut self.view else {
-            self.record(text);
-            return match plain {
-                Some(plain) => {
-                    self.chunk = chunk;
-                    plain
-                }
-                None => {
-                    self.chunk = chunk;
-                    &self.chunk
-                }
-            };
+        let mut before = std::mem::take(&mut self.shown);
+        let mut after = std::mem::take(&mut self.shown_after);
+        before.clear();
+        after.clear();
+        let middle = match &mut self.view {
+            None => 0..text.len(),
+            Some(view) => view.push_split(text, &mut before, &mut after),
         };
-        if let Some(plain) = plain
-            && view.passthrough(plain).len() == plain.len()
-        {
-            self.record(plain);
-            self.chunk = chunk;
-            return plain;
-        }
-        let mut shown = std::mem::take(&mut self.shown);
-        shown.clear();
-        view.push(text, &mut shown);
-        self.record(&shown);
-        self.chunk = chunk;
-        self.shown = shown;
-        &self.shown
+        self.record(&[&before, &text[middle.clone()], &after]);
+        (self.chunk, self.shown, self.shown_after) = (chunk, before, after);
+        let text = plain.unwrap_or(&self.chunk);
+        Shown::new([&self.shown, &text[middle], &self.shown_after])
     }
 
     /// The clean text of `bytes`: sanitized, then masked. `Some` when it is
@@ -337,7 +327,7 @@ impl OutputSink {
 
     /// Records text that needs no decoding (e.g. `PTY error: …\n`); it is
     /// still sanitized.
-    pub fn push_text<'a>(&'a mut self, text: &'a str) -> &'a str {
+    pub fn push_text<'a>(&'a mut self, text: &'a str) -> Shown<'a> {
         self.push(text.as_bytes())
     }
 
@@ -394,7 +384,7 @@ impl OutputSink {
     fn record_all(&mut self, chunk: String) -> &str {
         self.spill_frames(&chunk);
         let Some(view) = &mut self.view else {
-            self.record(&chunk);
+            self.record(&[&chunk]);
             self.chunk = chunk;
             return &self.chunk;
         };
@@ -402,7 +392,7 @@ impl OutputSink {
         shown.clear();
         view.push(&chunk, &mut shown);
         view.finish(&mut shown);
-        self.record(&shown);
+        self.record(&[&shown]);
         self.chunk = chunk;
         self.shown = shown;
         &self.shown
@@ -529,8 +519,15 @@ impl OutputSink {
         summary
     }
 
-    /// Records one push of sanitized text.
-    fn record(&mut self, text: &str) {
+    /// Records the pieces of one push of sanitized text, in order.
+    fn record(&mut self, pieces: &[&str]) {
+        for (i, piece) in pieces.iter().enumerate() {
+            self.record_piece(piece, &pieces[i + 1..]);
+        }
+    }
+
+    /// Records `text`, which the pieces `later` of the same push follow.
+    fn record_piece(&mut self, text: &str, later: &[&str]) {
         if text.is_empty() {
             return;
         }
@@ -542,14 +539,17 @@ impl OutputSink {
         let rest = &text[head_take..];
         let drops = self.tail.seen() + rest.len() as u64 > self.tail_limit as u64;
         if drops && matches!(self.spill, Spill::Ready(_)) {
-            // The stream so far, as shown: what the sink holds, this text,
-            // the line being written (and its `\r`, when one ended it: the
-            // frames go on after it).
-            let mut line = self.line().to_string();
-            if self.frames.after_carriage_return() {
-                line.push('\n');
+            // The stream so far, as shown: what the sink holds, this push,
+            // the line being written (and the frame being written on it:
+            // the frames go on after it).
+            let mut line = String::new();
+            if let Some(view) = &self.view {
+                view.line_as_frames(&mut line);
             }
-            self.open_spill(&[text, &line]);
+            let mut after = vec![text];
+            after.extend(later.iter().copied());
+            after.push(&line);
+            self.open_spill(&after);
         }
 
         if head_take > 0 {

@@ -22,9 +22,12 @@ fn redrawn_lines_read_as_a_terminal_shows_them_and_spill_every_frame() {
     let lines = "0123456789\n".repeat(4);
     let mut streamed = s.push(lines.as_bytes()).to_string();
     for i in 1..=10 {
-        streamed.push_str(s.push(format!("\rprogress {}%", i * 10).as_bytes()));
+        streamed.push_str(
+            &s.push(format!("\rprogress {}%", i * 10).as_bytes())
+                .to_string(),
+        );
     }
-    streamed.push_str(s.push(b"\ndone\n"));
+    streamed.push_str(&s.push(b"\ndone\n").to_string());
     assert_eq!(streamed, lines.clone() + "progress 100%\ndone\n");
     let summary = s.dump(None);
     assert_eq!(summary.output, "0123456789\nprogress 100%\ndone\n");
@@ -187,4 +190,49 @@ fn memory_stays_bounded() {
     let summary = s.dump(None);
     assert!(summary.output_bytes <= 1000);
     assert_eq!(summary.total_lines, 7000);
+}
+
+/// A push that comes out in pieces (a held line, lines as read, lines
+/// rewritten after a `\r`) keeps and spills all of them, in order, whatever
+/// piece the spill starts in.
+#[test]
+fn a_push_in_pieces_is_kept_and_spilled_whole() {
+    let dir = std::env::temp_dir().join(format!("conch-sink-pieces-{}", std::process::id()));
+    let store = crate::ArtifactStore::new(&dir);
+    let text = "held\nline one\nline two\nbar 1\rbar 2\nlast";
+    for first in 1..text.len() {
+        for max_bytes in [4, 12, 24, 64] {
+            let mut s = OutputSink::new(SinkOptions {
+                max_bytes,
+                artifact: Some(store.slot("bash")),
+                ..SinkOptions::default()
+            });
+            let mut streamed = s.push(&text.as_bytes()[..first]).to_string();
+            let shown = s.push(&text.as_bytes()[first..]);
+            assert!(shown.pieces().count() <= 3);
+            streamed.push_str(&shown.to_string());
+            streamed.push_str(s.finish());
+            let label = format!("cut at {first}, max {max_bytes}");
+            assert_eq!(streamed, "held\nline one\nline two\nbar 2\nlast", "{label}");
+            let summary = s.dump(None);
+            assert_eq!(summary.total_bytes, streamed.len() as u64, "{label}");
+            assert_eq!(summary.total_lines, 5, "{label}");
+            match summary.artifact_id {
+                Some(id) => {
+                    let path = store.path_of(&id, "bash");
+                    let artifact = std::fs::read_to_string(&path).unwrap();
+                    // Every frame once it spilled; the lines as shown when
+                    // the push that spilled ended the redrawn line.
+                    let frames = "held\nline one\nline two\nbar 1\nbar 2\nlast";
+                    assert!(
+                        artifact == frames || artifact == streamed,
+                        "{label}: {artifact:?}"
+                    );
+                    std::fs::remove_file(path).unwrap();
+                }
+                None => assert!(!summary.truncated, "{label}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

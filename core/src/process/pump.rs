@@ -73,8 +73,7 @@ impl<'a> Pump<'a> {
                 Read::Data(n) => {
                     taken += n;
                     self.signs.push(&self.buf[..n]);
-                    let text = self.sink.push(&self.buf[..n]);
-                    if !text.is_empty() {
+                    for text in self.sink.push(&self.buf[..n]).pieces() {
                         (self.on_chunk)(text);
                     }
                     if n == self.buf.len() && n < READ_SIZE {

@@ -89,7 +89,7 @@ fn run_sink(opts: SinkOptions, chunks: &[Vec<u8>]) -> (OutputSummary, String) {
     let mut sink = OutputSink::new(opts);
     let mut live = String::new();
     for chunk in chunks {
-        live.push_str(sink.push(chunk));
+        live.push_str(&sink.push(chunk).to_string());
         assert!(
             sink.retained_bytes() <= bound,
             "retained {} > {bound}",

@@ -252,7 +252,7 @@ fn masked_pushes<'a>(
     });
     let mut live = String::new();
     for push in pushes {
-        live.push_str(sink.push(push));
+        live.push_str(&sink.push(push).to_string());
     }
     live.push_str(sink.finish());
     let summary = sink.dump(None);
@@ -325,7 +325,7 @@ fn carriage_return_vectors() {
                 let mut streamed = String::new();
                 let mut at = 0;
                 for &c in cut.iter().chain([&input.len()]) {
-                    streamed.push_str(sink.push(&input[at..c]));
+                    streamed.push_str(&sink.push(&input[at..c]).to_string());
                     at = c;
                 }
                 streamed.push_str(sink.finish());
