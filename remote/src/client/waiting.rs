@@ -44,31 +44,27 @@ impl Waiting {
         link: &Arc<Link>,
         session: Option<&str>,
         op: &str,
-        fields: Map<String, Value>,
+        mut fields: Map<String, Value>,
         cancel: Option<CancelToken>,
     ) -> Result<Waiting, RemoteError> {
+        // Cancelled already: sent so, the request runs nothing on the
+        // server, as a local call cancelled before it starts (an abort sent
+        // after it could come too late: the server may start the request's
+        // thread before it reads the next frame).
+        let cancelled = cancel.as_ref().is_some_and(CancelToken::is_cancelled);
+        if cancelled {
+            fields.insert("cancelled".into(), Value::Bool(true));
+        }
         let (id, frames) = link.request(session, op, fields)?;
-        let mut waiting = Waiting {
+        Ok(Waiting {
             link: link.clone(),
             session: session.map(str::to_string),
             id,
             frames,
             cancel,
-            aborted: false,
+            aborted: cancelled,
             ended: false,
-        };
-        // Cancelled already: the abort follows the request at once, so the
-        // server reads it before the request's thread can run the command
-        // (it registers the request's token as it reads it), as a local
-        // call cancelled before it starts runs nothing.
-        if waiting
-            .cancel
-            .as_ref()
-            .is_some_and(CancelToken::is_cancelled)
-        {
-            waiting.abort();
-        }
-        Ok(waiting)
+        })
     }
 
     /// Waits for the reply, events to `on_chunk`, until `until`.

@@ -107,6 +107,39 @@ fn a_cancel_token_aborts_the_call_and_a_timeout_fails_it() {
 }
 
 #[test]
+fn a_call_cancelled_before_it_is_sent_runs_nothing() {
+    // The abort follows the request at once; the server cancels in the
+    // order it reads them, whichever of their threads starts first. Many
+    // times over, since a lost race runs a command in a millisecond.
+    let remote = stdio(&[]);
+    let tool = remote.tool(options(json!({"snapshot": "none"}))).unwrap();
+    let marker = std::env::temp_dir().join(format!("conch-never-{}", std::process::id()));
+    let args = json!({"command": format!("echo never >> {}", marker.display())});
+    for i in 0..50 {
+        let token = CancelToken::new();
+        token.cancel();
+        match tool.execute(&args, None, Some(token)) {
+            Err(RemoteError::Tool(ToolError::Aborted { .. })) => {}
+            other => panic!("call {i}: aborted, as locally: {other:?}"),
+        }
+    }
+    assert!(!marker.exists(), "a cancelled call ran its command");
+    let result = tool.execute(&json!({"command": "echo after"}), None, None);
+    assert_eq!(result.unwrap().text, "after");
+    // A shell's run alike.
+    let sh = remote.shell(options(json!({"snapshot": "none"}))).unwrap();
+    for i in 0..50 {
+        let token = CancelToken::new();
+        token.cancel();
+        let mut opts = conch_core::RunOptions::new(format!("echo never >> {}", marker.display()));
+        opts.cancel = Some(token);
+        let r = sh.run(opts, |_| {}).unwrap();
+        assert!(r.cancelled && r.exit_code.is_none(), "run {i}: {r:?}");
+    }
+    assert!(!marker.exists(), "a cancelled run ran its command");
+}
+
+#[test]
 fn an_abort_of_the_session_aborts_its_call_and_other_kinds_requests_are_refused() {
     let mut server = Raw::start();
     let opened = server.ask(json!({"id": 1, "op": "open", "kind": "tool",
