@@ -456,10 +456,14 @@ LIMIT_KEYS = ["cpu_seconds", "memory_bytes", "file_size_bytes", "open_files", "p
               "session_memory_bytes"]
 
 
+DOMAIN_KEYS = ("allow", "deny", "resolve")
+
+
 def c_sandbox_name(path):
     """The C name of an option of the vectors: opts->sandbox->limits.cpu_seconds,
-    an index [i]."""
-    name = "opts->sandbox->" + path[0]
+    an index [i]; a domain policy's network.allow is domains.allow."""
+    head = "domains" if path[0] == "network" and len(path) > 1 else path[0]
+    name = "opts->sandbox->" + head
     for part in path[1:]:
         name += f"[{part}]" if isinstance(part, int) else f".{part}"
     return name
@@ -467,8 +471,9 @@ def c_sandbox_name(path):
 
 def c_expressible(policy):
     """Whether conch_sandbox can hold the policy: known keys only, a network
-    of "allow"/"deny" (an enum in C), limits >= 1 (0 is "none" in C), ports
-    of 0 to 65535 (uint16_t)."""
+    of "allow"/"deny" (an enum in C) or a domain policy of known keys
+    (conch_domain_policy), limits >= 1 (0 is "none" in C), ports of 0 to
+    65535 (uint16_t)."""
     if isinstance(policy, bool):
         return True
     if not set(policy) <= SANDBOX_KEYS:
@@ -478,7 +483,11 @@ def c_expressible(policy):
         return False
     if any(not isinstance(v, int) or v < 1 for v in limits.values()):
         return False
-    if policy.get("network", "deny") not in ("allow", "deny"):
+    network = policy.get("network", "deny")
+    if isinstance(network, dict):
+        if not set(network) <= set(DOMAIN_KEYS):
+            return False
+    elif network not in ("allow", "deny"):
         return False
     return all(isinstance(p, int) and 0 <= p <= 65535 for p in policy.get("allow_tcp_ports", []))
 
@@ -504,15 +513,28 @@ def sandbox_options(cases, out):
         if ports:
             out.append("static const uint16_t SANDBOX_PORTS_%d[] = {%s};" % (i, ", ".join(map(str, ports))))
         limits = p.get("limits") or {}
-        network = {"allow": "CONCH_NETWORK_ALLOW", "deny": "CONCH_NETWORK_DENY"}[p.get("network", "deny")]
+        given = p.get("network", "deny")
+        domains = ["NULL", "NULL", "NULL"]
+        if isinstance(given, dict):
+            network = "CONCH_NETWORK_DOMAINS"
+            for k, key in enumerate(DOMAIN_KEYS):
+                items = given.get(key)
+                if key == "resolve" and items is not None:
+                    items = [f"{name}={ip}" for name, ip in items.items()]
+                if items is not None:
+                    out.append("static const char *const SANDBOX_%s_%d[] = {%s};"
+                               % (key.upper(), i, "".join(c_str(x) + ", " for x in items) + "NULL"))
+                    domains[k] = f"SANDBOX_{key.upper()}_{i}"
+        else:
+            network = {"allow": "CONCH_NETWORK_ALLOW", "deny": "CONCH_NETWORK_DENY"}[given]
         err = c.get("error")
         expect = None if err is None else "conch_shell_new: %s %s" % (c_sandbox_name(err["option"]), err["message"])
         rows.append(
-            "  {%s, %s, {%s, %s, %s, %s, %d, {%s}, %s, {NULL, NULL, NULL}}, %s},"
+            "  {%s, %s, {%s, %s, %s, %s, %d, {%s}, %s, {%s}}, %s},"
             % (c_str(c["name"]), "true" if policy is False else "false", lists["writable"], lists["readable"],
                network, f"SANDBOX_PORTS_{i}" if ports else "NULL", len(ports),
                ", ".join("UINT64_C(%d)" % limits.get(k, 0) for k in LIMIT_KEYS),
-               "true" if p.get("best_effort") else "false", c_str(expect))
+               "true" if p.get("best_effort") else "false", ", ".join(domains), c_str(expect))
         )
     out.append("static const struct sandbox_case SANDBOX_CASES[] = {")
     out.extend(rows)
