@@ -5,6 +5,7 @@
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::Sandbox;
 use crate::error::{Error, Result};
@@ -22,7 +23,6 @@ impl SessionDirs {
     /// Makes the directories in `base`, after checking what of `policy`
     /// the platform does not decide.
     pub fn new(policy: &Sandbox, base: &Path) -> Result<SessionDirs> {
-        use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         if let Some(n) = policy.limits.open_files
             && n < 64
@@ -31,17 +31,7 @@ impl SessionDirs {
                 "open_files must be >= 64 (the session's bash holds descriptors up to 63), got {n}"
             )));
         }
-        let name = format!(
-            "sandbox-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = base.join(&name);
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .recursive(false)
-            .create(&dir)
-            .map_err(|e| Error::io(format!("cannot create {}", dir.display()), e))?;
+        let dir = create_own(base, &NEXT)?;
         let dirs = SessionDirs {
             tmp: dir.join("tmp"),
             pipes: dir.join("pipes"),
@@ -71,8 +61,47 @@ impl SessionDirs {
     }
 }
 
+/// Makes `sandbox-<pid>-<n>` in `base` (mode 0700), `n` from `next`. A
+/// name taken already was left by a process that had this pid before
+/// (killed, it removed nothing): the next number is free. Such a directory
+/// is never removed here: it could be a live host's, in another pid
+/// namespace that shares `base`.
+fn create_own(base: &Path, next: &AtomicU64) -> Result<PathBuf> {
+    let mut taken = 0;
+    loop {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("sandbox-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && taken < 1000 => taken += 1,
+            Err(e) => return Err(Error::io(format!("cannot create {}", dir.display()), e)),
+        }
+    }
+}
+
 impl Drop for SessionDirs {
     fn drop(&mut self) {
         self.remove();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_left_by_an_earlier_process_with_this_pid_are_passed_over() {
+        let base = std::env::temp_dir().join(format!("conch-dirs-test-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let left = |n: u64| base.join(format!("sandbox-{}-{n}", std::process::id()));
+        for n in 0..3 {
+            std::fs::create_dir_all(left(n).join("tmp")).unwrap();
+        }
+        let next = AtomicU64::new(0);
+        assert_eq!(create_own(&base, &next).unwrap(), left(3));
+        // What was there is left as it was.
+        assert!((0..3).all(|n| left(n).join("tmp").is_dir()));
+        assert_eq!(create_own(&base, &next).unwrap(), left(4));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
