@@ -121,9 +121,14 @@ impl Overwrite {
     /// by `text`'s first line), then `text[range]` as it is, then `after`.
     /// A chunk of plain lines, cut anywhere, so costs a copy of its first
     /// and last lines only, where `push` copies all of it.
+    ///
+    /// `plain`: the caller knows `text` holds no `\r` and no backspace (the
+    /// sanitizer found the whole read plain), so it is not looked through
+    /// for them: only its first and last line breaks are looked for.
     pub fn push_split(
         &mut self,
         text: &str,
+        plain: bool,
         before: &mut String,
         after: &mut String,
     ) -> Range<usize> {
@@ -133,7 +138,11 @@ impl Overwrite {
             self.push(&text[..start], before);
         }
         let rest = &text[start..];
-        let middle = self.passthrough(rest).len();
+        let middle = if plain {
+            memchr::memrchr(b'\n', rest.as_bytes()).map_or(0, |i| i + 1)
+        } else {
+            self.passthrough(rest).len()
+        };
         self.push(&rest[middle..], after);
         start..start + middle
     }
@@ -259,11 +268,13 @@ impl Frames {
 
     /// The frames of the next `text`: `text` itself when they are the same
     /// (most text has no `\r`), else written into `buf` (cleared first).
-    pub fn push<'a>(&mut self, text: &'a str, buf: &'a mut String) -> &'a str {
+    /// `plain`: the caller knows `text` holds no `\r` and no backspace, so
+    /// it is not looked through for them.
+    pub fn push<'a>(&mut self, text: &'a str, plain: bool, buf: &'a mut String) -> &'a str {
         if text.is_empty() {
             return text;
         }
-        if self.unchanged(text) {
+        if (plain && !self.absorb_newline) || self.unchanged(text) {
             self.at_line_start = text.ends_with('\n');
             return text;
         }
@@ -323,7 +334,7 @@ impl Frames {
 /// The frames of a whole text.
 pub fn frames_text(text: &str) -> String {
     let mut buf = String::new();
-    Frames::default().push(text, &mut buf).to_string()
+    Frames::default().push(text, false, &mut buf).to_string()
 }
 
 #[cfg(test)]
@@ -417,11 +428,12 @@ mod tests {
             }
             let piece = &text[at..cut];
             let (mut before, mut after) = (String::new(), String::new());
-            let middle = view.push_split(piece, &mut before, &mut after);
+            let plain = !has_carriage(piece);
+            let middle = view.push_split(piece, plain, &mut before, &mut after);
             shown.push_str(&before);
             shown.push_str(&piece[middle]);
             shown.push_str(&after);
-            framed.push_str(frames.push(piece, &mut String::new()));
+            framed.push_str(frames.push(piece, plain, &mut String::new()));
             at = cut;
         }
         view.finish(&mut shown);
@@ -451,9 +463,9 @@ mod tests {
         for before in &texts {
             for text in &texts {
                 let mut written = Frames::default();
-                written.push(before, &mut String::new());
+                written.push(before, false, &mut String::new());
                 let mut skipped = written.clone();
-                written.push(text, &mut String::new());
+                written.push(text, false, &mut String::new());
                 skipped.skip(text);
                 assert_eq!(
                     (skipped.at_line_start, skipped.absorb_newline),

@@ -284,14 +284,14 @@ impl OutputSink {
         chunk.clear();
         let plain = self.clean_text(bytes, &mut chunk);
         let text = plain.unwrap_or(&chunk);
-        self.spill_frames(text);
+        self.spill_frames(text, plain.is_some());
         let mut before = std::mem::take(&mut self.shown);
         let mut after = std::mem::take(&mut self.shown_after);
         before.clear();
         after.clear();
         let middle = match &mut self.view {
             None => 0..text.len(),
-            Some(view) => view.push_split(text, &mut before, &mut after),
+            Some(view) => view.push_split(text, plain.is_some(), &mut before, &mut after),
         };
         self.record(&[&before, &text[middle.clone()], &after]);
         (self.chunk, self.shown, self.shown_after) = (chunk, before, after);
@@ -382,7 +382,7 @@ impl OutputSink {
     /// Records the last clean text `chunk` of what was held, and the line
     /// being written with it; returns what that let out.
     fn record_all(&mut self, chunk: String) -> &str {
-        self.spill_frames(&chunk);
+        self.spill_frames(&chunk, false);
         let Some(view) = &mut self.view else {
             self.record(&[&chunk]);
             self.chunk = chunk;
@@ -573,7 +573,7 @@ impl OutputSink {
     /// Writes the frames of the clean `text` of a push to the artifact, once
     /// it is open: from then on it keeps every frame of a redrawn line
     /// (what the sink holds is its terminal's view).
-    fn spill_frames(&mut self, text: &str) {
+    fn spill_frames(&mut self, text: &str, plain: bool) {
         if text.is_empty() {
             return;
         }
@@ -583,7 +583,7 @@ impl OutputSink {
             return;
         };
         let mut framed = std::mem::take(&mut self.framed);
-        let frames = self.frames.push(text, &mut framed);
+        let frames = self.frames.push(text, plain, &mut framed);
         if !self.artifact_capped {
             let take =
                 floor_char_boundary(frames, self.artifact_room.min(frames.len() as u64) as usize);
