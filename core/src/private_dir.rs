@@ -42,9 +42,10 @@ fn create() -> std::result::Result<PathBuf, String> {
 }
 
 /// Removes the files of hosts that are gone: `<kind>-<pid>-<n>[.sh]` whose
-/// pid names no process. Directories (a sandboxed session's) are left:
-/// a host in another PID namespace sharing this directory could still be
-/// using one. Best effort: what cannot be read or removed stays.
+/// pid names no process, and the directories of sandboxed sessions no host
+/// holds the lock of (a pid would not do for those: a host in another pid
+/// namespace sharing this directory could still be using one). Best
+/// effort: what cannot be read or removed stays.
 fn sweep(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -57,7 +58,10 @@ fn sweep(dir: &std::path::Path) {
         let gone = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
             rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
         });
-        if gone && entry.file_type().is_ok_and(|t| t.is_file()) {
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && crate::process::sandbox::dirs::abandoned(&entry.path()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        } else if gone && !is_dir && entry.file_type().is_ok_and(|t| t.is_file()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -276,3 +276,58 @@ fn version_usage_and_unknown_commands() {
         (2, "conch run: unknown option --bogus\n")
     );
 }
+
+/// The sandboxed session directories of `host` under `tmp` (its private
+/// directory there, `conch-<uid>`).
+fn session_dirs(tmp: &std::path::Path, host: u32) -> Vec<PathBuf> {
+    let prefix = format!("sandbox-{host}-");
+    let mut found = Vec::new();
+    for private in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(private.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_killed_hosts_sandbox_directory_is_removed_by_the_next_host() {
+    let scratch = Scratch::new("abandoned");
+    let tmp = scratch.0.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // A host killed while its sandboxed session runs leaves its directory
+    // (and whatever its commands put in their temp directory).
+    let mut host = scratch
+        .conch(&[
+            "run",
+            "--sandbox",
+            "--",
+            "touch \"$TMPDIR/left\"; /bin/sleep 100",
+        ])
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = host.id();
+    wait_until("the session's temp file", || {
+        session_dirs(&tmp, pid)
+            .iter()
+            .any(|d| d.join("tmp/left").exists())
+    });
+    let left = session_dirs(&tmp, pid);
+    host.kill().unwrap();
+    host.wait().unwrap();
+    assert!(left.iter().all(|d| d.exists()), "nobody removed {left:?}");
+    // The next host's first sandboxed session sweeps it away.
+    let mut next = scratch.conch(&["run", "--sandbox", "--", "echo next"]);
+    let out = next.env("TMPDIR", &tmp).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "next\n");
+    assert!(left.iter().all(|d| !d.exists()), "still there: {left:?}");
+}

@@ -18,7 +18,7 @@ use std::str::FromStr;
 mod cgroup;
 #[cfg(target_os = "linux")]
 mod confine;
-mod dirs;
+pub(crate) mod dirs;
 mod domains;
 #[cfg(target_os = "linux")]
 mod enforce;
