@@ -63,7 +63,8 @@ def test_a_remote_session_runs_as_a_local_one(remote, tmp_path):
         assert sh.sandbox_applied is None
         sh.run("/bin/sleep 3076.25 & echo started")
         [pid] = sh.background_jobs()
-        assert pids_with("3076.25") == [pid]
+        # The job's process execs the sleep a moment after bash forks it.
+        assert wait_until(lambda: pids_with("3076.25") == [pid])
     assert wait_until(lambda: pids_with("3076.25") == [])
 
 

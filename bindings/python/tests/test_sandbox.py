@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import conch
-from conftest import VECTORS
+from conftest import VECTORS, pids_with, wait_until
 
 
 def load() -> list[dict]:
@@ -244,12 +244,15 @@ def test_a_run_stuck_at_the_process_limit_is_stopped_early(tmp_path):
     try:
         sh.run("X=kept")
         start = time.monotonic()
-        r = sh.run("for i in $(seq 30); do /bin/sleep 100 & done; wait", timeout=60)
+        r = sh.run("for i in $(seq 30); do /bin/sleep 3077.5 & done; wait", timeout=60)
         assert time.monotonic() - start < 10
         assert r.cancelled and not r.timed_out and r.exit_code is None
         assert r.output.startswith(
             "[Command stopped: the session's process limit (20) was reached"
         ), r.output
+        # Its processes are killed; once bash has them back, what it says of
+        # them (`Killed`) is no later run's output.
+        assert wait_until(lambda: pids_with("3077.5") == [])
         assert sh.run("echo $X").output == "kept\n"
     finally:
         sh.close()
