@@ -111,16 +111,17 @@ impl Server {
     }
 
     /// Takes a request read on the runtime: the cancel token of a request
-    /// that waits (a run, a poll, a wait for jobs) is made here, cancelled
-    /// already for a request sent `cancelled` (a call cancelled before it
-    /// was sent runs nothing, as locally), and an abort cancels the runs it
-    /// names here, in the order the requests came. Then the request is
-    /// handled on a blocking thread.
+    /// that waits (a run, a poll, a wait for jobs) is made here, in the
+    /// order the requests came, so an abort that follows finds it even
+    /// before its thread starts; a request sent `cancelled` (a call
+    /// cancelled before it was sent) gets it cancelled already, and runs
+    /// nothing, as locally. Then the request is handled on a blocking
+    /// thread.
     fn take(self: Arc<Self>, request: Request, out: Outgoing) {
         let waits = ops::waits(&request.op);
         let cancel = waits.then(|| {
             let token = CancelToken::new();
-            if request.field("cancelled") == Some(&serde_json::Value::Bool(true)) {
+            if request.field("cancelled").and_then(|v| v.as_bool()) == Some(true) {
                 token.cancel();
             }
             if let Ok(session) = self.session(request.session.as_deref()) {
@@ -128,12 +129,6 @@ impl Server {
             }
             token
         });
-        if request.op == "abort"
-            && let Some(run) = request.field("run")
-            && let Ok(session) = self.session(request.session.as_deref())
-        {
-            session.cancel_runs(Some(run));
-        }
         tokio::task::spawn_blocking(move || self.handle(request, &out, cancel));
     }
 
