@@ -55,14 +55,19 @@ fn sweep(dir: &std::path::Path) {
         let Some(pid) = name.to_str().and_then(host_pid) else {
             continue;
         };
-        let gone = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
-            rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
-        });
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && crate::process::sandbox::dirs::abandoned(&entry.path()) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        } else if gone && !is_dir && entry.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::remove_file(entry.path());
+        let gone = || {
+            rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+                rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+            })
+        };
+        match entry.file_type() {
+            Ok(t) if t.is_dir() && crate::process::sandbox::dirs::abandoned(&entry.path()) => {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+            Ok(t) if t.is_file() && gone() => {
+                let _ = std::fs::remove_file(entry.path());
+            }
+            _ => {}
         }
     }
 }
