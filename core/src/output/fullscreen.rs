@@ -265,6 +265,8 @@ impl Signs {
     /// text that only quotes it is not taken for it.
     fn quit_before_more(&self) -> Option<Sign> {
         let window = &self.window[..self.window_len];
+        // Plain text, most of what goes by, has no escape to follow.
+        memchr::memchr(0x1b, window)?;
         MESSAGES.iter().find_map(|&(message, sign)| {
             let Sign::GaveUp(_) = sign else { return None };
             let at = memchr::memmem::find(window, message)?;
