@@ -44,6 +44,16 @@ def c_str(text):
     return c_bytes(data)
 
 
+def c_strings(out, name, items):
+    """Declares `name`, the strings `items` ended by NULL, in `out`; returns
+    `name`, or NULL for no list (`items` None)."""
+    if items is None:
+        return "NULL"
+    out.append("static const char *const %s[] = {%s};"
+               % (name, "".join(c_str(x) + ", " for x in items) + "NULL"))
+    return name
+
+
 def c_len(text) -> str:
     if text is None:
         return "0"
@@ -502,13 +512,7 @@ def sandbox_options(cases, out):
         p = policy if isinstance(policy, dict) else {}
         lists = {}
         for key in ("writable", "readable"):
-            items = p.get(key)
-            if items is None:
-                lists[key] = "NULL"
-            else:
-                out.append("static const char *const SANDBOX_%s_%d[] = {%s};"
-                           % (key.upper(), i, "".join(c_str(x) + ", " for x in items) + "NULL"))
-                lists[key] = f"SANDBOX_{key.upper()}_{i}"
+            lists[key] = c_strings(out, f"SANDBOX_{key.upper()}_{i}", p.get(key))
         ports = p.get("allow_tcp_ports", [])
         if ports:
             out.append("static const uint16_t SANDBOX_PORTS_%d[] = {%s};" % (i, ", ".join(map(str, ports))))
@@ -521,10 +525,7 @@ def sandbox_options(cases, out):
                 items = given.get(key)
                 if key == "resolve" and items is not None:
                     items = [f"{name}={ip}" for name, ip in items.items()]
-                if items is not None:
-                    out.append("static const char *const SANDBOX_%s_%d[] = {%s};"
-                               % (key.upper(), i, "".join(c_str(x) + ", " for x in items) + "NULL"))
-                    domains[k] = f"SANDBOX_{key.upper()}_{i}"
+                domains[k] = c_strings(out, f"SANDBOX_{key.upper()}_{i}", items)
         else:
             network = {"allow": "CONCH_NETWORK_ALLOW", "deny": "CONCH_NETWORK_DENY"}[given]
         err = c.get("error")
@@ -545,21 +546,15 @@ def mask(cases, out):
     rows = []
     for i, c in enumerate(cases):
         env = [f"{k}={v}" for k, v in c["env"].items()]
-        out.append("static const char *const MASK_ENV_%d[] = {%s};"
-                   % (i, "".join(c_str(x) + ", " for x in env) + "NULL"))
+        c_strings(out, f"MASK_ENV_{i}", env)
         commands = [c["command"]]
         cut = c.get("cut")
         if cut:
             commands += [cut["command"].replace("{k}", str(k)) for k in range(cut["from"], cut["to"])]
-        out.append("static const char *const MASK_COMMANDS_%d[] = {%s};"
-                   % (i, "".join(c_str(x) + ", " for x in commands) + "NULL"))
+        c_strings(out, f"MASK_COMMANDS_{i}", commands)
         given = c.get("mask")
-        names = "NULL"
-        if isinstance(given, list):
-            out.append("static const char *const MASK_NAMES_%d[] = {%s};"
-                       % (i, "".join(c_str(x) + ", " for x in given) + "NULL"))
-            names = f"MASK_NAMES_{i}"
-        elif given not in (None, True, False):
+        names = c_strings(out, f"MASK_NAMES_{i}", given if isinstance(given, list) else None)
+        if not isinstance(given, list) and given not in (None, True, False):
             sys.exit(f"mask.json: {c['name']!r}: mask must be true, false or a list")
         rows.append(
             "  {%s, MASK_ENV_%d, %s, %s, %s, MASK_COMMANDS_%d, %s},"
@@ -593,8 +588,7 @@ def carriage_return(cases, out):
         # (each run costs a bash under valgrind).
         commands = carriage_commands(c["input"])
         for mode, given in (("terminal", commands), ("newline", commands[:1])):
-            out.append("static const char *const CARRIAGE_COMMANDS_%d_%s[] = {%s};"
-                       % (i, mode, "".join(c_str(x) + ", " for x in given) + "NULL"))
+            c_strings(out, f"CARRIAGE_COMMANDS_{i}_{mode}", given)
             rows.append("  {%s, %s, CARRIAGE_COMMANDS_%d_%s, %s},"
                         % (c_str(f"{c['name']} ({mode})"),
                            c_str(json.dumps({"carriage_return": mode})), i, mode,
