@@ -17,7 +17,11 @@
 //   would accept a number as an empty options object and word a bad
 //   callback as a failed napi call. The options the core defines are read
 //   by the addon through the core's types, which name a value of the wrong
-//   type in a TypeError of their own and check every value.
+//   type in a TypeError of their own and check every value;
+// - a chunk callback that is called no more once it has thrown (`delivered`):
+//   the addon queues each chunk for the JS thread as the command prints it,
+//   and a queued call cannot be taken back, so chunks queued before the
+//   throw would otherwise still reach the callback.
 
 const native = require('./index.js')
 
@@ -90,6 +94,32 @@ function object(name, value, optional = false) {
 
 function callback(name, value) {
   if (!absent(value) && typeof value !== 'function') throw wrongType(name, 'a function', value)
+}
+
+/**
+ * The chunk callback `fn` (checked as `name`), called no more once it has
+ * thrown: the throw aborts the run, and what the command printed before the
+ * abort took hold is dropped, not handed to a callback that refused it.
+ */
+function delivered(name, fn) {
+  callback(name, fn)
+  if (absent(fn)) return fn
+  let thrown = false
+  return (chunk) => {
+    if (thrown) return undefined
+    try {
+      return fn(chunk)
+    } catch (err) {
+      thrown = true
+      throw err
+    }
+  }
+}
+
+/** `options` with its callback `field` made [`delivered`]. */
+function deliveredField(where, options, field) {
+  const fn = delivered(`${where}.${field}`, options?.[field])
+  return absent(fn) ? options : { ...options, [field]: fn }
 }
 
 function signal(name, value) {
@@ -225,8 +255,7 @@ class Shell extends native.Shell {
   run(options, onChunk) {
     object('options', options)
     fields('options', options, [['signal', signal]])
-    callback('onChunk', onChunk)
-    return super.run(options, onChunk)
+    return super.run(options, delivered('onChunk', onChunk))
   }
 
   poll(job, options) {
@@ -255,8 +284,8 @@ class BashTool extends native.BashTool {
   execute(args, options) {
     object('args', args)
     object('options', options, true)
-    fields('options', options, [['onUpdate', callback], ['signal', signal]])
-    return super.execute(args, options).catch((err) => {
+    fields('options', options, [['signal', signal]])
+    return super.execute(args, deliveredField('options', options, 'onUpdate')).catch((err) => {
       throw asToolError(err)
     })
   }
@@ -290,8 +319,7 @@ class PtySession extends native.PtySession {
   start(options, onChunk) {
     object('options', options)
     fields('options', options, [['signal', signal]])
-    callback('onChunk', onChunk)
-    return super.start(options, onChunk)
+    return super.start(options, delivered('onChunk', onChunk))
   }
 
   /** Kills what runs, if anything: disposing of an idle session is no error. */
@@ -314,16 +342,15 @@ class ArtifactStore extends native.ArtifactStore {}
 function executeShell(options, onChunk) {
   object('options', options)
   fields('options', options, [['signal', signal]])
-  callback('onChunk', onChunk)
-  return native.executeShell(options, onChunk)
+  return native.executeShell(options, delivered('onChunk', onChunk))
 }
 
 function executeBash(command, options) {
   object('options', options, true)
   fields('options', options, [
-    ['env', objectField], ['sessionEnv', objectField], ['signal', signal], ['onChunk', callback],
+    ['env', objectField], ['sessionEnv', objectField], ['signal', signal],
   ])
-  return native.executeBash(command, options)
+  return native.executeBash(command, deliveredField('options', options, 'onChunk'))
 }
 
 // A remote session or tool has the checks of a local one; the remote classes take
@@ -334,8 +361,7 @@ function checkedRun(method) {
   return function (options, onChunk) {
     object('options', options)
     fields('options', options, [['signal', signal]])
-    callback('onChunk', onChunk)
-    return method.call(this, options, onChunk)
+    return method.call(this, options, delivered('onChunk', onChunk))
   }
 }
 native.RemoteShell.prototype.run = checkedRun(native.RemoteShell.prototype.run)
@@ -362,16 +388,17 @@ native.Remote.prototype.tool = function tool(options) {
   return remoteTool.call(this, options)
 }
 // A remote tool's calls reject with the local tool's error classes.
-for (const [Class, checked] of [
-  [native.RemoteTool, [['onUpdate', callback], ['signal', signal]]],
-  [native.RemoteJobTool, [['signal', signal]]],
+for (const [Class, updates] of [
+  [native.RemoteTool, 'onUpdate'],
+  [native.RemoteJobTool, null],
 ]) {
   const execute = Class.prototype.execute
   Class.prototype.execute = function (args, options) {
     object('args', args)
     object('options', options, true)
-    fields('options', options, checked)
-    return execute.call(this, args, options).catch((err) => {
+    fields('options', options, [['signal', signal]])
+    const delivering = updates ? deliveredField('options', options, updates) : options
+    return execute.call(this, args, delivering).catch((err) => {
       throw asToolError(err)
     })
   }

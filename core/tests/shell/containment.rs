@@ -277,7 +277,9 @@ fn a_stopped_command_line_does_not_go_on_after_the_stop() {
     ));
     opts.timeout = Some(CUT);
     let (seen, runner) = start(&sh, opts);
-    assert!(wait_until(HANG, || procs_with(&marker).len() == 1));
+    // The echo's chunk may reach the callback after the sleep has started.
+    assert!(wait_until(HANG, || procs_with(&marker).len() == 1
+        && seen.text().contains('\n')));
     let bash = number_after(&seen.text(), "bash ");
     assert!(alive(bash));
     let r = runner.join().unwrap();

@@ -7,7 +7,8 @@
 //!   "data": {BashResult, camelCase}}`;
 //! - `{"id": …, "type": "abort_bash"}` cancels the oldest bash request not yet
 //!   answered (the running one, or the next to run) and is answered at once
-//!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`;
+//!   with `{"type": "response", "id": …, "command": "abort_bash", "success": true}`,
+//!   before the reply of the run it cancels;
 //! - `{"id": …, "type": "job_list"}` is answered at once with the session's
 //!   jobs (what commands left writing in the background), `data` an array
 //!   of `JobInfo` (camelCase);
@@ -494,10 +495,12 @@ pub fn main(p: Args) -> Result<i32, String> {
             Ok(Request::Engine { id }) => Job::Engine { id },
             Ok(Request::SetNetwork { id, network }) => Job::SetNetwork { id, network },
             Ok(Request::Abort { id }) => {
+                // Answered before the cancel, so the reply comes before the
+                // cancelled run's, whichever thread writes first.
+                out.send(&json!({"type": "response", "id": id, "command": "abort_bash", "success": true}));
                 if let Some(oldest) = lock(&pending).front() {
                     oldest.cancel();
                 }
-                out.send(&json!({"type": "response", "id": id, "command": "abort_bash", "success": true}));
                 continue;
             }
             Ok(Request::JobList { id }) => {
