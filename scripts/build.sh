@@ -6,7 +6,7 @@
 # a separate GPL-3.0-or-later component bash loads: docs/licences.md) beside
 # each face's code, where the core looks for it. Installs the build and test
 # tools first: the pinned Python packages into .venv, the pinned napi CLI
-# with `npm ci`, valgrind, g++, pkg-config, Vim and nano from Debian when
+# with `npm ci`, valgrind, g++, pkg-config, Vim, nano and less from Debian when
 # missing.
 # workspace-hack/ gives every one of those builds the same dependency
 # features, so each dependency and conch-core compile once (checked by
@@ -22,7 +22,7 @@ echo "== build: tools (.venv: maturin, pytest, hypothesis, mcp; bindings/node: n
 (cd bindings/node && npm ci --no-audit --no-fund --silent)
 # Debian packages the C checks, the packages step, the Ray suite's
 # network namespace (`ip`) and the tests of editors run without a terminal
-# (core/tests/shell/no_terminal.rs: `vi`, `vim`, `nano`) and the domain
+# (core/tests/shell/no_terminal.rs: `vi`, `vim`, `nano`, `less`) and the domain
 # policy's (`curl`, `git`, `openssl`: core/tests/sandbox/domains.rs) need (CI is a
 # fresh Debian). A Mac has what its test command needs from Homebrew
 # (scripts/test-macos.sh).
@@ -32,6 +32,7 @@ if [ "$(uname -s)" = Linux ]; then
   command -v ip >/dev/null || need+=(iproute2)
   command -v vim >/dev/null || need+=(vim)
   command -v nano >/dev/null || need+=(nano)
+  command -v less >/dev/null || need+=(less)
   command -v curl >/dev/null || need+=(curl)
   command -v git >/dev/null || need+=(git)
   command -v openssl >/dev/null || need+=(openssl)

@@ -1,8 +1,10 @@
 //! Command text handling before a run: the tokenizer that both steps share,
-//! trailing `head`/`tail` extraction, the interceptor, and commands given
-//! as bytes that are not UTF-8.
+//! trailing `head`/`tail` extraction, the interceptor, commands given
+//! as bytes that are not UTF-8, and `less` asked to follow a file without
+//! a terminal.
 
 pub mod bytes;
+pub(crate) mod follow;
 pub mod intercept;
 pub mod normalize;
 pub(crate) mod segment;

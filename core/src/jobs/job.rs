@@ -11,8 +11,9 @@ use super::{
     Control, FINISHED_KEPT_FOR, JobExitHook, JobId, JobInfo, JobPoll, JobStatus, PollOptions,
 };
 use crate::CancelToken;
+use crate::command::follow;
 use crate::output::fullscreen::Signs;
-use crate::output::sink::{OutputSink, SinkOptions};
+use crate::output::sink::{OutputSink, SinkOptions, notice_line};
 use crate::process::no_terminal::{self, NoTerminal, Program};
 use crate::process::tree::{self, Pid};
 use crate::protocol::StatusParser;
@@ -170,8 +171,17 @@ impl Job {
     /// hook called, on a thread of its own.
     pub(crate) fn end(self: &Arc<Self>) {
         let mut state = lock(&self.state);
-        if let Some(program) = state.no_terminal {
-            let notice = format!("[{}]\n", no_terminal::notice(program));
+        let notice = match state.no_terminal {
+            Some(program) => Some(no_terminal::notice(program)),
+            // Without a terminal, and not stopped: `less +F` printed the
+            // file once.
+            None => (state.signs.is_some()
+                && state.stopped.is_none()
+                && follow::follows(&self.command))
+            .then(|| follow::NOTICE.to_string()),
+        };
+        if let Some(notice) = notice {
+            let notice = format!("{}\n", notice_line(&notice));
             let notice = if state.ends_line {
                 notice
             } else {

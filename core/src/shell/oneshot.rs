@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 
 use crate::artifact::{ArtifactSlot, ArtifactStore};
+use crate::command::follow;
 use crate::cwd::resolve_dir;
 use crate::output::Mask;
 use crate::output::carriage::CarriageReturn;
@@ -284,5 +285,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
         ..Outcome::default()
     };
     let lines = (opts.head_lines, opts.tail_lines);
-    Ok(conclude(pump, outcome, opts.timeout, lines))
+    let mut result = conclude(pump, outcome, opts.timeout, lines);
+    follow::add_notice(&mut result, &opts.command);
+    Ok(result)
 }

@@ -5,8 +5,8 @@
 //! sequences, or gets by without a terminal, is left alone; and a job on a
 //! terminal says when it waits for input.
 //!
-//! Needs `vi` and `vim` (Vim), `nano` and `python3` (`scripts/build.sh`
-//! installs them).
+//! Needs `vi` and `vim` (Vim), `nano`, `less` and `python3`
+//! (`scripts/build.sh` installs them).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -142,18 +142,45 @@ fn an_editor_with_a_terminal_type_is_stopped_too() {
     }
 }
 
+/// What follows the file `less +F` printed without a terminal.
+const LESS_NOTICE: &str = "[less needs a terminal to follow a file: it printed the file once and \
+     exited. Follow a file with `tail -f` in a job, or start less as a job with a PTY]\n";
+
 #[test]
-fn less_without_a_terminal_prints_the_file_and_is_not_stopped() {
+fn less_asked_to_follow_without_a_terminal_prints_the_file_and_says_so() {
     // `less` whose output is not a terminal copies its input, as `cat`
-    // does, `+F` or not: nothing waits for a terminal.
+    // does, `+F` or not: nothing waits for a terminal, nothing is stopped,
+    // but a file it was asked to follow was printed only once.
+    needs("less");
     let sh = crate::clean_shell();
     let file = notes("less");
     let (r, took) = run(&sh, &format!("less +F {}", file.display()));
     assert!(took < EARLY, "{took:?}");
-    assert_eq!(r.output, "hello\n");
+    assert_eq!(r.output, format!("hello\n{LESS_NOTICE}"));
     assert_eq!(r.exit_code, Some(0));
     assert!(!r.cancelled, "{r:?}");
     assert!(procs_naming(&file).is_empty());
+    let (plain, _) = run(&sh, &format!("less {}", file.display()));
+    assert_eq!(plain.output, "hello\n");
+
+    let one_shot = execute_shell(
+        ExecuteOptions {
+            command: format!("cat {0} | less +F; less {0}", file.display()),
+            timeout: Some(TIMEOUT),
+            ..ExecuteOptions::default()
+        },
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(one_shot.output, format!("hello\nhello\n{LESS_NOTICE}"));
+
+    let job = sh
+        .start(JobOptions::new(format!("less +F {}", file.display())))
+        .unwrap();
+    let started = Instant::now();
+    let (output, last) = crate::poll_to_end(&sh, job, started + TIMEOUT);
+    assert_eq!(last.status, JobStatus::Exited, "{last:?}");
+    assert_eq!(output, format!("hello\n{LESS_NOTICE}"));
 }
 
 #[test]

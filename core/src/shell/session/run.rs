@@ -14,6 +14,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::cancel::CancelGuard;
+use crate::command::follow;
 use crate::cwd::{resolve_dir, utf8_path};
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::env::check_command;
@@ -353,7 +354,9 @@ impl Shell {
         };
         drop(state);
         let lines = (opts.head_lines, opts.tail_lines);
-        Ok(conclude(pump, outcome, opts.timeout, lines))
+        let mut result = conclude(pump, outcome, opts.timeout, lines);
+        follow::add_notice(&mut result, &opts.command);
+        Ok(result)
     }
 }
 
