@@ -175,10 +175,10 @@ impl Job {
             Some(program) => Some(no_terminal::notice(program)),
             // Without a terminal, and not stopped: `less +F` printed the
             // file once.
-            None => (state.signs.is_some()
-                && state.stopped.is_none()
-                && follow::follows(&self.command))
-            .then(|| follow::NOTICE.to_string()),
+            None => {
+                (state.signs.is_some() && state.stopped.is_none() && follow::follows(&self.command))
+                    .then(|| follow::NOTICE.to_string())
+            }
         };
         if let Some(notice) = notice {
             let notice = format!("{}\n", notice_line(&notice));
