@@ -125,9 +125,21 @@ struct Bash {
     /// Its `EXIT` trap (`protocol::exit_trap`), which a run that says
     /// `trap` puts back.
     exit_trap: String,
+    /// It had no child when the last run ended, and has been sent nothing
+    /// since: the next run's baseline (its children before it) is known to
+    /// be empty without reading `/proc` (about 6 µs, a third of a builtin's
+    /// round trip). An idle bash forks nothing; only what it is sent does.
+    childless: bool,
 }
 
 impl Bash {
+    /// Sends `bytes` to bash: a run, a script, its start-up text. What it
+    /// runs may fork, so its children are no longer known.
+    fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.childless = false;
+        send_all(&self.input, bytes)
+    }
+
     /// One run for this bash (`protocol::run`).
     fn message(&self, kind: Kind, payload: &str) -> Vec<u8> {
         protocol::run(self.seq, self.out.as_raw_fd(), kind, payload)
@@ -541,6 +553,7 @@ impl Shell {
             ready_by: None,
             fifos,
             exit_trap: String::new(),
+            childless: false,
         };
         bash.exit_trap = protocol::exit_trap(&protocol::ExitTrap {
             pipes: &bash.pipes(),
@@ -549,7 +562,7 @@ impl Shell {
             name: &self.shell_name(),
         });
         let text = self.startup_text(&bash, Some(restore));
-        if let Err(e) = send_all(&bash.input, &text) {
+        if let Err(e) = bash.send(&text) {
             return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
         }
         Ok(bash)
@@ -616,7 +629,8 @@ impl Shell {
         bash.ready = false;
         bash.ready_by = None;
         bash.replaced = true;
-        send_all(&bash.input, &self.startup_text(bash, None))
+        let text = self.startup_text(bash, None);
+        bash.send(&text)
     }
 
     /// Waits, once per bash, until it has sourced the snapshot and entered
