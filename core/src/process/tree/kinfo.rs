@@ -78,11 +78,6 @@ pub fn children(pid: Pid) -> Vec<Pid> {
         .collect()
 }
 
-/// Direct children of a process with a single thread: as [`children`].
-pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
-    children(pid)
-}
-
 /// Whether `pid` exists and is not a zombie.
 pub fn is_alive(pid: Pid) -> bool {
     records(&[libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid])

@@ -48,11 +48,6 @@ pub fn children(pid: Pid) -> Vec<Pid> {
     listing(|buffer, bytes| unsafe { libc::proc_listchildpids(pid, buffer, bytes) })
 }
 
-/// Direct children of a process with a single thread: as [`children`].
-pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
-    children(pid)
-}
-
 /// Whether `pid` exists and is not a zombie.
 pub fn is_alive(pid: Pid) -> bool {
     info(pid).is_some_and(|i| i.pbi_status != libc::SZOMB)

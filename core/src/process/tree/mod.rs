@@ -31,8 +31,10 @@ use libproc as platform;
 #[cfg(target_os = "linux")]
 use procfs as platform;
 
-pub use platform::{children, children_of_single_thread, is_alive};
+pub use platform::{children, is_alive};
 use platform::{holds_blocked, processes, program};
+#[cfg(target_os = "linux")]
+pub use procfs::ChildrenOf;
 
 pub type Pid = i32;
 
@@ -44,6 +46,23 @@ struct Process {
     ppid: Pid,
     sid: Pid,
     zombie: bool,
+}
+
+/// The direct children of a process with a single thread (bash), read as
+/// often as asked: where the system lists a process's children by pid
+/// alone, [`children`] each time.
+#[cfg(not(target_os = "linux"))]
+pub struct ChildrenOf(Pid);
+
+#[cfg(not(target_os = "linux"))]
+impl ChildrenOf {
+    pub fn new(pid: Pid) -> ChildrenOf {
+        ChildrenOf(pid)
+    }
+
+    pub fn read(&self) -> Vec<Pid> {
+        children(self.0)
+    }
 }
 
 /// `pid` as rustix takes it: a positive number (`EINVAL` otherwise).

@@ -28,20 +28,54 @@ pub fn children(pid: Pid) -> Vec<Pid> {
     out
 }
 
-/// Direct children of a process with a single thread (bash): one file,
-/// `/proc/<pid>/task/<pid>/children`, and no directory to list; as
-/// [`children`] where that file is unavailable.
-pub fn children_of_single_thread(pid: Pid) -> Vec<Pid> {
-    match read_proc_file(&format!("/proc/{pid}/task/{pid}/children")) {
-        Ok(text) => pids(&text).collect(),
-        Err(_) => children(pid),
+/// The direct children of a process with a single thread (bash), read as
+/// often as asked: one file, `/proc/<pid>/task/<pid>/children`, opened
+/// once and read again from its start each time (under a microsecond,
+/// where opening it anew costs about five: the session reads it twice per
+/// run). The open file stays with the process it was opened for: once that
+/// process is gone it reads as no children, even if its pid is reused.
+pub struct ChildrenOf {
+    pid: Pid,
+    /// `None` where the file is unavailable: [`children`] each time.
+    file: Option<fs::File>,
+}
+
+impl ChildrenOf {
+    pub fn new(pid: Pid) -> ChildrenOf {
+        let file = fs::File::open(format!("/proc/{pid}/task/{pid}/children")).ok();
+        ChildrenOf { pid, file }
     }
+
+    pub fn read(&self) -> Vec<Pid> {
+        let Some(file) = &self.file else {
+            return children(self.pid);
+        };
+        read_from_start(file)
+            .map(|text| pids(&text).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The whole text of an open `/proc` file, from its start (`pread`s: the
+/// file's offset is left alone).
+fn read_from_start(file: &fs::File) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
+    let mut text = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match file.read_at(&mut buf, text.len() as u64) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(text).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The whole text of a small `/proc` file: open, read until the end,
 /// close. `fs::read_to_string` also asks the file's size first (a `statx`
-/// that `/proc` answers with 0): the session reads bash's `children` file
-/// twice per run, so the call saved counts.
+/// that `/proc` answers with 0).
 fn read_proc_file(path: &str) -> std::io::Result<String> {
     use std::io::Read;
     let mut file = fs::File::open(path)?;

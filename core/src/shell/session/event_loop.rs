@@ -408,7 +408,7 @@ fn baseline_of(bash: &Bash) -> Vec<Pid> {
     if bash.childless {
         return Vec::new();
     }
-    tree::children_of_single_thread(bash.pid())
+    bash.children.read()
 }
 
 /// bash's live children that were not there when the run started: what the
@@ -416,7 +416,7 @@ fn baseline_of(bash: &Bash) -> Vec<Pid> {
 /// subreaper). Notes whether bash has no child at all (not even one not
 /// reaped yet), which spares the next run's baseline.
 pub(super) fn new_children(bash: &mut Bash, baseline: &[Pid]) -> Vec<Pid> {
-    let mut left = tree::children_of_single_thread(bash.pid());
+    let mut left = bash.children.read();
     bash.childless = left.is_empty();
     left.retain(|p| !baseline.contains(p) && tree::is_alive(*p));
     left
