@@ -77,19 +77,7 @@ fn read_from_start(file: &fs::File) -> std::io::Result<String> {
 /// close. `fs::read_to_string` also asks the file's size first (a `statx`
 /// that `/proc` answers with 0).
 fn read_proc_file(path: &str) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut file = fs::File::open(path)?;
-    let mut text = Vec::new();
-    let mut buf = [0u8; 1024];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => text.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    String::from_utf8(text).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    read_from_start(&fs::File::open(path)?)
 }
 
 /// The pids of a `children` file: decimal numbers separated by spaces.
