@@ -15,7 +15,7 @@ use crate::Result;
 use crate::cwd::utf8_path;
 use crate::output::fullscreen::{Sign, Signs};
 use crate::private_dir;
-use crate::process::io::{Read, Waker, poll, pollin, read, ready};
+use crate::process::io::{Read, Waker, poll, pollin, read, ready, send_all};
 use crate::process::no_terminal::{NoTerminal, Program};
 use crate::process::pump::Pump;
 use crate::process::stop::{Stop, Stopper};
@@ -140,7 +140,7 @@ pub(super) fn send_line(bash: &mut Bash, line: Line<'_>, stopper: Stopper) -> Re
     };
     let baseline = baseline_of(bash);
     // bash dead before reading the line is reported like any death.
-    let exited = bash.send(&message).is_err();
+    let exited = send_all(&bash.input, &message).is_err();
     Ok(LoopState {
         baseline,
         yield_at,
@@ -405,19 +405,14 @@ pub(super) fn wait_record_until(
 /// The children bash had before the run: background jobs of earlier runs,
 /// which a stop of this run must spare.
 fn baseline_of(bash: &Bash) -> Vec<Pid> {
-    if bash.childless {
-        return Vec::new();
-    }
     bash.children.read()
 }
 
 /// bash's live children that were not there when the run started: what the
 /// run left running (a `setsid` escape or a double fork too: bash is their
-/// subreaper). Notes whether bash has no child at all (not even one not
-/// reaped yet), which spares the next run's baseline.
-pub(super) fn new_children(bash: &mut Bash, baseline: &[Pid]) -> Vec<Pid> {
+/// subreaper).
+pub(super) fn new_children(bash: &Bash, baseline: &[Pid]) -> Vec<Pid> {
     let mut left = bash.children.read();
-    bash.childless = left.is_empty();
     left.retain(|p| !baseline.contains(p) && tree::is_alive(*p));
     left
 }

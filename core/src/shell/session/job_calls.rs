@@ -17,6 +17,7 @@ use crate::jobs::{JobSpec, NewJob};
 use crate::output::sink::SinkOptions;
 use crate::private_dir;
 use crate::process::env::check_command;
+use crate::process::io::send_all;
 use crate::process::tree::Pid;
 use crate::protocol::{self, Kind, SEQ_MODULUS};
 use crate::pty::Key;
@@ -94,8 +95,8 @@ impl Shell {
             |why: String| Error::Spawn(format!("the session's bash did not give its state: {why}"));
         bash.seq = (bash.seq + 1) % SEQ_MODULUS;
         let script = state::dump_script(utf8_path(&path)?);
-        let message = bash.message(Kind::Script, &script);
-        bash.send(&message).map_err(|e| failed(e.to_string()))?;
+        send_all(&bash.input, &bash.message(Kind::Script, &script))
+            .map_err(|e| failed(e.to_string()))?;
         wait_record(bash, bash.seq, STARTUP_TIMEOUT).map_err(failed)?;
         let dump =
             std::fs::read(&path).map_err(|e| Error::io("cannot read the session's state", e));
@@ -123,8 +124,7 @@ impl Shell {
         // The command's record carries its exit status.
         let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
-        let message = old.message(Kind::Script, protocol::RELEASE);
-        let _ = old.send(&message);
+        let _ = send_all(&old.input, &old.message(Kind::Script, protocol::RELEASE));
         let Bash {
             child,
             input,

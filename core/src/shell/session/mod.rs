@@ -127,21 +127,9 @@ struct Bash {
     exit_trap: String,
     /// Its direct children, read before and after each run.
     children: tree::ChildrenOf,
-    /// It had no child when the last run ended, and has been sent nothing
-    /// since: the next run's baseline (its children before it) is known to
-    /// be empty without reading `/proc` (about 6 µs, a third of a builtin's
-    /// round trip). An idle bash forks nothing; only what it is sent does.
-    childless: bool,
 }
 
 impl Bash {
-    /// Sends `bytes` to bash: a run, a script, its start-up text. What it
-    /// runs may fork, so its children are no longer known.
-    fn send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.childless = false;
-        send_all(&self.input, bytes)
-    }
-
     /// One run for this bash (`protocol::run`).
     fn message(&self, kind: Kind, payload: &str) -> Vec<u8> {
         protocol::run(self.seq, self.out.as_raw_fd(), kind, payload)
@@ -556,7 +544,6 @@ impl Shell {
             ready_by: None,
             fifos,
             exit_trap: String::new(),
-            childless: false,
         };
         bash.exit_trap = protocol::exit_trap(&protocol::ExitTrap {
             pipes: &bash.pipes(),
@@ -565,7 +552,7 @@ impl Shell {
             name: &self.shell_name(),
         });
         let text = self.startup_text(&bash, Some(restore));
-        if let Err(e) = bash.send(&text) {
+        if let Err(e) = send_all(&bash.input, &text) {
             return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
         }
         Ok(bash)
@@ -632,8 +619,7 @@ impl Shell {
         bash.ready = false;
         bash.ready_by = None;
         bash.replaced = true;
-        let text = self.startup_text(bash, None);
-        bash.send(&text)
+        send_all(&bash.input, &self.startup_text(bash, None))
     }
 
     /// Waits, once per bash, until it has sourced the snapshot and entered

@@ -18,7 +18,7 @@ use crate::command::follow;
 use crate::cwd::{resolve_dir, utf8_path};
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::env::check_command;
-use crate::process::io::{named_pipe, output_pipe};
+use crate::process::io::{named_pipe, output_pipe, send_all};
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
 use crate::process::stop::Stopper;
@@ -375,8 +375,7 @@ fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>
     drop(write_end);
     bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let script = protocol::switch_output(&bash.pipes(), read_end.as_raw_fd());
-    let message = bash.message(Kind::Script, &script);
-    let switched = bash.send(&message).is_ok()
+    let switched = send_all(&bash.input, &bash.message(Kind::Script, &script)).is_ok()
         && wait_record(bash, bash.seq, STARTUP_TIMEOUT).is_ok_and(|r| r.status == 0);
     if !switched {
         return Ok(None);
