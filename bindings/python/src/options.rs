@@ -25,7 +25,7 @@ use crate::errors::invalid;
 
 /// The options `given` to `call`, with the `fixed` ones its positional
 /// parameters gave (`command`), as `T`.
-pub fn read<T: DeserializeOwned + JsonSchema>(
+pub fn read<T: DeserializeOwned + JsonSchema + 'static>(
     call: &str,
     given: Option<&Bound<'_, PyDict>>,
     fixed: &[(&str, Bound<'_, PyAny>)],
@@ -43,7 +43,7 @@ pub fn read<T: DeserializeOwned + JsonSchema>(
 /// Options read in another process (a remote session's): their names
 /// checked here, as [`read`] checks them, their values sent as JSON for the
 /// core's readers there.
-pub fn to_send<T: JsonSchema>(
+pub fn to_send<T: JsonSchema + 'static>(
     call: &str,
     given: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<serde_json::Map<String, serde_json::Value>> {
@@ -62,16 +62,16 @@ pub fn to_send<T: JsonSchema>(
 /// The keyword arguments `given` to `call`, each the name of an option of
 /// `T` (and none of the `fixed` ones), or the `TypeError` Python gives for
 /// an unexpected keyword argument.
-fn named<'py, T: JsonSchema>(
+fn named<'py, T: JsonSchema + 'static>(
     call: &str,
     given: Option<&Bound<'py, PyDict>>,
     fixed: &[(&str, Bound<'_, PyAny>)],
 ) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-    let props = wire::option_properties::<T>();
+    let names = wire::option_names::<T>();
     let mut named = Vec::new();
     for (key, value) in given.into_iter().flat_map(|dict| dict.iter()) {
         let name: String = key.extract()?;
-        if !props.contains_key(&name) || fixed.iter().any(|(k, _)| *k == name) {
+        if !names.contains(&name) || fixed.iter().any(|(k, _)| *k == name) {
             return Err(PyTypeError::new_err(format!(
                 "{call}() got an unexpected keyword argument '{name}'"
             )));

@@ -17,6 +17,9 @@
 //! [`camel_case`]: every key to camelCase, and each duration key
 //! ([`DURATION_KEYS`]) to `<key>Ms` in milliseconds.
 
+use std::any::TypeId;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use schemars::SchemaGenerator;
@@ -206,17 +209,24 @@ pub fn schema() -> Value {
     })
 }
 
-/// The properties `T` reads on the wire, by key, each with its schema (as
-/// [`schema`] lists them), so a face that takes options by name (Python's
-/// keyword arguments) refuses a name the core has no option for, as the
-/// language refuses an unknown argument, and knows every new one with no
-/// change of its own.
-pub fn option_properties<T: schemars::JsonSchema>() -> Map<String, Value> {
-    let schema = generator(Contract::Deserialize).into_root_schema_for::<T>();
-    match schema.get("properties") {
-        Some(Value::Object(props)) => props.clone(),
-        _ => Map::new(),
-    }
+/// The names of the options `T` reads on the wire (the properties of its
+/// schema, as [`schema`] lists them), so a face that takes options by name
+/// (Python's keyword arguments) refuses a name the core has no option for,
+/// as the language refuses an unknown argument, and knows every new one
+/// with no change of its own. Made once per type: generating the schema
+/// takes tens of microseconds, and a face asks on every call.
+pub fn option_names<T: schemars::JsonSchema + 'static>() -> &'static BTreeSet<String> {
+    static NAMES: Mutex<BTreeMap<TypeId, &'static BTreeSet<String>>> = Mutex::new(BTreeMap::new());
+    let mut names = crate::sync::lock(&NAMES);
+    names.entry(TypeId::of::<T>()).or_insert_with(|| {
+        let schema = generator(Contract::Deserialize).into_root_schema_for::<T>();
+        let props = match schema.get("properties") {
+            Some(Value::Object(props)) => props.keys().cloned().collect(),
+            _ => BTreeSet::new(),
+        };
+        // One set per option type, for the life of the process.
+        Box::leak(Box::new(props))
+    })
 }
 
 /// Every option of the option type `def` (`"ShellOptions"`,
