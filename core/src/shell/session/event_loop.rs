@@ -26,7 +26,7 @@ use crate::protocol::{
 };
 
 use super::watchdog::{Hang, Watchdog};
-use super::{Bash, STOP_POLL};
+use super::{Bash, STARTUP_TIMEOUT, STOP_POLL};
 use crate::shell::engine::Engine;
 
 /// How the event loop of one run ended.
@@ -351,6 +351,18 @@ fn loop_turns(
         baseline: std::mem::take(&mut lp.baseline),
         yielded: false,
     }))
+}
+
+/// Runs a script of conch's (`Kind::Script`) as the next run of a bash that
+/// runs nothing of the user's meanwhile, and waits for its record: the
+/// session's state dump and the switch of its output pipe.
+pub(super) fn run_script(
+    bash: &mut Bash,
+    script: &str,
+) -> std::result::Result<StatusRecord, String> {
+    bash.seq = (bash.seq + 1) % SEQ_MODULUS;
+    send_all(&bash.input, &bash.message(Kind::Script, script)).map_err(|e| e.to_string())?;
+    wait_record(bash, bash.seq, STARTUP_TIMEOUT)
 }
 
 /// Waits up to `limit` for the record of run `seq`, from a bash that runs

@@ -27,8 +27,8 @@ use crate::shell::state::{self, StateAdditions};
 use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
-use super::event_loop::wait_record;
-use super::{Bash, STARTUP_TIMEOUT, Shell, State};
+use super::event_loop::run_script;
+use super::{Bash, Shell, State};
 
 impl Shell {
     /// Makes the output pipe of a run that left `left` running, something
@@ -93,11 +93,7 @@ impl Shell {
         let path = dir.join(private_dir::unique_name("state"));
         let failed =
             |why: String| Error::Spawn(format!("the session's bash did not give its state: {why}"));
-        bash.seq = (bash.seq + 1) % SEQ_MODULUS;
-        let script = state::dump_script(utf8_path(&path)?);
-        send_all(&bash.input, &bash.message(Kind::Script, &script))
-            .map_err(|e| failed(e.to_string()))?;
-        wait_record(bash, bash.seq, STARTUP_TIMEOUT).map_err(failed)?;
+        run_script(bash, &state::dump_script(utf8_path(&path)?)).map_err(failed)?;
         let dump =
             std::fs::read(&path).map_err(|e| Error::io("cannot read the session's state", e));
         let _ = std::fs::remove_file(&path);

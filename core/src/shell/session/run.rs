@@ -18,13 +18,13 @@ use crate::command::follow;
 use crate::cwd::{resolve_dir, utf8_path};
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::env::check_command;
-use crate::process::io::{named_pipe, output_pipe, send_all};
+use crate::process::io::{named_pipe, output_pipe};
 use crate::process::pump::Pump;
 use crate::process::pump::{DRAIN_BUDGET, read_error};
 use crate::process::stop::Stopper;
 use crate::process::supervised::status_code;
 use crate::process::tree;
-use crate::protocol::{self, Kind, SEQ_MODULUS};
+use crate::protocol;
 use crate::run_result::{BashResult, Outcome, conclude};
 use crate::shell::options::RunOptions;
 use crate::shell::queue::{Place, Turn, Waited};
@@ -33,10 +33,10 @@ use crate::sync::lock;
 use crate::{CancelToken, Error, Result};
 
 use super::event_loop::{
-    Ending, Line, LoopState, new_children, run_loop_until, send_line, targets, wait_record,
+    Ending, Line, LoopState, new_children, run_loop_until, run_script, send_line, targets,
 };
 use super::state_guard::StateGuard;
-use super::{Bash, STARTUP_TIMEOUT, Shell, reap};
+use super::{Bash, Shell, reap};
 
 impl Shell {
     /// Runs one command, streaming sanitized output to `on_chunk` on this
@@ -373,10 +373,8 @@ fn switch_output(bash: &mut Bash, pump: &mut Pump<'_>) -> Result<Option<OwnedFd>
     };
     // bash opens the read end for writing: ours is not needed.
     drop(write_end);
-    bash.seq = (bash.seq + 1) % SEQ_MODULUS;
     let script = protocol::switch_output(&bash.pipes(), read_end.as_raw_fd());
-    let switched = send_all(&bash.input, &bash.message(Kind::Script, &script)).is_ok()
-        && wait_record(bash, bash.seq, STARTUP_TIMEOUT).is_ok_and(|r| r.status == 0);
+    let switched = run_script(bash, &script).is_ok_and(|r| r.status == 0);
     if !switched {
         return Ok(None);
     }
