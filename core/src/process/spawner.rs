@@ -394,6 +394,12 @@ unsafe fn contain_and_exec(plan: &mut Plan) -> (Stage, c_int) {
             sys::become_subreaper();
         }
         reset_signals();
+        // So are the sandbox's own descriptors, used after the placement.
+        if let (Some(sandbox), Some(entry)) = (&plan.sandbox, &mut plan.entry)
+            && let Err(errno) = sandbox.lift(entry, HIGH_FD)
+        {
+            return (Stage::Descriptors, errno);
+        }
         // Each source is first copied above every target (close-on-exec),
         // so no dup2 can overwrite a source still to be placed.
         for (slot, &(ours, _)) in plan.high.iter_mut().zip(&plan.fds) {

@@ -52,10 +52,15 @@ impl std::fmt::Debug for Confinement {
 const CAP_SYS_RESOURCE: libc::c_ulong = 24;
 
 /// What one child needs of its own, made by the host before the clone: a
-/// fresh ruleset, and room for the trees its namespaces copy.
+/// fresh ruleset, room for the trees its namespaces copy, and room for the
+/// numbers its sandbox's descriptors take once lifted ([`Confinement::lift`]).
 pub struct Entry {
     ruleset: Option<OwnedFd>,
     trees: Vec<RawFd>,
+    /// The ruleset's number in the child (filled in by the child).
+    lifted_ruleset: RawFd,
+    /// Each `cgroup.procs`'s number in the child (filled in by the child).
+    lifted_procs: Vec<RawFd>,
 }
 
 impl Confinement {
@@ -73,7 +78,41 @@ impl Confinement {
             None => None,
         };
         let trees = vec![-1; self.namespaces.as_ref().map_or(0, Namespaces::trees)];
-        Ok(Entry { ruleset, trees })
+        Ok(Entry {
+            ruleset,
+            trees,
+            lifted_ruleset: -1,
+            lifted_procs: vec![-1; self.cgroup_procs.len()],
+        })
+    }
+
+    /// Copies the descriptors the child uses after its own are moved into
+    /// place (the ruleset, each `cgroup.procs`) to numbers at `above` or
+    /// higher, close-on-exec, which [`Confinement::enter`] then uses. The
+    /// host opened them wherever numbers were free, which may be the very
+    /// numbers the child is given (its protocol descriptors, say): a
+    /// `dup2` onto one would make the child restrict itself with a pipe
+    /// (refused) or "join" a cgroup by writing to a pipe (its limit never
+    /// applied).
+    ///
+    /// # Safety
+    /// In the cloned child only, before its descriptors are placed. Makes
+    /// no allocation.
+    pub(crate) unsafe fn lift(&self, entry: &mut Entry, above: RawFd) -> Result<(), c_int> {
+        // SAFETY: fcntl on descriptors `self` and `entry` own.
+        unsafe {
+            let lift = |fd: RawFd| match libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above) {
+                n if n < 0 => Err(*libc::__errno_location()),
+                n => Ok(n),
+            };
+            if let Some(ruleset) = &entry.ruleset {
+                entry.lifted_ruleset = lift(ruleset.as_raw_fd())?;
+            }
+            for (slot, procs) in entry.lifted_procs.iter_mut().zip(&self.cgroup_procs) {
+                *slot = lift(procs.as_raw_fd())?;
+            }
+        }
+        Ok(())
     }
 
     /// Enters the network namespace of the session's proxy, if it has one:
@@ -129,8 +168,8 @@ impl Confinement {
         // SAFETY: plain system calls on data owned by `self`.
         unsafe {
             let errno = || *libc::__errno_location();
-            for procs in &self.cgroup_procs {
-                if libc::write(procs.as_raw_fd(), b"0".as_ptr().cast(), 1) != 1 {
+            for &procs in &entry.lifted_procs {
+                if libc::write(procs, b"0".as_ptr().cast(), 1) != 1 {
                     return Err(errno());
                 }
             }
@@ -149,13 +188,14 @@ impl Confinement {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
                 return Err(errno());
             }
-            if let Some(ruleset) = &entry.ruleset {
+            if entry.ruleset.is_some() {
+                let ruleset = entry.lifted_ruleset;
                 if let Some(rules) = &self.landlock
                     && self.namespaces.is_some()
                 {
                     allow_proc(ruleset, rules.read_access())?;
                 }
-                if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) < 0 {
+                if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0) < 0 {
                     return Err(errno());
                 }
             }

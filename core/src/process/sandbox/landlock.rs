@@ -6,7 +6,7 @@
 //! own, which a rule made before it existed cannot name, so the child adds
 //! that one rule itself ([`allow_proc`]) before it restricts itself.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -111,7 +111,7 @@ struct PathBeneathAttr {
 ///
 /// # Safety
 /// In the cloned child only, before `execve`. Makes no allocation.
-pub unsafe fn allow_proc(ruleset: &OwnedFd, access: u64) -> Result<(), libc::c_int> {
+pub unsafe fn allow_proc(ruleset: RawFd, access: u64) -> Result<(), libc::c_int> {
     // SAFETY: plain system calls on a local path and attribute.
     unsafe {
         let fd = libc::open(
@@ -127,7 +127,7 @@ pub unsafe fn allow_proc(ruleset: &OwnedFd, access: u64) -> Result<(), libc::c_i
         };
         let added = libc::syscall(
             libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
+            ruleset,
             1, // LANDLOCK_RULE_PATH_BENEATH
             &attr as *const PathBeneathAttr,
             0,
