@@ -6,6 +6,20 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
+/// The directory a session or command starts in: `dir` (a relative one
+/// against the host's current directory), checked, or the host's current
+/// directory. The host's is read only when needed: an absolute `dir`
+/// works in a host whose current directory was removed.
+pub fn start_dir(dir: Option<&Path>) -> Result<PathBuf> {
+    let host =
+        || std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e));
+    match dir {
+        Some(dir) if dir.is_absolute() => resolve_dir(Path::new("/"), dir),
+        Some(dir) => resolve_dir(&host()?, dir),
+        None => host(),
+    }
+}
+
 /// Resolves `dir` against `base` and checks it is an existing directory.
 pub fn resolve_dir(base: &Path, dir: &Path) -> Result<PathBuf> {
     let path = if dir.is_absolute() {

@@ -51,7 +51,7 @@ use super::screen::Screen;
 use super::spawn::{ChildSpec, open_terminal};
 use super::utf8::Utf8Stream;
 use crate::cancel::CancelToken;
-use crate::cwd::resolve_dir;
+use crate::cwd::start_dir;
 use crate::output::{Mask, Masker, OutputSink, SinkOptions};
 use crate::process::bash::find_bash;
 use crate::process::child::Process;
@@ -470,12 +470,7 @@ struct Checked {
 /// The input as the shell engine checks it, with its error texts.
 fn check(opts: &PtyOptions) -> Result<Checked> {
     check_command(&opts.command, &opts.env)?;
-    let host_cwd =
-        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
-    let cwd = match &opts.cwd {
-        Some(dir) => resolve_dir(&host_cwd, dir)?,
-        None => host_cwd.clone(),
-    };
+    let cwd = start_dir(opts.cwd.as_deref())?;
     // As the shell engine finds it: a bare name on PATH, a relative path
     // against the host's cwd (not the run's).
     let shell = find_bash(opts.shell.as_deref())?;

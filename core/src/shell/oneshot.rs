@@ -23,7 +23,7 @@ use rustix::process::Signal;
 
 use crate::artifact::{ArtifactSlot, ArtifactStore};
 use crate::command::follow;
-use crate::cwd::resolve_dir;
+use crate::cwd::start_dir;
 use crate::output::Mask;
 use crate::output::carriage::CarriageReturn;
 use crate::output::fullscreen::Sign;
@@ -42,7 +42,7 @@ use crate::process::tree::{self, Escalation, EscalationStep};
 use crate::process::watch::Watch;
 use crate::run_result::{BashResult, Outcome, conclude};
 use crate::wire::{read, shape};
-use crate::{CancelToken, Error, Result};
+use crate::{CancelToken, Result};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -141,12 +141,7 @@ impl Default for ExecuteOptions {
 /// what it leaves in its session is killed).
 pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Result<BashResult> {
     check_command(&opts.command, &opts.env)?;
-    let host_cwd =
-        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
-    let cwd = match &opts.cwd {
-        Some(dir) => resolve_dir(&host_cwd, dir)?,
-        None => host_cwd,
-    };
+    let cwd = start_dir(opts.cwd.as_deref())?;
     // Any shell runs `-c` (`/bin/sh` is fine): one given is used as given.
     let shell = match &opts.shell {
         Some(p) => p.clone(),

@@ -33,7 +33,7 @@ use super::options::{ShellOptions, Snapshot};
 use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
 use super::snapshot;
-use crate::cwd::{resolve_dir, utf8_path};
+use crate::cwd::{start_dir, utf8_path};
 use crate::jobs::JobTable;
 use crate::output::carriage::CarriageReturn;
 use crate::output::{Mask, Masker};
@@ -196,12 +196,7 @@ impl Shell {
     /// cannot run the session is reported by that run.
     pub fn new(opts: ShellOptions) -> Result<Shell> {
         let shell = find_bash(opts.shell.as_deref())?;
-        let host_cwd = std::env::current_dir()
-            .map_err(|e| Error::io("cannot read the current directory", e))?;
-        let cwd = match &opts.cwd {
-            Some(dir) => resolve_dir(&host_cwd, dir)?,
-            None => host_cwd,
-        };
+        let cwd = start_dir(opts.cwd.as_deref())?;
         for (k, v) in &opts.session_env {
             validate_var(k, v)?;
         }
