@@ -35,7 +35,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use libc::{c_char, c_int, c_void};
 
@@ -85,7 +85,22 @@ pub enum HostDeath {
 
 type Job = (Launch, Sender<io::Result<Process>>);
 
-static SPAWNER: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
+/// The spawner thread's queue, and the process it was started in. A host
+/// that forks (Python's `multiprocessing`, a pre-forking server) has no
+/// such thread in the child, only the parent's queue, which nobody reads:
+/// the child starts a spawner of its own at its first start.
+static SPAWNER: Mutex<Option<(u32, Sender<Job>)>> = Mutex::new(None);
+
+/// This process's spawner thread: started on first use, and again in a
+/// forked child.
+fn spawner() -> io::Result<Sender<Job>> {
+    let mut spawner = crate::sync::lock(&SPAWNER);
+    let here = std::process::id();
+    if let Some((started_in, tx)) = spawner.as_ref()
+        && *started_in == here
+    {
+        return Ok(tx.clone());
+    }
     let (tx, rx) = channel::<Job>();
     std::thread::Builder::new()
         .name("conch-spawner".into())
@@ -98,10 +113,10 @@ static SPAWNER: LazyLock<Mutex<Sender<Job>>> = LazyLock::new(|| {
                 };
                 let _ = reply.send(started);
             }
-        })
-        .expect("cannot start the conch spawner thread");
-    Mutex::new(tx)
-});
+        })?;
+    *spawner = Some((here, tx.clone()));
+    Ok(tx)
+}
 
 /// Above every descriptor a contained child is given.
 const HIGH_FD: RawFd = 64;
@@ -126,7 +141,7 @@ pub fn spawn(launch: Launch) -> io::Result<Process> {
         HostDeath::Outlive => false,
     };
     let (tx, rx) = channel();
-    crate::sync::lock(&SPAWNER)
+    spawner()?
         .send((launch, tx))
         .map_err(|_| io::Error::other("conch spawner thread is gone"))?;
     let child = rx
