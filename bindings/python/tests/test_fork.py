@@ -1,6 +1,7 @@
 """A host that forks (Python's ``multiprocessing``, a pre-forking server)
 after it used conch: the forked child opens and runs sessions of its own,
-and the host's sessions still die with the host while the child lives."""
+leaves the parent's alone (its exit does not close them), and the host's
+sessions still die with the host while the child lives."""
 
 from __future__ import annotations
 
@@ -59,6 +60,36 @@ def test_a_forked_child_opens_and_runs_sessions_of_its_own():
         kill_group(p)
         pytest.fail(f"the forked child hung: {p.communicate()[0]!r}")
     assert (p.returncode, out) == (0, "child\none-shot\nparent again\n")
+
+
+def test_the_parents_session_is_the_parents_in_the_child_and_after_its_exit():
+    # The child exits as a program does (atexit hooks, finalizers): before,
+    # that closed the parent's session, its state lost.
+    p = host(
+        """
+        sh = conch.Shell(snapshot=None)
+        sh.run("export KEPT=1")
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sh.run("echo in the child")
+            except conch.InvalidArgumentError as e:
+                print(e, flush=True)
+            raise SystemExit(0)
+        os.waitpid(pid, 0)
+        r = sh.run("echo kept=$KEPT")
+        print(r.output.strip(), r.session_reset, flush=True)
+        """
+    )
+    try:
+        out, _ = p.communicate(timeout=GUARD * 3)
+    finally:
+        kill_group(p)
+    assert out.splitlines() == [
+        f"this shell belongs to process {p.pid}, which opened it: a forked process opens "
+        "shells of its own",
+        "kept=1 False",
+    ]
 
 
 def named(marker: str) -> list[int]:

@@ -186,6 +186,9 @@ pub struct Shell {
     /// The directory of an unsandboxed session's FIFOs, where it needs one
     /// ([`FifoDir`]); removed with the session.
     _fifo_dir: Option<FifoDir>,
+    /// The process that opened the session. In a child it forked, the
+    /// session is the parent's: see [`Shell::foreign`].
+    owner: u32,
 }
 
 impl Shell {
@@ -281,6 +284,7 @@ impl Shell {
             network: sandbox.as_ref().and_then(SessionSandbox::network),
             sandbox: Mutex::new(sandbox),
             _fifo_dir: fifo_dir,
+            owner: std::process::id(),
         };
         {
             let mut state = shell.state.take();
@@ -439,6 +443,9 @@ impl Shell {
     /// and returns at once; the session ends as the run returns.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        if self.foreign() {
+            return;
+        }
         self.abort();
         if self.busy.is_entered() {
             return;
@@ -476,11 +483,26 @@ impl Shell {
     }
 
     fn check_open(&self) -> Result<()> {
-        if self.closed.load(Ordering::SeqCst) {
+        if self.foreign() {
+            Err(Error::InvalidArgument(format!(
+                "this shell belongs to process {}, which opened it: a forked process opens \
+                 shells of its own",
+                self.owner
+            )))
+        } else if self.closed.load(Ordering::SeqCst) {
             Err(Error::Closed("shell"))
         } else {
             Ok(())
         }
+    }
+
+    /// Whether this is a copy of the session in a child the host forked
+    /// (Python's `multiprocessing`, a pre-forking server): its bash, jobs,
+    /// sandbox and directories are the parent's, which the child neither
+    /// runs on nor closes (closing them at its exit killed the parent's
+    /// session).
+    fn foreign(&self) -> bool {
+        std::process::id() != self.owner
     }
 
     /// Forgets a bash that died between runs, killing what it left.
@@ -679,6 +701,19 @@ impl Shell {
 
 impl Drop for Shell {
     fn drop(&mut self) {
+        if self.foreign() {
+            // The parent's: not killed, not removed (only this process's
+            // copies of its descriptors close, with the rest of `self`).
+            let sandbox = self
+                .sandbox
+                .get_mut()
+                .map_or_else(|e| e.into_inner().take(), Option::take);
+            std::mem::forget(sandbox);
+            std::mem::forget(self.network.take());
+            std::mem::forget(self._fifo_dir.take());
+            std::mem::forget(std::mem::replace(&mut self.jobs, JobTable::new(0, None)));
+            return;
+        }
         self.close();
     }
 }
