@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import pwd
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -271,3 +275,12 @@ def test_secrets_of_the_env_are_masked_unless_mask_is_false(tmp_path):
                            mask=False)
     assert r.output == f"{token}\n"
     conch.close_session(key)
+
+
+def test_a_cwd_of_tilde_is_the_users_home_without_home_set():
+    # As bash expands `~`: HOME, else the password database's entry.
+    script = "import conch; print(conch.BashTool('/', snapshot=None).execute({'command': 'pwd', 'cwd': '~'}).text)"
+    env = {k: v for k, v in os.environ.items() if k != "HOME"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=GUARD * 3)
+    assert out.stdout == pwd.getpwuid(os.getuid()).pw_dir + "\n", out

@@ -726,9 +726,10 @@ pub fn clamp_timeout(seconds: Option<f64>) -> Duration {
     Duration::from_secs_f64(seconds.clamp(MIN_TIMEOUT_SECS, MAX_TIMEOUT_SECS))
 }
 
-/// `~` and `~/…` name the home directory, as in the model's shell.
+/// `~` and `~/…` name the home directory, as in the model's shell: `HOME`,
+/// or without it the user's entry in the password database.
 fn expand_home(dir: &str) -> PathBuf {
-    let home = || std::env::var_os("HOME").map(PathBuf::from);
+    let home = std::env::home_dir;
     match dir.strip_prefix('~') {
         Some("") => home().unwrap_or_else(|| dir.into()),
         Some(rest) if rest.starts_with('/') => match home() {
