@@ -30,11 +30,11 @@
 use std::collections::HashSet;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard, Once};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 
 use super::bash::find_bash;
 use super::child::Process;
+use super::fork;
 use super::io::{send_all, socketpair};
 use super::spawner::{HostDeath, Launch, dev_null, spawn};
 use super::tree::Pid;
@@ -92,18 +92,14 @@ struct State {
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(Mutex::default);
 
-/// The descriptor number of the host's end of the lifeline (-1: none), for
-/// [`forget_in_child`].
-static LINE: AtomicI32 = AtomicI32::new(-1);
-
 /// The state of this process: in a child forked from the host (Python's
 /// `multiprocessing`, a pre-forking server), the parent's guard and roots
 /// are the parent's. The child forgets them (its copy of the lifeline
-/// closed at the fork, see [`forget_in_child`]) and starts a guard of its
-/// own with its first root.
+/// closed at the fork, see [`fork::close_in_child`]) and starts a guard of
+/// its own with its first root.
 fn state() -> MutexGuard<'static, State> {
     let mut state = lock(&STATE);
-    let here = std::process::id();
+    let here = fork::current();
     if state.host != here {
         // Not killed, not waited for, its descriptor not closed again:
         // the parent's guard.
@@ -112,18 +108,6 @@ fn state() -> MutexGuard<'static, State> {
         state.host = here;
     }
     state
-}
-
-/// Closes a forked child's copy of the host's end of the lifeline, as the
-/// fork returns in the child: the guard reads the end of its input when
-/// the *host* dies, whatever children it forked go on doing.
-extern "C" fn forget_in_child() {
-    let line = LINE.load(Ordering::SeqCst);
-    if line >= 0 {
-        // SAFETY: close is async-signal-safe; the number is the child's
-        // copy of the lifeline, which nothing in the child uses.
-        unsafe { libc::close(line) };
-    }
 }
 
 /// The pid of the guard, a child of the host for the host's whole life
@@ -158,7 +142,7 @@ fn tell(state: &mut State, line: &str) {
     {
         return;
     }
-    LINE.store(-1, Ordering::SeqCst);
+    fork::close_in_child(-1);
     if let Some(mut dead) = state.guard.take() {
         let _ = dead.process.kill();
         let _ = dead.process.wait();
@@ -170,16 +154,10 @@ fn tell(state: &mut State, line: &str) {
             state.guard = None;
         }
     }
-    let line = state.guard.as_ref().map_or(-1, |g| g.line.as_raw_fd());
-    LINE.store(line, Ordering::SeqCst);
+    fork::close_in_child(state.guard.as_ref().map_or(-1, |g| g.line.as_raw_fd()));
 }
 
 fn start() -> Option<Guard> {
-    static AT_FORK: Once = Once::new();
-    // SAFETY: registers a handler that only closes a descriptor.
-    AT_FORK.call_once(|| unsafe {
-        libc::pthread_atfork(None, None, Some(forget_in_child));
-    });
     let (line, theirs) = socketpair().ok()?;
     let null = dev_null().ok()?;
     // The guard's script needs bash 4 (associative arrays), as a session does.

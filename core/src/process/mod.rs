@@ -5,6 +5,7 @@
 pub(crate) mod bash;
 pub(crate) mod child;
 pub mod env;
+pub(crate) mod fork;
 pub(crate) mod input_wait;
 pub(crate) mod io;
 pub mod lifeline;

@@ -95,7 +95,7 @@ static SPAWNER: Mutex<Option<(u32, Sender<Job>)>> = Mutex::new(None);
 /// forked child.
 fn spawner() -> io::Result<Sender<Job>> {
     let mut spawner = crate::sync::lock(&SPAWNER);
-    let here = std::process::id();
+    let here = super::fork::current();
     if let Some((started_in, tx)) = spawner.as_ref()
         && *started_in == here
     {

@@ -41,6 +41,7 @@ use crate::process::bash::find_bash;
 use crate::process::child::Process;
 use crate::process::env::os_env;
 use crate::process::env::{build_env, validate_var};
+use crate::process::fork;
 use crate::process::io::{FifoDir, Waker, poll, pollin, send_all, socketpair};
 use crate::process::sandbox::{
     Confinement, NetworkControl, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox,
@@ -284,7 +285,7 @@ impl Shell {
             network: sandbox.as_ref().and_then(SessionSandbox::network),
             sandbox: Mutex::new(sandbox),
             _fifo_dir: fifo_dir,
-            owner: std::process::id(),
+            owner: fork::current(),
         };
         {
             let mut state = shell.state.take();
@@ -502,7 +503,7 @@ impl Shell {
     /// runs on nor closes (closing them at its exit killed the parent's
     /// session).
     fn foreign(&self) -> bool {
-        std::process::id() != self.owner
+        fork::current() != self.owner
     }
 
     /// Forgets a bash that died between runs, killing what it left.
