@@ -20,10 +20,11 @@
 //! the command printed is lost. A process that outlives the child and keeps
 //! the terminal open (`set -m; sleep 30 & disown`) cannot hold the call: the
 //! drain stops once the stream has been quiet for [`DRAIN_QUIET`] or
-//! [`DRAIN_MAX`] after the exit. Timeout, `kill()` and the cancel token start
-//! the kill escalation (SIGINT, grace, SIGTERM, grace, SIGKILL) over every
-//! process of the run: the child, its descendants and every member of its
-//! session, re-collected at each step; the call ends once they are gone.
+//! [`DRAIN_MAX`] after the exit, with one last read of what is there.
+//! Timeout, `kill()` and the cancel token start the kill escalation
+//! (SIGINT, grace, SIGTERM, grace, SIGKILL) over every process of the run:
+//! the child, its descendants and every member of its session, re-collected
+//! at each step; the call ends once they are gone.
 //!
 //! Bad input is an error of the call, worded as the shell engine words it:
 //! a NUL in the command, a bad variable, a missing working directory
@@ -578,6 +579,15 @@ impl<F: FnMut(&str)> PtyLoop<'_, F> {
             let drain_until = (last_data.max(exited_at) + DRAIN_QUIET).min(exited_at + DRAIN_MAX);
             let drained = status.is_some() && (eof || now >= drain_until);
             if drained && !(stopper.reason.is_some() && leftovers) {
+                if !eof {
+                    // A last read: the quiet time is counted on the wall
+                    // clock, and this thread may have run late since the
+                    // exit was seen (a loaded machine), so the poll that
+                    // saw the exit may have been the last look at the
+                    // terminal. A read takes the terminal's pending input
+                    // first, so nothing the child wrote is left behind.
+                    self.read_available();
+                }
                 break;
             }
 
