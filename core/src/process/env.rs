@@ -7,6 +7,8 @@
 //! which host variables are inherited at all, and glob patterns of names that
 //! are dropped — also after the user's rc snapshot, so nothing re-exports them.
 
+use std::ffi::OsString;
+
 /// Defaults that keep tools from waiting for a human: pagers and editors
 /// that return at once, prompts and colours off, package managers quiet,
 /// output unbuffered.
@@ -189,26 +191,28 @@ impl EnvPolicy {
     }
 }
 
+/// A process environment, as `execve` takes it: a host's variable may hold
+/// any bytes but NUL.
+pub type Env = Vec<(OsString, OsString)>;
+
 /// Builds a process environment: the host's variables the policy lets
 /// through, then the non-interactive defaults (when `non_interactive`), then
 /// `overrides` in order (later wins). Names the policy excludes are dropped
 /// from every layer, so a secret cannot come back through the session env.
-pub fn build_env(
-    policy: &EnvPolicy,
-    non_interactive: bool,
-    overrides: &[(String, String)],
-) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| policy.inherits(k))
+/// A host's value that is not UTF-8 goes through as it is, as the host's
+/// own children get it; a name that is not cannot be a shell variable's and
+/// is left out.
+pub fn build_env(policy: &EnvPolicy, non_interactive: bool, overrides: &[(String, String)]) -> Env {
+    let mut env: Env = std::env::vars_os()
+        .filter(|(k, _)| k.to_str().is_some_and(|k| policy.inherits(k)))
         .collect();
-    let set = |env: &mut Vec<(String, String)>, k: &str, v: &str| {
+    let set = |env: &mut Env, k: &str, v: &str| {
         if policy.excludes(k) {
             return;
         }
         match env.iter_mut().find(|(name, _)| name == k) {
-            Some(slot) => slot.1 = v.to_string(),
-            None => env.push((k.to_string(), v.to_string())),
+            Some(slot) => slot.1 = v.into(),
+            None => env.push((k.into(), v.into())),
         }
     };
     if non_interactive {
@@ -220,11 +224,6 @@ pub fn build_env(
         set(&mut env, k, v);
     }
     env
-}
-
-/// `env` as `process::spawner::Launch` takes it.
-pub fn os_env(env: &[(String, String)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    env.iter().map(|(k, v)| (k.into(), v.into())).collect()
 }
 
 /// Refuses a command bash cannot be given (a NUL byte) and variables it
@@ -320,7 +319,11 @@ mod tests {
                 ("GH_TOKEN".into(), "x".into()),
             ],
         );
-        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| {
+            env.iter()
+                .find(|(n, _)| n == k)
+                .and_then(|(_, v)| v.to_str())
+        };
         assert_eq!(get("PAGER"), Some("less"), "caller value wins");
         assert_eq!(get("GIT_EDITOR"), Some("true"));
         assert_eq!(get("GH_TOKEN"), None, "excluded everywhere");
@@ -337,7 +340,8 @@ mod tests {
         assert!(env.iter().any(|(k, _)| k == "PATH"));
         assert!(
             env.iter()
-                .all(|(k, _)| CORE_VARS.contains(&k.as_str()) || k.starts_with("LC_"))
+                .filter_map(|(k, _)| k.to_str())
+                .all(|k| CORE_VARS.contains(&k) || k.starts_with("LC_"))
         );
     }
 

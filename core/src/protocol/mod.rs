@@ -96,6 +96,7 @@
 //! (`unhijack!`).
 
 use std::fmt::Write as _;
+use std::os::unix::ffi::OsStrExt as _;
 
 mod script;
 
@@ -473,7 +474,7 @@ pub struct Startup<'a> {
     /// Variables to export first: the session's environment, for a bash
     /// that the `EXIT` trap started with none. Empty for a bash the host
     /// started (its environment is already set).
-    pub exports: &'a [(String, String)],
+    pub exports: &'a [(std::ffi::OsString, std::ffi::OsString)],
 }
 
 /// The loop builtin a start-up text runs (`builtin/conch_loop.c`): its
@@ -502,8 +503,12 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     let mut boot = format!("exec {OUTPUT_FD}>&1; {{ ");
     for (name, value) in start.exports {
         // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
-        if is_name(name) {
-            let _ = write!(boot, "builtin export {name}={}; ", single_quote(value));
+        if let Some(name) = name.to_str().filter(|name| is_name(name)) {
+            let _ = write!(
+                boot,
+                "builtin export {name}={}; ",
+                quote_bytes(value.as_bytes())
+            );
         }
     }
     let (snapshot, unset_script) = (start.snapshot, start.unset_script);
@@ -557,6 +562,31 @@ fn is_name(name: &str) -> bool {
 /// `'…'` quoting for bash: safe for any text without NUL.
 pub fn single_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Quoting for any bytes but NUL: `single_quote` for UTF-8, else `$'…'`
+/// with each byte outside printable ASCII as `\xHH` (a host's variable
+/// may hold any bytes, and the start-up text is UTF-8).
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return single_quote(text);
+    }
+    let mut s = String::with_capacity(bytes.len() * 2 + 3);
+    s.push_str("$'");
+    for &b in bytes {
+        match b {
+            b'\\' | b'\'' => {
+                s.push('\\');
+                s.push(b as char);
+            }
+            b' '..=b'~' => s.push(b as char),
+            _ => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s.push('\'');
+    s
 }
 
 /// `$'…'` quoting that keeps the line free of raw newlines and controls, so

@@ -493,9 +493,9 @@ fn prepare(
     // The non-interactive `NO_COLOR=1` is for captured pipes; a terminal
     // renders colors, so a PTY run keeps them unless the caller or the host
     // asked for none.
-    let asked =
-        |k: &str| opts.env.iter().any(|(name, _)| name == k) || std::env::var_os(k).is_some();
-    env.retain(|(k, _)| k != "NO_COLOR" || asked(k));
+    let asked = opts.env.iter().any(|(name, _)| name == "NO_COLOR")
+        || std::env::var_os("NO_COLOR").is_some();
+    env.retain(|(k, _)| k != "NO_COLOR" || asked);
     if let Some(sandbox) = sandbox {
         sandbox.set_env(&mut env);
     }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use portable_pty::{PtyPair, PtySize, native_pty_system};
 
 use crate::process::child::Process;
-use crate::process::env::os_env;
+use crate::process::env::Env;
 use crate::process::sandbox::Confinement;
 use crate::process::spawner::{HostDeath, Launch, spawn};
 
@@ -52,7 +52,7 @@ pub(crate) fn open_terminal(cols: u16, rows: u16) -> Result<(PtyPair, RawFd, Pat
 pub(super) struct ChildSpec {
     pub program: PathBuf,
     pub command: String,
-    pub env: Vec<(String, String)>,
+    pub env: Env,
     pub cwd: PathBuf,
     pub sandbox: Option<Arc<Confinement>>,
 }
@@ -72,7 +72,7 @@ impl ChildSpec {
             program: self.program.clone(),
             arg0: None,
             args: vec!["-c".into(), self.command.clone().into()],
-            env: os_env(&self.env),
+            env: self.env.clone(),
             cwd: Some(self.cwd.clone()),
             fds: vec![(fd, 0), (fd, 1), (fd, 2)],
             controlling_terminal: true,

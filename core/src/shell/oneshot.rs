@@ -29,7 +29,6 @@ use crate::output::carriage::CarriageReturn;
 use crate::output::fullscreen::Sign;
 use crate::output::sink::{DEFAULT_MAX_BYTES, OutputSink, SinkOptions};
 use crate::process::bash::find_bash;
-use crate::process::env::os_env;
 use crate::process::env::{EnvPolicy, build_env, check_command};
 use crate::process::io::{Waker, pipe};
 use crate::process::no_terminal::{NoTerminal, Program};
@@ -191,7 +190,7 @@ pub fn execute_shell(opts: ExecuteOptions, mut on_chunk: impl FnMut(&str)) -> Re
             shell.into_os_string(),
             opts.command.clone().into(),
         ],
-        env: os_env(&env),
+        env,
         cwd: Some(cwd),
         on_host_death: HostDeath::Freeze,
         sandbox: sandbox.as_ref().map(SessionSandbox::confinement),

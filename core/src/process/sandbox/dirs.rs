@@ -14,6 +14,7 @@ use rustix::fs::FlockOperation;
 
 use super::Sandbox;
 use crate::error::{Error, Result};
+use crate::process::env::Env;
 
 /// The file in a session's directory its host holds locked while the
 /// session lives: the lock goes with the host, killed or not, so a later
@@ -65,9 +66,9 @@ impl SessionDirs {
     }
 
     /// `env` with `TMPDIR` set to the temp directory.
-    pub fn set_tmpdir(&self, env: &mut Vec<(String, String)>) {
+    pub fn set_tmpdir(&self, env: &mut Env) {
         env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".into(), self.tmp.to_string_lossy().into_owned()));
+        env.push(("TMPDIR".into(), self.tmp.clone().into_os_string()));
     }
 
     /// Removes the directory and all in it. Idempotent.

@@ -13,6 +13,7 @@ use super::enforce::enforce;
 use super::proxy::{NetworkControl, Proxy, Violation};
 use super::{Sandbox, SandboxApplied, SessionDirs};
 use crate::error::{Error, Result};
+use crate::process::env::Env;
 
 /// A session's sandbox, in force for every bash it starts from
 /// [`SessionSandbox::confinement`]. Its directory and cgroups go when it
@@ -124,12 +125,12 @@ impl SessionSandbox {
 
     /// `env` with `TMPDIR` set to the sandbox's temp directory, and the
     /// proxy variables of a domain policy.
-    pub fn set_env(&self, env: &mut Vec<(String, String)>) {
+    pub fn set_env(&self, env: &mut Env) {
         self.dirs.set_tmpdir(env);
         if let Some(proxy) = &self.proxy {
             for (name, value) in proxy.env() {
-                env.retain(|(n, _)| *n != name);
-                env.push((name, value));
+                env.retain(|(n, _)| n != name.as_str());
+                env.push((name.into(), value.into()));
             }
         }
     }

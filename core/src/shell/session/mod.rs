@@ -39,8 +39,7 @@ use crate::output::carriage::CarriageReturn;
 use crate::output::{Mask, Masker};
 use crate::process::bash::find_bash;
 use crate::process::child::Process;
-use crate::process::env::os_env;
-use crate::process::env::{build_env, validate_var};
+use crate::process::env::{Env, build_env, validate_var};
 use crate::process::fork;
 use crate::process::io::{FifoDir, Waker, poll, pollin, send_all, socketpair};
 use crate::process::sandbox::{
@@ -72,7 +71,7 @@ const STOP_POLL: Duration = Duration::from_millis(1);
 /// Everything fixed at creation.
 struct Config {
     shell: PathBuf,
-    env: Vec<(String, String)>,
+    env: Env,
     snapshot: Option<String>,
     unset_script: String,
     prefix: Option<String>,
@@ -532,7 +531,7 @@ impl Shell {
                 .into(),
             env: match restore {
                 Some(_) => Vec::new(),
-                None => os_env(&self.config.env),
+                None => self.config.env.clone(),
             },
             cwd: Some(cwd.to_path_buf()),
             on_host_death: HostDeath::Freeze,
