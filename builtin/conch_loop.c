@@ -219,6 +219,14 @@ static void exit_session(int status) {
   dup2(status_fd, 62);
   dup2(out, 1);
   dup2(out, 2);
+  /* In a directory a command removed, the fresh bash would say so as it
+     starts (`shell-init: error retrieving current directory`); the host's
+     start-up text takes it to the nearest directory above. */
+  char *here = getcwd(NULL, 0);
+  if (here)
+    free(here);
+  else if (errno == ENOENT && chdir("/") != 0)
+    sh_exit(status);
   char *argv[] = {exec_name, "--noprofile", "--norc", "-c", exec_boot, NULL};
   char *envp[] = {NULL};
   execve(exec_shell, argv, envp);

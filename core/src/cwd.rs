@@ -44,6 +44,16 @@ pub fn resolve_dir(base: &Path, dir: &Path) -> Result<PathBuf> {
     }
 }
 
+/// `dir` if it is a directory, else the nearest directory above it (`/` at
+/// worst): where a new bash of a session can start when a command removed
+/// the session's directory.
+pub fn nearest_dir(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| d.is_dir())
+        .unwrap_or(Path::new("/"))
+        .to_path_buf()
+}
+
 /// The path as UTF-8 text, or a clear error (bash gets it as text).
 pub fn utf8_path(path: &Path) -> Result<&str> {
     path.to_str().ok_or_else(|| {

@@ -445,6 +445,7 @@ pub fn exit_trap(t: &ExitTrap<'_>) -> String {
         s,
         "__conch_t=; builtin read -r -t 1 -N 16 -u 63 __conch_t && {{ \
          builtin printf '1%s\\0%s\\0%s\\0' \"${{__conch_t:0:8}}\" \"$__conch_s\" \"$PWD\" 2>/dev/null >{status}; \
+         builtin cd -- \"$PWD\" || builtin cd /; \
          builtin exec -c -a {name} {shell} --noprofile --norc -c {boot} 62>{status} \
          >{pipes}/\"$((10#${{__conch_t:8:8}}))\" 2>&1; }}; fi; }} >/dev/null 2>&1",
         name = single_quote(t.name),
@@ -471,6 +472,10 @@ pub struct Startup<'a> {
     pub builtin: Option<LoopBuiltin<'a>>,
     /// The host's descriptor of bash's output pipe (the trailer of run 0).
     pub out_fd: i32,
+    /// A directory to go to first: for a bash that took the place of one
+    /// a command's `exit` ended in a directory since removed, the nearest
+    /// one above it (where a new bash would start).
+    pub enter: Option<&'a str>,
     /// Variables to export first: the session's environment, for a bash
     /// that the `EXIT` trap started with none. Empty for a bash the host
     /// started (its environment is already set).
@@ -501,6 +506,9 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     // returns. The start-up's own steps write to `/dev/null` (an rc file
     // may set a `DEBUG` trap).
     let mut boot = format!("exec {OUTPUT_FD}>&1; {{ ");
+    if let Some(dir) = start.enter {
+        let _ = write!(boot, "builtin cd -- {}; ", single_quote(dir));
+    }
     for (name, value) in start.exports {
         // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
         if let Some(name) = name.to_str().filter(|name| is_name(name)) {

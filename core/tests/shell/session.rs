@@ -141,6 +141,36 @@ fn death_returns_status_and_respawns_in_the_last_cwd() {
 }
 
 #[test]
+fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
+    let sh = shell();
+    let dir = tempdir();
+    // The session's directory removed by a command, then bash ended; also
+    // a cwd bash reports that is not a directory at all.
+    for (setup, end, lands) in [
+        (
+            "mkdir -p a/b && cd a/b && rm -rf ../../a",
+            "kill -9 $$",
+            dir.clone(),
+        ),
+        (
+            "mkdir -p c/d && cd c/d && rm -rf ../d",
+            "exit 4",
+            format!("{dir}/c"),
+        ),
+        ("PWD=/no/such/place", "kill -9 $$", "/".to_string()),
+    ] {
+        run(&sh, &format!("cd {dir} && {setup}"));
+        assert!(run(&sh, end).session_ended, "{setup}");
+        let next = run(&sh, "pwd");
+        assert!(next.session_reset, "{setup}: {next:?}");
+        assert_eq!(next.output, format!("{lands}\n"), "{setup}");
+        assert_eq!(next.working_dir.as_deref(), Some(lands.as_str()), "{setup}");
+        assert_eq!(sh.cwd().to_str(), Some(lands.as_str()));
+        assert!(!run(&sh, "true").session_reset);
+    }
+}
+
+#[test]
 fn a_command_that_breaks_the_status_descriptor_ends_the_session_at_once() {
     let dir = tempdir();
     for cmd in ["ulimit -n 20", "ulimit -n 5", "ulimit -n 30"] {

@@ -149,7 +149,7 @@ impl Shell {
             initial_status: parser.into_pending(),
         });
         let restore = state::restore_text(dump, &StateAdditions::default());
-        let bash = self.spawn_bash(&self.cwd(), Some(&restore))?;
+        let bash = self.spawn_bash(&self.start_cwd(), Some(&restore))?;
         self.bash_pid.store(bash.pid(), Ordering::SeqCst);
         state.bash = Some(bash);
         id.ok_or_else(|| Error::Spawn("cannot read the output of a background job".into()))

@@ -33,7 +33,7 @@ use super::options::{ShellOptions, Snapshot};
 use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
 use super::snapshot;
-use crate::cwd::{start_dir, utf8_path};
+use crate::cwd::{nearest_dir, start_dir, utf8_path};
 use crate::jobs::JobTable;
 use crate::output::carriage::CarriageReturn;
 use crate::output::{Mask, Masker};
@@ -308,7 +308,7 @@ impl Shell {
             self.discard_dead_bash(state);
         }
         if state.bash.is_none() {
-            let bash = self.spawn_bash(&self.cwd(), None)?;
+            let bash = self.spawn_bash(&self.start_cwd(), None)?;
             self.bash_pid.store(bash.pid(), Ordering::SeqCst);
             state.bash = Some(bash);
             state.reset_pending |= state.started;
@@ -408,6 +408,18 @@ impl Shell {
     /// (never waits for a run in progress).
     pub fn cwd(&self) -> PathBuf {
         lock(&self.cwd).clone()
+    }
+
+    /// Where a new bash of this session starts: the session's cwd or, when
+    /// a command removed it (`cd build && rm -rf ../build`, then a command
+    /// that ended bash), the nearest directory above it, which becomes the
+    /// session's cwd. A session is never left unable to start a bash.
+    fn start_cwd(&self) -> PathBuf {
+        let mut cwd = lock(&self.cwd);
+        if !cwd.is_dir() {
+            *cwd = nearest_dir(&cwd);
+        }
+        cwd.clone()
     }
 
     /// The masker of a run's or a job's output: the session's secrets and
@@ -596,6 +608,12 @@ impl Shell {
     /// `None` for the one a command's `exit` put in its place.
     fn startup_text(&self, bash: &Bash, first: Option<Option<&str>>) -> Vec<u8> {
         let restore = first.flatten();
+        // A bash that takes the place of one ended by `exit` is where that
+        // one was; a new one starts in `start_cwd` already.
+        let moved = first.is_none().then(|| (self.cwd(), self.start_cwd()));
+        let enter = moved
+            .filter(|(was, start)| was != start)
+            .map(|(_, start)| start.to_string_lossy().into_owned());
         protocol::startup(&protocol::Startup {
             snapshot: self
                 .config
@@ -620,6 +638,7 @@ impl Shell {
                     name: self.shell_name(),
                 }),
             out_fd: bash.out.as_raw_fd(),
+            enter: enter.as_deref(),
             exports: if first.is_some() {
                 &[]
             } else {
