@@ -95,6 +95,7 @@
 //! `builtin` is taken away after the command that defines it
 //! (`unhijack!`).
 
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
 
@@ -479,7 +480,7 @@ pub struct Startup<'a> {
     /// Variables to export first: the session's environment, for a bash
     /// that the `EXIT` trap started with none. Empty for a bash the host
     /// started (its environment is already set).
-    pub exports: &'a [(std::ffi::OsString, std::ffi::OsString)],
+    pub exports: &'a [(OsString, OsString)],
 }
 
 /// The loop builtin a start-up text runs (`builtin/conch_loop.c`): its
@@ -679,6 +680,20 @@ mod tests {
             .unwrap();
         let expected = format!("{text}|{text}");
         assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+    }
+
+    #[test]
+    fn byte_quoting_round_trips_through_bash() {
+        for bytes in [
+            &b"plain 'x' \\ \xc3\xa9"[..],
+            b"\xff\xfe'q\\ \x01\n\x7fa\xc3",
+        ] {
+            let out = std::process::Command::new("bash")
+                .args(["-c", &format!("printf %s {}", quote_bytes(bytes))])
+                .output()
+                .unwrap();
+            assert_eq!(out.stdout, bytes, "{}", quote_bytes(bytes));
+        }
     }
 
     #[test]
