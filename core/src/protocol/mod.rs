@@ -95,9 +95,10 @@
 //! `builtin` is taken away after the command that defines it
 //! (`unhijack!`).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
+use std::path::{Path, PathBuf};
 
 mod script;
 
@@ -476,7 +477,7 @@ pub struct Startup<'a> {
     /// A directory to go to first: for a bash that took the place of one
     /// a command's `exit` ended in a directory since removed, the nearest
     /// one above it (where a new bash would start).
-    pub enter: Option<&'a str>,
+    pub enter: Option<&'a Path>,
     /// Variables to export first: the session's environment, for a bash
     /// that the `EXIT` trap started with none. Empty for a bash the host
     /// started (its environment is already set).
@@ -487,9 +488,9 @@ pub struct Startup<'a> {
 /// file, and what a command's `exit` runs in bash's place, as the eval
 /// loop's [`exit_trap`] does.
 pub struct LoopBuiltin<'a> {
-    pub so: &'a std::path::Path,
+    pub so: &'a Path,
     /// The bash, and its `$0`.
-    pub shell: &'a std::path::Path,
+    pub shell: &'a Path,
     pub name: String,
 }
 
@@ -508,7 +509,7 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     // may set a `DEBUG` trap).
     let mut boot = format!("exec {OUTPUT_FD}>&1; {{ ");
     if let Some(dir) = start.enter {
-        let _ = write!(boot, "builtin cd -- {}; ", single_quote(dir));
+        let _ = write!(boot, "builtin cd -- {}; ", quote_path(dir));
     }
     for (name, value) in start.exports {
         // A name bash cannot hold (`a-b`, `BASH_FUNC_f%%`) is left out.
@@ -598,6 +599,11 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
     s
 }
 
+/// A path quoted for bash, whatever bytes it holds ([`quote_bytes`]).
+pub fn quote_path(path: &Path) -> String {
+    quote_bytes(path.as_os_str().as_bytes())
+}
+
 /// `$'…'` quoting that keeps the line free of raw newlines and controls, so
 /// the protocol stays one line whatever the command holds.
 pub fn ansi_c_quote(text: &str) -> String {
@@ -624,7 +630,9 @@ pub fn ansi_c_quote(text: &str) -> String {
 pub struct StatusRecord {
     pub seq: u64,
     pub status: i32,
-    pub cwd: String,
+    /// bash's `$PWD`, byte for byte (a directory's name need not be
+    /// UTF-8).
+    pub cwd: PathBuf,
 }
 
 /// Accumulates bytes from the status descriptor into records.
@@ -653,7 +661,7 @@ impl StatusParser {
         let rec = StatusRecord {
             seq: std::str::from_utf8(seq).ok()?.parse().ok()?,
             status: std::str::from_utf8(status).ok()?.parse().unwrap_or(1),
-            cwd: String::from_utf8_lossy(cwd).into_owned(),
+            cwd: OsStr::from_bytes(cwd).into(),
         };
         self.buf.drain(..used);
         Some(rec)

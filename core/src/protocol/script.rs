@@ -3,8 +3,9 @@
 //! that may set an `EXIT` trap of its own (see the module above).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::{COMMAND_FDS, ansi_c_quote, single_quote};
+use super::{COMMAND_FDS, ansi_c_quote, quote_path, single_quote};
 
 /// Where the command text comes from.
 pub enum CommandText<'a> {
@@ -18,7 +19,7 @@ pub struct Script<'a> {
     pub command: CommandText<'a>,
     /// A directory to run in (already validated), and the session's
     /// directory, where bash goes back after the command.
-    pub cwd: Option<(&'a str, &'a str)>,
+    pub cwd: Option<(&'a Path, &'a Path)>,
     /// Variables set for this run only (names already validated).
     pub env: &'a [(String, String)],
     /// How the `EXIT` trap the command set runs at its end, before bash
@@ -62,7 +63,7 @@ impl Script<'_> {
             let _ = write!(
                 s,
                 "{{ builtin cd -- {}; }} 2>/dev/null && ",
-                single_quote(dir)
+                quote_path(dir)
             );
         }
         // The loop builtin runs the command as `bash -c` input (`conch_loop
@@ -108,7 +109,7 @@ impl Script<'_> {
             let _ = write!(
                 s,
                 "; builtin : \"${{__conch_s=$?}}\"; builtin cd -- {} 2>/dev/null || builtin :",
-                single_quote(home)
+                quote_path(home)
             );
         }
         s

@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::protocol::{ansi_c_quote, single_quote};
+use crate::protocol::{ansi_c_quote, quote_path, single_quote};
 
 /// The script the session's bash runs to write its state to `path`.
 pub fn dump_script(path: &str) -> String {
@@ -101,8 +101,8 @@ pub fn restore_text(dump: &[u8], extra: &StateAdditions<'_>) -> String {
             text.push_str(line);
         }
     }
-    if let Some(dir) = extra.cwd.and_then(Path::to_str) {
-        let _ = writeln!(text, "builtin cd -- {}", single_quote(dir));
+    if let Some(dir) = extra.cwd {
+        let _ = writeln!(text, "builtin cd -- {}", quote_path(dir));
     }
     for (name, value) in extra.env {
         let _ = writeln!(text, "builtin export {name}={}", single_quote(value));

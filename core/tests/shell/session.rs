@@ -171,6 +171,35 @@ fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
 }
 
 #[test]
+fn a_directory_whose_name_is_not_utf8_is_the_session_s_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let sh = shell();
+    let dir = std::path::PathBuf::from(tempdir()).join(std::ffi::OsStr::from_bytes(b"d\xff'\xe9"));
+    std::fs::create_dir(&dir).unwrap();
+    let parent = dir.parent().unwrap().to_str().unwrap();
+    run(&sh, &format!("cd {parent} && cd $'d\\xff\\'\\xe9'"));
+    assert_eq!(sh.cwd(), dir);
+    let here = "pwd | od -An -v -tx1 | tr -d ' \\n'";
+    let hex: String = dir
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let want = format!("{hex}0a");
+    // A run somewhere else comes back to it; so does a new bash.
+    let mut opts = RunOptions::new("pwd");
+    opts.cwd = Some("/".into());
+    assert_eq!(sh.run(opts, |_| {}).unwrap().output, "/\n");
+    assert_eq!(run(&sh, here).output, want);
+    assert!(run(&sh, "kill -9 $$").session_ended);
+    let r = run(&sh, here);
+    assert!(r.session_reset);
+    assert_eq!(r.output, want);
+    assert_eq!(sh.cwd(), dir);
+}
+
+#[test]
 fn a_command_that_breaks_the_status_descriptor_ends_the_session_at_once() {
     let dir = tempdir();
     for cmd in ["ulimit -n 20", "ulimit -n 5", "ulimit -n 30"] {

@@ -6,7 +6,7 @@
 //! can be driven in steps.
 
 use std::os::fd::{AsFd, AsRawFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
@@ -47,7 +47,7 @@ pub(super) struct Ending {
 pub(super) struct Line<'a> {
     pub(super) command: &'a str,
     /// The run's directory and the session's.
-    pub(super) cwd: Option<(&'a str, &'a str)>,
+    pub(super) cwd: Option<(&'a Path, &'a Path)>,
     pub(super) env: &'a [(String, String)],
     /// When the run returns if the command still runs (`yield_after`).
     pub(super) yield_at: Option<Instant>,

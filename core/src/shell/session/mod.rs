@@ -613,7 +613,7 @@ impl Shell {
         let moved = first.is_none().then(|| (self.cwd(), self.start_cwd()));
         let enter = moved
             .filter(|(was, start)| was != start)
-            .map(|(_, start)| start.to_string_lossy().into_owned());
+            .map(|(_, start)| start);
         protocol::startup(&protocol::Startup {
             snapshot: self
                 .config

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::cancel::CancelGuard;
 use crate::command::follow;
-use crate::cwd::{resolve_dir, utf8_path};
+use crate::cwd::resolve_dir;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::env::check_command;
 use crate::process::io::{named_pipe, output_pipe};
@@ -243,10 +243,7 @@ impl Shell {
 
         let command = self.prefixed(&opts.command);
         let home = self.cwd();
-        let cwd_text = match run.run_cwd.as_deref() {
-            Some(dir) => Some((utf8_path(dir)?, utf8_path(&home)?)),
-            None => None,
-        };
+        let cwd_text = run.run_cwd.as_deref().map(|dir| (dir, home.as_path()));
         let bash = state.bash.as_mut().expect("bash started above");
         let loop_state = send_line(
             bash,
@@ -317,7 +314,7 @@ impl Shell {
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
         if let Some(rec) = &ending.record {
-            *lock(&self.cwd) = PathBuf::from(&rec.cwd);
+            *lock(&self.cwd) = rec.cwd.clone();
         }
         if ending.replaced {
             let bash = state.bash.as_mut().expect("bash present");
