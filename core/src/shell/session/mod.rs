@@ -410,16 +410,23 @@ impl Shell {
         lock(&self.cwd).clone()
     }
 
-    /// Where a new bash of this session starts: the session's cwd or, when
-    /// a command removed it (`cd build && rm -rf ../build`, then a command
-    /// that ended bash), the nearest directory above it, which becomes the
-    /// session's cwd. A session is never left unable to start a bash.
+    /// Where a new bash of this session starts: the session's cwd, or
+    /// where [`Shell::move_off_removed_cwd`] moved it.
     fn start_cwd(&self) -> PathBuf {
+        self.move_off_removed_cwd().unwrap_or_else(|| self.cwd())
+    }
+
+    /// When a command removed the session's cwd (`cd build && rm -rf
+    /// ../build`, then a command that ended bash), makes the nearest
+    /// directory above it the session's cwd and returns it: a session is
+    /// never left unable to start a bash.
+    fn move_off_removed_cwd(&self) -> Option<PathBuf> {
         let mut cwd = lock(&self.cwd);
-        if !cwd.is_dir() {
-            *cwd = nearest_dir(&cwd);
-        }
-        cwd.clone()
+        let nearest = nearest_dir(&cwd);
+        (nearest != *cwd).then(|| {
+            *cwd = nearest.clone();
+            nearest
+        })
     }
 
     /// The masker of a run's or a job's output: the session's secrets and
@@ -610,10 +617,10 @@ impl Shell {
         let restore = first.flatten();
         // A bash that takes the place of one ended by `exit` is where that
         // one was; a new one starts in `start_cwd` already.
-        let moved = first.is_none().then(|| (self.cwd(), self.start_cwd()));
-        let enter = moved
-            .filter(|(was, start)| was != start)
-            .map(|(_, start)| start);
+        let enter = first
+            .is_none()
+            .then(|| self.move_off_removed_cwd())
+            .flatten();
         protocol::startup(&protocol::Startup {
             snapshot: self
                 .config

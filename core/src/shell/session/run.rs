@@ -313,8 +313,8 @@ impl Shell {
         }
 
         let mut exit_code = ending.record.as_ref().map(|r| r.status);
-        if let Some(rec) = &ending.record {
-            *lock(&self.cwd) = rec.cwd.clone();
+        if let Some(rec) = ending.record {
+            *lock(&self.cwd) = rec.cwd;
         }
         if ending.replaced {
             let bash = state.bash.as_mut().expect("bash present");
