@@ -2,7 +2,7 @@
  *
  * conch_loop: conch's session loop as a bash loadable builtin.
  *
- *   enable -f conch-loop.so conch_loop && conch_loop EVEN ODD NAME SHELL BOOT
+ *   enable -f conch-loop.so conch_loop && conch_loop EVEN ODD NAME SHELL BOOT SKIP
  *
  * bash runs this instead of conch's eval loop (docs/engine.md): it reads
  * each run from the protocol descriptor (63), runs a command through
@@ -13,7 +13,9 @@
  * protocol is conch's (core/src/protocol/) unchanged: header, payload and
  * trailer on 63, records on 62, commands' output on the pipe the host gave
  * at 60. EVEN and ODD are the two unwind signals, NAME, SHELL and BOOT what
- * a command's `exit` execs (a fresh bash reading its start-up text).
+ * a command's `exit` execs (a fresh bash reading its start-up text), SKIP
+ * the length of what follows this call on 63 before run 0's trailer: the
+ * eval loop, for a bash that does not load this builtin, skipped unread.
  *
  * It never returns: it is bash's top level from its first call until bash
  * exits or execs. */
@@ -101,6 +103,17 @@ static int read_full(int fd, char *buf, size_t len) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return -1;
     got += (size_t)n;
+  }
+  return 0;
+}
+
+/* Reads and drops `len` bytes of `fd`. */
+static int skip_full(int fd, size_t len) {
+  char buf[4096];
+  while (len) {
+    size_t part = len < sizeof buf ? len : sizeof buf;
+    if (read_full(fd, buf, part) < 0) return -1;
+    len -= part;
   }
   return 0;
 }
@@ -352,8 +365,8 @@ static int conch_loop_builtin(WORD_LIST *list) {
     indirection_level = 0;
     return script_status(parse_and_execute(copy, "-c", SEVAL_NOHIST | SEVAL_RESETLINE));
   }
-  char *args[5];
-  for (int i = 0; i < 5; i++) {
+  char *args[6];
+  for (int i = 0; i < 6; i++) {
     if (!list) return 2;
     args[i] = list->word->word;
     list = list->next;
@@ -368,6 +381,7 @@ static int conch_loop_builtin(WORD_LIST *list) {
   out = hide(60);
   devnull = hide(open("/dev/null", O_RDWR | O_CLOEXEC));
   if (proto < 0 || status_fd < 0 || out < 0 || devnull < 0) sh_exit(1);
+  if (skip_full(proto, strtoul(args[5], NULL, 10)) < 0) sh_exit(1);
   loop_pid = getpid();
   handle(sig_even, on_unwind);
   handle(sig_odd, on_unwind);
@@ -444,5 +458,5 @@ static char *conch_loop_doc[] = {"conch's session loop: run by conch, not by han
 
 struct builtin conch_loop_struct = {
     "conch_loop", conch_loop_builtin, BUILTIN_ENABLED, conch_loop_doc,
-    "conch_loop EVEN ODD NAME SHELL BOOT", 0,
+    "conch_loop EVEN ODD NAME SHELL BOOT SKIP", 0,
 };

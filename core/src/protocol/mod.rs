@@ -203,10 +203,23 @@ const QUIET_FDS: &str = "</dev/null >/dev/null 2>&1 60>&- 62>&- 63<&-";
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
 
-/// bash's `-c` script: read the length of the startup text (8 digits),
-/// the text, and run it; it ends in the loop.
-pub const BOOTSTRAP: &str = "LC_ALL=C IFS= builtin read -r -N 8 -u 63 __conch_c && \
-     LC_ALL=C IFS= builtin read -r -N \"$__conch_c\" -u 63 __conch_c && builtin eval \"$__conch_c\"";
+/// Reads a chunk of start-up text (its length in [`CHUNK_DIGITS`]
+/// digits, then the text) and runs it.
+macro_rules! run_chunk {
+    () => {
+        "LC_ALL=C IFS= builtin read -r -N 8 -u 63 __conch_c && \
+         LC_ALL=C IFS= builtin read -r -N \"$__conch_c\" -u 63 __conch_c && builtin eval \"$__conch_c\""
+    };
+}
+
+/// bash's `-c` script: run the start-up text's first chunk, then its
+/// second, if the first returns (see [`startup`]). Both run at the same
+/// depth of `eval`, on line 1: what a command sees of `$LINENO` and of
+/// `set -x` does not depend on which chunk holds the loop.
+pub const BOOTSTRAP: &str = concat!(run_chunk!(), "; ", run_chunk!());
+
+/// The digits of a chunk's length (the `8` of [`BOOTSTRAP`]'s `read -N 8`).
+const CHUNK_DIGITS: usize = 8;
 
 const _: () = assert!(STATUS_FD == 62 && PROTOCOL_FD == 63);
 
@@ -494,13 +507,24 @@ pub struct LoopBuiltin<'a> {
     pub name: String,
 }
 
-/// The startup text [`BOOTSTRAP`] reads, with its length in front and the
-/// trailer of run 0 behind: export the variables, source the snapshot
-/// (output discarded), apply the env policy's unsets, and enter the loop
-/// (its first turn reports run 0: ready). The loop builtin, when there is
-/// one and bash loads it, is the loop, and never returns; otherwise the
-/// session's traps are set and the eval loop runs. Run 0's status says
-/// which (`crate::shell::engine`).
+/// The start-up text [`BOOTSTRAP`] reads, with the trailer of run 0
+/// behind: export the variables, source the snapshot (output discarded),
+/// apply the env policy's unsets, and enter the loop (its first turn
+/// reports run 0: ready). The loop builtin, when there is one and bash
+/// loads it, is the loop, and never returns; otherwise the session's traps
+/// are set and the eval loop runs. Run 0's status says which
+/// (`crate::shell::engine`).
+///
+/// With a builtin the text is two chunks: the set-up, ending in the
+/// builtin, and the eval loop, which the builtin skips unread and a bash
+/// that refuses the builtin runs next. bash's `eval` parses its text a
+/// line at a time, and `read -N` takes it a character at a time: the eval
+/// loop, kept out of the first chunk, costs a bash that runs the builtin
+/// neither (about a fifth of a session's start-up CPU). A bash that
+/// refuses the builtin parses the loop after the snapshot, with the
+/// user's aliases and options, as it parses it again after a `break`.
+/// Without a builtin the text is one chunk, the loop parsed before the
+/// snapshot runs.
 pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     // The pipe waits on `OUTPUT_FD` for the commands (see
     // `LOOP_TEMPLATE`). Plain `exec`: nothing of the user's is defined
@@ -535,29 +559,41 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     let [even, odd] = crate::process::sys::unwind_signals();
     boot.push_str("builtin unset -v __conch_c; } >/dev/null 2>&1; ");
-    if let Some(builtin) = &start.builtin {
-        let _ = write!(
-            boot,
-            "builtin enable -f {} conch_loop >/dev/null 2>&1 && builtin conch_loop {even} {odd} {} {} {}; ",
-            single_quote(&builtin.so.to_string_lossy()),
-            single_quote(&builtin.name),
-            single_quote(&builtin.shell.to_string_lossy()),
-            single_quote(BOOTSTRAP),
-        );
-    }
-    let _ = write!(
-        boot,
-        "{{ builtin trap {} {even}; builtin trap {} {odd}; builtin trap : INT; builtin trap {} EXIT; \
-         }} >/dev/null 2>&1; {}",
+    let eval_loop = format!(
+        "{{ builtin unset -v __conch_c; builtin trap {} {even}; builtin trap {} {odd}; \
+         builtin trap : INT; builtin trap {} EXIT; }} >/dev/null 2>&1; {}",
         single_quote(&unwind_trap(0)),
         single_quote(&unwind_trap(1)),
         single_quote(start.exit_trap),
         loop_text(),
     );
-    let mut out = format!("{:08}", boot.len());
-    out.push_str(&boot);
+    let mut out = String::with_capacity(boot.len() + eval_loop.len() + 64);
+    match &start.builtin {
+        None => {
+            boot.push_str(&eval_loop);
+            push_chunk(&mut out, &boot);
+        }
+        Some(builtin) => {
+            let _ = write!(
+                boot,
+                "builtin enable -f {} conch_loop >/dev/null 2>&1 && builtin conch_loop {even} {odd} {} {} {} {}",
+                single_quote(&builtin.so.to_string_lossy()),
+                single_quote(&builtin.name),
+                single_quote(&builtin.shell.to_string_lossy()),
+                single_quote(BOOTSTRAP),
+                CHUNK_DIGITS + eval_loop.len(),
+            );
+            push_chunk(&mut out, &boot);
+            push_chunk(&mut out, &eval_loop);
+        }
+    }
     push_trailer(&mut out, 0, start.out_fd);
     out.into_bytes()
+}
+
+/// A chunk of start-up text: its length, then the text.
+fn push_chunk(out: &mut String, text: &str) {
+    let _ = write!(out, "{:0width$}{text}", text.len(), width = CHUNK_DIGITS);
 }
 
 /// Whether bash can hold a variable of this name.
@@ -712,6 +748,46 @@ mod tests {
         assert_eq!(&msg[..HEADER_LEN], b"00000002bs");
         assert_eq!(&msg[HEADER_LEN..HEADER_LEN + 2], "é".as_bytes());
         assert_eq!(&msg[HEADER_LEN + 2..], b"0000000700000005");
+    }
+
+    /// The start-up text with a builtin is two chunks and run 0's trailer;
+    /// what the builtin is told to skip is exactly the second chunk, the
+    /// eval loop, which the first does not hold. Without one, one chunk.
+    #[test]
+    fn a_start_up_with_the_builtin_keeps_the_eval_loop_in_a_chunk_it_skips() {
+        fn chunk(text: &str) -> (&str, &str) {
+            let len: usize = text[..CHUNK_DIGITS].parse().unwrap();
+            text[CHUNK_DIGITS..].split_at(len)
+        }
+        let so = Path::new("/lib/conch-loop.so");
+        let shell = Path::new("/bin/bash");
+        let mut start = Startup {
+            snapshot: None,
+            unset_script: "",
+            restore: None,
+            exit_trap: "builtin :",
+            builtin: Some(LoopBuiltin {
+                so,
+                shell,
+                name: "bash".into(),
+            }),
+            out_fd: 9,
+            enter: None,
+            exports: &[],
+        };
+        let text = String::from_utf8(startup(&start)).unwrap();
+        let (first, rest) = chunk(&text);
+        let skip: usize = first.rsplit(' ').next().unwrap().parse().unwrap();
+        let (second, trailer) = chunk(rest);
+        assert_eq!(skip, CHUNK_DIGITS + second.len());
+        assert_eq!(trailer, "0000000000000009");
+        assert!(second.contains(&loop_text()) && !first.contains("until"));
+
+        start.builtin = None;
+        let text = String::from_utf8(startup(&start)).unwrap();
+        let (only, trailer) = chunk(&text);
+        assert!(only.contains(&loop_text()) && !only.contains("conch_loop"));
+        assert_eq!(trailer, "0000000000000009");
     }
 
     /// The loop rebuilds its own text (what it `eval`s after a `break`
