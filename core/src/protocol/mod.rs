@@ -95,14 +95,18 @@
 //! `builtin` is taken away after the command that defines it
 //! (`unhijack!`).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+mod quote;
 mod script;
+mod status;
 
+pub use quote::{ansi_c_quote, quote_bytes, quote_path, single_quote};
 pub use script::{CommandText, ExitCheck, Script};
+pub use status::{StatusParser, StatusRecord};
 
 /// The descriptor on which bash reports completed runs.
 pub const STATUS_FD: i32 = 62;
@@ -605,140 +609,9 @@ fn is_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// `'…'` quoting for bash: safe for any text without NUL.
-pub fn single_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-/// Quoting for any bytes but NUL: `single_quote` for UTF-8, else `$'…'`
-/// with each byte outside printable ASCII as `\xHH` (a host's variable
-/// may hold any bytes, and the start-up text is UTF-8).
-pub fn quote_bytes(bytes: &[u8]) -> String {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        return single_quote(text);
-    }
-    let mut s = String::with_capacity(bytes.len() * 2 + 3);
-    s.push_str("$'");
-    for &b in bytes {
-        match b {
-            b'\\' | b'\'' => {
-                s.push('\\');
-                s.push(b as char);
-            }
-            b' '..=b'~' => s.push(b as char),
-            _ => {
-                let _ = write!(s, "\\x{b:02x}");
-            }
-        }
-    }
-    s.push('\'');
-    s
-}
-
-/// A path quoted for bash, whatever bytes it holds ([`quote_bytes`]).
-pub fn quote_path(path: &Path) -> String {
-    quote_bytes(path.as_os_str().as_bytes())
-}
-
-/// `$'…'` quoting that keeps the line free of raw newlines and controls, so
-/// the protocol stays one line whatever the command holds.
-pub fn ansi_c_quote(text: &str) -> String {
-    let mut s = String::with_capacity(text.len() + 8);
-    s.push_str("$'");
-    for c in text.chars() {
-        match c {
-            '\\' => s.push_str(r"\\"),
-            '\'' => s.push_str(r"\'"),
-            '\n' => s.push_str(r"\n"),
-            '\t' => s.push_str(r"\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(s, "\\x{:02x}", c as u32);
-            }
-            c => s.push(c),
-        }
-    }
-    s.push('\'');
-    s
-}
-
-/// One completed run as reported by bash.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusRecord {
-    pub seq: u64,
-    pub status: i32,
-    /// bash's `$PWD`, byte for byte (a directory's name need not be
-    /// UTF-8).
-    pub cwd: PathBuf,
-}
-
-/// Accumulates bytes from the status descriptor into records.
-#[derive(Default)]
-pub struct StatusParser {
-    buf: Vec<u8>,
-}
-
-impl StatusParser {
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
-    }
-
-    /// The bytes of a record not complete yet, for another parser to go on.
-    pub fn into_pending(self) -> Vec<u8> {
-        self.buf
-    }
-
-    /// The next complete record, if one has arrived.
-    pub fn next_record(&mut self) -> Option<StatusRecord> {
-        let mut fields = self.buf.split(|&b| b == 0);
-        let (seq, status, cwd) = (fields.next()?, fields.next()?, fields.next()?);
-        // A record is complete only when its third field is terminated.
-        fields.next()?;
-        let used = seq.len() + status.len() + cwd.len() + 3;
-        let rec = StatusRecord {
-            seq: std::str::from_utf8(seq).ok()?.parse().ok()?,
-            status: std::str::from_utf8(status).ok()?.parse().unwrap_or(1),
-            cwd: OsStr::from_bytes(cwd).into(),
-        };
-        self.buf.drain(..used);
-        Some(rec)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting_round_trips_through_bash() {
-        let text = "a'b\"c\\d\n\te$f`g` \u{1}é";
-        let out = std::process::Command::new("bash")
-            .args([
-                "-c",
-                &format!(
-                    "printf %s {}; printf '|'; printf %s {}",
-                    single_quote(text),
-                    ansi_c_quote(text)
-                ),
-            ])
-            .output()
-            .unwrap();
-        let expected = format!("{text}|{text}");
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
-    }
-
-    #[test]
-    fn byte_quoting_round_trips_through_bash() {
-        for bytes in [
-            &b"plain 'x' \\ \xc3\xa9"[..],
-            b"\xff\xfe'q\\ \x01\n\x7fa\xc3",
-        ] {
-            let out = std::process::Command::new("bash")
-                .args(["-c", &format!("printf %s {}", quote_bytes(bytes))])
-                .output()
-                .unwrap();
-            assert_eq!(out.stdout, bytes, "{}", quote_bytes(bytes));
-        }
-    }
 
     #[test]
     fn a_run_is_header_payload_trailer_whatever_the_run_number() {
@@ -812,32 +685,5 @@ mod tests {
         let literal = &first[first.find("__conch_l=").unwrap() + 10
             ..first.rfind("; builtin printf -v __conch_q").unwrap()];
         assert_eq!(first.replacen(literal, LOOP_MARK, 1), LOOP_TEMPLATE);
-    }
-
-    #[test]
-    fn status_records_parse_across_pushes() {
-        let mut p = StatusParser::default();
-        p.push(b"3\x000\x00/tm");
-        assert_eq!(p.next_record(), None);
-        p.push(b"p\x004\x00");
-        assert_eq!(
-            p.next_record(),
-            Some(StatusRecord {
-                seq: 3,
-                status: 0,
-                cwd: "/tmp".into(),
-            })
-        );
-        p.push(b"2\x00/x\x00");
-        assert_eq!(
-            p.next_record(),
-            Some(StatusRecord {
-                seq: 4,
-                status: 2,
-                cwd: "/x".into(),
-            })
-        );
-
-        assert_eq!(p.next_record(), None);
     }
 }
