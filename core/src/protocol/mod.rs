@@ -521,10 +521,11 @@ pub struct LoopBuiltin<'a> {
 ///
 /// With a builtin the text is two chunks: the set-up, ending in the
 /// builtin, and the eval loop, which the builtin skips unread and a bash
-/// that refuses the builtin runs next. bash's `eval` parses its text a
-/// line at a time, and `read -N` takes it a character at a time: the eval
-/// loop, kept out of the first chunk, costs a bash that runs the builtin
-/// neither (about a fifth of a session's start-up CPU). A bash that
+/// that refuses the builtin runs next. bash parses the whole of a line
+/// before it runs any of it (the start-up text is one line), and `read -N`
+/// takes the text a character at a time: kept out of the first chunk, the
+/// eval loop costs a bash that runs the builtin neither (about a fifth of
+/// a session's start-up CPU). A bash that
 /// refuses the builtin parses the loop after the snapshot, with the
 /// user's aliases and options, as it parses it again after a `break`.
 /// Without a builtin the text is one chunk, the loop parsed before the
