@@ -38,8 +38,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = int(os.environ.get("BENCH_RAY_RUNS", "300"))
-ROUNDS = 4
+RUNS = int(os.environ.get("BENCH_RAY_RUNS", "50"))
+# Many short rounds, each in another order: the machine's drift (it moves
+# a row by 5-20% over a minute) then hits every row alike.
+ROUNDS = 24
 WARMUP = 30
 CREATE = 16
 EPISODES, EPISODE_COMMANDS, POOL = 16, 20, 4
@@ -139,8 +141,10 @@ def latency() -> list[str]:
         times: dict[str, list[float]] = {name: [] for name in calls}
         for name, call in calls.items():
             timed(call, WARMUP)
+        order = list(calls.items())
         for _ in range(ROUNDS):  # interleaved, so drift hits every row alike
-            for name, call in calls.items():
+            order = order[1:] + order[:1]
+            for name, call in order:
                 times[name] += timed(call, RUNS)
         base_median = statistics.median(times["baseline: Ray actor + `subprocess` bash + marker"])
         for name, t in times.items():
