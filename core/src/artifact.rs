@@ -26,12 +26,13 @@
 //! (or `Available: none`).
 
 use std::collections::HashMap;
-use std::fs;
+use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use crate::error::{Error, Result};
+use crate::private_dir::{LOCK, lock_own, private_dir};
 
 const URL_SCHEME: &str = "artifact://";
 
@@ -134,15 +135,24 @@ struct Inner {
     dir: PathBuf,
     /// The next id to hand out; `None` until the directory was scanned.
     next_id: Mutex<Option<u64>>,
+    /// The process's own directory ([`ArtifactStore::process_default`]):
+    /// the lock the process holds in it while it lives, taken again when
+    /// the directory is made again. `None` for a directory a host names.
+    own_lock: Option<Mutex<Option<File>>>,
 }
 
 impl ArtifactStore {
     /// A store over `dir`. Nothing touches the file system until the first
     /// [`ArtifactStore::allocate`].
     pub fn new(dir: impl Into<PathBuf>) -> Self {
+        ArtifactStore::shared(dir.into(), false)
+    }
+
+    /// The store over `dir` every store of this process over it shares (a
+    /// new one if none is open); `own`: the process's own directory.
+    fn shared(dir: PathBuf, own: bool) -> Self {
         static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<Inner>>>> =
             LazyLock::new(Default::default);
-        let dir = dir.into();
         let key = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
         let mut open = OPEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         open.retain(|_, inner| inner.strong_count() > 0);
@@ -150,6 +160,7 @@ impl ArtifactStore {
             let inner = Arc::new(Inner {
                 dir,
                 next_id: Mutex::new(None),
+                own_lock: own.then(|| Mutex::new(None)),
             });
             open.insert(key, Arc::downgrade(&inner));
             inner
@@ -188,21 +199,26 @@ impl ArtifactStore {
         }
     }
 
-    /// This process's private artifacts directory: one per process, under
-    /// the temp directory, mode 0700, created on the first spill and removed
-    /// with everything in it when the process exits normally. (A process
-    /// killed outright leaves it in the temp directory.)
+    /// This process's private artifacts directory: one per process, in
+    /// conch's private directory (`<temp>/conch-<uid>/artifacts-<pid>-<random>`),
+    /// mode 0700, created on the first spill and removed with everything in
+    /// it when the process exits normally. The process holds a lock in it
+    /// while it lives, so that the directory of one killed outright (a Ray
+    /// worker's, at `ray.kill`) is removed by the next conch of the same
+    /// user (`private_dir`'s sweep). Where the private directory cannot be
+    /// used, the temp directory holds it (`conch-artifacts-<pid>-<random>`),
+    /// and nothing removes it after a kill.
     pub fn process_default() -> Self {
-        static DEFAULT: LazyLock<PathBuf> = LazyLock::new(|| {
-            let dir = std::env::temp_dir().join(format!(
-                "conch-artifacts-{}-{}",
-                std::process::id(),
-                unique_suffix()
-            ));
+        static DEFAULT: LazyLock<ArtifactStore> = LazyLock::new(|| {
+            let name = format!("artifacts-{}-{}", std::process::id(), unique_suffix());
+            let dir = match private_dir() {
+                Ok(private) => private.join(name),
+                Err(_) => std::env::temp_dir().join(format!("conch-{name}")),
+            };
             remove_at_exit(&dir);
-            dir
+            ArtifactStore::shared(dir, true)
         });
-        ArtifactStore::new(DEFAULT.clone())
+        DEFAULT.clone()
     }
 
     pub fn dir(&self) -> &Path {
@@ -246,6 +262,7 @@ impl ArtifactStore {
                 e,
             )
         })?;
+        self.hold_own_lock();
         let mut id = match *next_id {
             Some(id) => id,
             None => self.scan_next_id()?,
@@ -277,6 +294,21 @@ impl ArtifactStore {
                 }
             }
         }
+    }
+
+    /// In the process's own directory, takes the lock when the directory
+    /// has none (made now, or again after it was removed). Best effort:
+    /// without it the directory is only left behind by a kill.
+    fn hold_own_lock(&self) {
+        let Some(lock) = &self.inner.own_lock else {
+            return;
+        };
+        let mut held = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if held.is_some() && self.inner.dir.join(LOCK).exists() {
+            return;
+        }
+        let _ = fs::remove_file(self.inner.dir.join(".lock-new"));
+        *held = lock_own(&self.inner.dir).ok();
     }
 
     /// The whole text of `artifact://<id>`.
@@ -590,10 +622,11 @@ fn numeric_order(a: &str, b: &str) -> std::cmp::Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
-/// Eight hex digits that differ between runs of a process with a reused
-/// pid: the clock's nanoseconds, hashed with the standard library's random
-/// per-process keys.
-fn unique_suffix() -> String {
+/// A number that differs between runs of a process with a reused pid: the
+/// clock's nanoseconds, hashed with the standard library's random
+/// per-process keys. Decimal in a name, as `private_dir`'s sweep reads it
+/// (`<kind>-<pid>-<n>`).
+fn unique_suffix() -> u32 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u128(
@@ -601,7 +634,7 @@ fn unique_suffix() -> String {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos()),
     );
-    format!("{:08x}", hasher.finish() as u32)
+    hasher.finish() as u32
 }
 
 /// Removes `dir` (recursively) when the process exits normally: `exit()`

@@ -6,13 +6,24 @@
 //! a job, a long command) are named `<kind>-<pid>-<n>` after the host. They
 //! hold the session's variables, secrets included; a host killed while one
 //! exists cannot remove it, so the first conch of a later host does
-//! ([`sweep`]).
+//! ([`sweep`]). So does it with the directories a host keeps here for as
+//! long as it lives (a sandboxed session's, the process's own artifacts):
+//! the host holds a lock in each ([`lock_own`]), and a directory whose lock
+//! nobody holds was left by a host that is gone, killed or not.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-use std::path::PathBuf;
+use std::fs::File;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use rustix::fs::FlockOperation;
+
 use crate::{Error, Result};
+
+/// The file in a directory of a host's own that the host holds locked
+/// while it uses the directory: the lock goes with the host, killed or
+/// not, so a later host knows the directory is abandoned ([`abandoned`]).
+pub(crate) const LOCK: &str = ".lock";
 
 /// The directory, created on first use.
 pub fn private_dir() -> Result<&'static PathBuf> {
@@ -42,10 +53,10 @@ fn create() -> std::result::Result<PathBuf, String> {
 }
 
 /// Removes the files of hosts that are gone: `<kind>-<pid>-<n>[.sh]` whose
-/// pid names no process, and the directories of sandboxed sessions no host
-/// holds the lock of (a pid would not do for those: a host in another pid
-/// namespace sharing this directory could still be using one). Best
-/// effort: what cannot be read or removed stays.
+/// pid names no process, and the directories no host holds the lock of (a
+/// pid would not do for those: a host in another pid namespace sharing
+/// this directory could still be using one). Best effort: what cannot be
+/// read or removed stays.
 fn sweep(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -61,7 +72,7 @@ fn sweep(dir: &std::path::Path) {
             })
         };
         match entry.file_type() {
-            Ok(t) if t.is_dir() && crate::process::sandbox::dirs::abandoned(&entry.path()) => {
+            Ok(t) if t.is_dir() && abandoned(&entry.path()) => {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
             Ok(t) if t.is_file() && gone() => {
@@ -70,6 +81,31 @@ fn sweep(dir: &std::path::Path) {
             _ => {}
         }
     }
+}
+
+/// Makes [`LOCK`] in `dir`, locked: under another name first, so that a
+/// [`LOCK`] anyone sees is locked while its host lives. The file is
+/// close-on-exec: no program the host starts holds the lock.
+pub(crate) fn lock_own(dir: &Path) -> std::io::Result<File> {
+    let new = dir.join(".lock-new");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&new)?;
+    rustix::fs::flock(&file, FlockOperation::LockExclusive)?;
+    std::fs::rename(&new, dir.join(LOCK))?;
+    Ok(file)
+}
+
+/// Whether `dir` was left by a host that is gone: its [`LOCK`] can be
+/// locked. A directory without one (being made, or made by an older
+/// conch) is never taken for abandoned. Locks, unlike pids, mean the same
+/// in every pid namespace that shares the directory.
+pub(crate) fn abandoned(dir: &Path) -> bool {
+    File::open(dir.join(LOCK)).is_ok_and(|lock| {
+        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok()
+    })
 }
 
 /// The host's pid in a name of [`unique_name`]'s form (`kind-pid-n`,
@@ -134,5 +170,18 @@ mod tests {
         ] {
             assert_eq!(host_pid(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_directory_is_abandoned_once_no_host_holds_its_lock() {
+        let dir = std::env::temp_dir().join(format!("conch-dirs-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(!abandoned(&dir), "no lock yet: never taken for abandoned");
+        let lock = lock_own(&dir).unwrap();
+        assert!(!dir.join(".lock-new").exists());
+        assert!(!abandoned(&dir), "held by this host");
+        drop(lock);
+        assert!(abandoned(&dir), "its host let go");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -2,24 +2,19 @@
 //! temp directory (bash's `TMPDIR`) and the directory of its pipes as FIFOs
 //! (see [`crate::process::io::named_pipe`]). Made with the sandbox,
 //! removed with it; the same on every platform. Its host holds a lock in
-//! it, so that the directory of a host killed before it could remove it is
-//! removed by a later host (`private_dir`'s sweep).
+//! it ([`crate::private_dir::lock_own`]), so that the directory of a host
+//! killed before it could remove it is removed by a later host
+//! (`private_dir`'s sweep).
 
 use std::fs::File;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::FlockOperation;
-
 use super::Sandbox;
 use crate::error::{Error, Result};
+use crate::private_dir::{LOCK, lock_own};
 use crate::process::env::Env;
-
-/// The file in a session's directory its host holds locked while the
-/// session lives: the lock goes with the host, killed or not, so a later
-/// host knows the directory is abandoned ([`abandoned`]).
-const LOCK: &str = ".lock";
 
 #[derive(Debug)]
 pub(crate) struct SessionDirs {
@@ -97,30 +92,6 @@ fn create_own(base: &Path, next: &AtomicU64) -> Result<PathBuf> {
     }
 }
 
-/// Makes [`LOCK`] in `dir`, locked: under another name first, so that a
-/// [`LOCK`] anyone sees is locked while its host lives.
-fn lock_own(dir: &Path) -> std::io::Result<File> {
-    let new = dir.join(".lock-new");
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&new)?;
-    rustix::fs::flock(&file, FlockOperation::LockExclusive)?;
-    std::fs::rename(&new, dir.join(LOCK))?;
-    Ok(file)
-}
-
-/// Whether `dir`, a session's directory, was left by a host that is gone:
-/// its [`LOCK`] can be locked. A directory without one (being made, or made
-/// by an older conch) is never taken for abandoned. Locks, unlike pids,
-/// mean the same in every pid namespace that shares the directory.
-pub(crate) fn abandoned(dir: &Path) -> bool {
-    File::open(dir.join(LOCK)).is_ok_and(|lock| {
-        rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok()
-    })
-}
-
 impl Drop for SessionDirs {
     fn drop(&mut self) {
         self.remove();
@@ -144,21 +115,6 @@ mod tests {
         // What was there is left as it was.
         assert!((0..3).all(|n| left(n).join("tmp").is_dir()));
         assert_eq!(create_own(&base, &next).unwrap(), left(4));
-        std::fs::remove_dir_all(&base).unwrap();
-    }
-
-    #[test]
-    fn a_directory_is_abandoned_once_no_host_holds_its_lock() {
-        let base = std::env::temp_dir().join(format!("conch-dirs-lock-{}", std::process::id()));
-        std::fs::create_dir_all(&base).unwrap();
-        let next = AtomicU64::new(0);
-        let dir = create_own(&base, &next).unwrap();
-        assert!(!abandoned(&dir), "no lock yet: never taken for abandoned");
-        let lock = lock_own(&dir).unwrap();
-        assert!(!dir.join(".lock-new").exists());
-        assert!(!abandoned(&dir), "held by this host");
-        drop(lock);
-        assert!(abandoned(&dir), "its host let go");
         std::fs::remove_dir_all(&base).unwrap();
     }
 }
