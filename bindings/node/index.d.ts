@@ -593,6 +593,12 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class ArtifactStore {
   /** A store over `dir` (nothing touches the disk before `allocate`). */
   constructor(dir: string)
+  /**
+   * The process's own store: where a shell, a tool or a call spills
+   * when given no `artifactsDir` (a private directory of this process,
+   * removed when it exits; behaviour §11).
+   */
+  static processDefault(): ArtifactStore
   /** The store's directory. */
   get dir(): string
   /** Reserves the next id for an artifact of `kind` (e.g. `'bash'`). */

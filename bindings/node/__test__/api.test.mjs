@@ -3,7 +3,7 @@ import { test, describe, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { readFileSync, existsSync, realpathSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import * as conch from 'conch'
 import { settlesInTime, tempDir } from './helpers.mjs'
 
@@ -324,6 +324,19 @@ describe('executeBash', () => {
 })
 
 describe('ArtifactStore', () => {
+  test('processDefault is where a shell without artifactsDir spills, locked while the process lives', async () => {
+    const sh = new Shell({ cwd: tempDir(), snapshot: 'none', maxBytes: 1000 })
+    try {
+      const r = await sh.run({ command: 'seq 1 2000' })
+      const store = ArtifactStore.processDefault()
+      assert.equal(store.resolve(`artifact://${r.artifactId}`), Array.from({ length: 2000 }, (_, i) => `${i + 1}\n`).join(''))
+      assert.equal(basename(dirname(store.dir)), `conch-${process.getuid()}`)
+      assert.ok(existsSync(join(store.dir, '.lock')))
+    } finally {
+      sh.close()
+    }
+  })
+
   test('allocates sequential ids and reads them back', () => {
     const dir = tempDir()
     const store = new ArtifactStore(join(dir, 'a'))

@@ -33,6 +33,16 @@ impl ArtifactStore {
         }
     }
 
+    /// The process's own store: where a shell, a tool or a call spills
+    /// when given no `artifactsDir` (a private directory of this process,
+    /// removed when it exits; behaviour §11).
+    #[napi(factory, catch_unwind)]
+    pub fn process_default() -> Self {
+        ArtifactStore {
+            inner: CoreStore::process_default(),
+        }
+    }
+
     /// The store's directory.
     #[napi(getter, catch_unwind)]
     pub fn dir(&self) -> String {

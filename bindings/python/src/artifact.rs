@@ -36,6 +36,18 @@ impl PyArtifactStore {
         })
     }
 
+    /// The process's own store: where a shell, a tool or a call spills
+    /// when given no ``artifacts_dir`` (a private directory of this
+    /// process, removed when it exits; behaviour §11).
+    #[staticmethod]
+    fn process_default() -> PyResult<Self> {
+        guard(|| {
+            Ok(PyArtifactStore {
+                inner: ArtifactStore::process_default(),
+            })
+        })
+    }
+
     /// The store's directory.
     #[getter]
     fn dir(&self) -> PyResult<PathBuf> {

@@ -292,6 +292,16 @@ def test_sanitize_text_takes_str_and_bytes():
         conch.sanitize_text(3)
 
 
+def test_the_process_default_store_is_where_a_shell_without_a_directory_spills(tmp_path):
+    with conch.Shell(cwd=tmp_path, snapshot=None, max_bytes=1000) as sh:
+        r = sh.run("seq 1 2000")
+    store = conch.ArtifactStore.process_default()
+    assert store.resolve(f"artifact://{r.artifact_id}") == "".join(f"{i}\n" for i in range(1, 2001))
+    # In conch's private directory, locked while this process lives.
+    assert store.dir.parent.name == f"conch-{os.getuid()}"
+    assert (store.dir / ".lock").is_file()
+
+
 def test_artifacts_spill_and_resolve(tmp_path):
     store = conch.ArtifactStore(tmp_path / "arts")
     with conch.Shell(cwd=tmp_path, snapshot=None, max_bytes=1000, artifacts_dir=store) as sh:

@@ -5,8 +5,10 @@ nothing left running once its actor is killed (conch's lifeline)."""
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import signal
+import tempfile
 import threading
 import time
 
@@ -15,7 +17,7 @@ import ray
 
 import conch
 from conch.ray import ActorShell, ShellActor, ToolResult
-from conftest import GUARD, Output, Sleeper, in_background, is_alive, pids_with, sleeper, wait_until
+from conftest import GUARD, Output, Sleeper, _cmdline, in_background, is_alive, pids_with, sleeper, wait_until
 from test_jobs import vector_cases as job_cases, poll_options
 from test_network import Servers, blocked, policy
 from test_vectors import (
@@ -323,3 +325,19 @@ def test_nothing_the_session_started_outlives_its_actor(local_ray, tmp_path, mar
     assert sh.lost
     with pytest.raises(conch.SessionLost):  # at once, from then on
         sh.jobs()
+
+
+def test_what_a_killed_actor_spilled_goes_with_the_next_session_on_the_node(local_ray, tmp_path):
+    sh = ActorShell(ShellActor.remote(cwd=str(tmp_path), snapshot=None))
+    assert sh.run("seq 1 100000").truncated
+    # The worker's own store: conch's private directory, named after the worker.
+    private = os.path.join(tempfile.gettempdir(), f"conch-{os.getuid()}")
+    [store] = glob.glob(os.path.join(private, f"artifacts-{sh.pid}-*"))
+    ray.kill(sh.actor)
+    assert wait_until(lambda: _cmdline(sh.pid) is None)
+    assert os.path.isdir(store), "a kill leaves it"
+    # The next conch on the node (this actor's worker, at its start) removes it.
+    nxt = ActorShell(ShellActor.remote(cwd=str(tmp_path), snapshot=None))
+    assert not os.path.exists(store)
+    assert nxt.run("echo ok").output == "ok\n"
+    ray.kill(nxt.actor)

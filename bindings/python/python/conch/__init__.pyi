@@ -473,6 +473,10 @@ class ArtifactStore(_ArtifactReads):
     """A directory of artifacts with sequential ids."""
 
     def __new__(cls, dir: _Path) -> Self: ...
+    @staticmethod
+    def process_default() -> ArtifactStore:
+        """The process's own store: where a shell, a tool or a call spills
+        when given no ``artifacts_dir``."""
     @property
     def dir(self) -> Path: ...
     def allocate(self, kind: str = "bash") -> Artifact: ...

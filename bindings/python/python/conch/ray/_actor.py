@@ -6,7 +6,6 @@ import contextlib
 import os
 import queue
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -49,7 +48,9 @@ class ShellActor:
     ``ray.kill`` can leave a session's background processes running.
     Without ``artifacts_dir`` the session spills
     into a store of its own on the node, removed with the session, so an
-    episode never reads the last one's artifacts.
+    episode never reads the last one's artifacts: the worker's own
+    (``conch.ArtifactStore.process_default()``: a worker hosts one actor),
+    which the next conch on the node removes if the worker is killed.
     """
 
     def __init__(self, **shell_options: Any) -> None:
@@ -57,7 +58,7 @@ class ShellActor:
         self._tokens: dict[str, conch.CancelToken] = {}
         self._tool: conch.BashTool | None = None
         self._shell: conch.Shell | None = None
-        self._own_store: str | None = None
+        self._own_store = False
         self._error: BaseException | None = None
         try:
             self._open(shell_options)
@@ -80,9 +81,9 @@ class ShellActor:
         self._error = None
         options = dict(options)
         store = options.get("artifacts_dir")
+        self._own_store = store is None
         if store is None:
-            self._own_store = tempfile.mkdtemp(prefix="conch-ray-")
-            store = self._own_store
+            store = conch.ArtifactStore.process_default()
         self._store = store if isinstance(store, conch.ArtifactStore) else conch.ArtifactStore(store)
         options["artifacts_dir"] = self._store
         self._shell = conch.Shell(**options)
@@ -93,9 +94,10 @@ class ShellActor:
             self._tool = None
         if self._shell is not None:
             self._shell.close()
-        if self._own_store is not None:
-            shutil.rmtree(self._own_store, ignore_errors=True)
-            self._own_store = None
+        if self._own_store:
+            # Made again at the next spill.
+            shutil.rmtree(self._store.dir, ignore_errors=True)
+            self._own_store = False
 
     def info(self) -> dict[str, Any]:
         """Where the session runs: Ray's node id and address, the pid of its
