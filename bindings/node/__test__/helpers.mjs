@@ -1,6 +1,6 @@
 // Shared helpers of the node:test suite.
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,9 +14,17 @@ import { ToolAbortError, ToolError } from 'conch'
  */
 export const HANG_GUARD_MS = 10_000
 
-/** A fresh private directory. */
+/** The directories `tempDir` made in this process (a test file's). */
+const made = []
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh private directory, removed when the test file's process exits. */
 export function tempDir(prefix = 'conch-node-') {
-  return mkdtempSync(join(tmpdir(), prefix))
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  made.push(dir)
+  return dir
 }
 
 /**

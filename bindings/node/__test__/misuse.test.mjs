@@ -43,11 +43,9 @@ if (process.env.CONCH_MISUSE_CHILD === '1') {
 async function child() {
   const fc = (await import('fast-check')).default
   const conch = await import('conch')
-  const { mkdtempSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
+  const { tempDir } = await import('./helpers.mjs')
 
-  const dir = mkdtempSync(join(tmpdir(), 'conch-misuse-'))
+  const dir = tempDir('conch-misuse-')
   const MB = 'a'.repeat(1 << 20)
   const weirdValues = [
     NaN, Infinity, -Infinity, 1e300, -1e300, -1, 0, 1, 2.5, 2 ** 53, 2 ** 31, -0,
