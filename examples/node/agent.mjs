@@ -6,7 +6,7 @@
 // Set up once (README): cd bindings/node && npm ci && npm run build
 // Then:                 node examples/node/agent.mjs
 // In a project that depends on the package: import { BashTool, ... } from 'conch'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BashTool, BlockedError, ToolAbortError, ToolError } from '../../bindings/node/conch.mjs'
@@ -70,4 +70,5 @@ try {
   await call({ command: 'echo "long job started"; sleep 60' }, { abortAfterMs: 500 })
 } finally {
   tool.close()
+  rmSync(workspace, { recursive: true, force: true })
 }

@@ -1,10 +1,12 @@
 //! Helpers shared by the engine's integration tests: finding processes and
 //! threads in the real process table, waiting for output, waiting with a
-//! bound. An area binary includes them with
+//! bound, directories of a test's own. An area binary includes them with
 //! `#[path = "../common/mod.rs"] mod common;` in its `main.rs`, a
 //! single-file binary with `mod common;`.
 #![allow(dead_code)]
 
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -175,5 +177,47 @@ impl Seen {
 
     pub fn text(&self) -> String {
         self.0.0.lock().unwrap().clone()
+    }
+}
+
+/// A new directory of a test's own in the temp directory (its real path, as
+/// bash's `$PWD` names it), removed with all in it when dropped; reads as
+/// that path (`format!("{dir}/x")`, `&dir` for a `&str`).
+pub struct TempDir(String);
+
+impl TempDir {
+    /// `<temp>/conch-test-<pid>-<name>-<n>`.
+    pub fn new(name: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "conch-test-{}-{name}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir.canonicalize().unwrap().to_string_lossy().into_owned())
+    }
+
+    pub fn path(&self) -> &Path {
+        Path::new(&self.0)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for TempDir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::{HANG, wait_until};
+use crate::common::{HANG, TempDir, wait_until};
 use conch_core::shell::{BashResult, ExecuteOptions, RunOptions, Shell, execute_shell};
 use conch_core::{JobId, JobOptions, JobPoll, JobStatus, PollOptions};
 use regex::Regex;
@@ -29,14 +29,31 @@ fn notice(program: &str) -> String {
     )
 }
 
-/// A file of this test's own, in a directory of its own: its path is the
-/// marker that finds the processes that opened it.
-fn notes(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("conch-no-terminal-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("notes.txt");
+/// A file of this test's own, in a directory of its own (removed with it):
+/// its path is the marker that finds the processes that opened it.
+struct Notes {
+    file: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for Notes {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.file
+    }
+}
+
+impl AsRef<Path> for Notes {
+    fn as_ref(&self) -> &Path {
+        &self.file
+    }
+}
+
+fn notes(test: &str) -> Notes {
+    let dir = TempDir::new(&format!("no-terminal-{test}"));
+    let file = dir.path().join("notes.txt");
     std::fs::write(&file, "hello\n").unwrap();
-    file
+    Notes { file, _dir: dir }
 }
 
 /// Live processes with an argument that mentions `marker`.

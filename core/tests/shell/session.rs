@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::HANG;
+use crate::common::{HANG, TempDir};
 use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
 
 fn shell() -> Shell {
@@ -29,7 +29,7 @@ fn state_persists_across_runs() {
     );
     assert_eq!(r.output, format!("{dir} 1 2\nfn3\nalias\nnc\n"));
     assert_eq!(r.exit_code, Some(0));
-    assert_eq!(r.working_dir.as_deref(), Some(dir.as_str()));
+    assert_eq!(r.working_dir.as_deref(), Some(&*dir));
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
         (
             "mkdir -p a/b && cd a/b && rm -rf ../../a",
             "kill -9 $$",
-            dir.clone(),
+            dir.to_string(),
         ),
         (
             "mkdir -p c/d && cd c/d && rm -rf ../d",
@@ -174,7 +174,8 @@ fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
 fn a_directory_whose_name_is_not_utf8_is_the_session_s_byte_for_byte() {
     use std::os::unix::ffi::OsStrExt;
     let sh = shell();
-    let dir = std::path::PathBuf::from(tempdir()).join(std::ffi::OsStr::from_bytes(b"d\xff'\xe9"));
+    let base = tempdir();
+    let dir = base.path().join(std::ffi::OsStr::from_bytes(b"d\xff'\xe9"));
     std::fs::create_dir(&dir).unwrap();
     let parent = dir.parent().unwrap().to_str().unwrap();
     run(&sh, &format!("cd {parent} && cd $'d\\xff\\'\\xe9'"));
@@ -233,7 +234,7 @@ fn run_env_and_cwd_are_scoped_to_the_run() {
     let dir = tempdir();
     let mut opts = RunOptions::new("echo $ONLY $PWD; cd /");
     opts.env = vec![("ONLY".into(), "it's here".into())];
-    opts.cwd = Some(dir.clone().into());
+    opts.cwd = Some(dir.to_string().into());
     let before = sh.cwd();
     let r = sh.run(opts, |_| {}).unwrap();
     assert_eq!(r.output, format!("it's here {dir}\n"));
@@ -263,7 +264,7 @@ fn nounset_and_xtrace_leave_per_run_scope_working() {
     run(&sh, "set -u");
     let scoped = |cmd: &str| {
         let mut opts = RunOptions::new(cmd);
-        opts.cwd = Some(dir.clone().into());
+        opts.cwd = Some(dir.to_string().into());
         opts.env = vec![("V".into(), "v".into())];
         sh.run(opts, |_| {}).unwrap()
     };
@@ -303,7 +304,7 @@ fn functions_named_like_builtins_change_only_the_users_calls() {
     );
     // A run with its own cwd goes through a script of the session's.
     let mut opts = RunOptions::new("pwd; false");
-    opts.cwd = Some(dir.clone().into());
+    opts.cwd = Some(dir.to_string().into());
     let r = sh.run(opts, |_| {}).unwrap();
     assert_eq!(
         (r.output.clone(), r.exit_code),
@@ -336,7 +337,7 @@ fn an_exit_trap_runs_when_its_command_ends() {
     // In a run with a cwd of its own, in that directory; `exit` in the
     // trap gives the status and ends the session, as `exit` would.
     let mut opts = RunOptions::new("trap 'echo \"in $PWD\"; exit 7' EXIT; echo body");
-    opts.cwd = Some(dir.clone().into());
+    opts.cwd = Some(dir.to_string().into());
     let r = sh.run(opts, |_| {}).unwrap();
     assert_eq!(r.output, format!("body\nin {dir}\n"));
     assert_eq!((r.exit_code, r.session_ended), (Some(7), true));
@@ -595,16 +596,8 @@ fn head_lines_stop_the_command_early_with_heads_status() {
     assert_eq!(sh.run(opts, |_| {}).unwrap().output, "9\n10\n");
 }
 
-fn tempdir() -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "conch-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.canonicalize().unwrap().to_string_lossy().into_owned()
+fn tempdir() -> TempDir {
+    TempDir::new("session")
 }
 
 #[test]
