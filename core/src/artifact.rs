@@ -639,15 +639,19 @@ fn unique_suffix() -> u32 {
 
 /// Removes `dir` (recursively) when the process exits normally: `exit()`
 /// from C, the end of `main`, Python's and Node's own exits all run the C
-/// library's exit handlers.
+/// library's exit handlers. Only in this process: a child it forked (a
+/// prefork server's worker) inherits the handler and the directory, and
+/// its exit must not take the directory from its parent.
 fn remove_at_exit(dir: &Path) {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    static DIR: std::sync::OnceLock<(PathBuf, u32)> = std::sync::OnceLock::new();
     extern "C" fn remove() {
-        if let Some(dir) = DIR.get() {
+        if let Some((dir, owner)) = DIR.get()
+            && *owner == std::process::id()
+        {
             let _ = fs::remove_dir_all(dir);
         }
     }
-    if DIR.set(dir.to_path_buf()).is_ok() {
+    if DIR.set((dir.to_path_buf(), std::process::id())).is_ok() {
         // SAFETY: `remove` is a plain `extern "C" fn()` that touches only
         // a static set before it is registered; registering can fail only
         // when the table is full, and then the directory simply stays.

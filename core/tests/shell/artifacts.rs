@@ -102,7 +102,9 @@ fn two_processes_spilling_into_one_dir_never_share_an_artifact() {
 
 /// Not a test of its own: the worker of
 /// `without_a_named_directory_runs_spill_into_a_private_one`. Prints the
-/// directory its run spilled into, then exits normally.
+/// directory its run spilled into, then exits normally; a child it forks
+/// (as a prefork server does) exits normally first and leaves the
+/// directory to its parent.
 #[test]
 #[ignore = "a worker process of another test"]
 fn default_spill_worker() {
@@ -116,6 +118,17 @@ fn default_spill_worker() {
     assert_eq!(
         std::fs::read_to_string(dir.join(format!("{id}.bash.log"))).unwrap(),
         (1..=1000).map(|n| format!("{n}\n")).collect::<String>()
+    );
+    // SAFETY: the child only calls `exit`, which runs the exit handlers.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        unsafe { libc::exit(0) };
+    }
+    let mut status = 0;
+    assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+    assert!(
+        dir.is_dir(),
+        "a forked child's exit took its parent's directory"
     );
     println!("DIR {}", dir.display());
 }
