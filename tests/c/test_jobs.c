@@ -622,7 +622,9 @@ static void test_the_job_limit_and_a_timeout(void) {
     CHECK(str_eq(r->output, "fg\n") && !r->has_backgrounded, "in the foreground");
   conch_bash_result_free(r);
   CHECK_RC(conch_shell_kill_job(sh, first, NULL), CONCH_OK, "kill one");
-  o.timeout_ms = 300;
+  /* Long enough that the job's bash has started and printed when it fires,
+     even under valgrind on a busy machine (300 ms was not, once). */
+  o.timeout_ms = 3000;
   uint32_t timed = start_ok(sh, &o, "echo started; /bin/sleep 100");
   conch_job_poll *p = poll_until(sh, timed, NULL, "a job with a timeout");
   if (p) CHECK(str_eq(p->output, "started\n") && str_eq(p->status, "timed_out") && !p->has_exit_code,
