@@ -18,6 +18,7 @@
 
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/types.h>
 
 /* The bash releases whose declarations are these (`dist_version`). */
 #ifndef BASH_API_VERSIONS
@@ -85,6 +86,9 @@ extern void restore_default_signal(int);
 extern void wait_sigint_cleanup(void);
 extern void stop_making_children(void);
 extern void cleanup_the_pipeline(void);
+
+/* shell.h, jobs.h: `$$`, and the process group bash takes for its own */
+extern pid_t dollar_dollar_pid, shell_pgrp;
 
 /* variables.h */
 extern SHELL_VAR *bind_variable(const char *, char *, int);

@@ -2,7 +2,7 @@
  *
  * conch_loop: conch's session loop as a bash loadable builtin.
  *
- *   enable -f conch-loop.so conch_loop && conch_loop EVEN ODD NAME SHELL BOOT SKIP
+ *   enable -f conch-loop.so conch_loop && conch_loop EVEN ODD NAME SHELL BOOT SKIP SPARE
  *
  * bash runs this instead of conch's eval loop (docs/engine.md): it reads
  * each run from the protocol descriptor (63), runs a command through
@@ -16,6 +16,8 @@
  * a command's `exit` execs (a fresh bash reading its start-up text), SKIP
  * the length of what follows this call on 63 before run 0's trailer: the
  * eval loop, for a bash that does not load this builtin, skipped unread.
+ * SPARE is the descriptor of the host's spare channel (61), or `-`: with
+ * one, this bash forks a spare of itself once it is ready (fork_spare).
  *
  * It never returns: it is bash's top level from its first call until bash
  * exits or execs. */
@@ -28,6 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#endif
 
 #include "bash_api.h"
 
@@ -39,6 +47,8 @@
 #define READY_BUILTIN 1
 
 static int proto = -1, status_fd = -1, out = -1, devnull = -1;
+/* The host's spare channel (-1: this bash forks no spare). */
+static int spare = -1;
 static int sig_even, sig_odd;
 static pid_t loop_pid;
 static char *exec_name, *exec_shell, *exec_boot;
@@ -94,6 +104,7 @@ static void close_session_fds(void) {
   close(status_fd);
   close(out);
   close(devnull);
+  if (spare >= 0) close(spare);
 }
 
 static int read_full(int fd, char *buf, size_t len) {
@@ -350,6 +361,95 @@ static int run_script(const char *text) {
   return status;
 }
 
+#ifdef __linux__
+/* Receives what a spare takes over with: the directory in `dir`, the
+   descriptors in `fds`. Returns how many descriptors came (0: the host
+   closed the channel, or a message without them). */
+static int receive(char *dir, size_t cap, int fds[4]) {
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(4 * sizeof(int))];
+  } control;
+  struct iovec iov = {dir, cap - 1};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.buf;
+  msg.msg_controllen = sizeof control.buf;
+  ssize_t n;
+  do n = recvmsg(spare, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return 0;
+  dir[n] = 0;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return 0;
+  int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+  memcpy(fds, CMSG_DATA(c), (size_t)count * sizeof(int));
+  return count;
+}
+
+/* The spare, from its fork: it holds none of the session's descriptors,
+   tells the host its pid, and waits. The host's first message makes it
+   the session's bash (returns); end-of-file, or the host's death, ends
+   it. Until then it dies with the host; from then on it is frozen, as a
+   bash the host starts is (the host's guard takes its tree down). */
+static void wait_as_spare(pid_t host) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != host) _exit(0);
+  setsid();
+  close(proto);
+  close(status_fd);
+  close(out);
+  dup2(devnull, 1);
+  dup2(devnull, 2);
+  pid_t self = getpid();
+  if (write_full(spare, (const char *)&self, sizeof self) < 0) _exit(0);
+  char dir[4096];
+  int fds[4];
+  int count = receive(dir, sizeof dir, fds);
+  if (count < 3) _exit(0);
+  prctl(PR_SET_PDEATHSIG, SIGSTOP);
+  if (getppid() != host) _exit(0);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  close(spare);
+  proto = hide(fds[0]);
+  status_fd = hide(fds[1]);
+  out = hide(fds[2]);
+  spare = count > 3 ? hide(fds[3]) : -1;
+  dup2(out, 1);
+  dup2(out, 2);
+  /* The start directory again: a directory removed and made again since
+     the fork is another one. */
+  if (chdir(dir) < 0) _exit(1);
+  dollar_dollar_pid = shell_pgrp = loop_pid = getpid();
+  /* `$SECONDS` counts from the session's start, not the spare's. */
+  bind_variable("SECONDS", "0", 0);
+}
+#endif
+
+/* Forks the spare: this bash as it is before its first command, a child
+   of the host (CLONE_PARENT) rather than of this bash, so it outlives this
+   bash's tree when a reset kills it, and takes this bash's place then: a
+   reset is a fork, not a bash's start. Returns 1 in the spare once it took
+   over, 0 in this bash. Where it cannot fork (not Linux, or bash is the
+   first process of a pid namespace), the host reads end-of-file and starts
+   a bash instead. */
+static int fork_spare(void) {
+#ifdef __linux__
+  pid_t host = getppid();
+  /* Not glibc's fork, which has no CLONE_PARENT: nothing of glibc runs in
+     the child, which is as bash is (one thread, no lock held). */
+  if (syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0) == 0) {
+    wait_as_spare(host);
+    return 1;
+  }
+#endif
+  close(spare);
+  spare = -1;
+  return 0;
+}
+
 static int conch_loop_builtin(WORD_LIST *list) {
   /* In a script of conch's (a run with a cwd or variables of its own):
      `conch_loop run` runs the command, `$BASH_EXECUTION_STRING`, as `bash
@@ -365,8 +465,8 @@ static int conch_loop_builtin(WORD_LIST *list) {
     indirection_level = 0;
     return script_status(parse_and_execute(copy, "-c", SEVAL_NOHIST | SEVAL_RESETLINE));
   }
-  char *args[6];
-  for (int i = 0; i < 6; i++) {
+  char *args[7];
+  for (int i = 0; i < 7; i++) {
     if (!list) return 2;
     args[i] = list->word->word;
     list = list->next;
@@ -380,6 +480,7 @@ static int conch_loop_builtin(WORD_LIST *list) {
   status_fd = hide(62);
   out = hide(60);
   devnull = hide(open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (strcmp(args[6], "-") != 0) spare = hide(atoi(args[6]));
   if (proto < 0 || status_fd < 0 || out < 0 || devnull < 0) sh_exit(1);
   if (skip_full(proto, strtoul(args[5], NULL, 10)) < 0) sh_exit(1);
   loop_pid = getpid();
@@ -401,6 +502,12 @@ static int conch_loop_builtin(WORD_LIST *list) {
   char *payload = NULL;
   for (;;) {
     if (report(status, 0) < 0) sh_exit(status);
+    /* Ready, and nothing run yet: the spare's moment. One that takes over
+       reports run 0 of its own session. */
+    if (spare >= 0 && fork_spare()) {
+      status = READY_BUILTIN;
+      continue;
+    }
     /* The end of input: the host is gone. */
     if (read_full(proto, header, sizeof header) < 0) sh_exit(status);
     memcpy(digits, header, 8);
@@ -440,11 +547,14 @@ static int conch_loop_builtin(WORD_LIST *list) {
 int conch_loop_builtin_load(char *name) {
   static const char *const versions[] = BASH_API_VERSIONS;
   /* bash binds functions when first called: one it lacks (a build
-     without job control) is found missing here, not mid-command. */
+     without job control) is found missing here, not mid-command. The
+     variables are looked up the same way. */
   static const char *const functions[] = {
       "parse_and_execute", "top_level_cleanup", "exit_shell", "clear_unwind_protect_list",
       "restore_default_signal", "wait_sigint_cleanup", "stop_making_children",
       "cleanup_the_pipeline", "bind_variable", "unbind_variable", "get_string_value", "unbind_func",
+      /* and the variables a spare sets (fork_spare) */
+      "dollar_dollar_pid", "shell_pgrp",
   };
   (void)name;
   for (size_t i = 0; i < sizeof functions / sizeof *functions; i++)
@@ -458,5 +568,5 @@ static char *conch_loop_doc[] = {"conch's session loop: run by conch, not by han
 
 struct builtin conch_loop_struct = {
     "conch_loop", conch_loop_builtin, BUILTIN_ENABLED, conch_loop_doc,
-    "conch_loop EVEN ODD NAME SHELL BOOT SKIP", 0,
+    "conch_loop EVEN ODD NAME SHELL BOOT SKIP SPARE", 0,
 };

@@ -143,6 +143,12 @@ impl JobTable {
         }
     }
 
+    /// The session starts afresh (`Shell::reset`): every job it had,
+    /// ended by now, is forgotten; ids go on from the last one.
+    pub(crate) fn forget_all(&self) {
+        lock(&self.inner).jobs.clear();
+    }
+
     /// The first of `ids` that has ended, waiting up to `timeout` for one
     /// to; `None` when none did in time. Every id must be the session's.
     /// `cancel` ends the wait early (`None`).

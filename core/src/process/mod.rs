@@ -12,6 +12,7 @@ pub mod lifeline;
 pub(crate) mod no_terminal;
 pub(crate) mod pump;
 pub mod sandbox;
+pub(crate) mod spare;
 pub(crate) mod spawner;
 pub(crate) mod stop;
 pub(crate) mod supervised;

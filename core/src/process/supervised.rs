@@ -35,10 +35,7 @@ pub fn spawn_supervised(
     protocol: Option<OwnedFd>,
     fifos: Option<&Path>,
 ) -> Result<Supervised> {
-    let ((out, out_w), (status, status_w)) = match fifos {
-        Some(dir) => (named_pipe(dir)?, named_pipe(dir)?),
-        None => (output_pipe()?, pipe()?),
-    };
+    let ((out, out_w), (status, status_w)) = session_pipes(fifos)?;
     launch.subreaper = true;
     launch.fds.extend([
         (stdin.as_raw_fd(), 0),
@@ -62,6 +59,18 @@ pub fn spawn_supervised(
         pidfd,
     })
 }
+
+/// A supervised child's output and status pipes, `(read, write)` each:
+/// FIFOs in `fifos` if given.
+pub(crate) fn session_pipes(fifos: Option<&Path>) -> Result<PipePair> {
+    Ok(match fifos {
+        Some(dir) => (named_pipe(dir)?, named_pipe(dir)?),
+        None => (output_pipe()?, pipe()?),
+    })
+}
+
+/// The output pipe's ends, then the status pipe's.
+pub(crate) type PipePair = ((OwnedFd, OwnedFd), (OwnedFd, OwnedFd));
 
 /// The exit code a shell would report: the status, or 128 + the signal.
 pub fn status_code(status: ExitStatus) -> Option<i32> {

@@ -148,6 +148,15 @@ pub fn run(seq: u64, out_fd: i32, kind: Kind, payload: &str) -> Vec<u8> {
     message.into_bytes()
 }
 
+/// What a spare that takes a bash's place reads first: run 0's trailer,
+/// with the host's descriptor of its output pipe. It answers as a bash
+/// that got through its start-up text does.
+pub fn spare_start(out_fd: i32) -> Vec<u8> {
+    let mut message = String::with_capacity(TRAILER_LEN);
+    push_trailer(&mut message, 0, out_fd);
+    message.into_bytes()
+}
+
 fn push_trailer(message: &mut String, seq: u64, out_fd: i32) {
     let _ = write!(message, "{:08}{:08}", seq % SEQ_MODULUS, out_fd);
 }
@@ -202,10 +211,14 @@ const COMMAND_FDS: &str = command_fds!();
 /// a restored state): nothing read, nothing written, and none of the
 /// session's descriptors left open in it, as in a command
 /// ([`COMMAND_FDS`]): what it starts in the background holds none.
-const QUIET_FDS: &str = "</dev/null >/dev/null 2>&1 60>&- 62>&- 63<&-";
+const QUIET_FDS: &str = "</dev/null >/dev/null 2>&1 60>&- 61>&- 62>&- 63<&-";
 
 /// The descriptor the loop reads runs from.
 pub const PROTOCOL_FD: i32 = 63;
+
+/// Where a bash that forks a spare gets the host's spare channel
+/// (`crate::process::spare`).
+pub const SPARE_FD: i32 = 61;
 
 /// Reads a chunk of start-up text (its length in [`CHUNK_DIGITS`]
 /// digits, then the text) and runs it.
@@ -509,6 +522,10 @@ pub struct LoopBuiltin<'a> {
     /// The bash, and its `$0`.
     pub shell: &'a Path,
     pub name: String,
+    /// The bash has the host's spare channel on [`SPARE_FD`]: the builtin
+    /// forks a spare once it is ready; a bash that refuses the builtin
+    /// closes it.
+    pub spare: bool,
 }
 
 /// The start-up text [`BOOTSTRAP`] reads, with the trailer of run 0
@@ -564,9 +581,15 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
     }
     let [even, odd] = crate::process::sys::unwind_signals();
     boot.push_str("builtin unset -v __conch_c; } >/dev/null 2>&1; ");
+    let spare = start.builtin.as_ref().is_some_and(|b| b.spare);
     let eval_loop = format!(
-        "{{ builtin unset -v __conch_c; builtin trap {} {even}; builtin trap {} {odd}; \
+        "{{ {}builtin unset -v __conch_c; builtin trap {} {even}; builtin trap {} {odd}; \
          builtin trap : INT; builtin trap {} EXIT; }} >/dev/null 2>&1; {}",
+        if spare {
+            format!("builtin exec {SPARE_FD}>&-; ")
+        } else {
+            String::new()
+        },
         single_quote(&unwind_trap(0)),
         single_quote(&unwind_trap(1)),
         single_quote(start.exit_trap),
@@ -581,12 +604,17 @@ pub fn startup(start: &Startup<'_>) -> Vec<u8> {
         Some(builtin) => {
             let _ = write!(
                 boot,
-                "builtin enable -f {} conch_loop >/dev/null 2>&1 && builtin conch_loop {even} {odd} {} {} {} {}",
+                "builtin enable -f {} conch_loop >/dev/null 2>&1 && builtin conch_loop {even} {odd} {} {} {} {} {}",
                 single_quote(&builtin.so.to_string_lossy()),
                 single_quote(&builtin.name),
                 single_quote(&builtin.shell.to_string_lossy()),
                 single_quote(BOOTSTRAP),
                 CHUNK_DIGITS + eval_loop.len(),
+                if builtin.spare {
+                    SPARE_FD.to_string()
+                } else {
+                    "-".into()
+                },
             );
             push_chunk(&mut out, &boot);
             push_chunk(&mut out, &eval_loop);
@@ -644,6 +672,7 @@ mod tests {
                 so,
                 shell,
                 name: "bash".into(),
+                spare: false,
             }),
             out_fd: 9,
             enter: None,
@@ -651,11 +680,26 @@ mod tests {
         };
         let text = String::from_utf8(startup(&start)).unwrap();
         let (first, rest) = chunk(&text);
-        let skip: usize = first.rsplit(' ').next().unwrap().parse().unwrap();
+        let mut words = first.rsplit(' ');
+        let spare = words.next().unwrap();
+        let skip: usize = words.next().unwrap().parse().unwrap();
         let (second, trailer) = chunk(rest);
-        assert_eq!(skip, CHUNK_DIGITS + second.len());
+        assert_eq!((skip, spare), (CHUNK_DIGITS + second.len(), "-"));
         assert_eq!(trailer, "0000000000000009");
         assert!(second.contains(&loop_text()) && !first.contains("until"));
+        assert!(!second.contains("61>&-"));
+
+        // With a spare channel, the builtin is told where it is, and a bash
+        // that refuses the builtin closes it before its eval loop.
+        start.builtin.as_mut().unwrap().spare = true;
+        let text = String::from_utf8(startup(&start)).unwrap();
+        let (first, rest) = chunk(&text);
+        let (second, _) = chunk(rest);
+        let mut words = first.rsplit(' ');
+        assert_eq!(words.next(), Some("61"));
+        let skip: usize = words.next().unwrap().parse().unwrap();
+        assert_eq!(skip, CHUNK_DIGITS + second.len());
+        assert!(second.starts_with("{ builtin exec 61>&-; "));
 
         start.builtin = None;
         let text = String::from_utf8(startup(&start)).unwrap();

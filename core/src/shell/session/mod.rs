@@ -33,7 +33,7 @@ use super::options::{ShellOptions, Snapshot};
 use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
 use super::snapshot;
-use crate::cwd::{nearest_dir, start_dir, utf8_path};
+use crate::cwd::{nearest_dir, resolve_dir, start_dir, utf8_path};
 use crate::jobs::JobTable;
 use crate::output::carriage::CarriageReturn;
 use crate::output::{Mask, Masker};
@@ -46,6 +46,7 @@ use crate::process::sandbox::{
     Confinement, NetworkControl, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox,
     Violation, run_program,
 };
+use crate::process::spare::SpareChannel;
 use crate::process::spawner::{HostDeath, Launch, dev_null};
 use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
 use crate::process::tree::{self, Escalation, Pid};
@@ -71,6 +72,8 @@ const STOP_POLL: Duration = Duration::from_millis(1);
 /// Everything fixed at creation.
 struct Config {
     shell: PathBuf,
+    /// Where the session's first bash started: where a reset starts one.
+    start: PathBuf,
     env: Env,
     snapshot: Option<String>,
     unset_script: String,
@@ -127,6 +130,9 @@ struct Bash {
     exit_trap: String,
     /// Its direct children, read before and after each run.
     children: tree::ChildrenOf,
+    /// The channel of the spare it forks, and the directory both started
+    /// in (see [`crate::process::spare`]).
+    spare: Option<(SpareChannel, PathBuf)>,
 }
 
 impl Bash {
@@ -173,6 +179,8 @@ pub struct Shell {
     /// none has answered yet).
     engine: AtomicU8,
     closed: AtomicBool,
+    /// The session was reset: its bashes fork spares from now on.
+    resets: AtomicBool,
     /// Wakes a run's `poll` when it is cancelled (one per shell, reset per run).
     waker: Arc<Waker>,
     /// What runs left writing in the background.
@@ -235,6 +243,7 @@ impl Shell {
             None => FifoDir::for_session()?,
         };
         let config = Config {
+            start: cwd.clone(),
             env,
             unset_script: opts.env_policy.bash_unset_script(),
             shell,
@@ -278,6 +287,7 @@ impl Shell {
             bash_pid: AtomicI32::new(0),
             engine: AtomicU8::new(0),
             closed: AtomicBool::new(false),
+            resets: AtomicBool::new(false),
             waker: Arc::new(Waker::new()?),
             jobs: JobTable::new(opts.max_jobs, opts.on_job_exit.clone()),
             sandbox_applied: sandbox.as_ref().map(|s| s.applied().clone()),
@@ -477,17 +487,109 @@ impl Shell {
         let mut state = self.state.take();
         self.jobs.mark_all_killed();
         self.jobs.close();
-        if let Some(bash) = state.bash.take() {
-            // Frozen first: bash starts nothing more while what it runs is
-            // terminated.
-            tree::signal_all(&[bash.pid()], Signal::STOP);
-            tree::terminate(&tree::descendants(bash.pid()), self.config.escalation.grace);
-            reap(bash);
+        if let Some(mut bash) = state.bash.take() {
+            self.end_bash(&mut bash);
+            discard_spare(bash);
         }
         self.bash_pid.store(0, Ordering::SeqCst);
         if let Some(sandbox) = lock(&self.sandbox).as_mut() {
             sandbox.close();
         }
+    }
+
+    /// Terminates what `bash` runs, then kills and collects it (its spare
+    /// is left).
+    fn end_bash(&self, bash: &mut Bash) {
+        // Frozen first: bash starts nothing more while what it runs is
+        // terminated.
+        tree::signal_all(&[bash.pid()], Signal::STOP);
+        tree::terminate(&tree::descendants(bash.pid()), self.config.escalation.grace);
+        kill_bash(bash);
+    }
+
+    /// Starts the session afresh, as a new `Shell` with the same options
+    /// would start: everything it runs is ended as [`Shell::close`] ends it
+    /// (the current run is cancelled, jobs and bash killed with their
+    /// trees), the jobs are forgotten, and a fresh bash starts in the
+    /// session's start directory, without waiting for its start-up, as
+    /// [`Shell::new`]. The session stays open, its options and artifacts
+    /// unchanged; its next run does not report a reset (it was asked for).
+    /// A start directory that is gone is `Shell::new`'s error, after the
+    /// session's processes are ended: the next run then starts a bash where
+    /// a run starts one after its bash died (the nearest directory above).
+    ///
+    /// From the first reset on, each bash of the session forks a spare of
+    /// itself before its first command (Linux, the loop builtin, no
+    /// sandbox: see [`crate::process::spare`]), and the next reset makes
+    /// that spare the session's bash: a fork made ahead of time instead of
+    /// a bash's start.
+    pub fn reset(&self) -> Result<()> {
+        self.check_open()?;
+        self.busy.check("a reset was asked", "shell")?;
+        self.resets.store(true, Ordering::SeqCst);
+        self.abort();
+        let mut state = self.state.take();
+        self.jobs.mark_all_killed();
+        self.jobs.close();
+        self.jobs.forget_all();
+        let spare = state.bash.take().and_then(|mut bash| {
+            self.end_bash(&mut bash);
+            bash.spare.take()
+        });
+        self.bash_pid.store(0, Ordering::SeqCst);
+        *lock(&self.cwd) = self.config.start.clone();
+        // As `Shell::new` with the same `cwd`. Without a bash, the next
+        // run starts one where a run would (the nearest directory above).
+        let start = resolve_dir(Path::new("/"), &self.config.start);
+        let bash = match (spare, &start) {
+            (Some((channel, dir)), Ok(start)) if dir == *start => self.take_over(channel, start)?,
+            (Some((channel, _)), _) => {
+                channel.discard();
+                None
+            }
+            (None, _) => None,
+        };
+        let start = start?;
+        let bash = match bash {
+            Some(bash) => bash,
+            None => self.spawn_bash(&start, None)?,
+        };
+        self.bash_pid.store(bash.pid(), Ordering::SeqCst);
+        state.bash = Some(bash);
+        state.reset_pending = false;
+        Ok(())
+    }
+
+    /// The spare of the last bash as the session's bash in `start`, with
+    /// a channel for its own spare; `None` when there is no spare.
+    fn take_over(&self, channel: SpareChannel, start: &Path) -> Result<Option<Bash>> {
+        let (next, theirs) = match self.forks_spares() {
+            true => {
+                let (ours, theirs) = SpareChannel::new()?;
+                (Some((ours, start.to_path_buf())), Some(theirs))
+            }
+            false => (None, None),
+        };
+        let fifos = self.config.fifos.clone();
+        let Some((supervised, input)) = channel.take_over(start, fifos.as_deref(), theirs) else {
+            return Ok(None);
+        };
+        let bash = self.bash(supervised, input, fifos, next);
+        let text = protocol::spare_start(bash.out.as_raw_fd());
+        if let Err(e) = send_all(&bash.input, &text) {
+            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
+        }
+        Ok(Some(bash))
+    }
+
+    /// Whether the session's bashes fork spares: once it was reset, where
+    /// the loop builtin runs, unsandboxed (a sandbox's process limits and
+    /// namespaces are the bash's own).
+    fn forks_spares(&self) -> bool {
+        cfg!(target_os = "linux")
+            && self.resets.load(Ordering::SeqCst)
+            && self.config.engine.builtin.is_some()
+            && self.config.confinement.is_none()
     }
 
     /// Refuses a place taken on another shell (it would never be served).
@@ -541,7 +643,12 @@ impl Shell {
     /// would outlive a host that is killed.
     fn spawn_bash(&self, cwd: &Path, restore: Option<&str>) -> Result<Bash> {
         let (theirs, input) = socketpair()?;
-        let launch = Launch {
+        // A spare is a copy of a bash that started as a new one does.
+        let spare = match restore.is_none() && self.forks_spares() {
+            true => Some(SpareChannel::new()?),
+            false => None,
+        };
+        let mut launch = Launch {
             program: self.config.shell.clone(),
             // `$0` is the shell's name, as in `bash -c` run from a `PATH`.
             arg0: Some(self.shell_name().into()),
@@ -557,14 +664,36 @@ impl Shell {
             sandbox: self.config.confinement.clone(),
             ..Launch::default()
         };
+        if let Some((_, theirs)) = &spare {
+            launch.fds.push((theirs.as_raw_fd(), protocol::SPARE_FD));
+        }
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
         let fifos = self.config.fifos.clone();
+        let supervised = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
+        let spare = spare.map(|(ours, _)| (ours, cwd.to_path_buf()));
+        let bash = self.bash(supervised, input, fifos, spare);
+        let text = self.startup_text(&bash, Some(restore));
+        if let Err(e) = send_all(&bash.input, &text) {
+            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
+        }
+        Ok(bash)
+    }
+
+    /// Our side of a bash just started (or a spare that took over), before
+    /// it answers.
+    fn bash(
+        &self,
+        supervised: Supervised,
+        input: OwnedFd,
+        fifos: Option<PathBuf>,
+        spare: Option<(SpareChannel, PathBuf)>,
+    ) -> Bash {
         let Supervised {
             child,
             out,
             status,
             pidfd,
-        } = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
+        } = supervised;
         let mut bash = Bash {
             children: tree::ChildrenOf::new(child.pid()),
             child,
@@ -580,6 +709,7 @@ impl Shell {
             ready_by: None,
             fifos,
             exit_trap: String::new(),
+            spare,
         };
         bash.exit_trap = protocol::exit_trap(&protocol::ExitTrap {
             pipes: &bash.pipes(),
@@ -587,11 +717,7 @@ impl Shell {
             shell: &self.config.shell.to_string_lossy(),
             name: &self.shell_name(),
         });
-        let text = self.startup_text(&bash, Some(restore));
-        if let Err(e) = send_all(&bash.input, &text) {
-            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
-        }
-        Ok(bash)
+        bash
     }
 
     /// `command` as bash gets it: after the configured prefix, if any.
@@ -643,6 +769,8 @@ impl Shell {
                     so,
                     shell: &self.config.shell,
                     name: self.shell_name(),
+                    // Only the bash the host started has the channel.
+                    spare: first.is_some() && bash.spare.is_some(),
                 }),
             out_fd: bash.out.as_raw_fd(),
             enter: enter.as_deref(),
@@ -765,6 +893,13 @@ impl Bash {
 /// before the wait so the pid (and with it the session id) cannot have
 /// been reused yet.
 fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
+    let status = kill_bash(&mut bash);
+    discard_spare(bash);
+    status
+}
+
+/// [`reap`], leaving the spare.
+fn kill_bash(bash: &mut Bash) -> Option<std::process::ExitStatus> {
     tree::signal_all(&[bash.pid()], Signal::STOP);
     let alone = tree::descendants(bash.pid()).is_empty() && !bash.has_exited();
     let _ = bash.child.kill();
@@ -772,4 +907,11 @@ fn reap(mut bash: Bash) -> Option<std::process::ExitStatus> {
         tree::signal_all(&tree::session_members(bash.pid()), Signal::KILL);
     }
     bash.child.wait().ok()
+}
+
+/// Ends the spare of a bash that is gone, if it forked one.
+fn discard_spare(mut bash: Bash) {
+    if let Some((spare, _)) = bash.spare.take() {
+        spare.discard();
+    }
 }
