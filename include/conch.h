@@ -1908,6 +1908,26 @@ int conch_shell_run(struct conch_shell *shell,
 int conch_shell_abort(struct conch_shell *shell);
 
 /**
+ * Starts the session afresh, as a new shell with the same options would:
+ * everything it runs is killed as `conch_shell_free` kills it (a run in
+ * progress returns `cancelled`), its jobs are forgotten (their numbers are
+ * `CONCH_ERR_NOT_FOUND` from then on), and a fresh bash starts in its
+ * start directory. The handle stays open, its options and artifacts
+ * unchanged. From the first reset on, each of its bashes forks a spare of
+ * itself before its first command, and the next reset makes the spare
+ * the session's bash (a fork, not a bash's start: Linux, the loop
+ * builtin, no sandbox). Errors: `CONCH_ERR_CLOSED` for a closed shell,
+ * `CONCH_ERR_INVALID_ARG` from inside a chunk callback of a run on the
+ * same shell (it would wait for itself) or for a start directory that is
+ * gone (everything is ended first; the next run starts a bash in the
+ * nearest directory above), `CONCH_ERR_SPAWN` when no bash starts.
+ *
+ * # Safety
+ * `shell` is a live handle; NULL is refused (`CONCH_ERR_INVALID_ARG`).
+ */
+int conch_shell_reset(struct conch_shell *shell);
+
+/**
  * Lists the processes the session still runs in the background (e.g. after
  * `server &`): writes up to `capacity` pids to `pids` and the total count
  * to `*count` (which may exceed `capacity`: call again with a larger

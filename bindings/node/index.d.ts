@@ -869,6 +869,12 @@ export declare class RemoteShell {
    */
   setNetwork(policy: NonNullable<SandboxOptions['network']>): Promise<void>
   /**
+   * Starts the session afresh on the server, as `Shell.reset()`
+   * (everything it runs killed, its jobs forgotten, a fresh bash in its
+   * start directory). Rejects with `Closed` once the session is closed.
+   */
+  reset(): Promise<void>
+  /**
    * The pids (on the server) of what the session runs in the
    * background, as `Shell.backgroundJobs()` (a promise here). Empty
    * once closed.
@@ -1007,6 +1013,18 @@ export declare class Shell {
    * once the shell is closed. Resolves once the policy is in force.
    */
   setNetwork(policy: NonNullable<SandboxOptions['network']>): Promise<void>
+  /**
+   * Starts the session afresh, as a new `Shell` with the same options
+   * would: everything it runs is killed as `close` kills it (a run in
+   * progress is cancelled), its jobs are forgotten, and a fresh bash
+   * starts in its start directory. The shell stays open, its options
+   * and artifacts unchanged. From the first reset on, each of its
+   * bashes forks a spare of itself before its first command, and the
+   * next reset makes the spare the session's bash (a fork, not a bash's
+   * start: Linux, the loop builtin, no sandbox). Rejects with `Closed`
+   * once the shell is closed.
+   */
+  reset(): Promise<void>
   /**
    * The session's jobs: what commands left writing in the background
    * (every running one and the last finished ones), oldest first. Empty

@@ -62,6 +62,11 @@ impl Backend {
         either!(self, s => s.set_network(network))
     }
 
+    /// Starts the session afresh (`Shell::reset`).
+    pub fn reset(&self) -> FfiResult<()> {
+        either!(self, s => s.reset())
+    }
+
     pub fn start(&self, opts: JobOptions) -> FfiResult<JobId> {
         either!(self, s => s.start(opts))
     }

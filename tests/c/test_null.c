@@ -139,6 +139,7 @@ static void shell(void) {
   size_t count;
   uint32_t pids[2];
   expect_misuse(conch_shell_abort(NULL), "conch_shell_abort", "shell");
+  expect_misuse(conch_shell_reset(NULL), "conch_shell_reset", "shell");
   expect_misuse(conch_shell_background_jobs(NULL, pids, 2, &count), "conch_shell_background_jobs", "shell");
   expect_misuse(conch_shell_background_jobs(sh, NULL, 2, &count), "conch_shell_background_jobs", "pids");
   expect_misuse(conch_shell_background_jobs(sh, pids, 2, NULL), "conch_shell_background_jobs", "count");

@@ -1,7 +1,7 @@
 /* The shell through the C API: runs, streamed chunks, state, limits,
  * timeouts, abort and free from another thread, cancel tokens, artifacts,
- * background jobs, the one-shot runner and its errors. Real bash, real
- * processes. */
+ * background jobs, reset, the one-shot runner and its errors. Real bash,
+ * real processes. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -489,6 +489,39 @@ static void test_background_jobs_and_free(void) {
     CHECK(wait_sleep_100((pid_t)pids[0], false), "conch_shell_free killed background job %u", pids[0]);
 }
 
+/* conch_shell_reset: a fresh bash in the start directory, the last
+   one's state and processes gone; the second reset takes the spare the
+   first one's bash forked (the builtin loop) or starts a bash (the eval
+   loop): either way `$$` is the new bash's own pid. */
+static void test_reset(void) {
+  conch_shell *sh = new_shell();
+  if (!sh) return;
+  conch_bash_result *r = run(sh, "pwd");
+  char start[256] = "";
+  if (r) snprintf(start, sizeof start, "%s", r->output);
+  conch_bash_result_free(r);
+  conch_bash_result_free(run(sh, "cd /; X=1; /bin/sleep 100 &"));
+  uint32_t pids[4] = {0};
+  size_t count = 0;
+  CHECK_RC(conch_shell_background_jobs(sh, pids, 4, &count), CONCH_OK, "list jobs");
+  bool present = count == 1 && wait_sleep_100((pid_t)pids[0], true);
+  CHECK(present, "the job runs before the reset");
+  for (int i = 0; i < 2; i++) {
+    CHECK_RC(conch_shell_reset(sh), CONCH_OK, "reset");
+    r = run(sh, "echo ${X-unset}; pwd; [[ $$ == $BASHPID ]] && echo own");
+    if (r) {
+      char want[300];
+      snprintf(want, sizeof want, "unset\n%sown\n", start);
+      CHECK_STR(r->output, want, "a fresh bash in the start directory");
+      CHECK(!r->session_reset, "a reset asked for is not reported");
+    }
+    conch_bash_result_free(r);
+    conch_bash_result_free(run(sh, "X=1"));
+  }
+  if (present) CHECK(wait_sleep_100((pid_t)pids[0], false), "the reset killed job %u", pids[0]);
+  conch_shell_free(sh);
+}
+
 struct queued_run {
   conch_shell *sh;
   const char *command;
@@ -644,6 +677,7 @@ int main(void) {
   test_cancel_token();
   test_artifacts();
   test_background_jobs_and_free();
+  test_reset();
   test_concurrent_runs_queue();
   test_execute_shell();
   test_env_policy();

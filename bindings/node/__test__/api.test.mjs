@@ -226,6 +226,28 @@ describe('Shell', () => {
     assert.deepEqual(s.backgroundJobs(), [])
   })
 
+  test('reset starts the session afresh in its start directory', async () => {
+    const dir = realpathSync(tempDir())
+    const s = new Shell({ snapshot: 'none', cwd: dir })
+    try {
+      await s.run({ command: 'cd / && export LEFT=1' })
+      const job = await s.start({ command: '/bin/sleep 60' })
+      // The second reset takes the spare the first one's bash forked.
+      for (let i = 0; i < 2; i++) {
+        await s.reset()
+        const r = await s.run({ command: 'echo ${LEFT:-unset}; pwd; [[ $$ == $BASHPID ]] && echo own' })
+        assert.equal(r.output, `unset\n${dir}\nown\n`)
+        assert.equal(r.sessionReset, false)
+        assert.deepEqual(await s.jobs(), [])
+        await s.run({ command: 'export LEFT=1' })
+      }
+      await assert.rejects(s.poll(job), { code: 'NotFound' })
+    } finally {
+      s.close()
+    }
+    await assert.rejects(s.reset(), { code: 'Closed' })
+  })
+
   test('concurrent runs queue in order', async () => {
     // Run 1 holds the session until the test lets it go; runs 2-4 are
     // submitted meanwhile. Each run appends its number to a shell variable

@@ -49,6 +49,13 @@ test('a remote session runs as a local one', async () => {
     await shell.run({ command: '/bin/sleep 3076.5 & echo started' })
     assert.equal((await shell.backgroundJobs()).length, 1)
     await expectProcesses('3076.5', 1)
+    await shell.reset() // on the server: a fresh bash in the start directory
+    await expectGone('3076.5')
+    const fresh = await shell.run({ command: 'echo ${KEPT:-unset}; pwd' })
+    assert.equal(fresh.output, `unset\n${dir}\n`)
+    assert.equal(fresh.sessionReset, false)
+    await shell.run({ command: '/bin/sleep 3076.5 & echo started' })
+    await expectProcesses('3076.5', 1)
     await shell.close()
     await expectGone('3076.5')
     await shell.close() // idempotent

@@ -321,6 +321,18 @@ impl RemoteShell {
         })
     }
 
+    /// Starts the session afresh on the server, as `Shell.reset()`
+    /// (everything it runs killed, its jobs forgotten, a fresh bash in its
+    /// start directory). Rejects with `Closed` once the session is closed.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn reset<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let shell = shell.ok_or(RemoteError::Core(conch_core::Error::Closed("shell")))?;
+            shell.reset()
+        })
+    }
+
     /// The pids (on the server) of what the session runs in the
     /// background, as `Shell.backgroundJobs()` (a promise here). Empty
     /// once closed.

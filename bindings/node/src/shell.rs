@@ -193,6 +193,24 @@ impl Shell {
         })
     }
 
+    /// Starts the session afresh, as a new `Shell` with the same options
+    /// would: everything it runs is killed as `close` kills it (a run in
+    /// progress is cancelled), its jobs are forgotten, and a fresh bash
+    /// starts in its start directory. The shell stays open, its options
+    /// and artifacts unchanged. From the first reset on, each of its
+    /// bashes forks a spare of itself before its first command, and the
+    /// next reset makes the spare the session's bash (a fork, not a bash's
+    /// start: Linux, the loop builtin, no sandbox). Rejects with `Closed`
+    /// once the shell is closed.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn reset<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>, Code> {
+        let shell = self.open();
+        worker::spawn::<Text, _, _, _>(env, None, None, CancelToken::new(), move |_| {
+            let shell = shell.ok_or_else(|| core_error(conch_core::Error::Closed("shell")))?;
+            shell.reset().map_err(core_error)
+        })
+    }
+
     /// The session's jobs: what commands left writing in the background
     /// (every running one and the last finished ones), oldest first. Empty
     /// once closed.

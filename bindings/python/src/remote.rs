@@ -161,7 +161,7 @@ impl PyRemote {
 
 /// A session on a ``conch serve``, with ``conch.Shell``'s calls: ``run``
 /// (and ``run_async``), ``abort``, ``background_jobs``, the job calls,
-/// ``set_network``, ``close``; its ``files`` and ``artifacts`` are read on the server.
+/// ``set_network``, ``reset``, ``close``; its ``files`` and ``artifacts`` are read on the server.
 #[pyclass(frozen, module = "conch", name = "RemoteShell")]
 pub struct PyRemoteShell {
     /// `None` once closed.
@@ -258,6 +258,17 @@ impl PyRemoteShell {
         })
     }
 
+    /// Starts the session afresh on the server, as ``Shell.reset``
+    /// (everything it runs killed, its jobs forgotten, a fresh bash in its
+    /// start directory). Raises ``ClosedError`` once the session is
+    /// closed.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            let shell = self.open()?;
+            py.detach(|| shell.reset()).map_err(remote_to_py)
+        })
+    }
+
     /// What of the sandbox the server applied (``None``: no sandbox).
     #[getter]
     fn sandbox_applied(&self, py: Python<'_>) -> Py<PyAny> {
@@ -304,6 +315,8 @@ aio::thread_twins! {
     /// ``set_network`` as a coroutine (same arguments), on a thread of its
     /// own.
     fn set_network_async awaits set_network;
+    /// ``reset`` as a coroutine, on a thread of its own.
+    fn reset_async awaits reset;
 }
 
 aio::context_manager! {

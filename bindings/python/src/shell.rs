@@ -213,6 +213,22 @@ impl PyShell {
         })
     }
 
+    /// Starts the session afresh, as a new ``conch.Shell`` with the same
+    /// options would: everything it runs is killed as ``close`` kills it
+    /// (a run in progress is cancelled), its jobs are forgotten, and a
+    /// fresh bash starts in its start directory. The shell stays open, its
+    /// options and artifacts unchanged. From the first reset on, each of
+    /// its bashes forks a spare of itself before its first command, and
+    /// the next reset makes the spare the session's bash (a fork, not a
+    /// bash's start: Linux, the loop builtin, no sandbox). The GIL is
+    /// released. Raises ``ClosedError`` once the shell is closed.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| {
+            let shell = self.open()?;
+            py.detach(|| shell.reset()).map_err(to_py)
+        })
+    }
+
     /// Kills everything the session still runs (the current command,
     /// background jobs, bash) and refuses further runs. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
@@ -311,6 +327,8 @@ aio::thread_twins! {
     /// ``set_network`` as a coroutine (same arguments), on a thread of its
     /// own.
     fn set_network_async awaits set_network;
+    /// ``reset`` as a coroutine, on a thread of its own.
+    fn reset_async awaits reset;
 }
 
 aio::context_manager! {

@@ -3,6 +3,7 @@ argument checks."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import conch
+from conftest import pids_with, wait_until
 
 API_NAMES = [
     "__version__", "Shell", "CancelToken", "execute_shell", "execute_bash",
@@ -198,6 +200,32 @@ def test_closed_shell_refuses_runs(tmp_path):
     with pytest.raises(conch.ClosedError, match="closed"):
         sh.run("true")
     sh.close()  # idempotent
+
+
+def test_reset_starts_the_session_afresh_in_its_start_directory(shell, tmp_path, marker):
+    shell.run(f"cd / && export LEFT=1 && (exec -a {marker} /bin/sleep 60) &")
+    job = shell.start("/bin/sleep 60")
+    assert wait_until(lambda: pids_with(marker))
+    before = shell.run("echo $$").output
+    for _ in range(2):  # the second reset takes the spare the first bash forked
+        shell.reset()
+        assert shell.cwd == tmp_path
+        r = shell.run("echo ${LEFT:-unset}; pwd; [[ $$ == $BASHPID ]] && echo own")
+        assert r.output == f"unset\n{tmp_path}\nown\n" and not r.session_reset
+        assert shell.jobs() == [] and shell.run("echo $$").output != before
+        shell.run("export LEFT=1")
+    assert wait_until(lambda: not pids_with(marker)), "the last session's processes are killed"
+    with pytest.raises(conch.NotFoundError):
+        shell.poll(job)
+    shell.close()
+    with pytest.raises(conch.ClosedError):
+        shell.reset()
+
+
+def test_reset_async_is_awaitable(shell):
+    shell.run("export LEFT=1")
+    asyncio.run(shell.reset_async())
+    assert shell.run("echo ${LEFT:-unset}").output == "unset\n"
 
 
 def test_cancel_token():

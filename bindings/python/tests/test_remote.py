@@ -65,6 +65,11 @@ def test_a_remote_session_runs_as_a_local_one(remote, tmp_path):
         [pid] = sh.background_jobs()
         # The job's process execs the sleep a moment after bash forks it.
         assert wait_until(lambda: pids_with("3076.25") == [pid])
+        sh.reset()  # on the server: a fresh bash in the start directory
+        assert wait_until(lambda: pids_with("3076.25") == [])
+        r = sh.run("echo ${KEPT:-unset}; pwd")
+        assert (r.output, r.session_reset) == (f"unset\n{tmp_path}\n", False)
+        sh.run("/bin/sleep 3076.25 & echo started")
     assert wait_until(lambda: pids_with("3076.25") == [])
 
 

@@ -109,6 +109,13 @@ impl RemoteShell {
         self.session.call("set_network", fields).map(drop)
     }
 
+    /// Starts the session afresh on the server, as
+    /// [`conch_core::Shell::reset`]: everything it runs killed, its jobs
+    /// forgotten, a fresh bash in its start directory.
+    pub fn reset(&self) -> Result<(), RemoteError> {
+        self.session.call("reset", Map::new()).map(drop)
+    }
+
     /// Closes the session: its processes are killed.
     pub fn close(&self) -> Result<(), RemoteError> {
         self.session.close()

@@ -33,7 +33,11 @@ pub(super) fn is_session_op(op: &str) -> bool {
 
 /// The kind of session whose request `op` is.
 fn kind_of(op: &str) -> Option<&'static str> {
-    if matches!(op, "run" | "background_jobs" | "engine" | "set_network") || jobs::is_job_op(op) {
+    if matches!(
+        op,
+        "run" | "background_jobs" | "engine" | "set_network" | "reset"
+    ) || jobs::is_job_op(op)
+    {
         return Some("shell");
     }
     if pty::is_pty_op(op) {
@@ -136,6 +140,10 @@ fn shell_op(
         "background_jobs" => Ok(json!(shell.background_jobs())),
         "engine" => Ok(json!(shell.engine()?.as_str())),
         "set_network" => set_network(shell, request),
+        "reset" => {
+            shell.reset()?;
+            Ok(Value::Null)
+        }
         _ => jobs::job_op(shell, request, cancel),
     }
 }

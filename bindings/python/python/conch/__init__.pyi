@@ -206,6 +206,12 @@ class _ShellCalls(_ContextManager):
         ``"allow"``, a bad pattern, or a session not started with a domain
         policy raise ``InvalidArgumentError``."""
     set_network_async = _coroutine_of(set_network)
+    def reset(self) -> None:
+        """Starts the session afresh, as a new ``Shell`` with the same
+        options would: everything it runs killed, its jobs forgotten, a
+        fresh bash in its start directory. The shell stays open. From the
+        first reset on, a reset takes a spare bash forked ahead of time."""
+    reset_async = _coroutine_of(reset)
     @property
     def sandbox_applied(self) -> SandboxApplied | None: ...
     @property

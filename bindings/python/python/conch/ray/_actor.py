@@ -79,6 +79,7 @@ class ShellActor:
 
     def _open(self, options: dict[str, Any]) -> None:
         self._error = None
+        self._shell = None
         options = dict(options)
         store = options.get("artifacts_dir")
         self._own_store = store is None
@@ -89,15 +90,16 @@ class ShellActor:
         self._shell = conch.Shell(**options)
 
     def _drop(self) -> None:
-        if self._tool is not None:
-            self._tool.close()
-            self._tool = None
+        self.tool_close()
         if self._shell is not None:
             self._shell.close()
+        self._empty_store()
+        self._own_store = False
+
+    def _empty_store(self) -> None:
         if self._own_store:
             # Made again at the next spill.
             shutil.rmtree(self._store.dir, ignore_errors=True)
-            self._own_store = False
 
     def info(self) -> dict[str, Any]:
         """Where the session runs: Ray's node id and address, the pid of its
@@ -112,9 +114,16 @@ class ShellActor:
     def reset(self, **shell_options: Any) -> dict[str, Any]:
         """Closes the session (everything it runs is killed, its tool and
         own artifacts go) and opens a fresh bash: with ``shell_options``
-        when given, else the first ones, in the first start directory."""
-        self._drop()
-        self._open(shell_options or self._options)
+        when given, else the first ones, in the first start directory.
+        Without options the shell itself is reset (``conch.Shell.reset``):
+        from the second reset on, its bash is a spare forked ahead of time."""
+        if shell_options or self._shell is None or self._error is not None:
+            self._drop()
+            self._open(shell_options or self._options)
+        else:
+            self.tool_close()
+            self._shell.reset()
+            self._empty_store()
         return self.info()
 
     def close(self) -> None:
