@@ -1,8 +1,10 @@
 //! `Shell::reset`: a fresh bash in the start directory with nothing left,
 //! and, from the first reset on, the spare each bash forks (a child of the
-//! host) taking the next one's place. Alone in its binary: it finds the
-//! spare among the process's children, and runs this binary again as a
-//! host it kills.
+//! host) taking the next one's place; many resets leak nothing; a killed
+//! host leaves nothing. Alone in its binary, its steps one after the
+//! other in one test: they find the spare among the process's children and
+//! count its descriptors, and it runs this binary again as a host it
+//! kills.
 
 mod common;
 
@@ -10,7 +12,10 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{HANG, TempDir, alive, gone, procs_with, unique_sleep, wait_until, zombie_children};
+use common::{
+    HANG, TempDir, alive, gone, open_fds, procs_with, threads, unique_sleep, wait_until,
+    zombie_children,
+};
 use conch_core::shell::{Engine, RunOptions, Shell, ShellOptions, Snapshot};
 
 /// Set in the copy of this binary that plays a host killed after a reset.
@@ -62,6 +67,12 @@ fn bash_children(but: &[i32]) -> Vec<i32> {
 }
 
 #[test]
+fn resets_take_spares_leak_nothing_and_die_with_their_host() {
+    a_reset_starts_afresh_and_later_ones_take_the_spare();
+    many_resets_leak_no_descriptor_process_or_thread();
+    a_killed_host_leaves_neither_its_bash_its_spare_nor_what_they_run();
+}
+
 fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
     let dir = TempDir::new("spare");
     let sh = shell(&dir);
@@ -155,12 +166,37 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
     assert_eq!(bash_children(&[]), Vec::<i32>::new());
 }
 
+fn many_resets_leak_no_descriptor_process_or_thread() {
+    let dir = TempDir::new("spare-leaks");
+    let sh = shell(&dir);
+    sh.reset().unwrap();
+    run(&sh, "true");
+    let (fds, tasks) = (open_fds(), threads());
+    for _ in 0..50 {
+        sh.reset().unwrap();
+        assert_eq!(run(&sh, "echo $PWD"), format!("{dir}\n"));
+    }
+    // What may differ by chance: a descriptor or thread of the harness.
+    assert!(
+        open_fds() <= fds + 2,
+        "{} descriptors, {fds} before",
+        open_fds()
+    );
+    assert!(threads() <= tasks + 2);
+    let bash = bash_pid(&sh);
+    let spares = usize::from(sh.engine().unwrap() == Engine::Builtin);
+    assert!(wait_until(HANG, || bash_children(&[bash]).len() == spares));
+    assert!(wait_until(HANG, || zombie_children() == 0));
+    sh.close();
+    assert!(wait_until(HANG, || bash_children(&[]).is_empty()));
+}
+
 /// In the copy of this binary that plays the host (`HOST` set): resets a
 /// session twice (its bash is then a spare that took over), leaves a
 /// process running in it, prints the pids of that process, of its bash
 /// and of its spare, and waits to be killed.
 #[test]
-#[ignore = "the host process of the test below"]
+#[ignore = "the host process of the test above"]
 fn a_host_with_a_spare_that_waits() {
     let Some(dir) = std::env::var_os(HOST) else {
         return;
@@ -185,7 +221,6 @@ fn a_host_with_a_spare_that_waits() {
     std::thread::sleep(Duration::from_secs(60));
 }
 
-#[test]
 fn a_killed_host_leaves_neither_its_bash_its_spare_nor_what_they_run() {
     let dir = TempDir::new("spare-host");
     let mut host = Command::new(std::env::current_exe().unwrap())
