@@ -29,10 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #endif
@@ -423,8 +425,17 @@ static void wait_as_spare(pid_t host) {
      the fork is another one. */
   if (chdir(dir) < 0) _exit(1);
   dollar_dollar_pid = shell_pgrp = loop_pid = getpid();
-  /* `$SECONDS` counts from the session's start, not the spare's. */
+  /* `$SECONDS` counts from the session's start, not the spare's, and
+     `$RANDOM` takes a seed of its own, as a bash seeds it at its start:
+     every spare of a session would otherwise give the numbers its first
+     bash gave. */
   bind_variable("SECONDS", "0", 0);
+  unsigned int seed;
+  if (getrandom(&seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+    seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+  char digits[16];
+  snprintf(digits, sizeof digits, "%u", seed % 1000000000u);
+  bind_variable("RANDOM", digits, 0);
 }
 #endif
 

@@ -102,6 +102,8 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
     );
     assert!(!r.session_reset, "a reset asked for is not reported");
     let second = bash_pid(&sh);
+    let numbers = "echo $RANDOM $RANDOM $RANDOM";
+    let drawn = run(&sh, numbers);
     assert!(second != first && gone(first));
 
     if sh.engine().unwrap() == Engine::Eval {
@@ -127,6 +129,8 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
     run(&sh, "Y=2; cd /tmp");
     sh.reset().unwrap();
     assert_eq!(bash_pid(&sh), spare, "the spare took the bash's place");
+    // A copy of that bash before it drew any, with a seed of its own.
+    assert_ne!(run(&sh, numbers), drawn, "$RANDOM is seeded again");
     assert!(gone(second));
     assert_eq!(
         run(
