@@ -12,14 +12,15 @@
 //! ([`crate::jobs`]), so what the job writes later is its own, never a
 //! later run's.
 //!
-//! This file holds the session's life: creating it, starting, restarting
-//! and collecting its bash, closing it. The rest is by concern: `run.rs`
+//! This file holds the session's life: creating it, collecting its bash,
+//! closing it. The rest is by concern: `start.rs` (a bash's start and the
+//! wait for its answer), `reset.rs` (the session started afresh, by a
+//! spare bash where there is one), `run.rs`
 //! (one run, as a state machine driven in steps), `event_loop.rs` (the
 //! loop that watches a run until its status arrives or it is stopped),
 //! `job_calls.rs` (the job entry points, and a run's leftovers made jobs)
 //! and `state_guard.rs` (the session's state, held by one run at a time).
 
-use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
@@ -33,7 +34,7 @@ use super::options::{ShellOptions, Snapshot};
 use super::queue::{Place, Queue};
 use super::reentry::BusyKey;
 use super::snapshot;
-use crate::cwd::{nearest_dir, resolve_dir, start_dir, utf8_path};
+use crate::cwd::{nearest_dir, start_dir, utf8_path};
 use crate::jobs::JobTable;
 use crate::output::carriage::CarriageReturn;
 use crate::output::{Mask, Masker};
@@ -41,14 +42,12 @@ use crate::process::bash::find_bash;
 use crate::process::child::Process;
 use crate::process::env::{Env, build_env, validate_var};
 use crate::process::fork;
-use crate::process::io::{FifoDir, Waker, poll, pollin, send_all, socketpair};
+use crate::process::io::{FifoDir, Waker, poll, pollin};
 use crate::process::sandbox::{
     Confinement, NetworkControl, PidsCgroup, ProgramOutput, SandboxApplied, SessionSandbox,
     Violation, run_program,
 };
 use crate::process::spare::SpareChannel;
-use crate::process::spawner::{HostDeath, Launch, dev_null};
-use crate::process::supervised::{Supervised, describe_exit, spawn_supervised};
 use crate::process::tree::{self, Escalation, Pid};
 use crate::protocol::{self, Kind, StatusParser};
 use crate::sync::lock;
@@ -56,11 +55,12 @@ use crate::{CancelToken, Error, Result};
 
 mod event_loop;
 mod job_calls;
+mod reset;
 mod run;
+mod start;
 mod state_guard;
 mod watchdog;
 
-use event_loop::wait_record_until;
 pub use run::Run;
 use state_guard::StateSlot;
 
@@ -507,91 +507,6 @@ impl Shell {
         kill_bash(bash);
     }
 
-    /// Starts the session afresh, as a new `Shell` with the same options
-    /// would start: everything it runs is ended as [`Shell::close`] ends it
-    /// (the current run is cancelled, jobs and bash killed with their
-    /// trees), the jobs are forgotten, and a fresh bash starts in the
-    /// session's start directory, without waiting for its start-up, as
-    /// [`Shell::new`]. The session stays open, its options and artifacts
-    /// unchanged; its next run does not report a reset (it was asked for).
-    /// A start directory that is gone is `Shell::new`'s error, after the
-    /// session's processes are ended: the next run then starts a bash where
-    /// a run starts one after its bash died (the nearest directory above).
-    ///
-    /// From the first reset on, each bash of the session forks a spare of
-    /// itself before its first command (Linux, the loop builtin, no
-    /// sandbox: see [`crate::process::spare`]), and the next reset makes
-    /// that spare the session's bash: a fork made ahead of time instead of
-    /// a bash's start.
-    pub fn reset(&self) -> Result<()> {
-        self.check_open()?;
-        self.busy.check("a reset was asked", "shell")?;
-        self.resets.store(true, Ordering::SeqCst);
-        self.abort();
-        let mut state = self.state.take();
-        self.jobs.mark_all_killed();
-        self.jobs.close();
-        self.jobs.forget_all();
-        let spare = state.bash.take().and_then(|mut bash| {
-            self.end_bash(&mut bash);
-            bash.spare.take()
-        });
-        self.bash_pid.store(0, Ordering::SeqCst);
-        *lock(&self.cwd) = self.config.start.clone();
-        // As `Shell::new` with the same `cwd`. Without a bash, the next
-        // run starts one where a run would (the nearest directory above).
-        let start = resolve_dir(Path::new("/"), &self.config.start);
-        let bash = match (spare, &start) {
-            (Some((channel, dir)), Ok(start)) if dir == *start => self.take_over(channel, start)?,
-            (Some((channel, _)), _) => {
-                channel.discard();
-                None
-            }
-            (None, _) => None,
-        };
-        let start = start?;
-        let bash = match bash {
-            Some(bash) => bash,
-            None => self.spawn_bash(&start, None)?,
-        };
-        self.bash_pid.store(bash.pid(), Ordering::SeqCst);
-        state.bash = Some(bash);
-        state.reset_pending = false;
-        Ok(())
-    }
-
-    /// The spare of the last bash as the session's bash in `start`, with
-    /// a channel for its own spare; `None` when there is no spare.
-    fn take_over(&self, channel: SpareChannel, start: &Path) -> Result<Option<Bash>> {
-        let (next, theirs) = match self.forks_spares() {
-            true => {
-                let (ours, theirs) = SpareChannel::new()?;
-                (Some((ours, start.to_path_buf())), Some(theirs))
-            }
-            false => (None, None),
-        };
-        let fifos = self.config.fifos.clone();
-        let Some((supervised, input)) = channel.take_over(start, fifos.as_deref(), theirs) else {
-            return Ok(None);
-        };
-        let bash = self.bash(supervised, input, fifos, next);
-        let text = protocol::spare_start(bash.out.as_raw_fd());
-        if let Err(e) = send_all(&bash.input, &text) {
-            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
-        }
-        Ok(Some(bash))
-    }
-
-    /// Whether the session's bashes fork spares: once it was reset, where
-    /// the loop builtin runs, unsandboxed (a sandbox's process limits and
-    /// namespaces are the bash's own).
-    fn forks_spares(&self) -> bool {
-        cfg!(target_os = "linux")
-            && self.resets.load(Ordering::SeqCst)
-            && self.config.engine.builtin.is_some()
-            && self.config.confinement.is_none()
-    }
-
     /// Refuses a place taken on another shell (it would never be served).
     fn check_place(&self, place: &Place) -> Result<()> {
         if place.belongs_to(&self.queue) {
@@ -634,222 +549,12 @@ impl Shell {
         }
     }
 
-    /// Starts bash in `cwd` and sends it the start-up text (the snapshot
-    /// and the protocol loop); [`Shell::ready`] waits for its answer.
-    /// With `restore`, the session's state (see [`state`]) the bash runs
-    /// in place of the snapshot, with an empty environment (the state sets
-    /// the session's). It goes in the start-up text, never into a file:
-    /// it holds the session's variables, secrets included, and a file
-    /// would outlive a host that is killed.
-    fn spawn_bash(&self, cwd: &Path, restore: Option<&str>) -> Result<Bash> {
-        let (theirs, input) = socketpair()?;
-        // A spare is a copy of a bash that started as a new one does.
-        let spare = match restore.is_none() && self.forks_spares() {
-            true => Some(SpareChannel::new()?),
-            false => None,
-        };
-        let mut launch = Launch {
-            program: self.config.shell.clone(),
-            // `$0` is the shell's name, as in `bash -c` run from a `PATH`.
-            arg0: Some(self.shell_name().into()),
-            args: ["--noprofile", "--norc", "-c", protocol::BOOTSTRAP]
-                .map(OsString::from)
-                .into(),
-            env: match restore {
-                Some(_) => Vec::new(),
-                None => self.config.env.clone(),
-            },
-            cwd: Some(cwd.to_path_buf()),
-            on_host_death: HostDeath::Freeze,
-            sandbox: self.config.confinement.clone(),
-            ..Launch::default()
-        };
-        if let Some((_, theirs)) = &spare {
-            launch.fds.push((theirs.as_raw_fd(), protocol::SPARE_FD));
-        }
-        let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
-        let fifos = self.config.fifos.clone();
-        let supervised = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
-        let spare = spare.map(|(ours, _)| (ours, cwd.to_path_buf()));
-        let bash = self.bash(supervised, input, fifos, spare);
-        let text = self.startup_text(&bash, Some(restore));
-        if let Err(e) = send_all(&bash.input, &text) {
-            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
-        }
-        Ok(bash)
-    }
-
-    /// Our side of a bash just started (or a spare that took over), before
-    /// it answers.
-    fn bash(
-        &self,
-        supervised: Supervised,
-        input: OwnedFd,
-        fifos: Option<PathBuf>,
-        spare: Option<(SpareChannel, PathBuf)>,
-    ) -> Bash {
-        let Supervised {
-            child,
-            out,
-            status,
-            pidfd,
-        } = supervised;
-        let mut bash = Bash {
-            children: tree::ChildrenOf::new(child.pid()),
-            child,
-            input,
-            out,
-            status,
-            pidfd,
-            parser: StatusParser::default(),
-            seq: 0,
-            ready: false,
-            engine: Engine::Eval,
-            replaced: false,
-            ready_by: None,
-            fifos,
-            exit_trap: String::new(),
-            spare,
-        };
-        bash.exit_trap = protocol::exit_trap(&protocol::ExitTrap {
-            pipes: &bash.pipes(),
-            status_fd: bash.status.as_raw_fd(),
-            shell: &self.config.shell.to_string_lossy(),
-            name: &self.shell_name(),
-        });
-        bash
-    }
-
     /// `command` as bash gets it: after the configured prefix, if any.
     fn prefixed(&self, command: &str) -> String {
         match &self.config.prefix {
             Some(prefix) => format!("{prefix} {command}"),
             None => command.to_string(),
         }
-    }
-
-    /// The shell's file name (`bash`): its `$0` in the session.
-    fn shell_name(&self) -> String {
-        self.config.shell.file_name().map_or_else(
-            || self.config.shell.to_string_lossy().into_owned(),
-            |name| name.to_string_lossy().into_owned(),
-        )
-    }
-
-    /// The start-up text for `bash`: `first` for the bash the host started
-    /// (its environment set, `Some` of the state it restores, if any),
-    /// `None` for the one a command's `exit` put in its place.
-    fn startup_text(&self, bash: &Bash, first: Option<Option<&str>>) -> Vec<u8> {
-        let restore = first.flatten();
-        // A bash that takes the place of one ended by `exit` is where that
-        // one was; a new one starts in `start_cwd` already.
-        let enter = first
-            .is_none()
-            .then(|| self.move_off_removed_cwd())
-            .flatten();
-        protocol::startup(&protocol::Startup {
-            snapshot: self
-                .config
-                .snapshot
-                .as_deref()
-                .filter(|_| restore.is_none()),
-            unset_script: if restore.is_some() {
-                ""
-            } else {
-                &self.config.unset_script
-            },
-            restore,
-            exit_trap: &bash.exit_trap,
-            builtin: self
-                .config
-                .engine
-                .builtin
-                .as_deref()
-                .map(|so| protocol::LoopBuiltin {
-                    so,
-                    shell: &self.config.shell,
-                    name: self.shell_name(),
-                    // Only the bash the host started has the channel.
-                    spare: first.is_some() && bash.spare.is_some(),
-                }),
-            out_fd: bash.out.as_raw_fd(),
-            enter: enter.as_deref(),
-            exports: if first.is_some() {
-                &[]
-            } else {
-                &self.config.env
-            },
-        })
-    }
-
-    /// Sends the start-up text to the fresh bash a command's `exit` put in
-    /// the place of the old one; the next run waits for its answer.
-    fn restart(&self, bash: &mut Bash) -> std::io::Result<()> {
-        bash.parser = StatusParser::default();
-        bash.seq = 0;
-        bash.ready = false;
-        bash.ready_by = None;
-        bash.replaced = true;
-        send_all(&bash.input, &self.startup_text(bash, None))
-    }
-
-    /// Waits, once per bash, until it has sourced the snapshot and entered
-    /// the protocol loop; a bash that does not is killed and reported.
-    fn ready(&self, state: &mut State) -> Result<()> {
-        self.ready_until(state, None).map(drop)
-    }
-
-    /// [`Shell::ready`], waiting no later than `until`: false if bash has
-    /// not answered by then (and its start-up time is not up).
-    fn ready_until(&self, state: &mut State, until: Option<Instant>) -> Result<bool> {
-        let bash = state.bash.as_mut().expect("bash started");
-        if bash.ready {
-            return Ok(true);
-        }
-        let by = *bash
-            .ready_by
-            .get_or_insert_with(|| Instant::now() + STARTUP_TIMEOUT);
-        let started = match wait_record_until(bash, 0, (by, STARTUP_TIMEOUT), until) {
-            Ok(None) => return Ok(false),
-            Ok(Some(record)) => {
-                bash.engine = Engine::of_ready(record.status);
-                match &self.config.engine.builtin {
-                    Some(so) if self.config.engine.required && bash.engine != Engine::Builtin => {
-                        Err(format!(
-                            "it did not load the loop builtin {} (engine \"builtin\"; a bash \
-                             whose version the builtin was not built for refuses it)",
-                            so.display()
-                        ))
-                    }
-                    _ => Ok(()),
-                }
-            }
-            Err(why) => Err(why),
-        };
-        match started {
-            Ok(()) => {
-                bash.ready = true;
-                self.engine.store(bash.engine as u8 + 1, Ordering::SeqCst);
-                state.started = true;
-                Ok(true)
-            }
-            Err(why) => {
-                let bash = state.bash.take().expect("bash started");
-                self.bash_pid.store(0, Ordering::SeqCst);
-                Err(self.failed_start(bash, why))
-            }
-        }
-    }
-
-    fn failed_start(&self, bash: Bash, why: String) -> Error {
-        let ended = match reap(bash) {
-            Some(status) => describe_exit(status),
-            None => "it could not be waited for".to_string(),
-        };
-        Error::Spawn(format!(
-            "{} did not start a session: {why} ({ended})",
-            self.config.shell.display()
-        ))
     }
 }
 

@@ -1,0 +1,102 @@
+//! `Shell::reset`: the session started afresh, by its bash's spare where
+//! there is one (see [`crate::process::spare`]).
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use super::{Bash, Shell};
+use crate::Result;
+use crate::cwd::resolve_dir;
+use crate::process::io::send_all;
+use crate::process::spare::SpareChannel;
+use crate::protocol;
+use crate::sync::lock;
+
+impl Shell {
+    /// Starts the session afresh, as a new `Shell` with the same options
+    /// would start: everything it runs is ended as [`Shell::close`] ends it
+    /// (the current run is cancelled, jobs and bash killed with their
+    /// trees), the jobs are forgotten, and a fresh bash starts in the
+    /// session's start directory, without waiting for its start-up, as
+    /// [`Shell::new`]. The session stays open, its options and artifacts
+    /// unchanged; its next run does not report a reset (it was asked for).
+    /// A start directory that is gone is `Shell::new`'s error, after the
+    /// session's processes are ended: the next run then starts a bash where
+    /// a run starts one after its bash died (the nearest directory above).
+    ///
+    /// From the first reset on, each bash of the session forks a spare of
+    /// itself before its first command (Linux, the loop builtin, no
+    /// sandbox: see [`crate::process::spare`]), and the next reset makes
+    /// that spare the session's bash: a fork made ahead of time instead of
+    /// a bash's start.
+    pub fn reset(&self) -> Result<()> {
+        self.check_open()?;
+        self.busy.check("a reset was asked", "shell")?;
+        self.resets.store(true, Ordering::SeqCst);
+        self.abort();
+        let mut state = self.state.take();
+        self.jobs.mark_all_killed();
+        self.jobs.close();
+        self.jobs.forget_all();
+        let spare = state.bash.take().and_then(|mut bash| {
+            self.end_bash(&mut bash);
+            bash.spare.take()
+        });
+        self.bash_pid.store(0, Ordering::SeqCst);
+        *lock(&self.cwd) = self.config.start.clone();
+        // As `Shell::new` with the same `cwd`. Without a bash, the next
+        // run starts one where a run would (the nearest directory above).
+        let start = resolve_dir(Path::new("/"), &self.config.start);
+        let bash = match (spare, &start) {
+            (Some((channel, dir)), Ok(start)) if dir == *start => self.take_over(channel, start)?,
+            (Some((channel, _)), _) => {
+                channel.discard();
+                None
+            }
+            (None, _) => None,
+        };
+        let start = start?;
+        let bash = match bash {
+            Some(bash) => bash,
+            None => self.spawn_bash(&start, None)?,
+        };
+        self.bash_pid.store(bash.pid(), Ordering::SeqCst);
+        state.bash = Some(bash);
+        state.reset_pending = false;
+        Ok(())
+    }
+
+    /// The spare of the last bash as the session's bash in `start`, with
+    /// a channel for its own spare; `None` when there is no spare.
+    fn take_over(&self, channel: SpareChannel, start: &Path) -> Result<Option<Bash>> {
+        let (next, theirs) = match self.forks_spares().then(SpareChannel::new) {
+            Some(Ok((ours, theirs))) => (Some((ours, start.to_path_buf())), Some(theirs)),
+            Some(Err(e)) => {
+                channel.discard();
+                return Err(e);
+            }
+            None => (None, None),
+        };
+        let fifos = self.config.fifos.clone();
+        let Some((supervised, input)) = channel.take_over(start, fifos.as_deref(), theirs) else {
+            return Ok(None);
+        };
+        let bash = self.bash(supervised, input, fifos, next);
+        let text = protocol::spare_start(bash.out.as_raw_fd());
+        if let Err(e) = send_all(&bash.input, &text) {
+            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
+        }
+        Ok(Some(bash))
+    }
+
+    /// Whether the session's bashes fork spares: once it was reset, where
+    /// the loop builtin runs, unsandboxed (a sandbox's process limits and
+    /// namespaces are the bash's own).
+    pub(super) fn forks_spares(&self) -> bool {
+        cfg!(target_os = "linux")
+            && self.resets.load(Ordering::SeqCst)
+            && self.config.engine.builtin.is_some()
+            && self.config.confinement.is_none()
+    }
+}
