@@ -1,7 +1,8 @@
 //! The session's own plumbing inside a sandbox: bash opens the host's pipe
 //! ends again by path (a new output pipe after a run leaves a process
 //! holding the old one, the pipes of the bash a command's `exit` starts in
-//! its place), which a sandboxed bash cannot do through the host's `/proc`.
+//! its place), which a sandboxed bash cannot do through the host's `/proc`;
+//! a reset starts a bash in the sandbox again.
 
 use super::*;
 
@@ -34,5 +35,32 @@ fn exit_starts_bash_again_in_place_with_the_sandbox() {
         "{text}"
     );
     assert!(!Path::new("/etc/conch-sandbox-exit").exists());
+    shell.close();
+}
+
+#[test]
+fn a_reset_starts_a_fresh_bash_in_the_same_sandbox() {
+    let dir = scratch("session-reset");
+    let shell = shell(&dir, Some(Sandbox::default()));
+    let marker = crate::common::unique_sleep(902);
+    run(&shell, &format!("X=1; cd /; /bin/sleep {marker} &"));
+    assert!(crate::common::wait_until(crate::common::HANG, || {
+        crate::common::procs_with(&marker).len() == 1
+    }));
+    for _ in 0..2 {
+        // A sandboxed session forks no spare: each reset starts a bash.
+        shell.reset().unwrap();
+        assert!(crate::common::procs_with(&marker).is_empty());
+        let (code, text) = out(
+            &shell,
+            "echo ${X-unset} $PWD; touch /etc/conch-sandbox-reset; echo rc=$?",
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(code, Some(0), "{text}");
+        assert_eq!(lines[0], format!("unset {}", dir.display()));
+        assert_eq!(lines.last(), Some(&"rc=1"), "the sandbox holds: {text}");
+        run(&shell, "X=1");
+    }
+    assert!(!Path::new("/etc/conch-sandbox-reset").exists());
     shell.close();
 }
