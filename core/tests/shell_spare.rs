@@ -164,8 +164,13 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
     std::fs::create_dir(dir.path()).unwrap();
 
     let last = bash_pid(&sh);
+    // A command that stops the spare holds neither the close nor the spare.
+    assert!(wait_until(HANG, || bash_children(&[last]).len() == 1));
+    let stopped = bash_children(&[last])[0];
+    run(&sh, &format!("kill -STOP {stopped}"));
     sh.close();
     assert!(gone(last), "the bash is killed");
+    assert!(gone(stopped), "and the stopped spare");
     assert!(wait_until(HANG, || zombie_children() == 0), "and collected");
     assert_eq!(bash_children(&[]), Vec::<i32>::new());
 }

@@ -16,8 +16,7 @@
 //! channel of the spare it forks in turn: it becomes the session's bash,
 //! frozen by the host's death and in the guard's care
 //! ([`super::lifeline`]) as a bash the spawner starts. End-of-file on the
-//! channel ends it: [`SpareChannel::discard`] closes the channel and
-//! collects it.
+//! channel ends it; [`SpareChannel::discard`] kills and collects it.
 //!
 //! Only the builtin forks spares (the eval loop has no way to), on Linux,
 //! where a bash is not the first process of a pid namespace; elsewhere the
@@ -126,11 +125,13 @@ impl SpareChannel {
     }
 
     /// Ends the spare, if there is one, and collects it. Only once the bash
-    /// that forked it is gone.
+    /// that forked it is gone. Killed rather than told (end-of-file): a
+    /// command may have stopped it, and the host must not wait on it.
     pub(crate) fn discard(self) {
         if let Some(pid) = self.pid() {
-            drop(self);
-            let _ = Process::new(pid).wait();
+            let mut spare = Process::new(pid);
+            let _ = spare.kill();
+            let _ = spare.wait();
         }
     }
 }
