@@ -139,6 +139,17 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
         ),
         "unset 0\nnew\nown\n"
     );
+    // A spare a command stopped does not answer: a bash starts instead.
+    assert!(wait_until(HANG, || bash_children(&[spare]).len() == 1));
+    let stopped = bash_children(&[spare])[0];
+    run(&sh, &format!("kill -STOP {stopped}"));
+    sh.reset().unwrap();
+    let instead = bash_pid(&sh);
+    assert!(
+        instead != stopped && gone(stopped),
+        "the stopped spare is killed"
+    );
+    assert_eq!(run(&sh, "echo ${Y-unset}; pwd"), format!("unset\n{dir}\n"));
     // It answers as any bash: a command, its exit, the bash after it.
     assert_eq!(run(&sh, "echo a; exit 3"), "a\n");
     assert_eq!(run(&sh, "echo b"), "b\n");

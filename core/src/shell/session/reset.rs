@@ -4,14 +4,20 @@
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
-use super::{Bash, Shell};
+use super::{Bash, Shell, reap};
 use crate::Result;
 use crate::cwd::resolve_dir;
 use crate::process::io::send_all;
 use crate::process::spare::SpareChannel;
 use crate::protocol;
 use crate::sync::lock;
+
+/// How long a spare that took over may take to answer before a bash is
+/// started instead: it answers in microseconds (no `execve`, nothing to
+/// source), so this only bounds one that a command stopped.
+const SPARE_ANSWER: Duration = Duration::from_secs(2);
 
 impl Shell {
     /// Starts the session afresh, as a new `Shell` with the same options
@@ -29,7 +35,8 @@ impl Shell {
     /// itself before its first command (Linux, the loop builtin, no
     /// sandbox: see [`crate::process::spare`]), and the next reset makes
     /// that spare the session's bash: a fork made ahead of time instead of
-    /// a bash's start.
+    /// a bash's start. The reset returns once the spare answered (a bash
+    /// started instead is waited for by the next run, as after `new`).
     pub fn reset(&self) -> Result<()> {
         self.check_open()?;
         self.busy.check("a reset was asked", "shell")?;
@@ -57,13 +64,25 @@ impl Shell {
             (None, _) => None,
         };
         let start = start?;
-        let bash = match bash {
-            Some(bash) => bash,
-            None => self.spawn_bash(&start, None)?,
-        };
+        state.reset_pending = false;
+        if let Some(bash) = bash {
+            self.bash_pid.store(bash.pid(), Ordering::SeqCst);
+            state.bash = Some(bash);
+            // A spare answers at once. One that does not (a command
+            // stopped or killed it) is replaced by a bash started afresh.
+            match self.ready_until(&mut state, Some(Instant::now() + SPARE_ANSWER)) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {
+                    if let Some(bash) = state.bash.take() {
+                        reap(bash);
+                    }
+                }
+                Err(_) => {}
+            }
+        }
+        let bash = self.spawn_bash(&start, None)?;
         self.bash_pid.store(bash.pid(), Ordering::SeqCst);
         state.bash = Some(bash);
-        state.reset_pending = false;
         Ok(())
     }
 
