@@ -15,12 +15,15 @@ do (docs/ray.md): Ray binds every interface otherwise.
   trip timed inside a Ray worker are each side's own share. Goal: conch
   <= 1.0x the baseline.
 - Sessions created per second: N actors created at once, until each
-  answers (``ShellActor``, the same without its runtime_env, the baseline),
-  and a pool session recycled (a fresh bash) per second.
+  answers (``ShellActor``, the same without its runtime_env, the baseline;
+  then both again in a job whose runtime_env is conch's), and a pool
+  session recycled (a fresh bash) per second.
 - A 20-command episode through the pool: ``ShellPool(4).map`` over 16
   episodes of 20 ``echo`` each, recycle included; the baseline: 4 actors,
-  16 episodes on 4 threads, no recycle (its bash keeps the last state).
-- Memory: RSS of an idle session's worker process and its bash.
+  16 episodes on 4 threads, no recycle (its bash keeps the last state);
+  interleaved rounds, medians.
+- Memory: RSS of an idle session's worker process and its processes, and
+  of a session once recycled (its spare bash counted).
 
 Writes the tables to bench/RESULTS-ray.md.
 """
@@ -45,6 +48,7 @@ ROUNDS = 24
 WARMUP = 30
 CREATE = 16
 EPISODES, EPISODE_COMMANDS, POOL = 16, 20, 4
+EPISODE_ROUNDS = 10
 
 
 def interfaces() -> list[str]:
@@ -62,7 +66,7 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).re
 import ray  # noqa: E402
 
 import conch  # noqa: E402
-from conch.ray import ActorShell, ShellActor, ShellPool  # noqa: E402
+from conch.ray import RUNTIME_ENV, ActorShell, ShellActor, ShellPool  # noqa: E402
 
 
 class MarkerBash:
@@ -172,21 +176,23 @@ def created_per_second(make) -> float:
     return CREATE / took
 
 
+def new_shell_actor(**options):
+    def make():
+        a = ShellActor.options(num_cpus=0.05, **options).remote(snapshot=None)
+        return a, a.info.remote()
+    return make
+
+
+def new_baseline():
+    a = BashActor.options(num_cpus=0.05).remote()
+    return a, a.pid.remote()
+
+
 def creation() -> list[str]:
-    def conch_actor(**options):
-        def make():
-            a = ShellActor.options(num_cpus=0.05, **options).remote(snapshot=None)
-            return a, a.info.remote()
-        return make
-
-    def baseline():
-        a = BashActor.options(num_cpus=0.05).remote()
-        return a, a.pid.remote()
-
     rows = [
-        f"| `ShellActor` (its `RUNTIME_ENV`: Ray's child kill off) | {created_per_second(conch_actor()):.1f} |",
-        f"| `ShellActor` with `runtime_env={{}}` | {created_per_second(conch_actor(runtime_env={})):.1f} |",
-        f"| baseline actor | {created_per_second(baseline):.1f} |",
+        f"| `ShellActor` (its `RUNTIME_ENV`: Ray's child kill off) | {created_per_second(new_shell_actor()):.1f} |",
+        f"| `ShellActor` with `runtime_env={{}}` | {created_per_second(new_shell_actor(runtime_env={})):.1f} |",
+        f"| baseline actor | {created_per_second(new_baseline):.1f} |",
     ]
     with ShellPool(1, snapshot=None) as pool:
         with pool.session() as sh:
@@ -202,14 +208,8 @@ def episodes() -> list[str]:
         for j in range(EPISODE_COMMANDS):
             sh.run(f"echo {i}.{j}")
 
-    with ShellPool(POOL, snapshot=None) as pool:
-        pool.map(episode, range(POOL))  # warm
-        start = time.perf_counter()
-        pool.map(episode, range(EPISODES))
-        conch_wall = time.perf_counter() - start
     actors = [BashActor.remote() for _ in range(POOL)]
     ray.get([a.pid.remote() for a in actors])
-
     idle: queue.Queue = queue.Queue()
     for a in actors:
         idle.put(a)
@@ -222,17 +222,24 @@ def episodes() -> list[str]:
         finally:
             idle.put(a)
 
-    with ThreadPoolExecutor(POOL) as ex:
+    walls: dict[str, list[float]] = {"conch": [], "base": []}
+    with ShellPool(POOL, snapshot=None) as pool, ThreadPoolExecutor(POOL) as ex:
+        pool.map(episode, range(POOL))  # warm: each session recycled once
         list(ex.map(base_episode, range(POOL)))
-        start = time.perf_counter()
-        list(ex.map(base_episode, range(EPISODES)))
-        base_wall = time.perf_counter() - start
+        for r in range(EPISODE_ROUNDS):  # interleaved, each round in another order
+            sides = [("conch", lambda: pool.map(episode, range(EPISODES))),
+                     ("base", lambda: list(ex.map(base_episode, range(EPISODES))))]
+            for name, run in sides[r % 2:] + sides[:r % 2]:
+                start = time.perf_counter()
+                run()
+                walls[name].append(time.perf_counter() - start)
     for a in actors:
         ray.kill(a)
     n = EPISODES * EPISODE_COMMANDS
+    conch_wall, base_wall = (statistics.median(walls[k]) for k in ("conch", "base"))
     return [
-        f"| `ShellPool({POOL}).map`, recycle included | {conch_wall:.2f} s | {EPISODES / conch_wall:.1f} | {conch_wall / n * 1e3:.2f} ms |",
-        f"| baseline: {POOL} actors, {POOL} threads, no recycle | {base_wall:.2f} s | {EPISODES / base_wall:.1f} | {base_wall / n * 1e3:.2f} ms |",
+        f"| `ShellPool({POOL}).map`, recycle included | {conch_wall:.3f} s | {EPISODES / conch_wall:.1f} | {conch_wall / n * 1e3:.2f} ms | {conch_wall / base_wall:.2f}x |",
+        f"| baseline: {POOL} actors, {POOL} threads, no recycle | {base_wall:.3f} s | {EPISODES / base_wall:.1f} | {base_wall / n * 1e3:.2f} ms | 1.00x |",
     ]
 
 
@@ -256,9 +263,16 @@ def memory() -> list[str]:
     base_pid = ray.get(base.pid.remote())
     ray.get(base.run.remote("true"))
     rows = []
-    for name, pid in (("`ShellActor`", sh.pid), ("baseline actor", base_pid)):
+
+    def row(name: str, pid: int) -> None:
         kids = children(pid)
         rows.append(f"| {name} | {rss_kib(pid):,} KiB | {sum(rss_kib(k) for k in kids):,} KiB ({len(kids)} processes) |")
+
+    row("`ShellActor`", sh.pid)
+    sh.reset()
+    sh.run("true")
+    row("`ShellActor` once recycled (its bash, the guard, the spare)", sh.pid)
+    row("baseline actor", base_pid)
     ray.kill(sh.actor)
     ray.kill(base)
     return rows
@@ -283,11 +297,38 @@ READING = (
 )
 
 
+def creation_in_a_job() -> list[str]:
+    """Both actors created in a job whose own runtime_env carries
+    ``RUNTIME_ENV``: the actor's is the job's, and Ray's pooled workers
+    serve it."""
+    ray.init(num_cpus=8, object_store_memory=200 << 20, include_dashboard=False,
+             log_to_driver=False, configure_logging=False, runtime_env=RUNTIME_ENV)
+    try:
+        created_per_second(new_baseline)  # the job's first workers
+        return [
+            f"| `ShellActor`, in a job whose `runtime_env` is `conch.ray.RUNTIME_ENV` | {created_per_second(new_shell_actor()):.1f} |",
+            f"| baseline actor, in that job | {created_per_second(new_baseline):.1f} |",
+        ]
+    finally:
+        ray.shutdown()
+
+
+EPISODE_READING = (
+    "Reading: a recycle is one Ray call to the actor (`ActorShell.reset`), which resets its shell: "
+    "the episode's bash and everything it ran are killed, and the spare that bash forked before "
+    "the episode's first command takes its place (a fork made ahead of time; docs/behaviour.md, "
+    "\"Reset\"). The baseline recycles nothing: its next episode sees the last one's state. "
+    "The 4 threads keep the 2 CPUs busy, so the row measures CPU per episode: the recycle's Ray "
+    "call and reset, and conch's work per command."
+)
+
+
 def main() -> None:
     ray.init(num_cpus=8, object_store_memory=200 << 20, include_dashboard=False,
              log_to_driver=False, configure_logging=False)
     lat, made, eps, mem = latency(), creation(), episodes(), memory()
     ray.shutdown()
+    made += creation_in_a_job()
     cpus = os.cpu_count()
     text = "\n".join([
         "# conch on Ray (`bench/ray.py`)",
@@ -308,11 +349,14 @@ def main() -> None:
         "|---|---|",
         *made,
         "",
-        f"## A {EPISODE_COMMANDS}-command episode through the pool ({EPISODES} episodes of `echo`)",
+        f"## A {EPISODE_COMMANDS}-command episode through the pool ({EPISODES} episodes of `echo`, "
+        f"medians of {EPISODE_ROUNDS} interleaved rounds)",
         "",
-        "| Pool | wall | episodes/s | per command |",
-        "|---|---|---|---|",
+        "| Pool | wall | episodes/s | per command | / baseline |",
+        "|---|---|---|---|---|",
         *eps,
+        "",
+        EPISODE_READING,
         "",
         "## Memory of an idle session",
         "",
