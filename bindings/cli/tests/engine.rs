@@ -1,6 +1,8 @@
 //! `conch rpc --engine` through the built binary: the `engine` request
 //! answers the loop the session's bash runs, the flag chooses it over
-//! `CONCH_ENGINE`, and the two loops word a syntax error as documented.
+//! `CONCH_ENGINE`, the two loops word a syntax error as documented, and
+//! the `reset` request starts either loop's session afresh (the builtin's
+//! by its spare from the second reset on).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -121,5 +123,39 @@ fn each_loop_words_a_syntax_error_as_documented() {
             "{engine}: {output:?}"
         );
         assert_eq!(replies[1]["data"]["engine"], engine);
+    }
+}
+
+#[test]
+fn the_reset_request_starts_the_session_afresh_under_either_loop() {
+    for engine in ["builtin", "eval"] {
+        let bash = |id: u64, command: &str| json!({"id": id, "type": "bash", "command": command});
+        let replies = replies(
+            &["--engine", engine],
+            &[],
+            &[
+                bash(1, "pwd; cd / && X=1 && echo $$"),
+                json!({"id": 2, "type": "reset"}),
+                bash(3, "echo ${X-unset}; pwd; X=1; echo $$"),
+                json!({"id": 4, "type": "reset"}),
+                bash(5, "echo ${X-unset}; pwd; echo $$"),
+            ],
+        );
+        let out = |i: usize| replies[i]["data"]["output"].as_str().unwrap().to_string();
+        let first: Vec<String> = out(0).lines().map(str::to_string).collect();
+        let start = &first[0];
+        assert_eq!(
+            replies[1],
+            json!({"type": "response", "id": 2, "command": "reset", "success": true, "data": {}})
+        );
+        let (second, third) = (out(2), out(4));
+        for (text, before) in [
+            (&second, &first[1]),
+            (&third, &second.lines().last().unwrap().to_string()),
+        ] {
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(&lines[..2], ["unset", start.as_str()], "{engine}: {text}");
+            assert_ne!(lines[2], before, "{engine}: a new bash");
+        }
     }
 }

@@ -36,6 +36,10 @@
 //!   domain policy (`--allow-domain` …) may reach from its next command on
 //!   (`"deny"`: none); patterns are checked by the core, and a session
 //!   without a domain policy, or `"allow"`, is refused;
+//! - `{"id": …, "type": "reset"}`, in its turn after the `bash` requests
+//!   before it, `data` `{}`: the session started afresh (`Shell::reset`:
+//!   what it runs killed, its jobs forgotten, a fresh bash in its start
+//!   directory); the requests after it run on that bash;
 //! - when a job ends the server writes the event `{"type": "job_exit",
 //!   …JobInfo (camelCase)}`; at the end of the server, after the ends of
 //!   the jobs it killed, and never after its last line.
@@ -141,6 +145,8 @@ enum Job {
     Engine { id: Value },
     /// `set_network`: in its turn, between the runs before and after it.
     SetNetwork { id: Value, network: Network },
+    /// `reset`: in its turn too.
+    Reset { id: Value },
     /// A reply that must keep its place in the order.
     Reply(Value),
 }
@@ -494,6 +500,7 @@ pub fn main(p: Args) -> Result<i32, String> {
             Ok(Request::Start { id, opts }) => Job::Start { id, opts },
             Ok(Request::Engine { id }) => Job::Engine { id },
             Ok(Request::SetNetwork { id, network }) => Job::SetNetwork { id, network },
+            Ok(Request::Reset { id }) => Job::Reset { id },
             Ok(Request::Abort { id }) => {
                 // Answered before the cancel, so the reply comes before the
                 // cancelled run's, whichever thread writes first.
@@ -607,6 +614,12 @@ fn run_jobs(
                 out.send(&match set {
                     Ok(()) => success("set_network", &id, json!({})),
                     Err(e) => error_reply(&id, Some("set_network"), &e.to_string()),
+                });
+            }
+            Job::Reset { id } => {
+                out.send(&match session.shell().and_then(|shell| shell.reset()) {
+                    Ok(()) => success("reset", &id, json!({})),
+                    Err(e) => error_reply(&id, Some("reset"), &e.to_string()),
                 });
             }
             Job::Bash { id, run, cancel } => {

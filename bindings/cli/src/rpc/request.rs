@@ -37,6 +37,9 @@ pub(super) enum Request {
         id: Value,
         network: Network,
     },
+    Reset {
+        id: Value,
+    },
     JobCall {
         id: Value,
         job: JobId,
@@ -74,6 +77,7 @@ pub(super) fn read_request(line: &[u8]) -> Result<Request, Value> {
         Some("abort_bash") => Ok(Request::Abort { id }),
         Some("job_list") => Ok(Request::JobList { id }),
         Some("engine") => Ok(Request::Engine { id }),
+        Some("reset") => Ok(Request::Reset { id }),
         Some("set_network") => {
             let network = network(&request).map_err(|e| error_reply(&id, kind, &e))?;
             Ok(Request::SetNetwork { id, network })
