@@ -150,6 +150,16 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
         "the stopped spare is killed"
     );
     assert_eq!(run(&sh, "echo ${Y-unset}; pwd"), format!("unset\n{dir}\n"));
+    // One a command killed is collected, and a bash starts instead.
+    assert!(wait_until(HANG, || bash_children(&[instead]).len() == 1));
+    let killed = bash_children(&[instead])[0];
+    run(&sh, &format!("kill -KILL {killed}"));
+    sh.reset().unwrap();
+    assert!(bash_pid(&sh) != killed && gone(killed));
+    assert!(
+        wait_until(HANG, || zombie_children() == 0),
+        "the killed spare is collected"
+    );
     // It answers as any bash: a command, its exit, the bash after it.
     assert_eq!(run(&sh, "echo a; exit 3"), "a\n");
     assert_eq!(run(&sh, "echo b"), "b\n");

@@ -43,6 +43,8 @@ impl Shell {
         self.resets.store(true, Ordering::SeqCst);
         self.abort();
         let mut state = self.state.take();
+        // A close that came first has ended everything already.
+        self.check_open()?;
         self.jobs.mark_all_killed();
         self.jobs.close();
         self.jobs.forget_all();
@@ -87,7 +89,8 @@ impl Shell {
     }
 
     /// The spare of the last bash as the session's bash in `start`, with
-    /// a channel for its own spare; `None` when there is no spare.
+    /// a channel for its own spare; `None` when there is no spare (or it
+    /// is gone).
     fn take_over(&self, channel: SpareChannel, start: &Path) -> Result<Option<Bash>> {
         let (next, theirs) = match self.forks_spares().then(SpareChannel::new) {
             Some(Ok((ours, theirs))) => (Some((ours, start.to_path_buf())), Some(theirs)),
@@ -102,9 +105,10 @@ impl Shell {
             return Ok(None);
         };
         let bash = self.bash(supervised, input, fifos, next);
-        let text = protocol::spare_start(bash.out.as_raw_fd());
-        if let Err(e) = send_all(&bash.input, &text) {
-            return Err(self.failed_start(bash, format!("cannot send to it: {e}")));
+        if send_all(&bash.input, &protocol::spare_start(bash.out.as_raw_fd())).is_err() {
+            // Gone since it took the pipes: a bash is started instead.
+            reap(bash);
+            return Ok(None);
         }
         Ok(Some(bash))
     }
