@@ -25,7 +25,7 @@
 use std::io::IoSlice;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
@@ -44,14 +44,25 @@ const PID_WAIT: Duration = Duration::from_secs(5);
 /// holds 4,095 bytes).
 const MAX_DIR: usize = 4095;
 
-/// The host's end of a bash's spare channel.
-pub(crate) struct SpareChannel(OwnedFd);
+/// The host's end of a bash's spare channel, and the directory that bash
+/// (and so its spare) started in.
+pub(crate) struct SpareChannel {
+    fd: OwnedFd,
+    dir: PathBuf,
+}
 
 impl SpareChannel {
-    /// A channel, and the end a bash gets on `protocol::SPARE_FD`.
-    pub(crate) fn new() -> Result<(SpareChannel, OwnedFd)> {
-        let (ours, theirs) = socketpair()?;
-        Ok((SpareChannel(ours), theirs))
+    /// A channel for a bash that starts in `dir`, and the end that bash
+    /// gets on `protocol::SPARE_FD`.
+    pub(crate) fn new(dir: &Path) -> Result<(SpareChannel, OwnedFd)> {
+        let (fd, theirs) = socketpair()?;
+        let dir = dir.to_path_buf();
+        Ok((SpareChannel { fd, dir }, theirs))
+    }
+
+    /// Where the spare is: where its bash started.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The spare's pid: `None` when its bash forked none (the channel's
@@ -62,11 +73,11 @@ impl SpareChannel {
         let mut got = [0u8; 4];
         let mut len = 0;
         while len < got.len() {
-            let mut fds = [pollin(self.0.as_raw_fd())];
+            let mut fds = [pollin(self.fd.as_raw_fd())];
             if poll(&mut fds, Some(until)).ok()? == 0 {
                 return None;
             }
-            match read(self.0.as_raw_fd(), &mut got[len..]) {
+            match read(self.fd.as_raw_fd(), &mut got[len..]) {
                 Ok(Read::Data(n)) => len += n,
                 Ok(Read::WouldBlock) => {}
                 Ok(Read::Eof) | Err(_) => return None,
@@ -75,14 +86,14 @@ impl SpareChannel {
         Some(Pid::from_ne_bytes(got))
     }
 
-    /// Makes the spare the session's bash, in `cwd`, its pipes FIFOs in
-    /// `fifos` if given, `next` its own spare's channel end. Returns the
-    /// bash and the host's end of its protocol socket; `None` where there
-    /// is no spare, or it could not take over (it is then killed): the
-    /// caller starts a bash.
+    /// Makes the spare the session's bash, in its directory (again: it may
+    /// have been removed and made since), its pipes FIFOs in `fifos` if
+    /// given, `next` its own spare's channel end. Returns the bash and the
+    /// host's end of its protocol socket; `None` where there is no spare,
+    /// or it could not take over (it is then killed): the caller starts a
+    /// bash.
     pub(crate) fn take_over(
         self,
-        cwd: &Path,
         fifos: Option<&Path>,
         next: Option<OwnedFd>,
     ) -> Option<(Supervised, OwnedFd)> {
@@ -91,7 +102,7 @@ impl SpareChannel {
         super::lifeline::guard(pid);
         let mut child = Process::new(pid).into_guarded();
         let started = (|| -> Result<_> {
-            let dir = cwd.as_os_str().as_encoded_bytes();
+            let dir = self.dir.as_os_str().as_encoded_bytes();
             if dir.len() >= MAX_DIR {
                 return Err(crate::Error::InvalidArgument(
                     "a start directory too long".into(),
@@ -102,7 +113,7 @@ impl SpareChannel {
             let mut given: Vec<BorrowedFd<'_>> =
                 vec![theirs.as_fd(), status_w.as_fd(), out_w.as_fd()];
             given.extend(next.as_ref().map(AsFd::as_fd));
-            send_fds(&self.0, dir, &given)?;
+            send_fds(&self.fd, dir, &given)?;
             set_nonblocking(&status)?;
             Ok((out, status, input, exit_fd(pid)?))
         })();

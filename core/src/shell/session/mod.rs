@@ -130,9 +130,8 @@ struct Bash {
     exit_trap: String,
     /// Its direct children, read before and after each run.
     children: tree::ChildrenOf,
-    /// The channel of the spare it forks, and the directory both started
-    /// in (see [`crate::process::spare`]).
-    spare: Option<(SpareChannel, PathBuf)>,
+    /// The channel of the spare it forks (see [`crate::process::spare`]).
+    spare: Option<SpareChannel>,
 }
 
 impl Bash {
@@ -485,26 +484,28 @@ impl Shell {
     /// Kills bash and everything below it (once: bash is taken).
     fn end_session(&self) {
         let mut state = self.state.take();
-        self.jobs.mark_all_killed();
-        self.jobs.close();
-        if let Some(mut bash) = state.bash.take() {
-            self.end_bash(&mut bash);
-            discard_spare(bash);
+        if let Some(spare) = self.end_runs(&mut state) {
+            spare.discard();
         }
-        self.bash_pid.store(0, Ordering::SeqCst);
         if let Some(sandbox) = lock(&self.sandbox).as_mut() {
             sandbox.close();
         }
     }
 
-    /// Terminates what `bash` runs, then kills and collects it (its spare
-    /// is left).
-    fn end_bash(&self, bash: &mut Bash) {
+    /// Ends everything the session runs: its jobs, then what bash runs,
+    /// then bash, killed and collected. Returns bash's spare, left (a
+    /// reset takes it, a close discards it).
+    fn end_runs(&self, state: &mut State) -> Option<SpareChannel> {
+        self.jobs.mark_all_killed();
+        self.jobs.close();
+        let mut bash = state.bash.take()?;
+        self.bash_pid.store(0, Ordering::SeqCst);
         // Frozen first: bash starts nothing more while what it runs is
         // terminated.
         tree::signal_all(&[bash.pid()], Signal::STOP);
         tree::terminate(&tree::descendants(bash.pid()), self.config.escalation.grace);
-        kill_bash(bash);
+        kill_bash(&mut bash);
+        bash.spare.take()
     }
 
     /// Refuses a place taken on another shell (it would never be served).
@@ -616,7 +617,7 @@ fn kill_bash(bash: &mut Bash) -> Option<std::process::ExitStatus> {
 
 /// Ends the spare of a bash that is gone, if it forked one.
 fn discard_spare(mut bash: Bash) {
-    if let Some((spare, _)) = bash.spare.take() {
+    if let Some(spare) = bash.spare.take() {
         spare.discard();
     }
 }

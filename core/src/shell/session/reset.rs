@@ -45,22 +45,16 @@ impl Shell {
         let mut state = self.state.take();
         // A close that came first has ended everything already.
         self.check_open()?;
-        self.jobs.mark_all_killed();
-        self.jobs.close();
+        let spare = self.end_runs(&mut state);
         self.jobs.forget_all();
-        let spare = state.bash.take().and_then(|mut bash| {
-            self.end_bash(&mut bash);
-            bash.spare.take()
-        });
-        self.bash_pid.store(0, Ordering::SeqCst);
         *lock(&self.cwd) = self.config.start.clone();
         // As `Shell::new` with the same `cwd`. Without a bash, the next
         // run starts one where a run would (the nearest directory above).
         let start = resolve_dir(Path::new("/"), &self.config.start);
         let bash = match (spare, &start) {
-            (Some((channel, dir)), Ok(start)) if dir == *start => self.take_over(channel, start)?,
-            (Some((channel, _)), _) => {
-                channel.discard();
+            (Some(spare), Ok(start)) if spare.dir() == start => self.take_over(spare, start)?,
+            (Some(spare), _) => {
+                spare.discard();
                 None
             }
             (None, _) => None,
@@ -92,8 +86,8 @@ impl Shell {
     /// a channel for its own spare; `None` when there is no spare (or it
     /// is gone).
     fn take_over(&self, channel: SpareChannel, start: &Path) -> Result<Option<Bash>> {
-        let (next, theirs) = match self.forks_spares().then(SpareChannel::new) {
-            Some(Ok((ours, theirs))) => (Some((ours, start.to_path_buf())), Some(theirs)),
+        let (next, theirs) = match self.forks_spares().then(|| SpareChannel::new(start)) {
+            Some(Ok((ours, theirs))) => (Some(ours), Some(theirs)),
             Some(Err(e)) => {
                 channel.discard();
                 return Err(e);
@@ -101,7 +95,7 @@ impl Shell {
             None => (None, None),
         };
         let fifos = self.config.fifos.clone();
-        let Some((supervised, input)) = channel.take_over(start, fifos.as_deref(), theirs) else {
+        let Some((supervised, input)) = channel.take_over(fifos.as_deref(), theirs) else {
             return Ok(None);
         };
         let bash = self.bash(supervised, input, fifos, next);

@@ -31,7 +31,7 @@ impl Shell {
         let (theirs, input) = socketpair()?;
         // A spare is a copy of a bash that started as a new one does.
         let spare = match restore.is_none() && self.forks_spares() {
-            true => Some(SpareChannel::new()?),
+            true => Some(SpareChannel::new(cwd)?),
             false => None,
         };
         let mut launch = Launch {
@@ -50,13 +50,13 @@ impl Shell {
             sandbox: self.config.confinement.clone(),
             ..Launch::default()
         };
-        if let Some((_, theirs)) = &spare {
+        let (spare, theirs_spare) = spare.unzip();
+        if let Some(theirs) = &theirs_spare {
             launch.fds.push((theirs.as_raw_fd(), protocol::SPARE_FD));
         }
         let stdin = dev_null().map_err(|e| Error::io("cannot open /dev/null", e))?;
         let fifos = self.config.fifos.clone();
         let supervised = spawn_supervised(launch, stdin, Some(theirs), fifos.as_deref())?;
-        let spare = spare.map(|(ours, _)| (ours, cwd.to_path_buf()));
         let bash = self.bash(supervised, input, fifos, spare);
         let text = self.startup_text(&bash, Some(restore));
         if let Err(e) = send_all(&bash.input, &text) {
@@ -72,7 +72,7 @@ impl Shell {
         supervised: Supervised,
         input: OwnedFd,
         fifos: Option<PathBuf>,
-        spare: Option<(SpareChannel, PathBuf)>,
+        spare: Option<SpareChannel>,
     ) -> Bash {
         let Supervised {
             child,
