@@ -117,7 +117,7 @@ class ShellActor:
         when given, else the first ones, in the first start directory.
         Without options the shell itself is reset (``conch.Shell.reset``):
         from the second reset on, its bash is a spare forked ahead of time."""
-        if shell_options or self._shell is None or self._error is not None:
+        if shell_options or self._shell is None:  # None: it could not open
             self._drop()
             self._open(shell_options or self._options)
         else:
