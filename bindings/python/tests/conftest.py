@@ -49,6 +49,14 @@ def marker() -> str:
     return f"conch-test-{uuid.uuid4().hex[:12]}"
 
 
+def unique_sleep(base: int) -> str:
+    """A ``/bin/sleep`` argument no other process uses: ``base`` seconds and
+    a random fraction. ``pids_with`` then finds this test's sleeps only,
+    whatever runs beside it (the test command runs this suite under both
+    loops at once)."""
+    return f"{base}.{uuid.uuid4().int % 10**9:09d}"
+
+
 def pids_with(word: str) -> list[int]:
     """Live processes whose command line contains ``word`` (zombies excluded)."""
     found = []

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import conch
-from conftest import GUARD, Output, Sleeper, in_background, pids_with, sleeper, wait_until
+from conftest import GUARD, Output, Sleeper, in_background, pids_with, sleeper, unique_sleep, wait_until
 
 
 def test_background_job_returns_at_once_and_is_listed(tmp_path, marker):
@@ -318,9 +318,8 @@ def test_nothing_outlives_a_python_host_that_dies(how):
     """A host killed mid-command takes everything its shells started with
     it: the command, a background job, a setsid escape, a double fork."""
     import subprocess
-    import uuid
 
-    stamp = f"1000.{uuid.uuid4().int % 10**9:09d}"
+    stamp = unique_sleep(1000)
     code = (
         "import conch\n"
         "sh = conch.Shell(snapshot=None)\n"

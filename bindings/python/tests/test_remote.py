@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import conch
-from conftest import CONCH, GUARD, Output, in_background, pids_with, wait_until
+from conftest import CONCH, GUARD, Output, in_background, pids_with, unique_sleep, wait_until
 from test_job_tool import cases as job_tool_cases
 from test_job_tool import replay_job_tool
 from test_tool_definition import CASES as DEFINITION_CASES
@@ -61,16 +61,17 @@ def test_a_remote_session_runs_as_a_local_one(remote, tmp_path):
         assert r.output == f"1\n{tmp_path}/sub\n"
         assert r.working_dir == f"{tmp_path}/sub"
         assert sh.sandbox_applied is None
-        sh.run("/bin/sleep 3076.25 & echo started")
+        nap = unique_sleep(3076)
+        sh.run(f"/bin/sleep {nap} & echo started")
         [pid] = sh.background_jobs()
         # The job's process execs the sleep a moment after bash forks it.
-        assert wait_until(lambda: pids_with("3076.25") == [pid])
+        assert wait_until(lambda: pids_with(nap) == [pid])
         sh.reset()  # on the server: a fresh bash in the start directory
-        assert wait_until(lambda: pids_with("3076.25") == [])
+        assert wait_until(lambda: pids_with(nap) == [])
         r = sh.run("echo ${KEPT:-unset}; pwd")
         assert (r.output, r.session_reset) == (f"unset\n{tmp_path}\n", False)
-        sh.run("/bin/sleep 3076.25 & echo started")
-    assert wait_until(lambda: pids_with("3076.25") == [])
+        sh.run(f"/bin/sleep {nap} & echo started")
+    assert wait_until(lambda: pids_with(nap) == [])
 
 
 def test_errors_are_the_local_ones(remote, tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import conch
-from conftest import VECTORS, pids_with, wait_until
+from conftest import VECTORS, pids_with, unique_sleep, wait_until
 
 
 def load() -> list[dict]:
@@ -245,19 +245,20 @@ def test_a_run_stuck_at_the_process_limit_is_stopped_early(tmp_path):
     try:
         sh.run("X=kept")
         start = time.monotonic()
-        r = sh.run("for i in $(seq 30); do /bin/sleep 3077.5 & done; wait", timeout=60)
+        nap = unique_sleep(3077)
+        r = sh.run(f"for i in $(seq 30); do /bin/sleep {nap} & done; wait", timeout=60)
         assert time.monotonic() - start < 10
         assert r.cancelled and not r.timed_out and r.exit_code is None
         assert r.output.startswith(
             "[Command stopped: the session's process limit (20) was reached"
         ), r.output
-        assert wait_until(lambda: pids_with("3077.5") == [])
+        assert wait_until(lambda: pids_with(nap) == [])
         # The state is kept. Under the eval loop bash may first tell of a
         # killed background sleep, as it does of any job a signal killed
         # (docs/behaviour.md, section 16); nothing else comes before.
         *told, kept = sh.run("echo $X").output.splitlines()
         assert kept == "kept", told
-        killed = re.compile(r"bash: line \d+: +\d+ Killed +/bin/sleep 3077\.5")
+        killed = re.compile(rf"bash: line \d+: +\d+ Killed +/bin/sleep {re.escape(nap)}")
         assert all(killed.fullmatch(line) for line in told), told
     finally:
         sh.close()

@@ -27,6 +27,18 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// A `/bin/sleep` argument no other process uses: `base` whole seconds
+/// (far beyond any test) and a fraction made of a counter and this
+/// process's pid. Tests that look for their sleeps in /proc then find
+/// their own only, with other tests of this binary running beside them and
+/// another run of the suite (the test command's eval-loop pass) at once.
+#[allow(dead_code)] // not every test binary looks for its sleeps by argument
+pub fn unique_sleep(base: u32) -> String {
+    static N: AtomicUsize = AtomicUsize::new(1);
+    let n = N.fetch_add(1, Ordering::SeqCst) % 1000;
+    format!("{base}.{n:03}{:05}", std::process::id() % 100_000)
+}
+
 /// Whether `pid` runs `/bin/sleep 100` (its /proc cmdline): a zombie, a
 /// recycled pid, or a process that has not yet exec'd the sleep is not it.
 pub fn runs_sleep_100(pid: u32) -> bool {

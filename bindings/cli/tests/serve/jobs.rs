@@ -7,6 +7,7 @@ use conch_remote::RemoteError;
 use serde_json::json;
 
 use super::{options, stdio, wait_sleeping};
+use crate::common::unique_sleep;
 
 #[test]
 fn a_job_runs_beside_the_session_and_is_polled_to_its_end() {
@@ -71,11 +72,14 @@ fn input_keys_signals_and_kill_reach_the_job() {
             .contains("line=[abc]")
     );
 
-    let sleeper = sh.start(JobOptions::new("/bin/sleep 3075.25")).unwrap();
-    wait_sleeping("3075.25", true);
+    let nap = unique_sleep(3075);
+    let sleeper = sh
+        .start(JobOptions::new(format!("/bin/sleep {nap}")))
+        .unwrap();
+    wait_sleeping(&nap, true);
     let killed = sh.kill(sleeper).unwrap();
     assert_eq!(killed.status, JobStatus::Killed);
-    wait_sleeping("3075.25", false);
+    wait_sleeping(&nap, false);
 
     let trapped = sh
         .start(JobOptions::new(
@@ -107,8 +111,11 @@ fn input_keys_signals_and_kill_reach_the_job() {
 fn a_cancel_token_ends_a_remote_poll_not_the_job() {
     let remote = stdio(&[]);
     let sh = remote.shell(options(json!({"snapshot": "none"}))).unwrap();
-    let job = sh.start(JobOptions::new("/bin/sleep 3075.5")).unwrap();
-    wait_sleeping("3075.5", true);
+    let nap = unique_sleep(3075);
+    let job = sh
+        .start(JobOptions::new(format!("/bin/sleep {nap}")))
+        .unwrap();
+    wait_sleeping(&nap, true);
     let token = CancelToken::new();
     let cancel = token.clone();
     std::thread::spawn(move || {
@@ -132,7 +139,7 @@ fn a_cancel_token_ends_a_remote_poll_not_the_job() {
         .unwrap();
     assert_eq!(waited, None);
     sh.close().unwrap();
-    wait_sleeping("3075.5", false);
+    wait_sleeping(&nap, false);
 }
 
 #[test]
@@ -145,7 +152,10 @@ fn each_job_end_reaches_the_clients_hook() {
         let _ = tx.lock().unwrap().send(info);
     }));
     let quick = sh.start(JobOptions::new("exit 4")).unwrap();
-    let slow = sh.start(JobOptions::new("/bin/sleep 3075.75")).unwrap();
+    let nap = unique_sleep(3075);
+    let slow = sh
+        .start(JobOptions::new(format!("/bin/sleep {nap}")))
+        .unwrap();
     let first = rx
         .recv_timeout(super::common::HANG_GUARD)
         .expect("the first end");
@@ -153,7 +163,7 @@ fn each_job_end_reaches_the_clients_hook() {
         (first.job, first.status, first.exit_code),
         (quick, JobStatus::Exited, Some(4))
     );
-    wait_sleeping("3075.75", true);
+    wait_sleeping(&nap, true);
     sh.kill(slow).unwrap();
     let second = rx
         .recv_timeout(super::common::HANG_GUARD)

@@ -10,6 +10,7 @@ use conch_remote::RemoteError;
 use serde_json::Map;
 
 use super::{CONCH, Listening, exits, wait_sleeping};
+use crate::common::unique_sleep;
 
 /// The status line and body of a plain HTTP request to the server.
 fn http(addr: &str, request: &str) -> (String, String) {
@@ -97,9 +98,10 @@ fn a_long_command_in_one_session_never_delays_another() {
     let remote = server.connect(None).unwrap();
     let busy = remote.shell(Map::new()).unwrap();
     let quick = remote.shell(Map::new()).unwrap();
+    let nap = unique_sleep(3072);
     std::thread::scope(|s| {
-        s.spawn(|| busy.run(RunOptions::new("/bin/sleep 3072.25"), |_| {}));
-        wait_sleeping("3072.25", true);
+        s.spawn(|| busy.run(RunOptions::new(format!("/bin/sleep {nap}")), |_| {}));
+        wait_sleeping(&nap, true);
         let started = Instant::now();
         for _ in 0..20 {
             assert_eq!(
@@ -124,11 +126,13 @@ fn sigterm_closes_every_session_and_exits_0() {
     let mut server = Listening::start(&[], None);
     let remote = server.connect(None).unwrap();
     let sh = remote.shell(Map::new()).unwrap();
-    std::thread::spawn(move || sh.run(RunOptions::new("/bin/sleep 3072.5"), |_| {}));
-    wait_sleeping("3072.5", true);
+    let nap = unique_sleep(3072);
+    let command = format!("/bin/sleep {nap}");
+    std::thread::spawn(move || sh.run(RunOptions::new(command), |_| {}));
+    wait_sleeping(&nap, true);
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     assert_eq!(exits(&mut server.child).code(), Some(0));
-    wait_sleeping("3072.5", false);
+    wait_sleeping(&nap, false);
 }
 
 #[test]
@@ -136,16 +140,13 @@ fn nothing_outlives_a_server_killed_with_sigkill() {
     let mut server = Listening::start(&[], None);
     let remote = server.connect(None).unwrap();
     let sh = remote.shell(Map::new()).unwrap();
-    std::thread::spawn(move || {
-        sh.run(
-            RunOptions::new("/bin/sleep 3072.75 & /bin/sleep 3072.75"),
-            |_| {},
-        )
-    });
-    wait_until_two("3072.75");
+    let nap = unique_sleep(3072);
+    let command = format!("/bin/sleep {nap} & /bin/sleep {nap}");
+    std::thread::spawn(move || sh.run(RunOptions::new(command), |_| {}));
+    wait_until_two(&nap);
     server.child.kill().unwrap();
     exits(&mut server.child);
-    wait_sleeping("3072.75", false);
+    wait_sleeping(&nap, false);
 }
 
 fn wait_until_two(arg: &str) {

@@ -150,15 +150,17 @@ fn a_stdio_server_closes_its_sessions_when_the_client_goes() {
     let remote = stdio(&["--grace", "60"]);
     let sh = remote.shell(Map::new()).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
+    let nap = common::unique_sleep(3071);
+    let command = format!("/bin/sleep {nap}");
     let handle = std::thread::spawn(move || {
-        let r = sh.run(RunOptions::new("/bin/sleep 3071.25"), |_| {});
+        let r = sh.run(RunOptions::new(command), |_| {});
         tx.send(()).unwrap();
         r
     });
-    wait_sleeping("3071.25", true);
+    wait_sleeping(&nap, true);
     remote.close();
     // No grace over stdio: nobody can come back.
-    wait_sleeping("3071.25", false);
+    wait_sleeping(&nap, false);
     rx.recv_timeout(common::HANG_GUARD)
         .expect("the run returns");
     assert!(matches!(
@@ -173,12 +175,14 @@ fn an_abort_from_the_cancel_token_stops_the_remote_command() {
     let sh = remote.shell(Map::new()).unwrap();
     let token = conch_core::CancelToken::new();
     let cancel = token.clone();
+    let nap = common::unique_sleep(3071);
+    let watched = nap.clone();
     std::thread::spawn(move || {
-        wait_sleeping("3071.5", true);
+        wait_sleeping(&watched, true);
         cancel.cancel();
     });
     let started = std::time::Instant::now();
-    let mut opts = RunOptions::new("echo before; /bin/sleep 3071.5");
+    let mut opts = RunOptions::new(format!("echo before; /bin/sleep {nap}"));
     opts.cancel = Some(token);
     let r = sh.run(opts, |_| {}).unwrap();
     assert!(r.cancelled, "{r:?}");
@@ -188,7 +192,7 @@ fn an_abort_from_the_cancel_token_stops_the_remote_command() {
         r.output
     );
     assert!(started.elapsed() < common::HANG_GUARD);
-    wait_sleeping("3071.5", false);
+    wait_sleeping(&nap, false);
     // The session goes on.
     let r = sh.run(RunOptions::new("echo after"), |_| {}).unwrap();
     assert_eq!(r.output, "after\n");

@@ -11,6 +11,7 @@ use conch_remote::{RemoteError, RemotePty};
 use serde_json::{Value, json};
 
 use super::{options, stdio, wait_sleeping};
+use crate::common::unique_sleep;
 
 /// How long a test waits for a prompt before it fails.
 const HANG: Duration = Duration::from_secs(60);
@@ -83,18 +84,19 @@ fn a_remote_terminal_reads_input_and_shows_its_screen() {
 fn a_key_interrupts_and_a_resize_is_seen_by_the_program() {
     let remote = stdio(&[]);
     let pty = remote.pty().unwrap();
+    let nap = unique_sleep(1101);
     let result = while_running(
         &pty,
-        json!({"command": "echo go; /bin/sleep 1101"}),
+        json!({"command": format!("echo go; /bin/sleep {nap}")}),
         None,
         "go",
         || {
-            wait_sleeping("1101", true);
+            wait_sleeping(&nap, true);
             pty.write_key("ctrl+c").unwrap()
         },
     );
     assert_eq!((result.exit_code, result.cancelled), (Some(130), false));
-    wait_sleeping("1101", false);
+    wait_sleeping(&nap, false);
 
     let result = while_running(
         &pty,
@@ -117,40 +119,43 @@ fn a_key_interrupts_and_a_resize_is_seen_by_the_program() {
 fn kill_cancel_and_close_stop_the_remote_command() {
     let remote = stdio(&[]);
     let pty = remote.pty().unwrap();
+    let nap = unique_sleep(1102);
     let result = while_running(
         &pty,
-        json!({"command": "echo go; /bin/sleep 1102"}),
+        json!({"command": format!("echo go; /bin/sleep {nap}")}),
         None,
         "go",
         || {
-            wait_sleeping("1102", true);
+            wait_sleeping(&nap, true);
             pty.kill().unwrap()
         },
     );
     assert_eq!((result.exit_code, result.cancelled), (None, true));
     assert!(result.summary.output.starts_with("[Command cancelled]"));
-    wait_sleeping("1102", false);
+    wait_sleeping(&nap, false);
 
     let token = CancelToken::new();
+    let nap = unique_sleep(1103);
     let result = while_running(
         &pty,
-        json!({"command": "echo go; /bin/sleep 1103"}),
+        json!({"command": format!("echo go; /bin/sleep {nap}")}),
         Some(token.clone()),
         "go",
         || {
-            wait_sleeping("1103", true);
+            wait_sleeping(&nap, true);
             token.cancel()
         },
     );
     assert_eq!((result.exit_code, result.cancelled), (None, true));
-    wait_sleeping("1103", false);
+    wait_sleeping(&nap, false);
 
+    let nap = unique_sleep(1104);
+    let command = json!({"command": format!("/bin/sleep {nap}")});
     std::thread::scope(|scope| {
-        let run =
-            scope.spawn(|| pty.start(options(json!({"command": "/bin/sleep 1104"})), None, |_| {}));
-        wait_sleeping("1104", true);
+        let run = scope.spawn(|| pty.start(options(command), None, |_| {}));
+        wait_sleeping(&nap, true);
         pty.close().unwrap();
-        wait_sleeping("1104", false);
+        wait_sleeping(&nap, false);
         // Its reply came before the session closed, or the session is gone.
         match run.join().unwrap() {
             Ok(result) => assert!(result.cancelled),

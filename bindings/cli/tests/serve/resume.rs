@@ -14,6 +14,7 @@ use conch_remote::{ConnectOptions, RemoteError, connect};
 use serde_json::Map;
 
 use super::{Listening, wait_sleeping};
+use crate::common::unique_sleep;
 
 /// A TCP relay to `to`; `cut` ends every connection through it, and
 /// while `down` new ones are refused (closed at once).
@@ -115,12 +116,14 @@ fn past_the_grace_period_nothing_is_left_running() {
     )
     .unwrap();
     let sh = remote.shell(Map::new()).unwrap();
-    let run = std::thread::spawn(move || sh.run(RunOptions::new("/bin/sleep 3073.5"), |_| {}));
-    wait_sleeping("3073.5", true);
+    let nap = unique_sleep(3073);
+    let command = format!("/bin/sleep {nap}");
+    let run = std::thread::spawn(move || sh.run(RunOptions::new(command), |_| {}));
+    wait_sleeping(&nap, true);
     relay.down.store(true, Ordering::SeqCst);
     relay.cut();
     // The server waits a second for the client, then closes the session.
-    wait_sleeping("3073.5", false);
+    wait_sleeping(&nap, false);
     relay.down.store(false, Ordering::SeqCst);
     // The client comes back to a server that no longer has the session.
     match run.join().unwrap() {

@@ -81,26 +81,29 @@ fn a_cancel_token_aborts_the_call_and_a_timeout_fails_it() {
     let tool = remote.tool(options(json!({"snapshot": "none"}))).unwrap();
     let token = CancelToken::new();
     let cancel = token.clone();
+    let nap = common::unique_sleep(3072);
+    let watched = nap.clone();
     std::thread::spawn(move || {
-        wait_sleeping("3072.5", true);
+        wait_sleeping(&watched, true);
         cancel.cancel();
     });
-    let args = json!({"command": "echo before; /bin/sleep 3072.5"});
+    let args = json!({"command": format!("echo before; /bin/sleep {nap}")});
     match tool.execute(&args, None, Some(token)) {
         Err(RemoteError::Tool(ToolError::Aborted { message, .. })) => {
             assert!(message.contains("before"), "{message:?}")
         }
         other => panic!("aborted, as locally: {other:?}"),
     }
-    wait_sleeping("3072.5", false);
-    let args = json!({"command": "/bin/sleep 3072.75", "timeout": 1});
+    wait_sleeping(&nap, false);
+    let nap = common::unique_sleep(3072);
+    let args = json!({"command": format!("/bin/sleep {nap}"), "timeout": 1});
     match tool.execute(&args, None, None) {
         Err(RemoteError::Tool(ToolError::Failed { message, .. })) => {
             assert_eq!(message, "[Command timed out after 1 seconds]")
         }
         other => panic!("timed out: {other:?}"),
     }
-    wait_sleeping("3072.75", false);
+    wait_sleeping(&nap, false);
     // The session goes on.
     let result = tool.execute(&json!({"command": "echo after"}), None, None);
     assert_eq!(result.unwrap().text, "after");
@@ -152,14 +155,15 @@ fn an_abort_of_the_session_aborts_its_call_and_other_kinds_requests_are_refused(
         json!({"kind": "bad_request",
                "message": "run is a request of a shell session, and this session is a tool"})
     );
+    let nap = common::unique_sleep(3072);
     server.send(json!({"id": 3, "op": "tool_execute", "session": session,
-                       "args": {"command": "/bin/sleep 3072.25"}}));
-    wait_sleeping("3072.25", true);
+                       "args": {"command": format!("/bin/sleep {nap}")}}));
+    wait_sleeping(&nap, true);
     server.send(json!({"id": 4, "op": "abort", "session": session}));
     let aborted = server.reply(3);
     assert_eq!(aborted["error"]["kind"], "tool_error");
     assert_eq!(aborted["error"]["tool_error"]["kind"], "aborted");
-    wait_sleeping("3072.25", false);
+    wait_sleeping(&nap, false);
 }
 
 /// `conch serve --stdio` spoken to frame by frame.
@@ -232,7 +236,8 @@ fn the_job_tool_reads_and_kills_a_job_started_with_async() {
     let remote = stdio(&[]);
     let tool = remote.tool(options(json!({"snapshot": "none"}))).unwrap();
     let jobs = tool.job_tool();
-    let args = json!({"command": "echo ready; /bin/sleep 3074.25", "async": true});
+    let nap = common::unique_sleep(3074);
+    let args = json!({"command": format!("echo ready; /bin/sleep {nap}"), "async": true});
     let started = tool.execute(&args, None, None).unwrap();
     assert!(started.text.starts_with("Started job 1: "), "{started:?}");
     let poll = json!({"op": "poll", "job": 1, "until": "ready", "wait": 30});
@@ -241,12 +246,12 @@ fn the_job_tool_reads_and_kills_a_job_started_with_async() {
         polled.text.contains("\nready\n[Still running"),
         "{polled:?}"
     );
-    wait_sleeping("3074.25", true);
+    wait_sleeping(&nap, true);
     let killed = jobs
         .execute(&json!({"op": "kill", "job": 1}), None)
         .unwrap();
     assert!(killed.text.contains("killed after"), "{killed:?}");
-    wait_sleeping("3074.25", false);
+    wait_sleeping(&nap, false);
     match jobs.execute(&json!({"op": "stop"}), None) {
         Err(RemoteError::Tool(ToolError::Failed { message, .. })) => {
             assert_eq!(
@@ -263,11 +268,12 @@ fn closing_the_tool_kills_its_jobs_and_refuses_later_calls() {
     let remote = stdio(&[]);
     let tool = remote.tool(options(json!({"snapshot": "none"}))).unwrap();
     let jobs = tool.job_tool();
-    let args = json!({"command": "/bin/sleep 3073.75", "async": true});
+    let nap = common::unique_sleep(3073);
+    let args = json!({"command": format!("/bin/sleep {nap}"), "async": true});
     tool.execute(&args, None, None).unwrap();
-    wait_sleeping("3073.75", true);
+    wait_sleeping(&nap, true);
     tool.close().unwrap();
-    wait_sleeping("3073.75", false);
+    wait_sleeping(&nap, false);
     for outcome in [
         tool.execute(&json!({"command": "true"}), None, None),
         jobs.execute(&json!({"op": "list"}), None),
