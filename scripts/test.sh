@@ -9,10 +9,10 @@
 # made of (scripts/build.sh). Then the suites run side by side, each into
 # its own log, printed whole when it ends: they wait for processes, not for
 # the CPU, and none counts on being alone (scripts/test-under-load.sh runs
-# all of this with every core busy); the Ray suite, whose clusters start
-# dozens of processes at once, runs after them; then the Rust and Python
-# suites run again under the eval loop (CONCH_ENGINE=eval). Last, how
-# long each step took.
+# all of this with every core busy). Among them the Rust and Python suites
+# run twice at once, the second time under the eval loop
+# (CONCH_ENGINE=eval); the Ray suite, whose clusters start dozens of
+# processes at once, runs after them. Last, how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/paths.sh
@@ -53,6 +53,16 @@ step "build: the release artifacts" ./scripts/build.sh
 # The suites, side by side on the artifacts just built; then the Ray suite
 # alone: its clusters start dozens of Ray workers on these 2 cores, a load
 # the other suites' hang guards are not sized for.
+#
+# The Rust and Python suites run a second time beside the first, under the
+# eval loop, the one a bash runs where it cannot load the loop builtin
+# (docs/engine.md): the Rust suite (the core's tests of every behaviour of
+# a session, the CLI's and the remote face's) and the Python one (the face
+# with the most session tests). Each test finds its own processes by an
+# argument no other run uses, so two runs of one suite keep apart. The C,
+# Node and MCP faces translate the same core's results and are not run
+# twice; the packages check both loops themselves; the Ray suite runs the
+# Python one's sessions.
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
 export CONCH_BUILT=1
@@ -64,6 +74,8 @@ declare -A COMMAND=(
   [c]=./scripts/test-c.sh
   [node]=./scripts/test-node.sh
   [packages]=./scripts/package.sh
+  [rust-eval]="env CONCH_ENGINE=eval cargo test --workspace --locked"
+  [python-eval]="env CONCH_ENGINE=eval ./scripts/test-python.sh"
 )
 # side_by_side SUITE...: runs the suites at once, each into its own log,
 # printed once its suite ends, in the order they end.
@@ -82,21 +94,13 @@ side_by_side() {
     suite=${SUITE_OF[$ended]}
     unset "SUITE_OF[$ended]"
     took=$(($(date +%s) - BEGAN[$suite]))
-    echo "== ${PASS:-}suite $suite (${COMMAND[$suite]}): $([ $status = 0 ] && echo passed || echo "FAILED, exit $status") in ${took}s"
+    echo "== suite $suite (${COMMAND[$suite]}): $([ $status = 0 ] && echo passed || echo "FAILED, exit $status") in ${took}s"
     cat "$LOGS/$suite"
-    TIMES+=("$(printf '%5ss  %ssuite %s%s' "$took" "${PASS:-}" "$suite" "$([ $status = 0 ] || echo ' (FAILED)')")")
-    [ $status = 0 ] || failed+=("${PASS:-}$suite")
+    TIMES+=("$(printf '%5ss  suite %s%s' "$took" "$suite" "$([ $status = 0 ] || echo ' (FAILED)')")")
+    [ $status = 0 ] || failed+=("$suite")
   done
 }
-side_by_side rust python mcp c node packages
+side_by_side rust rust-eval python python-eval mcp c node packages
 side_by_side ray
-# The sessions' suites once more under the eval loop, the one a bash runs
-# where it cannot load the loop builtin (docs/engine.md): the Rust suite
-# (the core's tests of every behaviour of a session, the CLI's and the
-# remote face's) and the Python one (the face with the most session
-# tests). The C, Node and MCP faces translate the same core's results and
-# are not run twice, which keeps a warm run near 8 minutes; the packages
-# check both loops themselves; the Ray suite runs the Python one's sessions.
-PASS="eval loop: " CONCH_ENGINE=eval side_by_side rust python
 
-report_times "(the suites ran side by side, then ray, then the suites again under the eval loop)"
+report_times "(the suites ran side by side, then ray)"
