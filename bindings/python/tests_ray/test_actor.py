@@ -153,6 +153,28 @@ def test_a_timeout_and_a_cancel_token_kill_the_tree_on_the_node(sh, marker):
     s.assert_gone()
 
 
+def test_a_run_waits_for_the_run_before_it_and_job_calls_and_a_cancel_do_not(sh, marker, tmp_path):
+    # A session runs one command at a time; the actor's other calls and a
+    # cancel answer while it runs, and a run cancelled while it waits for
+    # its turn is cancelled as it starts.
+    job = sh.start("read line; echo got $line", stdin=True)
+    s = Sleeper(marker)
+    results = []
+    with in_background(lambda: results.append(sh.run(sleeper(marker), on_chunk=s, timeout=GUARD * 6))):
+        s.wait_started()
+        sh.write(job, "beside\n")
+        assert sh.poll(job, wait=GUARD).output == "got beside\n"
+        queued = sh.actor.run.remote("touch ran; echo ran", call_id="queued")
+        ray.get(sh.actor.cancel.remote("queued"), timeout=GUARD)
+        assert ray.wait([queued], timeout=0.5)[1] == [queued], "it waits for the run before it"
+        sh.abort()
+    assert results[0].cancelled
+    r = ray.get(queued, timeout=GUARD)
+    assert (r.output, r.cancelled) == ("[Command cancelled]\n", True)
+    assert not (tmp_path / "ran").exists()
+    assert sh.run("echo after").output == "after\n"
+
+
 def test_a_dropped_stream_stops_its_command(sh, marker):
     gen = sh.stream(sleeper(marker))
     first = next(gen)

@@ -16,9 +16,21 @@ import conch
 
 from ._files import _failing, _info, _list, _read, _remove, _write
 
-# Calls one actor serves at once: a run, and an abort or a poll beside it.
-# Ray runs a threaded actor's calls on this many threads.
+# Calls one actor serves at once besides its runs and their aborts (job
+# calls, files, artifacts, a reset or close beside a run): Ray runs them on
+# this many threads.
 MAX_CONCURRENCY = 32
+# A session runs one command at a time (a second run waits for the first,
+# as with a local conch.Shell), so its runs have a group of their own with
+# one thread: each call reaches Python on the thread the last one used,
+# where a pool of 32 hands each call to another of its threads (measured:
+# 2-3% of a run's round trip through Ray here). Abort and cancel have a
+# group of their own, so no call queued ahead of them delays them.
+CONCURRENCY_GROUPS = {"runs": 1, "control": 2}
+# The cancels of runs that had not started yet (a run queued behind
+# another), remembered for when they start; the oldest forgotten past this
+# many (a cancel that came after its run ended is never claimed).
+EARLY_CANCELS = 256
 # Ray's worker SIGKILLs its direct children when it exits (ray.kill, a lost
 # raylet): conch's guard among them, and the session's roots before the
 # guard could freeze their trees, so what those roots started (background
@@ -38,7 +50,7 @@ class ToolResult:
     details: Any = None
 
 
-@ray.remote(max_concurrency=MAX_CONCURRENCY, runtime_env=RUNTIME_ENV)
+@ray.remote(max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS, runtime_env=RUNTIME_ENV)
 class ShellActor:
     """A conch session on the node Ray places this actor on.
 
@@ -56,6 +68,8 @@ class ShellActor:
     def __init__(self, **shell_options: Any) -> None:
         self._options = shell_options
         self._tokens: dict[str, conch.CancelToken] = {}
+        self._early_cancels: dict[str, None] = {}  # ordered: the oldest first
+        self._tokens_lock = threading.Lock()
         self._tool: conch.BashTool | None = None
         self._shell: conch.Shell | None = None
         self._own_store = False
@@ -131,12 +145,14 @@ class ShellActor:
 
     # -- runs -------------------------------------------------------------
 
+    @ray.method(concurrency_group="runs")
     def run(self, command: str, call_id: str | None = None, **options: Any) -> conch.BashResult:
         if call_id is None:  # nothing can cancel it but abort: no token to watch
             return self._sh.run(command, **options)
         with self._token(call_id) as token:
             return self._sh.run(command, cancel=token, **options)
 
+    @ray.method(concurrency_group="runs")
     def _run(self, command: str, call_id: str | None = None, **options: Any) -> dict[str, Any]:
         """``run`` for ``ActorShell.run``: the result's fields as a dict,
         rebuilt into the ``BashResult`` by the caller. Ray sends a dict of
@@ -144,13 +160,13 @@ class ShellActor:
         path (about 90 µs more per call, measured: bench/RESULTS-ray.md)."""
         return vars(self.run(command, call_id, **options))
 
-    @ray.method(num_returns="streaming")
+    @ray.method(num_returns="streaming", concurrency_group="runs")
     def stream(self, command: str, call_id: str | None = None, **options: Any) -> Iterator[Any]:
         """The run's output as it comes (``str`` chunks), then its
         ``BashResult``. A stream the caller drops stops the command."""
         yield from self._streaming(command, call_id, options, lambda result: result)
 
-    @ray.method(num_returns="streaming")
+    @ray.method(num_returns="streaming", concurrency_group="runs")
     def _stream(self, command: str, call_id: str | None = None, **options: Any) -> Iterator[Any]:
         """``stream`` for ``ActorShell.stream``: the result last as a dict
         of its fields, as ``_run`` gives it."""
@@ -184,9 +200,17 @@ class ShellActor:
             raise outcome[0]
         yield result(outcome[0])
 
+    @ray.method(concurrency_group="control")
     def cancel(self, call_id: str) -> None:
-        """Cancels the run made with ``call_id`` (its tree killed on this node)."""
-        token = self._tokens.get(call_id)
+        """Cancels the run made with ``call_id`` (its tree killed on this
+        node); a run not started yet (queued behind another) is cancelled
+        as it starts."""
+        with self._tokens_lock:
+            token = self._tokens.get(call_id)
+            if token is None:
+                self._early_cancels[call_id] = None
+                if len(self._early_cancels) > EARLY_CANCELS:
+                    del self._early_cancels[next(iter(self._early_cancels))]
         if token is not None:
             token.cancel()
 
@@ -196,12 +220,18 @@ class ShellActor:
         if call_id is None:
             yield token
             return
-        self._tokens[call_id] = token
+        with self._tokens_lock:
+            self._tokens[call_id] = token
+            if call_id in self._early_cancels:
+                del self._early_cancels[call_id]
+                token.cancel()
         try:
             yield token
         finally:
-            self._tokens.pop(call_id, None)
+            with self._tokens_lock:
+                self._tokens.pop(call_id, None)
 
+    @ray.method(concurrency_group="control")
     def abort(self) -> None:
         self._sh.abort()
 
