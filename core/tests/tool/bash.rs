@@ -1,19 +1,18 @@
 //! `BashTool` end to end, with real processes: every row of the
 //! result table (docs/behaviour.md), every error text, the interceptor, cwd and timeout rules,
-//! artifacts, head/tail of the complete stream, live updates.
+//! live updates. Artifacts and the head and tail of the complete stream are
+//! `bash_output`'s; the helpers here are both modules'.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::Fixture;
 use crate::common::{CUT, ESCALATION, HANG};
 use conch_core::command::intercept::Rule;
-use conch_core::output::notice::{Direction, TruncatedBy};
 use conch_core::shell::Snapshot;
 use conch_core::tool::{
     BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolError, ToolResult, ToolUpdate,
-    expand_output,
 };
 use conch_core::{ArtifactStore, CancelToken};
 
@@ -30,29 +29,22 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// A config in a fresh project directory, with its own session.
-fn config(name: &str) -> BashToolConfig {
+pub(crate) fn config(name: &str) -> BashToolConfig {
     let mut c = BashToolConfig::new(temp_dir(name));
     c.snapshot = Snapshot::None;
     c.session_key = Some(format!("tool-test-{name}"));
     c
 }
 
-fn tool(name: &str) -> Fixture {
+pub(crate) fn tool(name: &str) -> Fixture {
     Fixture::new(config(name))
 }
 
-fn tool_with_artifacts(name: &str) -> (Fixture, PathBuf) {
-    let mut c = config(name);
-    let dir = c.cwd.join("artifacts");
-    c.artifacts_dir = Some(dir.clone());
-    (Fixture::new(c), dir)
-}
-
-fn exec(tool: &BashTool, command: &str) -> Result<ToolResult, ToolError> {
+pub(crate) fn exec(tool: &BashTool, command: &str) -> Result<ToolResult, ToolError> {
     tool.execute(BashToolArgs::new(command), ToolContext::default())
 }
 
-fn failed(outcome: Result<ToolResult, ToolError>) -> ToolError {
+pub(crate) fn failed(outcome: Result<ToolResult, ToolError>) -> ToolError {
     match outcome {
         Err(e @ ToolError::Failed { .. }) => e,
         other => panic!("expected a Failed error, got {other:?}"),
@@ -375,193 +367,6 @@ fn custom_rules_replace_the_defaults_and_bad_ones_fail_at_new() {
             "interceptor {interceptor}: {err}"
         );
     }
-}
-
-// ---- artifacts and truncation ----------------------------------------
-
-fn artifact_file(dir: &Path, id: &str) -> PathBuf {
-    dir.join(format!("{id}.bash.log"))
-}
-
-#[test]
-fn truncated_output_spills_to_an_artifact_with_the_notice() {
-    let (t, dir) = tool_with_artifacts("spill");
-    let r = exec(&t, "printf 'a%.0s' {1..60000}").unwrap();
-    let trunc = r.details.as_ref().unwrap().truncation().unwrap().clone();
-    let id = trunc.artifact_id.clone().unwrap();
-    assert!(r.text.ends_with(&format!(
-        "\n\n[Showing lines 1-1 of 1 (50.0KB limit). Full: artifact://{id}]"
-    )));
-    assert_eq!(trunc.total_bytes, 60_000);
-    assert_eq!(trunc.truncated_by, TruncatedBy::Bytes);
-    assert_eq!(
-        std::fs::read(artifact_file(&dir, &id)).unwrap().len(),
-        60_000
-    );
-    let full = expand_output(t.artifacts().unwrap(), &r.text, r.details.as_ref()).unwrap();
-    assert_eq!(full, "a".repeat(60_000));
-    // an untruncated result expands to itself
-    let small = exec(&t, "echo small").unwrap();
-    assert_eq!(
-        expand_output(t.artifacts().unwrap(), &small.text, small.details.as_ref()).unwrap(),
-        "small"
-    );
-}
-
-#[test]
-fn a_failed_million_line_command_keeps_its_notice_and_artifact() {
-    let (t, dir) = tool_with_artifacts("million");
-    let e = failed(exec(&t, "seq 1 1000000; sh -c 'exit 1'"));
-    let trunc = e.details().unwrap().truncation().unwrap().clone();
-    let id = trunc.artifact_id.clone().unwrap();
-    assert_eq!(trunc.total_lines, 1_000_000);
-    let range = trunc.shown_range.unwrap();
-    assert_eq!(range.end, 1_000_000);
-    assert!(e.message().ends_with(&format!(
-        "999999\n1000000\n\nCommand exited with code 1\n\n[Showing lines {}-1000000 of 1000000 (50.0KB limit). Full: artifact://{id}]",
-        range.start
-    )), "{}", &e.message()[e.message().len() - 200..]);
-    let artifact = std::fs::read_to_string(artifact_file(&dir, &id)).unwrap();
-    assert_eq!(artifact.lines().count(), 1_000_000);
-    assert!(artifact.starts_with("1\n2\n3\n"));
-    assert!(artifact.ends_with("999999\n1000000\n"));
-}
-
-#[test]
-fn a_timed_out_flood_keeps_its_notice_and_artifact() {
-    let (t, _dir) = tool_with_artifacts("timeout-flood");
-    let mut args = BashToolArgs::new("seq 1 200000; /bin/sleep 100");
-    args.timeout = Some(CUT.as_secs_f64());
-    let e = failed(t.execute(args, ToolContext::default()));
-    assert!(e.message().starts_with(&format!(
-        "[Command timed out after {} seconds]\n",
-        CUT.as_secs()
-    )));
-    let trunc = e.details().unwrap().truncation().unwrap();
-    assert!(e.message().ends_with(&format!(
-        "(50.0KB limit). Full: artifact://{}]",
-        trunc.artifact_id.as_deref().unwrap()
-    )));
-}
-
-#[test]
-fn an_unusable_artifact_directory_is_an_error_when_the_tool_is_made() {
-    let c = config("badartifacts");
-    let file = c.cwd.join("plain-file");
-    std::fs::write(&file, "x").unwrap();
-    let mut bad = c.clone();
-    bad.artifacts_dir = Some(file.join("artifacts"));
-    let err = BashTool::new(bad).err().expect("refused");
-    assert!(
-        err.to_string().starts_with(&format!(
-            "artifacts directory {} cannot be used: ",
-            file.join("artifacts").display()
-        )),
-        "{err}"
-    );
-    let _ = std::fs::remove_dir_all(&c.cwd);
-}
-
-#[test]
-fn without_an_artifacts_directory_the_full_output_is_in_the_process_one() {
-    let t = tool("default-artifacts");
-    let r = exec(&t, "seq 1 100000").unwrap();
-    let trunc = r.details.unwrap().meta.truncation.unwrap();
-    let id = trunc.artifact_id.expect("spilled by default");
-    assert!(
-        r.text
-            .ends_with(&format!("(50.0KB limit). Full: artifact://{id}]"))
-    );
-    let store = t.artifacts().expect("the process's store");
-    assert_eq!(store.dir(), ArtifactStore::process_default().dir());
-    assert_eq!(
-        store.resolve(&format!("artifact://{id}")).unwrap(),
-        (1..=100000).map(|n| format!("{n}\n")).collect::<String>()
-    );
-}
-
-// ---- head and tail of the complete stream -----------------------------
-
-#[test]
-fn yes_piped_to_head_returns_at_once() {
-    let t = tool("yes-head");
-    let start = Instant::now();
-    let r = exec(&t, "yes | head -n 5").unwrap();
-    let took = start.elapsed();
-    eprintln!("yes | head -n 5 through BashTool: {took:?}");
-    assert_eq!(r.text, "y\ny\ny\ny\ny");
-    assert_eq!(r.details, None);
-    // `yes` never ends by itself.
-    assert!(took < HANG, "{took:?}");
-}
-
-#[test]
-fn head_of_a_long_stream_is_its_first_lines() {
-    let (t, _dir) = tool_with_artifacts("seq-head");
-    let r = exec(&t, "seq 1 1000000 | head -n 3").unwrap();
-    assert_eq!(r.text, "1\n2\n3");
-    assert_eq!(r.details, None);
-    let r = exec(&t, "seq 1 1000000 | head -3").unwrap();
-    assert_eq!(r.text, "1\n2\n3");
-}
-
-#[test]
-fn explicit_limits_win_over_extracted_ones() {
-    let t = tool("explicit");
-    let mut args = BashToolArgs::new("seq 1 100 | tail -n 5");
-    args.tail = Some(2);
-    assert_eq!(
-        t.execute(args, ToolContext::default()).unwrap().text,
-        "99\n100"
-    );
-    let mut args = BashToolArgs::new("seq 1 100 | tail -n 5");
-    args.head = Some(10);
-    // explicit head, extracted tail: the last 5 of the first 10
-    assert_eq!(
-        t.execute(args, ToolContext::default()).unwrap().text,
-        "6\n7\n8\n9\n10"
-    );
-    assert_eq!(exec(&t, "seq 1 10 | tail -2").unwrap().text, "9\n10");
-}
-
-#[test]
-fn tail_of_a_long_head_comes_from_the_artifact() {
-    let (t, _dir) = tool_with_artifacts("head-tail");
-    let mut args = BashToolArgs::new("seq 1 1000000");
-    args.head = Some(100_000);
-    args.tail = Some(3);
-    let r = t.execute(args, ToolContext::default()).unwrap();
-    assert_eq!(r.text, "99998\n99999\n100000");
-    assert_eq!(r.details, None);
-}
-
-#[test]
-fn a_tail_longer_than_the_bound_is_truncated_with_its_real_lines() {
-    let (t, _dir) = tool_with_artifacts("long-tail");
-    let r = exec(&t, "seq 1 100000 | tail -n 50000").unwrap();
-    let trunc = r.details.unwrap().meta.truncation.unwrap();
-    let range = trunc.shown_range.unwrap();
-    assert_eq!(range.end, 100_000);
-    assert!(range.start > 50_000);
-    assert!(r.text.starts_with(&format!("{}\n", range.start)));
-    assert!(r.text.contains("\n100000\n\n[Showing lines "));
-    assert!(trunc.artifact_id.is_some());
-}
-
-#[test]
-fn a_long_head_is_truncated_from_line_one() {
-    let (t, _dir) = tool_with_artifacts("long-head");
-    let r = exec(&t, "seq 1 100000 | head -n 50000").unwrap();
-    let trunc = r.details.unwrap().meta.truncation.unwrap();
-    assert_eq!(trunc.direction, Direction::Head);
-    let range = trunc.shown_range.unwrap();
-    assert_eq!(range.start, 1);
-    assert!(range.end < 50_000);
-    assert!(r.text.starts_with("1\n2\n"));
-    assert!(r.text.contains(&format!(
-        "\n{}\n\n[Showing lines 1-{}",
-        range.end, range.end
-    )));
 }
 
 // ---- live updates ------------------------------------------------------

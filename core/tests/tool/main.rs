@@ -3,7 +3,9 @@
 //! (the user's `!cmd`). A new test of them goes in a module here:
 //!
 //! - `bash`: `BashTool` end to end (the result table, error texts, the
-//!   interceptor, cwd and timeout rules, artifacts, head/tail, updates);
+//!   interceptor, cwd and timeout rules, updates);
+//! - `bash_output`: its artifacts and the head and tail of the complete
+//!   stream;
 //! - `pty`: `BashTool` on its PTY path;
 //! - `bang`: `BashSession`;
 //! - `no_terminal`: an editor started through the tool, which has no
@@ -61,6 +63,7 @@ impl Drop for Fixture {
 
 mod bang;
 mod bash;
+mod bash_output;
 mod definition;
 mod engine;
 mod job_tool;
