@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import threading
 import time
 import uuid
@@ -47,6 +48,22 @@ def shell(tmp_path: Path) -> Iterator[conch.Shell]:
 def marker() -> str:
     """A unique word to put in a command line and look for in /proc."""
     return f"conch-test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def sigint_raises():
+    """Python's own SIGINT handler for the test: a process started in the
+    background by a non-interactive shell (as CI may start the suite)
+    inherits SIGINT ignored, and then Python installs no handler and
+    ``_thread.interrupt_main()`` does nothing."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def python_work() -> int:
+    """Pure Python work: it needs the GIL for every step."""
+    return sum(i * i for i in range(200_000))
 
 
 def unique_sleep(base: int) -> str:

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import conch
-from conftest import GUARD, Output, Sleeper, in_background, pids_with, sleeper, unique_sleep, wait_until
+from conftest import GUARD, Output, Sleeper, in_background, pids_with, python_work, sleeper, unique_sleep, wait_until
 
 
 def test_background_job_returns_at_once_and_is_listed(tmp_path, marker):
@@ -167,17 +167,6 @@ def test_a_raising_callback_does_not_cancel_the_callers_token(shell):
     assert not token.is_cancelled()
 
 
-@pytest.fixture
-def sigint_raises():
-    """Python's own SIGINT handler for the test: a process started in the
-    background by a non-interactive shell (as CI may start the suite)
-    inherits SIGINT ignored, and then Python installs no handler and
-    ``_thread.interrupt_main()`` does nothing."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def test_ctrl_c_stops_a_blocked_run(shell, marker, sigint_raises):
     sleep = Sleeper(marker)
 
@@ -197,11 +186,6 @@ def waits_for(flag) -> str:
     """A command that prints ``ready``, waits until ``flag`` exists, then
     prints ``done``."""
     return f"echo ready; while [ ! -e {flag} ]; do sleep 0.01; done; echo done"
-
-
-def python_work() -> int:
-    """Pure Python work: it needs the GIL for every step."""
-    return sum(i * i for i in range(200_000))
 
 
 def test_other_threads_run_while_run_blocks(shell, tmp_path):
