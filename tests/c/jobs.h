@@ -1,0 +1,52 @@
+/* What the job tests share (test_jobs.c, test_started_jobs.c): the hang
+ * guards of their waits, a fresh shell, a run and a poll that must succeed.
+ * Include after check.h. */
+#ifndef CONCH_TEST_JOBS_H
+#define CONCH_TEST_JOBS_H
+
+#include <time.h>
+
+#include "check.h"
+
+/* A bound far above what any wait below takes, even under valgrind: a hang
+ * guard, never a measure of speed. The sleeps the jobs run (30 s, 100 s)
+ * are longer still, so a call that returns before it did not wait them out. */
+#define LONG_BEFORE_THE_SLEEP 20.0
+/* The wait of polls that must return earlier, by `until`, a cancel or a
+ * free. */
+#define LONG_WAIT_MS 25000
+
+static inline double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline conch_shell *new_shell(void) {
+  conch_shell_options o = {0};
+  o.snapshot = "none";
+  conch_shell *sh = conch_shell_new(&o);
+  CHECK(sh != NULL, "conch_shell_new");
+  return sh;
+}
+
+/* Runs `command` and checks its output is exactly `expect`. */
+static inline void run_expect(conch_shell *sh, const char *command, const char *expect) {
+  conch_run_options o = {0};
+  o.command = command;
+  conch_bash_result *r = NULL;
+  if (CHECK_RC(conch_shell_run(sh, &o, NULL, NULL, &r), CONCH_OK, command))
+    CHECK_STR(r->output, expect, command);
+  conch_bash_result_free(r);
+}
+
+/* Polls `job` with `o` (NULL: defaults), expecting CONCH_OK. */
+static inline conch_job_poll *poll_ok(conch_shell *sh, uint32_t job,
+                                      const conch_poll_options *o, const char *what) {
+  conch_job_poll *p = NULL;
+  if (!CHECK_RC(conch_shell_poll(sh, job, o, &p), CONCH_OK, what)) return NULL;
+  CHECK(p != NULL && p->output != NULL && p->status != NULL, "%s: a poll with its strings", what);
+  return p;
+}
+
+#endif
