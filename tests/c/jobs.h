@@ -1,10 +1,14 @@
 /* What the job tests share (test_jobs.c, test_started_jobs.c): the hang
- * guards of their waits, a fresh shell, a run and a poll that must succeed.
+ * guards of their waits, a fresh shell, a run and a poll that must succeed,
+ * the wait for a thread to be blocked in its call.
  * Include after check.h. */
 #ifndef CONCH_TEST_JOBS_H
 #define CONCH_TEST_JOBS_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -47,6 +51,20 @@ static inline conch_job_poll *poll_ok(conch_shell *sh, uint32_t job,
   if (!CHECK_RC(conch_shell_poll(sh, job, o, &p), CONCH_OK, what)) return NULL;
   CHECK(p != NULL && p->output != NULL && p->status != NULL, "%s: a poll with its strings", what);
   return p;
+}
+
+/* Waits until a thread about to make a blocking call says so (`*entering`,
+ * under `mu`), then leaves it ample time to get there and block (the call
+ * takes its own reference to the shell at once). */
+static inline void wait_entering(pthread_mutex_t *mu, const bool *entering) {
+  for (;;) {
+    pthread_mutex_lock(mu);
+    bool in = *entering;
+    pthread_mutex_unlock(mu);
+    if (in) break;
+    usleep(1000);
+  }
+  usleep(300 * 1000);
 }
 
 #endif

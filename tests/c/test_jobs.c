@@ -334,19 +334,6 @@ static void *poll_in_thread(void *arg) {
   return NULL;
 }
 
-static void wait_entering(struct poller *w) {
-  for (;;) {
-    pthread_mutex_lock(&w->mu);
-    bool in = w->entering;
-    pthread_mutex_unlock(&w->mu);
-    if (in) break;
-    usleep(1000);
-  }
-  /* The call takes its own reference to the shell at once; this leaves it
-   * ample time to get there and block. */
-  usleep(300 * 1000);
-}
-
 /* A waiting poll holds up no run; its cancel token ends the wait, not the
  * job. */
 static void test_a_waiting_poll_holds_up_no_run(void) {
@@ -362,7 +349,7 @@ static void test_a_waiting_poll_holds_up_no_run(void) {
   pthread_mutex_init(&w.mu, NULL);
   pthread_t t;
   pthread_create(&t, NULL, poll_in_thread, &w);
-  wait_entering(&w);
+  wait_entering(&w.mu, &w.entering);
   double t0 = now_s();
   run_expect(sh, "echo next", "next\n");
   CHECK(now_s() - t0 < LONG_BEFORE_THE_SLEEP, "the run did not wait for the poll");
@@ -394,7 +381,7 @@ static void test_free_while_a_poll_waits(void) {
   pthread_mutex_init(&w.mu, NULL);
   pthread_t t;
   pthread_create(&t, NULL, poll_in_thread, &w);
-  wait_entering(&w);
+  wait_entering(&w.mu, &w.entering);
   conch_shell_free(sh);
   pthread_join(t, NULL);
   CHECK(w.rc == CONCH_OK || w.rc == CONCH_ERR_CLOSED, "the poll returns (status %d)", w.rc);

@@ -396,17 +396,6 @@ static void *wait_any_in_thread(void *arg) {
   return NULL;
 }
 
-static void wait_waiter(struct waiter *w) {
-  for (;;) {
-    pthread_mutex_lock(&w->mu);
-    bool in = w->entering;
-    pthread_mutex_unlock(&w->mu);
-    if (in) break;
-    usleep(1000);
-  }
-  usleep(300 * 1000);
-}
-
 /* wait_any returns the first job to end (in the list's order when several
  * had), none after its timeout, none when its token is cancelled; a free
  * ends a wait on another thread. */
@@ -446,7 +435,7 @@ static void test_wait_any(void) {
   pthread_mutex_init(&w.mu, NULL);
   pthread_t t;
   pthread_create(&t, NULL, wait_any_in_thread, &w);
-  wait_waiter(&w);
+  wait_entering(&w.mu, &w.entering);
   conch_cancel_token_cancel(token);
   pthread_join(t, NULL);
   CHECK_RC(w.rc, CONCH_OK, "a cancelled wait");
@@ -460,7 +449,7 @@ static void test_wait_any(void) {
   f.job = slow;
   pthread_mutex_init(&f.mu, NULL);
   pthread_create(&t, NULL, wait_any_in_thread, &f);
-  wait_waiter(&f);
+  wait_entering(&f.mu, &f.entering);
   conch_shell_free(sh);
   pthread_join(t, NULL);
   CHECK(f.rc == CONCH_OK || f.rc == CONCH_ERR_CLOSED, "the wait returns (%d)", f.rc);
