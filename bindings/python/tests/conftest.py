@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -10,7 +11,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 
 import pytest
 
@@ -64,6 +65,22 @@ def sigint_raises():
 def python_work() -> int:
     """Pure Python work: it needs the GIL for every step."""
     return sum(i * i for i in range(200_000))
+
+
+def seconds_to_cancel(make: Callable[[], Awaitable[Any]]) -> float:
+    """Runs ``make()`` as an asyncio task, cancels it once it waits (0.2 s
+    in) and returns how long it took to end with ``CancelledError``."""
+
+    async def main() -> float:
+        task = asyncio.create_task(make())
+        await asyncio.sleep(0.2)
+        start = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - start
+
+    return asyncio.run(main())
 
 
 def unique_sleep(base: int) -> str:
