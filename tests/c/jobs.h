@@ -1,12 +1,14 @@
-/* What the job tests share (test_jobs.c, test_started_jobs.c): the hang
- * guards of their waits, a fresh shell, a run and a poll that must succeed,
- * the wait for a thread to be blocked in its call.
+/* What the job tests share (test_jobs.c, test_started_jobs.c,
+ * test_jobs_acceptance.c): the hang guards of their waits, a fresh shell,
+ * a run, a start and a poll that must succeed, the wait for a thread to be
+ * blocked in its call.
  * Include after check.h. */
 #ifndef CONCH_TEST_JOBS_H
 #define CONCH_TEST_JOBS_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +53,15 @@ static inline conch_job_poll *poll_ok(conch_shell *sh, uint32_t job,
   if (!CHECK_RC(conch_shell_poll(sh, job, o, &p), CONCH_OK, what)) return NULL;
   CHECK(p != NULL && p->output != NULL && p->status != NULL, "%s: a poll with its strings", what);
   return p;
+}
+
+/* Starts `command` with `o` (its command set here), expecting CONCH_OK. */
+static inline uint32_t start_ok(conch_shell *sh, conch_job_options *o, const char *command) {
+  o->command = command;
+  uint32_t job = 0;
+  if (!CHECK_RC(conch_shell_start(sh, o, &job), CONCH_OK, command)) return 0;
+  CHECK(job >= 1, "%s: a job id from 1 (%u)", command, job);
+  return job;
 }
 
 /* Waits until a thread about to make a blocking call says so (`*entering`,

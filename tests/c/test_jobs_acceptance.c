@@ -22,19 +22,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "scratch.h"
 
 /* A bound far above what any wait below takes: a hang guard. */
 #define HANG_GUARD 20.0
-/* The wait of polls that must return earlier (by `until`, the job's end,
- * a kill). */
-#define LONG_WAIT_MS 25000
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -42,32 +34,12 @@ static void sleep_ms(long ms) {
   }
 }
 
-static conch_shell *new_shell(void) {
-  conch_shell_options o = {0};
-  o.snapshot = "none";
-  conch_shell *sh = conch_shell_new(&o);
-  CHECK(sh != NULL, "conch_shell_new");
-  return sh;
-}
-
-/* Starts `command` with `o` (its command set here), expecting CONCH_OK. */
-static uint32_t start_ok(conch_shell *sh, conch_job_options *o, const char *command) {
-  o->command = command;
-  uint32_t job = 0;
-  if (!CHECK_RC(conch_shell_start(sh, o, &job), CONCH_OK, command)) return 0;
-  CHECK(job >= 1, "%s: a job id from 1 (%u)", command, job);
-  return job;
-}
-
 static conch_job_poll *poll_wait(conch_shell *sh, uint32_t job, uint64_t wait_ms, const char *until,
                                  const char *what) {
   conch_poll_options o = {0};
   o.wait_ms = wait_ms;
   o.until = until;
-  conch_job_poll *p = NULL;
-  if (!CHECK_RC(conch_shell_poll(sh, job, &o, &p), CONCH_OK, what)) return NULL;
-  CHECK(p != NULL && p->output != NULL && p->status != NULL, "%s: a poll with its strings", what);
-  return p;
+  return poll_ok(sh, job, &o, what);
 }
 
 /* A unique duration for /bin/sleep, so /proc tells its processes apart

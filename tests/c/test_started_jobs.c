@@ -14,15 +14,6 @@
 #include "check.h"
 #include "jobs.h"
 
-/* Starts `command` with `o` (its command set here), expecting CONCH_OK. */
-static uint32_t start_ok(conch_shell *sh, conch_job_options *o, const char *command) {
-  o->command = command;
-  uint32_t job = 0;
-  if (!CHECK_RC(conch_shell_start(sh, o, &job), CONCH_OK, command)) return 0;
-  CHECK(job >= 1, "%s: a job id from 1 (%u)", command, job);
-  return job;
-}
-
 /* Polls `job` until it ends or `until` matches, within the hang guard. */
 static conch_job_poll *poll_until(conch_shell *sh, uint32_t job, const char *until, const char *what) {
   conch_poll_options o = {0};
