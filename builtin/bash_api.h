@@ -90,6 +90,10 @@ extern void cleanup_the_pipeline(void);
 /* shell.h, jobs.h: `$$`, and the process group bash takes for its own */
 extern pid_t dollar_dollar_pid, shell_pgrp;
 
+/* builtins/common.h: the directory bash is in as `cd` left it (what `pwd`
+   and `${DIRSTACK[0]}` show), which an assignment to `PWD` does not move */
+extern char *the_current_working_directory;
+
 /* variables.h */
 extern SHELL_VAR *bind_variable(const char *, char *, int);
 extern int unbind_variable(const char *);

@@ -9,7 +9,8 @@
  * bash's own parser as `bash -c` input at top level (no eval, no loop
  * around it: syntax errors read `bash: -c: line N:`, `$LINENO` starts at 1,
  * a top-level `break` warns and goes on, `set -x` prints one `+`), and
- * writes `seq NUL status NUL $PWD NUL` to the status descriptor (62). The
+ * writes `seq NUL status NUL dir NUL` to the status descriptor (62), dir
+ * being the directory bash is in, as its `pwd` shows it. The
  * protocol is conch's (core/src/protocol/) unchanged: header, payload and
  * trailer on 63, records on 62, commands' output on the pipe the host gave
  * at 60. EVEN and ODD are the two unwind signals, NAME, SHELL and BOOT what
@@ -155,13 +156,21 @@ static int hide(int fd) {
   return high;
 }
 
+/* The directory bash is in, as its `pwd` shows it: bash's own note of it,
+   which a command's `PWD=/elsewhere` or `unset PWD` does not change (none
+   where bash could not tell at its start: then `$PWD`). */
+static const char *working_directory(void) {
+  if (the_current_working_directory) return the_current_working_directory;
+  const char *pwd = get_string_value("PWD");
+  return pwd ? pwd : "";
+}
+
 /* Reads the trailer of the run just done and reports it; `exiting`: as the
    record of an `exit` (its seq with a leading 1). -1 when it cannot. */
 static int report(int status, int exiting) {
   char trailer[16];
   if (read_full(proto, trailer, sizeof trailer) < 0) return -1;
-  const char *pwd = get_string_value("PWD");
-  if (!pwd) pwd = "";
+  const char *pwd = working_directory();
   size_t cap = strlen(pwd) + 32;
   char *rec = malloc(cap);
   if (!rec) return -1;
@@ -564,8 +573,8 @@ int conch_loop_builtin_load(char *name) {
       "parse_and_execute", "top_level_cleanup", "exit_shell", "clear_unwind_protect_list",
       "restore_default_signal", "wait_sigint_cleanup", "stop_making_children",
       "cleanup_the_pipeline", "bind_variable", "unbind_variable", "get_string_value", "unbind_func",
-      /* and the variables a spare sets (fork_spare) */
-      "dollar_dollar_pid", "shell_pgrp",
+      /* and the variables a spare sets (fork_spare) and a report reads */
+      "dollar_dollar_pid", "shell_pgrp", "the_current_working_directory",
   };
   (void)name;
   for (size_t i = 0; i < sizeof functions / sizeof *functions; i++)

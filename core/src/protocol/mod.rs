@@ -83,7 +83,8 @@
 //! the session (`LOOP_TEMPLATE`).
 //!
 //! After the command, the loop (with stderr to `/dev/null`) reads the
-//! trailer and writes `seq NUL status NUL $PWD NUL` to [`STATUS_FD`]; the
+//! trailer and writes `seq NUL status NUL dir NUL` to [`STATUS_FD`], dir
+//! being [`WORKING_DIR`]; the
 //! command had that descriptor closed, so no program it runs can forge a
 //! status. The command runs inside a one-pass `for`, so its
 //! `break` and `continue` stay its own; a `break 2` or `continue 2`
@@ -266,6 +267,19 @@ builtin shopt -u expand_aliases inherit_errexit shift_verbose sourcepath interac
     };
 }
 
+/// The directory bash is in, as its `pwd` shows it: `${DIRSTACK[0]}` is
+/// bash's own note of it (read without a system call), which a command's
+/// `PWD=/elsewhere` or `unset PWD` does not change, where `$PWD` would
+/// report that; `$PWD` after a command unset `DIRSTACK`.
+macro_rules! working_dir {
+    () => {
+        "${DIRSTACK[0]:-${PWD-}}"
+    };
+}
+
+/// [`working_dir!`], for the text made at run time ([`exit_trap`]).
+const WORKING_DIR: &str = working_dir!();
+
 /// Where [`LOOP_TEMPLATE`] holds its own text (quoted by [`loop_text`]).
 const LOOP_MARK: &str = "@LOOP@";
 
@@ -274,7 +288,7 @@ const LOOP_MARK: &str = "@LOOP@";
 /// run 0): `$?` is read before anything else can change it (kept if a
 /// script already left the command's status in `$__conch_s`), `unhijack!`
 /// runs, an interrupt's `DEBUG` trap is taken away (see [`UNWIND_TRAP`]),
-/// the trailer is read and `seq NUL status NUL $PWD NUL` goes to
+/// the trailer is read and `seq NUL status NUL dir NUL` goes to
 /// descriptor 62 (so the host has its answer while bash tidies up); a
 /// bash that cannot read the trailer or write the report (the command
 /// closed bash's copy of descriptor 63 or 62, or `ulimit -n 63` kept bash
@@ -314,7 +328,9 @@ const LOOP_TEMPLATE: &str = concat!(
     "[[ -z ${__conch_int-} ]] || { builtin unset -v __conch_int; builtin trap - DEBUG; \
 [[ -n ${__conch_ext-} ]] || builtin shopt -u extdebug; builtin unset -v __conch_ext; builtin unset -f __conch_ret; }; \
 __conch_t=; builtin read -r -N 16 -u 63 __conch_t || { builtin trap - EXIT; builtin exit \"$__conch_s\"; }; builtin unset -v __conch_ab; __conch_n=${__conch_t:7:1}; \
-{ builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"$PWD\" >&62 || { builtin trap - EXIT; builtin exit \"$__conch_s\"; }; }; \
+{ builtin printf '%s\\0%s\\0%s\\0' \"${__conch_t:0:8}\" \"$__conch_s\" \"",
+    working_dir!(),
+    "\" >&62 || { builtin trap - EXIT; builtin exit \"$__conch_s\"; }; }; \
 builtin unset -v __conch_s __conch_t __conch_b; \
 __conch_h=; ! builtin read -r -N 10 -u 63 __conch_h; do \
 case ${__conch_h:8} in \
@@ -476,14 +492,15 @@ pub fn exit_trap(t: &ExitTrap<'_>) -> String {
     let _ = write!(
         s,
         "__conch_t=; builtin read -r -t 1 -N 16 -u 63 __conch_t && {{ \
-         builtin printf '1%s\\0%s\\0%s\\0' \"${{__conch_t:0:8}}\" \"$__conch_s\" \"$PWD\" 2>/dev/null >{status}; \
-         builtin cd -- \"$PWD\" || builtin cd /; \
+         builtin printf '1%s\\0%s\\0%s\\0' \"${{__conch_t:0:8}}\" \"$__conch_s\" \"{dir}\" 2>/dev/null >{status}; \
+         builtin cd -- \"{dir}\" || builtin cd /; \
          builtin exec -c -a {name} {shell} --noprofile --norc -c {boot} 62>{status} \
          >{pipes}/\"$((10#${{__conch_t:8:8}}))\" 2>&1; }}; fi; }} >/dev/null 2>&1",
         name = single_quote(t.name),
         shell = single_quote(t.shell),
         boot = single_quote(BOOTSTRAP),
         pipes = single_quote(t.pipes),
+        dir = WORKING_DIR,
     );
     s
 }

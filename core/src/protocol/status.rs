@@ -1,5 +1,5 @@
 //! The status records bash writes on the status descriptor after each run:
-//! `seq NUL status NUL $PWD NUL`.
+//! `seq NUL status NUL dir NUL`, dir being the directory bash is in.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
@@ -10,8 +10,8 @@ use std::path::PathBuf;
 pub struct StatusRecord {
     pub seq: u64,
     pub status: i32,
-    /// bash's `$PWD`, byte for byte (a directory's name need not be
-    /// UTF-8).
+    /// The directory bash is in, as its `pwd` shows it (not a `$PWD` a
+    /// command set), byte for byte (a directory's name need not be UTF-8).
     pub cwd: PathBuf,
 }
 

@@ -144,8 +144,8 @@ fn death_returns_status_and_respawns_in_the_last_cwd() {
 fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
     let sh = shell();
     let dir = tempdir();
-    // The session's directory removed by a command, then bash ended; also
-    // a cwd bash reports that is not a directory at all.
+    // The session's directory removed by a command, then bash ended; a
+    // `PWD` that names no directory is not where bash is (next test).
     for (setup, end, lands) in [
         (
             "mkdir -p a/b && cd a/b && rm -rf ../../a",
@@ -157,7 +157,7 @@ fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
             "exit 4",
             format!("{dir}/c"),
         ),
-        ("PWD=/no/such/place", "kill -9 $$", "/".to_string()),
+        ("PWD=/no/such/place", "kill -9 $$", dir.to_string()),
     ] {
         run(&sh, &format!("cd {dir} && {setup}"));
         assert!(run(&sh, end).session_ended, "{setup}");
@@ -168,6 +168,39 @@ fn a_bash_that_ends_in_a_removed_directory_respawns_in_the_nearest_one_above() {
         assert_eq!(sh.cwd().to_str(), Some(lands.as_str()));
         assert!(!run(&sh, "true").session_reset);
     }
+}
+
+#[test]
+fn a_pwd_a_command_sets_or_unsets_does_not_move_the_session() {
+    let sh = shell();
+    let tmp = tempdir();
+    let dir = tmp.to_string();
+    let sub = format!("{dir}/sub");
+    std::fs::create_dir(&sub).unwrap();
+    for set in [
+        "PWD=/",
+        "export PWD=/tmp",
+        "unset PWD",
+        "PWD=/no/such/place",
+        "PWD=sub",
+    ] {
+        let r = run(&sh, &format!("cd {dir} && {set}"));
+        // Where bash is, as its `pwd` says, not what `$PWD` says.
+        assert_eq!(r.working_dir.as_deref(), Some(dir.as_str()), "{set}");
+        assert_eq!(sh.cwd().to_str(), Some(dir.as_str()), "{set}");
+        // A run's relative cwd is taken from there too.
+        let mut opts = RunOptions::new("pwd");
+        opts.cwd = Some("sub".into());
+        assert_eq!(sh.run(opts, |_| {}).unwrap().output, format!("{sub}\n"));
+        assert_eq!(run(&sh, "pwd").output, format!("{dir}\n"), "{set}");
+    }
+    // A `cd` moves it; the bash after an `exit` starts where bash was.
+    let r = run(&sh, &format!("cd {sub} && PWD=/ && exit 3"));
+    assert!(r.session_ended, "{r:?}");
+    assert_eq!(r.working_dir.as_deref(), Some(sub.as_str()));
+    let next = run(&sh, "pwd");
+    assert!(next.session_reset);
+    assert_eq!(next.output, format!("{sub}\n"));
 }
 
 #[test]
