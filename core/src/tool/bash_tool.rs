@@ -464,6 +464,7 @@ impl BashTool {
             limits,
             artifact,
         };
+        let dir = call.cwd.clone();
         let use_pty = self.config.virtual_terminal && ctx.has_ui && pty_allowed_by_env();
         let ran = with_live_updates(self.config.update_interval, ctx.on_update, |on_chunk| {
             if use_pty {
@@ -494,6 +495,9 @@ impl BashTool {
                 aborted_by_caller: cancel.is_cancelled(),
                 stop_notice: stop_notice(Some(stop), Some(timeout)),
                 artifact_path: artifact_path.as_deref(),
+                // Looked at only where the session ended (its line says
+                // where the next shell starts).
+                cwd_gone: result.session_ended && !dir.is_dir(),
             },
         );
         ToolRun {

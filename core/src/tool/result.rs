@@ -12,7 +12,8 @@
 //!
 //! Empty output reads `(no output)`. A command that ended the shell (its
 //! result says `session_ended`) gets one more line before the notice,
-//! [`SESSION_ENDED_LINE`]. The truncation metadata ([`Meta`]) and
+//! [`SESSION_ENDED_LINE`] ([`SESSION_ENDED_DIR_GONE_LINE`] when its working
+//! directory is gone too). The truncation metadata ([`Meta`]) and
 //! the notice `[Showing lines A-B of T (50.0KB limit). Full:
 //! artifact://<id>]` are part of every outcome: a failed or timed-out
 //! command is exactly when the model needs the full output. The output's final line break is not repeated in
@@ -154,6 +155,8 @@ pub(crate) struct Shaping<'a> {
     pub stop_notice: Option<String>,
     /// The file of the run's artifact, to read the output the sink dropped.
     pub artifact_path: Option<&'a Path>,
+    /// The run's working directory no longer exists after it.
+    pub cwd_gone: bool,
 }
 
 /// Maps a run's result to what the model reads (see the module table).
@@ -168,7 +171,7 @@ pub(crate) fn shape(result: &BashResult, how: &Shaping<'_>) -> Result<ToolResult
     let details = Details::from_truncation(shown.truncation);
     let body = shown.text.strip_suffix('\n').unwrap_or(&shown.text);
     // What the model must know before its next command, then the notice.
-    let trunc_notice = match session_ended_line(result) {
+    let trunc_notice = match session_ended_line(result, how.cwd_gone) {
         Some(line) => format!("\n\n{line}{trunc_notice}"),
         None => trunc_notice,
     };
@@ -227,8 +230,20 @@ pub const SESSION_ENDED_LINE: &str = "[Shell restarted: this command ended the s
 The next command starts a new shell in the same working directory, without the variables, \
 functions, aliases and shell options set earlier]";
 
-fn session_ended_line(result: &BashResult) -> Option<&'static str> {
-    result.session_ended.then_some(SESSION_ENDED_LINE)
+/// [`SESSION_ENDED_LINE`] for a command that left its working directory
+/// gone as well (`rm -rf "$PWD"; exit`): the next call in it would fail
+/// (`Working directory does not exist`), so the model is not told that the
+/// new shell starts there.
+pub const SESSION_ENDED_DIR_GONE_LINE: &str = "[Shell restarted: this command ended the shell \
+session, and its working directory no longer exists. Give the next command a cwd that exists; \
+it starts a new shell without the variables, functions, aliases and shell options set earlier]";
+
+fn session_ended_line(result: &BashResult, cwd_gone: bool) -> Option<&'static str> {
+    let line = match cwd_gone {
+        false => SESSION_ENDED_LINE,
+        true => SESSION_ENDED_DIR_GONE_LINE,
+    };
+    result.session_ended.then_some(line)
 }
 
 /// Separates the `[notice]\n` line a stopped run's output starts with from
@@ -298,6 +313,7 @@ mod tests {
             aborted_by_caller,
             stop_notice: Some("Command cancelled".into()),
             artifact_path: None,
+            cwd_gone: false,
         }
     }
 

@@ -264,6 +264,37 @@ fn a_missing_tool_cwd_is_reported_at_the_call() {
     );
 }
 
+#[test]
+fn an_exit_that_leaves_its_cwd_gone_says_so_instead_of_the_same_directory() {
+    let t = tool("exit-gone");
+    let root = t.dir.clone();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    let e = failed(exec(&t, "echo bye; exit 3"));
+    assert!(
+        e.message()
+            .contains("starts a new shell in the same working directory")
+    );
+    let mut args = BashToolArgs::new("rmdir \"$PWD\"; exit 3");
+    args.cwd = Some("sub".into());
+    let e = failed(t.execute(args, ToolContext::default()));
+    assert_eq!(
+        e.message(),
+        "(no output)\n\nCommand exited with code 3\n\n[Shell restarted: this command ended the \
+         shell session, and its working directory no longer exists. Give the next command a cwd \
+         that exists; it starts a new shell without the variables, functions, aliases and shell \
+         options set earlier]"
+    );
+    // What the line says: that directory fails, one that exists works.
+    let mut args = BashToolArgs::new("pwd");
+    args.cwd = Some("sub".into());
+    let e = failed(t.execute(args, ToolContext::default()));
+    assert!(
+        e.message()
+            .starts_with("Working directory does not exist: ")
+    );
+    assert_eq!(exec(&t, "pwd").unwrap().text, root.display().to_string());
+}
+
 fn intercepting(name: &str, tools: &[&str], rules: Option<Vec<Rule>>) -> Fixture {
     let mut c = config(name);
     c.interceptor = true;
