@@ -1,6 +1,7 @@
 //! Commands that would hold a run until its timeout, ended early with a
 //! notice (docs/behaviour.md, section 7: a `DEBUG` trap that skips the
-//! session's own steps). The process limit's case is in the sandbox tests.
+//! session's own steps) or let go on (a bash that stopped itself). The
+//! process limit's case is in the sandbox tests.
 
 use std::time::{Duration, Instant};
 
@@ -128,4 +129,26 @@ fn a_slow_debug_trap_is_not_a_hang() {
     let (r, _) = run(&sh, "trap - DEBUG; echo ok");
     assert_eq!(r.output, "ok\n");
     assert!(!r.session_ended && !r.cancelled, "{r:?}");
+}
+
+#[test]
+fn a_command_that_stops_bash_goes_on_within_seconds_not_at_its_timeout() {
+    let sh = crate::clean_shell();
+    for cmd in [
+        "kill -STOP $$; echo after",
+        "suspend -f; echo after",
+        "(kill -STOP $$); echo after",
+    ] {
+        let (r, took) = run(&sh, cmd);
+        assert!(took < EARLY, "{cmd}: took {took:?}: {r:?}");
+        assert_eq!(r.output, "after\n", "{cmd}: {r:?}");
+        assert_eq!(r.exit_code, Some(0), "{cmd}");
+        assert!(
+            !r.cancelled && !r.timed_out && !r.session_ended,
+            "{cmd}: {r:?}"
+        );
+    }
+    let (next, _) = run(&sh, "echo next");
+    assert_eq!(next.output, "next\n");
+    assert!(!next.session_reset);
 }

@@ -260,6 +260,9 @@ fn loop_turns(
                 .watchdog
                 .look(Instant::now(), bash.pid(), bash.status.as_fd())
             {
+                // bash stopped itself: nothing else would let it go on
+                // (docs/behaviour.md, section 7).
+                Some(Hang::Stopped) => tree::signal_all(&[bash.pid()], Signal::CONT),
                 // Stopped as a timeout stops it: its processes are killed
                 // and bash unwinds (docs/behaviour.md, section 16).
                 Some(Hang::ProcessLimit(n)) => {

@@ -1,6 +1,11 @@
 //! What a run's event loop looks for, besides its deadline, in a run that
-//! goes on for a while: the two ways a run would otherwise hang until its
+//! goes on for a while: the three ways a run would otherwise hang until its
 //! timeout (docs/behaviour.md, sections 7 and 16).
+//!
+//! - **bash stopped itself.** `kill -STOP $$` or `suspend -f` stops bash
+//!   until a `SIGCONT` that no job control will send: bash's state in
+//!   `/proc/<bash>/stat` is `T`, and the loop sends it (a process traced
+//!   by a debugger, `t`, is left alone). The command goes on.
 //!
 //! - **bash stopped reporting.** A `DEBUG` trap that returns non-zero
 //!   under `shopt -s extdebug` makes bash skip every command that follows,
@@ -24,9 +29,8 @@
 //!   the limit and came back below it (its processes ended, bash's retry
 //!   succeeded) goes on.
 //!
-//! The looks are a `stat` of `/proc/<bash>/fd/62` (and, while it is the
-//! status pipe, a read of `/proc/<bash>/stat`), and two small reads of the
-//! cgroup's files: the first a second into the run, then every second
+//! The looks are a read of `/proc/<bash>/stat`, a `stat` of
+//! `/proc/<bash>/fd/62`, and two small reads of the cgroup's files: the first a second into the run, then every second
 //! (every quarter second while one of them is suspect). A run that ends
 //! within the second costs nothing.
 
@@ -51,6 +55,8 @@ const SUSPECT_EVERY: Duration = Duration::from_millis(250);
 /// What a look found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Hang {
+    /// bash stopped itself: it goes on once sent `SIGCONT`.
+    Stopped,
     /// bash skips its own steps: no record will come.
     Unreported,
     /// The session stayed at its process limit (the number).
@@ -99,8 +105,13 @@ impl Watchdog {
         if let Some(hang) = self.look_at_pids(now, &mut suspect) {
             return Some(hang);
         }
+        let (state, cpu) = state_and_cpu(pid).unwrap_or((' ', 0));
+        if state == 'T' {
+            // Looked at again soon: the look after the `SIGCONT` sees it run.
+            self.next = now + SUSPECT_EVERY;
+            return Some(Hang::Stopped);
+        }
         if holds_status_pipe(pid, status) {
-            let cpu = cpu_ticks(pid).unwrap_or(0);
             match self.in_steps {
                 None => self.in_steps = Some((now, cpu)),
                 Some((since, before)) if now - since >= UNREPORTED_AFTER => {
@@ -154,15 +165,17 @@ fn holds_status_pipe(pid: Pid, status: BorrowedFd<'_>) -> bool {
     matches!((ours, theirs), (Ok(a), Ok(b)) if a == b)
 }
 
-/// The CPU time `pid` used (user and system), in clock ticks.
-fn cpu_ticks(pid: Pid) -> Option<u64> {
+/// The state of `pid` (`T`: stopped by a signal) and the CPU time it used
+/// (user and system), in clock ticks.
+fn state_and_cpu(pid: Pid) -> Option<(char, u64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // After the command name (which may hold anything): state is field 3,
     // utime and stime are fields 14 and 15.
     let mut fields = stat.get(stat.rfind(')')? + 2..)?.split(' ');
-    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let state = fields.next()?.chars().next()?;
+    let utime: u64 = fields.nth(10)?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
-    Some(utime + stime)
+    Some((state, utime + stime))
 }
 
 fn ticks_per_second() -> u64 {
