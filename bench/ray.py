@@ -293,7 +293,7 @@ READING = (
     "spends about 20, most of it the send on the protocol socket (which wakes bash) and the "
     "wait, the rest the run's options, sink and result. On this machine "
     "the worker (Ray runs workers at nice 15) shares 2 CPUs with the caller, the raylet and "
-    "the GCS, which stretches every step; a row differs by about 5% from one run of this file "
+    "the GCS, which stretches every step; a ratio differs by 5-10% from one run of this file "
     "to the next."
 )
 
