@@ -30,9 +30,10 @@
 //!   succeeded) goes on.
 //!
 //! The looks are a read of `/proc/<bash>/stat`, a `stat` of
-//! `/proc/<bash>/fd/62`, and two small reads of the cgroup's files: the first a second into the run, then every second
-//! (every quarter second while one of them is suspect). A run that ends
-//! within the second costs nothing.
+//! `/proc/<bash>/fd/62`, and two small reads of the cgroup's files: the
+//! first a second into the run, then every second (every quarter second
+//! while one of them is suspect). A run that ends within the second costs
+//! nothing.
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
