@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{ESCALATION, HANG, Seen, alive, gone, procs_with, unique_sleep, wait_until};
+use crate::common::{
+    ESCALATION, HANG, Seen, TempDir, alive, gone, procs_with, unique_sleep, wait_until,
+};
 use conch_core::shell::{BashResult, RunOptions, Shell};
 
 fn shell() -> Arc<Shell> {
@@ -180,6 +182,28 @@ fn deaf_to_int_and_term_is_interrupted_deaf_to_every_signal_ends_the_session() {
     let next = run(&sh, "pwd; echo \"[$KEPT]\"");
     assert_eq!(next.output, "/tmp\n[]\n");
     assert!(next.session_reset);
+}
+
+/// A process that is stopped when the ladder reaches it (`kill -STOP`, or
+/// one that stopped itself) takes its SIGINT, or its SIGTERM, as a running
+/// one does, rather than waiting for SIGKILL: each is followed by SIGCONT.
+#[test]
+fn a_stopped_process_takes_the_ladder_s_sigint_and_sigterm() {
+    let sh = shell();
+    let dir = TempDir::new("stopped");
+    for (signal, deaf) in [("INT", ""), ("TERM", "trap \"\" INT;")] {
+        let file = format!("{dir}/{signal}");
+        let r = timed_out(
+            &sh,
+            &format!(
+                "bash -c '{deaf} trap \"echo got > {file}; exit 0\" {signal}; \
+                 kill -STOP $$; /bin/sleep 30'"
+            ),
+        );
+        assert!(!r.session_ended, "{signal}: {r:?}");
+        let got = std::fs::read_to_string(&file).unwrap_or_default();
+        assert_eq!(got, "got\n", "{signal}: the stopped process never took it");
+    }
 }
 
 #[test]

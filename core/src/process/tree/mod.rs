@@ -122,6 +122,19 @@ pub fn signal_all(pids: &[Pid], signal: Signal) {
     }
 }
 
+/// Sends a signal of the kill ladder or of a teardown to each of `pids`,
+/// then SIGCONT, as systemd does: a stopped process (`kill -STOP`, a
+/// program that stopped itself) takes SIGINT or SIGTERM only once it runs
+/// again, and would otherwise sit out each grace until SIGKILL, which
+/// needs no waking. Not for a signal a user sends (a job's `signal`): a
+/// process stopped on purpose stays stopped there.
+pub fn signal_to_end(pids: &[Pid], signal: Signal) {
+    signal_all(pids, signal);
+    if signal != Signal::KILL {
+        signal_all(pids, Signal::CONT);
+    }
+}
+
 /// How long [`signal_with_forks`] follows a process that held the signal
 /// blocked: far beyond the microseconds bash blocks it around a fork, even
 /// on a loaded machine, and short enough for a program that blocks it for
@@ -191,7 +204,7 @@ impl Interrupts {
         for &pid in pids {
             let program = program(pid);
             if self.sent.get(&pid) != Some(&program) {
-                signal_all(&[pid], Signal::INT);
+                signal_to_end(&[pid], Signal::INT);
                 self.sent.insert(pid, program);
             }
         }
@@ -215,7 +228,7 @@ pub fn wait_gone(pids: &[Pid], limit: Duration) -> bool {
 /// SIGTERM, up to `grace` for them to go, SIGKILL: for teardown (close),
 /// where the command's own chance to finish cleanly is already over.
 pub fn terminate(pids: &[Pid], grace: Duration) {
-    signal_all(pids, Signal::TERM);
+    signal_to_end(pids, Signal::TERM);
     if !wait_gone(pids, grace) {
         signal_all(pids, Signal::KILL);
     }
@@ -231,7 +244,7 @@ pub fn escalate_blocking(targets: impl Fn() -> Vec<Pid>, grace: Duration) {
         if pids.is_empty() {
             return;
         }
-        signal_all(&pids, signal);
+        signal_to_end(&pids, signal);
         wait_gone(&pids, grace);
     }
 }

@@ -307,7 +307,7 @@ fn loop_turns(
                     lp.interrupts.get_or_insert_default().send(&pids);
                 } else {
                     lp.interrupts = None;
-                    tree::signal_all(&pids, sig);
+                    tree::signal_to_end(&pids, sig);
                 }
             }
             // Still on the SIGINT step: a process that missed it (bash
