@@ -222,9 +222,13 @@ def test_closing_the_shell_ends_a_waiting_poll(shell):
     assert got.status == "killed"
 
 
-def test_poll_async(shell):
-    shell.run("(/bin/sleep 0.2; echo ready; /bin/sleep 0.5; echo bye) &", timeout=GUARD)
+def test_poll_async(shell, tmp_path):
+    # The job prints once the run has returned (the file says so): what it
+    # printed before would be the run's output.
+    shell.run("(until [ -e go ]; do /bin/sleep 0.05; done; echo ready; /bin/sleep 0.5; echo bye) &",
+              timeout=GUARD)
     job = shell.jobs()[-1].job
+    (tmp_path / "go").touch()
 
     async def main():
         return await asyncio.gather(
