@@ -22,9 +22,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::bash_tool::{
-    BashTool, BashToolConfig, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS,
-};
+use super::bash_tool::{BashTool, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, MIN_TIMEOUT_SECS};
+use super::bash_tool_config::BashToolConfig;
 use super::job_tool::{DEFAULT_WAIT_SECS, JOB_OPS, JobTool, MAX_WAIT_SECS};
 use crate::command::intercept::Interceptor;
 use crate::defaults;

@@ -5,6 +5,7 @@
 mod args;
 mod bang;
 mod bash_tool;
+mod bash_tool_config;
 mod config;
 mod definition;
 mod expand;
@@ -15,9 +16,8 @@ mod selection;
 mod updates;
 
 pub use bang::{BangOptions, BashExecution, BashSession, BashSessionConfig, model_text};
-pub use bash_tool::{
-    BashTool, BashToolArgs, BashToolConfig, ToolContext, ToolRun, clamp_timeout, started_text,
-};
+pub use bash_tool::{BashTool, BashToolArgs, ToolContext, ToolRun, clamp_timeout, started_text};
+pub use bash_tool_config::BashToolConfig;
 pub use config::{InterceptorConfig, load_interceptor_config, parse_interceptor_config};
 pub use definition::ToolDefinition;
 pub use expand::expand_output;
