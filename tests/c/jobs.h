@@ -1,7 +1,7 @@
 /* What the job tests share (test_jobs.c, test_started_jobs.c,
  * test_jobs_acceptance.c): the hang guards of their waits, a fresh shell,
  * a run, a start and a poll that must succeed, the wait for a thread to be
- * blocked in its call.
+ * blocked in its call, a background command held until the next run.
  * Include after check.h. */
 #ifndef CONCH_TEST_JOBS_H
 #define CONCH_TEST_JOBS_H
@@ -21,6 +21,16 @@
 /* The wait of polls that must return earlier, by `until`, a cancel or a
  * free. */
 #define LONG_WAIT_MS 25000
+
+/* A background command whose `body` (a string literal) runs once the
+ * session's next run is RELEASE: it is still running when the run that
+ * starts it returns, however loaded the machine (what it printed before
+ * would be that run's output). It waits while the file its run made is
+ * there; `$$` is the session's bash, in the subshell too. */
+#define GATE "/tmp/conch-gate-$$"
+#define GATED(body) ": > " GATE "; (while [ -e " GATE " ]; do /bin/sleep 0.02; done; " body ") &"
+/* The run that lets a GATED command go on: it removes the file. */
+#define RELEASE "rm " GATE
 
 static inline double now_s(void) {
   struct timespec ts;

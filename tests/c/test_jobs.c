@@ -110,9 +110,10 @@ static void vectors(void) {
 static void test_late_output_belongs_to_the_job(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
-  const char *command = "(/bin/sleep 0.3; echo late) & echo started";
+  const char *command = GATED("/bin/sleep 0.3; echo late") " echo started";
   uint64_t before = epoch_ms();
   run_expect(sh, command, "started\n");
+  run_expect(sh, RELEASE, "");
   sleep(1);
   run_expect(sh, "echo next", "next\n");
 
@@ -160,7 +161,8 @@ static void test_late_output_belongs_to_the_job(void) {
 static void test_until_and_wait(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
-  run_expect(sh, "(/bin/sleep 0.2; echo one; /bin/sleep 0.3; echo two; /bin/sleep 30) &", "");
+  run_expect(sh, GATED("echo one; /bin/sleep 0.3; echo two; /bin/sleep 30"), "");
+  run_expect(sh, RELEASE, "");
   uint32_t job = last_job(sh);
   conch_poll_options o = {0};
   o.wait_ms = LONG_WAIT_MS;
@@ -192,7 +194,8 @@ static void test_until_and_wait(void) {
 static void test_max_bytes_and_cursor(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
-  run_expect(sh, "(/bin/sleep 0.2; printf abcdefghij) &", "");
+  run_expect(sh, GATED("printf abcdefghij"), "");
+  run_expect(sh, RELEASE, "");
   uint32_t job = last_job(sh);
   conch_poll_options o = {0};
   o.wait_ms = LONG_WAIT_MS;
@@ -240,7 +243,8 @@ static void test_flood_spills_to_an_artifact(void) {
   so.artifact_store = store;
   conch_shell *sh = conch_shell_new(&so);
   if (CHECK(sh != NULL, "shell with an artifact store")) {
-    run_expect(sh, "(/bin/sleep 0.2; seq 1 2000) &", "");
+    run_expect(sh, GATED("seq 1 2000"), "");
+    run_expect(sh, RELEASE, "");
     uint32_t job = last_job(sh);
     conch_poll_options o = {0};
     o.wait_ms = LONG_WAIT_MS;

@@ -48,6 +48,20 @@ export async function updatedWhileRunning(tool) {
 }
 
 /**
+ * A background command whose `body` runs once the session's next run is
+ * `RELEASE`: it is still running when the run that starts it returns,
+ * however loaded the machine (what it printed before would be that run's
+ * output). It waits while the file its run made is there; `$$` is the
+ * session's bash, in the subshell too.
+ */
+export function gated(body) {
+  return `: > /tmp/conch-gate-$$; (while [ -e /tmp/conch-gate-$$ ]; do /bin/sleep 0.02; done; ${body}) &`
+}
+
+/** The run that lets a `gated` command go on: it removes the file. */
+export const RELEASE = 'rm /tmp/conch-gate-$$'
+
+/**
  * Digits no other process on the machine has in its command line, to be
  * used as the fraction of a sleep time: `/bin/sleep 100.<word>`.
  */

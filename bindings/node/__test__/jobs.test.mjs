@@ -13,7 +13,9 @@ import { Shell } from 'conch'
 import { connect } from 'node:net'
 import {
   HANG_GUARD_MS,
+  RELEASE,
   expectGone,
+  gated,
   expectProcesses,
   settlesInTime,
   tempDir,
@@ -50,9 +52,10 @@ describe('Shell jobs', () => {
   test('late output belongs to the job that wrote it, not to the next run', async () => {
     const fresh = new Shell({ snapshot: 'none' })
     try {
-      const command = '(/bin/sleep 0.3; echo late) & echo started'
+      const command = `${gated('/bin/sleep 0.3; echo late')} echo started`
       const before = Date.now()
       assert.equal((await fresh.run({ command })).output, 'started\n')
+      await fresh.run({ command: RELEASE })
       await sleep(1000)
       assert.equal((await fresh.run({ command: 'echo next' })).output, 'next\n')
 
@@ -127,8 +130,9 @@ describe('Shell jobs', () => {
 
   test('until ends the wait while the job runs', async () => {
     // The job writes only after the run returned: what a job writes before
-    // that may still be read as the run's own output.
-    const job = await jobOf(sh, '(/bin/sleep 0.1; echo one; /bin/sleep 0.2; echo two; /bin/sleep 30) &')
+    // that is the run's own output.
+    const job = await jobOf(sh, gated('echo one; /bin/sleep 0.2; echo two; /bin/sleep 30'))
+    await sh.run({ command: RELEASE })
     const started = Date.now()
     const p = await sh.poll(job, { waitMs: HANG_GUARD_MS, until: 'one\ntw[o]' })
     assert.ok(Date.now() - started < HANG_GUARD_MS, 'until did not end the wait')
@@ -157,7 +161,8 @@ describe('Shell jobs', () => {
   })
 
   test('a long-lived signal collects no listener per poll', async () => {
-    const job = await jobOf(sh, '(/bin/sleep 0.1; echo x) &')
+    const job = await jobOf(sh, gated('echo x'))
+    await sh.run({ command: RELEASE })
     const ac = new AbortController()
     const warnings = []
     const onWarning = (w) => warnings.push(w)

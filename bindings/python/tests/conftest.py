@@ -129,6 +129,19 @@ def wait_until(predicate: Callable[[], object], timeout: float = GUARD) -> bool:
     return bool(predicate())
 
 
+def gated(body: str) -> str:
+    """A background command whose ``body`` runs once the session's next run
+    is ``RELEASE``: it is still running when the run that starts it returns,
+    however loaded the machine (what it printed before would be that run's
+    output). It waits while the file its run made is there; ``$$`` is the
+    session's bash, in the subshell too."""
+    return f": > /tmp/conch-gate-$$; (while [ -e /tmp/conch-gate-$$ ]; do /bin/sleep 0.02; done; {body}) &"
+
+
+#: The run that lets a ``gated`` command go on: it removes the file.
+RELEASE = "rm /tmp/conch-gate-$$"
+
+
 def sleeper(marker: str, seconds: int = 30) -> str:
     """A command that prints ``pid=<pid>``, then becomes ``sleep`` under that
     pid with ``marker`` as its argv[0]: a process a test can find in /proc."""

@@ -12,12 +12,11 @@ import json
 import math
 import threading
 import time
-import uuid
 
 import pytest
 
 import conch
-from conftest import GUARD, VECTORS, in_background, python_work, seconds_to_cancel
+from conftest import GUARD, RELEASE, VECTORS, gated, in_background, python_work, seconds_to_cancel
 
 
 def vector_cases() -> list:
@@ -76,21 +75,18 @@ def remote_shell(remote, tmp_path):
 
 
 def start_job(shell: conch.Shell, body: str) -> int:
-    """Runs ``(<wait for a go file>; <body>) &`` and returns its job. The go
-    file is made once the run has returned, so all that ``body`` writes is
-    the job's (what a background command writes before its run returns is
-    the run's), however slow the machine."""
-    go = shell.cwd / f"go-{uuid.uuid4().hex[:8]}"
-    command = f"(while [ ! -e {go} ]; do /bin/sleep 0.01; done; {body}) &"
-    assert shell.run(command, timeout=GUARD).output == ""
-    go.touch()
+    """Runs ``gated(body)``, then ``RELEASE``, and returns the job: all that
+    ``body`` writes is the job's."""
+    assert shell.run(gated(body), timeout=GUARD).output == ""
+    assert shell.run(RELEASE, timeout=GUARD).output == ""
     return shell.jobs()[-1].job
 
 
 def test_late_output_belongs_to_the_job_not_the_next_run(shell):
-    command = "(/bin/sleep 0.3; echo late) & echo started"
+    command = gated("/bin/sleep 0.3; echo late") + " echo started"
     before = time.time()
     assert shell.run(command, timeout=GUARD).output == "started\n"
+    shell.run(RELEASE, timeout=GUARD)
     time.sleep(1)
     assert shell.run("echo next", timeout=GUARD).output == "next\n"
 
@@ -113,7 +109,7 @@ def test_late_output_belongs_to_the_job_not_the_next_run(shell):
 
 
 def test_reprs_show_the_fields(shell):
-    shell.run("(/bin/sleep 0.1; echo late) &", timeout=GUARD)
+    start_job(shell, "echo late")
     [info] = shell.jobs()
     got = shell.poll(info.job, wait=GUARD)
     text = repr(got)
@@ -122,7 +118,7 @@ def test_reprs_show_the_fields(shell):
     info = shell.jobs()[0]
     text = repr(info)
     assert text.startswith(f"JobInfo(job={info.job}, status='exited', exit_code=None, started=")
-    assert text.endswith("command='(/bin/sleep 0.1; echo late) &')")
+    assert text.endswith(f"command={gated('echo late')!r})")
 
 
 def test_poll_waits_for_until_and_for_the_end(shell):
@@ -222,13 +218,8 @@ def test_closing_the_shell_ends_a_waiting_poll(shell):
     assert got.status == "killed"
 
 
-def test_poll_async(shell, tmp_path):
-    # The job prints once the run has returned (the file says so): what it
-    # printed before would be the run's output.
-    shell.run("(until [ -e go ]; do /bin/sleep 0.05; done; echo ready; /bin/sleep 0.5; echo bye) &",
-              timeout=GUARD)
-    job = shell.jobs()[-1].job
-    (tmp_path / "go").touch()
+def test_poll_async(shell):
+    job = start_job(shell, "echo ready; /bin/sleep 0.5; echo bye")
 
     async def main():
         return await asyncio.gather(
@@ -260,8 +251,7 @@ def test_poll_async_with_the_callers_token(shell):
 
 def test_poll_returns_the_newest_output_within_max_bytes(tmp_path):
     with conch.Shell(cwd=tmp_path, snapshot=None, max_bytes=8) as sh:
-        sh.run("(/bin/sleep 0.1; printf 0123456789abcdef) &", timeout=GUARD)
-        job = sh.jobs()[-1].job
+        job = start_job(sh, "printf 0123456789abcdef")
         got = sh.poll(job, wait=GUARD)
         assert got.output == "89abcdef" and got.omitted_bytes == 8  # the session's max_bytes
         # What the session no longer keeps is omitted, not returned.
@@ -337,16 +327,14 @@ def test_misuse_is_a_clear_error(shell):
 
 
 def test_a_huge_cursor_reads_nothing(shell):
-    shell.run("(/bin/sleep 0.1; echo late) &", timeout=GUARD)
-    job = shell.jobs()[-1].job
+    job = start_job(shell, "echo late")
     shell.poll(job, wait=GUARD)
     got = shell.poll(job, cursor=2**63)
     assert (got.output, got.cursor, got.next_cursor) == ("", 5, 5)
 
 
 def test_poll_from_another_thread_while_this_one_polls(shell):
-    shell.run("(/bin/sleep 0.2; echo x; /bin/sleep 0.3) &", timeout=GUARD)
-    job = shell.jobs()[-1].job
+    job = start_job(shell, "echo x; /bin/sleep 0.3")
     results = []
     threads = [
         threading.Thread(target=lambda: results.append(shell.poll(job, cursor=0, wait=GUARD)))

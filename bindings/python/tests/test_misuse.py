@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from conftest import RELEASE, gated
 
 # How long one call may take in the child (a timeout's kill ladder is about
 # a second; everything here should take milliseconds).
@@ -276,9 +277,11 @@ if __name__ == "__main__":
             fuzz("Shell.run_async", awaited(sh.run_async), [A_COMMAND], RUN_KW, conch.BashResult, examples=15)
             fuzz("Shell.abort", sh.abort, [], {}, type(None), examples=3)
             fuzz("Shell.background_jobs", sh.background_jobs, [], {}, list, examples=3)
-            # A job that ends at once: a poll never waits long, whatever its wait.
-            sh.run("(/bin/sleep 0.1; echo late) &")
+            # A job that ends once the run after it lets it: a poll never
+            # waits long, whatever its wait.
+            sh.run(gated("echo late"))
             job: Arg = (st.just(sh.jobs()[-1].job), NUMBERS)
+            sh.run(RELEASE)
             fuzz("Shell.jobs", sh.jobs, [], {}, list, examples=3)
             fuzz("Shell.poll", sh.poll, [job], POLL_KW, conch.JobPoll)
             fuzz("Shell.poll_async", awaited(sh.poll_async), [job], POLL_KW, conch.JobPoll, examples=10)

@@ -70,6 +70,20 @@ pub fn unique_sleep(base: u32) -> String {
     format!("{base}.{:03}{:05}", n, std::process::id() % 100000)
 }
 
+/// A background command whose `body` runs once the session's next run is
+/// [`RELEASE`]: it is still running when the run that starts it returns,
+/// however loaded the machine (what it printed before would be that
+/// run's output). It waits while the file its run made is there; `$$` is
+/// the session's bash, in the subshell too.
+pub fn gated(body: &str) -> String {
+    format!(
+        ": > /tmp/conch-gate-$$; (while [ -e /tmp/conch-gate-$$ ]; do /bin/sleep 0.02; done; {body}) &"
+    )
+}
+
+/// The run that lets a [`gated`] command go on: it removes the file.
+pub const RELEASE: &str = "rm /tmp/conch-gate-$$";
+
 /// Whether a process exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{CUT, HANG, wait_until};
+use crate::common::{CUT, HANG, RELEASE, gated, wait_until};
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
 use conch_core::{ArtifactStore, Error, JobStatus, PollOptions};
 use regex::Regex;
@@ -34,9 +34,10 @@ fn job_of(sh: &Shell, command: &str) -> conch_core::JobId {
 #[test]
 fn late_output_belongs_to_the_command_that_started_it() {
     let sh = crate::clean_shell();
-    let command = "(/bin/sleep 0.3; echo late) & echo started";
-    let r = run(&sh, command);
+    let command = format!("{} echo started", gated("echo late"));
+    let r = run(&sh, &command);
     assert_eq!(r.output, "started\n");
+    assert_eq!(run(&sh, RELEASE).output, "");
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(run(&sh, "echo next").output, "next\n");
 
@@ -74,7 +75,8 @@ fn a_command_with_nothing_left_behind_makes_no_job() {
 #[test]
 fn a_poll_waits_for_the_end_and_returns_as_it_comes() {
     let sh = crate::clean_shell();
-    let job = job_of(&sh, "(/bin/sleep 0.5; echo done) &");
+    let job = job_of(&sh, &gated("/bin/sleep 0.5; echo done"));
+    run(&sh, RELEASE);
     let t = Instant::now();
     let p = sh.poll(job, &waiting(CUT * 10), None).unwrap();
     assert!(t.elapsed() < CUT, "the poll waited out its bound");
@@ -87,8 +89,9 @@ fn until_matches_across_pieces_and_returns_while_the_job_runs() {
     let sh = crate::clean_shell();
     let job = job_of(
         &sh,
-        "(/bin/sleep 0.2; for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30) &",
+        &gated("for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30"),
     );
+    run(&sh, RELEASE);
     let opts = PollOptions {
         wait: CUT * 10,
         until: Some(Regex::new("line2\nline3").unwrap()),
@@ -166,8 +169,9 @@ fn a_flood_is_bounded_and_spilled_whole_to_an_artifact() {
     // 4000 lines of 50 bytes: 200,000 bytes, after the command returned.
     let job = job_of(
         &sh,
-        "(/bin/sleep 0.2; for ((i = 0; i < 4000; i++)); do printf '%049d\\n' $i; done) &",
+        &gated("for ((i = 0; i < 4000; i++)); do printf '%049d\\n' $i; done"),
     );
+    run(&sh, RELEASE);
     let p = sh.poll(job, &waiting(HANG), None).unwrap();
     assert_eq!(p.status, JobStatus::Exited);
     assert_eq!(p.total_bytes, 200_000);
@@ -188,14 +192,18 @@ fn a_flood_is_bounded_and_spilled_whole_to_an_artifact() {
 fn ids_are_never_reused_and_unread_finished_jobs_stay_listed() {
     let sh = crate::clean_shell();
     let mut ids = Vec::new();
+    // Each outlives its run by far (a run that took 2 s would leave none).
     for _ in 0..20 {
-        ids.push(job_of(&sh, "(/bin/sleep 0.1) &"));
+        ids.push(job_of(&sh, "(/bin/sleep 2) &"));
     }
     let mut sorted = ids.clone();
     sorted.dedup();
     assert_eq!(sorted.len(), 20);
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
-    std::thread::sleep(Duration::from_millis(500));
+    assert!(wait_until(HANG, || sh
+        .jobs()
+        .iter()
+        .all(|j| j.status == JobStatus::Exited)));
     let left = sh.jobs();
     assert_eq!(left.iter().map(|j| j.job).collect::<Vec<_>>(), ids);
     assert!(

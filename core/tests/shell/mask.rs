@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::common::{CUT, HANG, wait_until};
+use crate::common::{CUT, HANG, RELEASE, gated, wait_until};
 use conch_core::shell::{
     BashResult, ExecuteOptions, RunOptions, Shell, ShellOptions, Snapshot, execute_shell,
 };
@@ -233,11 +233,10 @@ fn job_output_is_masked() {
         format!("{MASKED} [masked: JOB_PASSWORD]\n")
     );
     // What a run left writing in the background.
-    let (r, _) = run(
-        &sh,
-        RunOptions::new("(/bin/sleep 0.2; echo \"late $API_TOKEN\") & echo started"),
-    );
+    let command = format!("{} echo started", gated("echo \"late $API_TOKEN\""));
+    let (r, _) = run(&sh, RunOptions::new(&command));
     assert_eq!(r.output, "started\n");
+    run(&sh, RunOptions::new(RELEASE));
     let left = sh.jobs().last().unwrap().job;
     assert_eq!(poll_to_end(&sh, left), format!("late {MASKED}\n"));
     // A run moved to the background at its yield_after.

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use crate::common::HANG;
+use crate::common::{HANG, RELEASE, gated};
 use conch_core::pty::{PtyOptions, PtySession};
 use conch_core::shell::{BashResult, ExecuteOptions, RunOptions, Shell, execute_shell};
 use conch_core::{JobOptions, JobStatus};
@@ -115,8 +115,9 @@ fn a_background_job_finds_only_stdio() {
     let sh = crate::clean_shell();
     // The subshell holds what bash held when it was made; `ls` runs after
     // the run has returned, while bash reads the next one.
-    let r = run(&sh, "(/bin/sleep 0.3; ls /proc/self/fd) &");
+    let r = run(&sh, &gated("ls /proc/self/fd"));
     assert_eq!(r.output, "");
+    run(&sh, RELEASE);
     let job = sh.jobs().last().expect("a job").job;
     let p = crate::poll(&sh, job, HANG);
     assert_eq!(p.status, JobStatus::Exited);

@@ -39,6 +39,22 @@ pub fn unique_sleep(base: u32) -> String {
     format!("{base}.{n:03}{:05}", std::process::id() % 100_000)
 }
 
+/// A background command whose `body` runs once the session's next run is
+/// [`RELEASE`]: it is still running when the run that starts it returns,
+/// however loaded the machine (what it printed before would be that
+/// run's output). It waits while the file its run made is there; `$$` is
+/// the session's bash, in the subshell too.
+#[allow(dead_code)] // for the binaries whose tests leave jobs
+pub fn gated(body: &str) -> String {
+    format!(
+        ": > /tmp/conch-gate-$$; (while [ -e /tmp/conch-gate-$$ ]; do /bin/sleep 0.02; done; {body}) &"
+    )
+}
+
+/// The run that lets a [`gated`] command go on: it removes the file.
+#[allow(dead_code)] // as `gated`
+pub const RELEASE: &str = "rm /tmp/conch-gate-$$";
+
 /// Whether `pid` runs `/bin/sleep 100` (its /proc cmdline): a zombie, a
 /// recycled pid, or a process that has not yet exec'd the sleep is not it.
 pub fn runs_sleep_100(pid: u32) -> bool {

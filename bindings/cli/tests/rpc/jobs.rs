@@ -12,8 +12,9 @@ fn late_output_is_a_job_listed_and_polled() {
         Vec::<Value>::new(),
         "no jobs before anything ran"
     );
-    let command = "(/bin/sleep 0.3; echo late) & echo started";
-    server.bash("1", command, "started\n");
+    let command = format!("{} echo started", gated("/bin/sleep 0.3; echo late"));
+    server.bash("1", &command, "started\n");
+    server.bash("r", RELEASE, "");
     std::thread::sleep(Duration::from_secs(1));
     server.bash("2", "echo next", "next\n");
 
@@ -140,7 +141,8 @@ fn a_waiting_poll_holds_up_no_other_request() {
 #[test]
 fn max_bytes_keeps_the_newest_output_and_a_cursor_rereads() {
     let mut server = Server::start("poll-bytes");
-    server.bash("1", "(/bin/sleep 0.2; printf abcdefghij) &", "");
+    server.bash("1", &gated("printf abcdefghij"), "");
+    server.bash("r", RELEASE, "");
     let job = server.only_job();
     let poll = server.poll(json!({"job": job, "wait": 25, "maxBytes": 4}));
     assert_eq!(poll["output"], "ghij");

@@ -20,7 +20,7 @@ mod jobs;
 mod lifetime;
 mod requests;
 
-use common::{HANG_GUARD, wait_exit, wait_sleep_100, wait_until};
+use common::{HANG_GUARD, RELEASE, gated, wait_exit, wait_sleep_100, wait_until};
 
 /// A running `conch rpc` with a line reader on its stdout.
 struct Server {
