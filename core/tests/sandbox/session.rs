@@ -17,6 +17,7 @@ fn what_a_background_process_prints_later_stays_out_of_later_runs() {
     assert_eq!(r.output, "hi\nbye\n", "{r:?}");
     assert_eq!(out(&shell, "echo next"), (Some(0), "next\n".into()));
     shell.close();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -36,6 +37,7 @@ fn exit_starts_bash_again_in_place_with_the_sandbox() {
     );
     assert!(!Path::new("/etc/conch-sandbox-exit").exists());
     shell.close();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -63,4 +65,5 @@ fn a_reset_starts_a_fresh_bash_in_the_same_sandbox() {
     }
     assert!(!Path::new("/etc/conch-sandbox-reset").exists());
     shell.close();
+    let _ = std::fs::remove_dir_all(&dir);
 }
