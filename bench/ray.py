@@ -19,8 +19,9 @@ do (docs/ray.md): Ray binds every interface otherwise.
   then both again in a job whose runtime_env is conch's), and a pool
   session recycled (a fresh bash) per second.
 - A 20-command episode through the pool: ``ShellPool(4).map`` over 16
-  episodes of 20 ``echo`` each, recycle included; the baseline: 4 actors,
-  16 episodes on 4 threads, no recycle (its bash keeps the last state);
+  episodes of 20 ``echo`` each, recycle included; the same on 4
+  ``ShellActor`` sessions without the recycle; the baseline: 4 actors, 16
+  episodes on 4 threads, no recycle (its bash keeps the last state);
   interleaved rounds, medians.
 - Memory: RSS of an idle session's worker process and its processes, and
   of a session once recycled (its spare bash counted).
@@ -222,23 +223,42 @@ def episodes() -> list[str]:
         finally:
             idle.put(a)
 
-    walls: dict[str, list[float]] = {"conch": [], "base": []}
+    # The same sessions without the recycle, handed out as the baseline's
+    # are: what the recycle costs, apart from conch's work per command.
+    kept = [ActorShell(ShellActor.options(num_cpus=0.05).remote(snapshot=None)) for _ in range(POOL)]
+    for sh in kept:
+        sh.run("true")
+    free: queue.Queue = queue.Queue()
+    for sh in kept:
+        free.put(sh)
+
+    def kept_episode(i):
+        sh = free.get()
+        try:
+            episode(sh, i)
+        finally:
+            free.put(sh)
+
+    walls: dict[str, list[float]] = {"conch": [], "kept": [], "base": []}
     with ShellPool(POOL, snapshot=None) as pool, ThreadPoolExecutor(POOL) as ex:
         pool.map(episode, range(POOL))  # warm: each session recycled once
+        list(ex.map(kept_episode, range(POOL)))
         list(ex.map(base_episode, range(POOL)))
         for r in range(EPISODE_ROUNDS):  # interleaved, each round in another order
             sides = [("conch", lambda: pool.map(episode, range(EPISODES))),
+                     ("kept", lambda: list(ex.map(kept_episode, range(EPISODES)))),
                      ("base", lambda: list(ex.map(base_episode, range(EPISODES))))]
-            for name, run in sides[r % 2:] + sides[:r % 2]:
+            for name, run in sides[r % 3:] + sides[:r % 3]:
                 start = time.perf_counter()
                 run()
                 walls[name].append(time.perf_counter() - start)
-    for a in actors:
+    for a in actors + [sh.actor for sh in kept]:
         ray.kill(a)
     n = EPISODES * EPISODE_COMMANDS
-    conch_wall, base_wall = (statistics.median(walls[k]) for k in ("conch", "base"))
+    conch_wall, kept_wall, base_wall = (statistics.median(walls[k]) for k in ("conch", "kept", "base"))
     return [
         f"| `ShellPool({POOL}).map`, recycle included | {conch_wall:.3f} s | {EPISODES / conch_wall:.1f} | {conch_wall / n * 1e3:.2f} ms | {conch_wall / base_wall:.2f}x |",
+        f"| the same without the recycle: {POOL} `ShellActor`s, {POOL} threads | {kept_wall:.3f} s | {EPISODES / kept_wall:.1f} | {kept_wall / n * 1e3:.2f} ms | {kept_wall / base_wall:.2f}x |",
         f"| baseline: {POOL} actors, {POOL} threads, no recycle | {base_wall:.3f} s | {EPISODES / base_wall:.1f} | {base_wall / n * 1e3:.2f} ms | 1.00x |",
     ]
 
@@ -320,7 +340,8 @@ EPISODE_READING = (
     "the episode's first command takes its place (a fork made ahead of time; docs/behaviour.md, "
     "\"Reset\"). The baseline recycles nothing: its next episode sees the last one's state. "
     "The 4 threads keep the 2 CPUs busy, so the row measures CPU per episode: the recycle's Ray "
-    "call and reset, and conch's work per command."
+    "call and reset, and conch's work per command. The row without the recycle is conch's work per "
+    "command alone."
 )
 
 
