@@ -401,7 +401,8 @@ static int receive(char *dir, size_t cap, int fds[4]) {
 }
 
 /* The spare, from its fork: it holds none of the session's descriptors,
-   tells the host its pid, and waits. The host's first message makes it
+   and waits (the bash that forked it told the host its pid). The host's
+   first message makes it
    the session's bash (returns); end-of-file, or the host's death, ends
    it. Until then it dies with the host; from then on it is frozen, as a
    bash the host starts is (the host's guard takes its tree down). */
@@ -414,8 +415,6 @@ static void wait_as_spare(pid_t host) {
   close(out);
   dup2(devnull, 1);
   dup2(devnull, 2);
-  pid_t self = getpid();
-  if (write_full(spare, (const char *)&self, sizeof self) < 0) _exit(0);
   char dir[4096];
   int fds[4];
   int count = receive(dir, sizeof dir, fds);
@@ -460,9 +459,17 @@ static int fork_spare(void) {
   pid_t host = getppid();
   /* Not glibc's fork, which has no CLONE_PARENT: nothing of glibc runs in
      the child, which is as bash is (one thread, no lock held). */
-  if (syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0) == 0) {
+  long child = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+  if (child == 0) {
     wait_as_spare(host);
     return 1;
+  }
+  /* Its pid goes to the host from here, not from the spare: a spare that
+     dies before it runs (a command killed it at once) is the host's child
+     all the same, which the host must know to collect. */
+  if (child > 0) {
+    pid_t pid = (pid_t)child;
+    (void)write_full(spare, (const char *)&pid, sizeof pid);
   }
 #endif
   close(spare);

@@ -9,8 +9,10 @@
 //! its bash is ready and before it reads a command, as a child of the host
 //! (`CLONE_PARENT`) rather than of that bash, so the reset that kills the
 //! bash's tree leaves it. It has a session of its own, none of the
-//! session's descriptors, dies with the host, writes its pid on the spare
-//! channel (a socket pair whose other end the host keeps) and waits on it.
+//! session's descriptors, dies with the host, and waits on the spare
+//! channel (a socket pair whose other end the host keeps), where the bash
+//! that forked it wrote its pid (so a spare killed before it ran is still
+//! known, and collected).
 //! [`SpareChannel::take_over`] sends it the start directory and, as
 //! `SCM_RIGHTS`, a new protocol socket, status pipe and output pipe, and the
 //! channel of the spare it forks in turn: it becomes the session's bash,
@@ -36,8 +38,8 @@ use super::supervised::{Supervised, session_pipes};
 use super::tree::Pid;
 use crate::Result;
 
-/// How long a spare may take to say its pid once the bash that forked it
-/// is gone (it writes it first thing after the fork).
+/// How long the pid of a spare may take to come once the bash that forked
+/// it is gone (that bash writes it right after the fork).
 const PID_WAIT: Duration = Duration::from_secs(5);
 
 /// The longest start directory a spare takes (its buffer in the builtin
