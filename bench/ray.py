@@ -209,35 +209,34 @@ def episodes() -> list[str]:
         for j in range(EPISODE_COMMANDS):
             sh.run(f"echo {i}.{j}")
 
+    def one_at_a_time(sessions, body):
+        """An episode on whichever of ``sessions`` is free, one episode at a
+        time per session, as the pool hands them out."""
+        free: queue.Queue = queue.Queue()
+        for session in sessions:
+            free.put(session)
+
+        def run(i):
+            session = free.get()
+            try:
+                body(session, i)
+            finally:
+                free.put(session)
+        return run
+
+    def base_body(a, i):
+        for j in range(EPISODE_COMMANDS):
+            ray.get(a.run.remote(f"echo {i}.{j}"))
+
     actors = [BashActor.remote() for _ in range(POOL)]
     ray.get([a.pid.remote() for a in actors])
-    idle: queue.Queue = queue.Queue()
-    for a in actors:
-        idle.put(a)
-
-    def base_episode(i):
-        a = idle.get()  # one episode at a time per bash, as the pool does
-        try:
-            for j in range(EPISODE_COMMANDS):
-                ray.get(a.run.remote(f"echo {i}.{j}"))
-        finally:
-            idle.put(a)
-
+    base_episode = one_at_a_time(actors, base_body)
     # The same sessions without the recycle, handed out as the baseline's
     # are: what the recycle costs, apart from conch's work per command.
     kept = [ActorShell(ShellActor.options(num_cpus=0.05).remote(snapshot=None)) for _ in range(POOL)]
     for sh in kept:
         sh.run("true")
-    free: queue.Queue = queue.Queue()
-    for sh in kept:
-        free.put(sh)
-
-    def kept_episode(i):
-        sh = free.get()
-        try:
-            episode(sh, i)
-        finally:
-            free.put(sh)
+    kept_episode = one_at_a_time(kept, episode)
 
     walls: dict[str, list[float]] = {"conch": [], "kept": [], "base": []}
     with ShellPool(POOL, snapshot=None) as pool, ThreadPoolExecutor(POOL) as ex:

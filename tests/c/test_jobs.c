@@ -38,6 +38,14 @@ static uint32_t last_job(conch_shell *sh) {
   return id;
 }
 
+/* Runs `command`, a GATED one (it prints nothing), then RELEASE; returns
+ * its job: all that the job writes is the job's. */
+static uint32_t gated_job(conch_shell *sh, const char *command) {
+  run_expect(sh, command, "");
+  run_expect(sh, RELEASE, "");
+  return last_job(sh);
+}
+
 static void check_u64(const char *what, const char *field, int64_t expect, uint64_t got) {
   if (expect < 0) return;
   CHECK(got == (uint64_t)expect, "%s: %s expected %lld, got %llu", what, field, (long long)expect,
@@ -161,9 +169,7 @@ static void test_late_output_belongs_to_the_job(void) {
 static void test_until_and_wait(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
-  run_expect(sh, GATED("echo one; /bin/sleep 0.3; echo two; /bin/sleep 30"), "");
-  run_expect(sh, RELEASE, "");
-  uint32_t job = last_job(sh);
+  uint32_t job = gated_job(sh, GATED("echo one; /bin/sleep 0.3; echo two; /bin/sleep 30"));
   conch_poll_options o = {0};
   o.wait_ms = LONG_WAIT_MS;
   /* `(?m)`: the regex crate's multi-line flag (`$` at a line's end). */
@@ -194,9 +200,7 @@ static void test_until_and_wait(void) {
 static void test_max_bytes_and_cursor(void) {
   conch_shell *sh = new_shell();
   if (!sh) return;
-  run_expect(sh, GATED("printf abcdefghij"), "");
-  run_expect(sh, RELEASE, "");
-  uint32_t job = last_job(sh);
+  uint32_t job = gated_job(sh, GATED("printf abcdefghij"));
   conch_poll_options o = {0};
   o.wait_ms = LONG_WAIT_MS;
   o.max_bytes = 4;
@@ -243,9 +247,7 @@ static void test_flood_spills_to_an_artifact(void) {
   so.artifact_store = store;
   conch_shell *sh = conch_shell_new(&so);
   if (CHECK(sh != NULL, "shell with an artifact store")) {
-    run_expect(sh, GATED("seq 1 2000"), "");
-    run_expect(sh, RELEASE, "");
-    uint32_t job = last_job(sh);
+    uint32_t job = gated_job(sh, GATED("seq 1 2000"));
     conch_poll_options o = {0};
     o.wait_ms = LONG_WAIT_MS;
     conch_job_poll *p = poll_ok(sh, job, &o, "poll a flood");

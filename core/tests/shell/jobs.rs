@@ -31,6 +31,14 @@ fn job_of(sh: &Shell, command: &str) -> conch_core::JobId {
     job.job
 }
 
+/// The job of [`gated`]`(body)`, released: all that `body` writes is the
+/// job's.
+fn gated_job(sh: &Shell, body: &str) -> conch_core::JobId {
+    let job = job_of(sh, &gated(body));
+    run(sh, RELEASE);
+    job
+}
+
 #[test]
 fn late_output_belongs_to_the_command_that_started_it() {
     let sh = crate::clean_shell();
@@ -75,8 +83,7 @@ fn a_command_with_nothing_left_behind_makes_no_job() {
 #[test]
 fn a_poll_waits_for_the_end_and_returns_as_it_comes() {
     let sh = crate::clean_shell();
-    let job = job_of(&sh, &gated("/bin/sleep 0.5; echo done"));
-    run(&sh, RELEASE);
+    let job = gated_job(&sh, "/bin/sleep 0.5; echo done");
     let t = Instant::now();
     let p = sh.poll(job, &waiting(CUT * 10), None).unwrap();
     assert!(t.elapsed() < CUT, "the poll waited out its bound");
@@ -87,11 +94,10 @@ fn a_poll_waits_for_the_end_and_returns_as_it_comes() {
 #[test]
 fn until_matches_across_pieces_and_returns_while_the_job_runs() {
     let sh = crate::clean_shell();
-    let job = job_of(
+    let job = gated_job(
         &sh,
-        &gated("for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30"),
+        "for i in 1 2 3; do echo line$i; /bin/sleep 0.2; done; /bin/sleep 30",
     );
-    run(&sh, RELEASE);
     let opts = PollOptions {
         wait: CUT * 10,
         until: Some(Regex::new("line2\nline3").unwrap()),
@@ -167,11 +173,10 @@ fn a_flood_is_bounded_and_spilled_whole_to_an_artifact() {
     })
     .unwrap();
     // 4000 lines of 50 bytes: 200,000 bytes, after the command returned.
-    let job = job_of(
+    let job = gated_job(
         &sh,
-        &gated("for ((i = 0; i < 4000; i++)); do printf '%049d\\n' $i; done"),
+        "for ((i = 0; i < 4000; i++)); do printf '%049d\\n' $i; done",
     );
-    run(&sh, RELEASE);
     let p = sh.poll(job, &waiting(HANG), None).unwrap();
     assert_eq!(p.status, JobStatus::Exited);
     assert_eq!(p.total_bytes, 200_000);
