@@ -32,6 +32,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
+#define purge fpurge
+#else
+#include <stdio_ext.h>
+#define purge __fpurge
+#endif
 #ifdef __linux__
 #include <sched.h>
 #include <sys/prctl.h>
@@ -203,6 +209,22 @@ static void set_parities(int command, int next) {
   sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/* What a builtin an unwind cut short left in stdio's buffers goes out
+   now, before the run's status, as that run's output: bash's `echo` checks
+   for an interrupt between its words, before its newline and its flush,
+   and what it had printed would otherwise start the next command's output
+   (`after` of `nano f; echo after`, stopped, then `echo kept`: `afterkept`).
+   The command's redirections are undone by now (bash flushes stdout
+   before it moves it), so this is where the command was writing. What
+   cannot be written is dropped. */
+static void flush_cut_output(void) {
+  FILE *streams[] = {stdout, stderr};
+  for (size_t i = 0; i < sizeof streams / sizeof *streams; i++) {
+    if (fflush(streams[i]) != 0) purge(streams[i]);
+    clearerr(streams[i]);
+  }
+}
+
 /* After a command an unwind ended (or one that came as it ended): bash
    tidied as at its top level, and nothing of the unwind is left for the
    next command. An unwind between a fork and its wait leaves the pipeline
@@ -210,6 +232,7 @@ static void set_parities(int command, int next) {
 static void settle_unwind(void) {
   interrupt_state = 0;
   if (!unwinding) return;
+  flush_cut_output();
   top_level_cleanup();
   cleanup_the_pipeline();
   stop_making_children();

@@ -297,3 +297,32 @@ fn an_abort_before_the_command_starts_leaves_the_session_in_step() {
         assert!(!next.session_reset, "attempt {i}: {next:?}");
     }
 }
+
+/// A builtin cut short mid-line (`echo` checks for an interrupt between
+/// its words, before its newline and its flush) leaves nothing for the
+/// next command: what it had printed is its own run's output, never the
+/// start of the next.
+#[test]
+fn a_builtin_cut_short_mid_line_leaves_nothing_for_the_next_command() {
+    let sh = shell();
+    // Long words, each unescaped by `echo -e` a character at a time: bash
+    // spends much of its time inside `echo`, between its checks.
+    let command = "printf -v w %01000d 0; a=(); for i in {1..100}; do a+=(\"$w\"); done; \
+                   echo started; while :; do echo -e \"${a[@]}\"; done";
+    timed_out(&sh, command);
+    for i in 0..30 {
+        // Aborted once the loop prints.
+        let seen = Seen::default();
+        let runner = {
+            let (sh, seen) = (sh.clone(), seen.clone());
+            std::thread::spawn(move || sh.run(RunOptions::new(command), |c| seen.push(c)).unwrap())
+        };
+        seen.wait_for("started\n0000");
+        // At a different point of the loop each time.
+        std::thread::sleep(Duration::from_millis(7 * i));
+        sh.abort();
+        assert!(runner.join().unwrap().cancelled, "attempt {i}");
+        let next = run(&sh, "echo next");
+        assert_eq!(next.output, "next\n", "attempt {i}");
+    }
+}
