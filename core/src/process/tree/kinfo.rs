@@ -101,6 +101,16 @@ pub(super) fn holds_blocked(pid: Pid, signal: Signal) -> bool {
     }
 }
 
+/// Whether `pid` is exiting and not yet a zombie: its children go to
+/// its reaper only once it is one (`P_WEXIT` among its flags).
+pub(super) fn is_exiting(pid: Pid) -> bool {
+    // sys/proc.h: "Working on exiting".
+    const P_WEXIT: libc::c_long = 0x02000;
+    records(&[libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid])
+        .first()
+        .is_some_and(|k| k.ki_stat != libc::SZOMB && k.ki_flag & P_WEXIT != 0)
+}
+
 /// The program `pid` runs now.
 pub(super) fn program(pid: Pid) -> Option<std::path::PathBuf> {
     use std::os::unix::ffi::OsStringExt;

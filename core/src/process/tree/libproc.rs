@@ -60,6 +60,12 @@ pub(super) fn holds_blocked(_pid: Pid, _signal: Signal) -> bool {
     false
 }
 
+/// Whether `pid` is exiting: never asked here, as no process is seen
+/// holding a signal ([`holds_blocked`]).
+pub(super) fn is_exiting(_pid: Pid) -> bool {
+    false
+}
+
 /// The program `pid` runs now.
 pub(super) fn program(pid: Pid) -> Option<std::path::PathBuf> {
     use std::os::unix::ffi::OsStringExt;

@@ -32,7 +32,7 @@ use libproc as platform;
 use procfs as platform;
 
 pub use platform::{children, is_alive};
-use platform::{holds_blocked, processes, program};
+use platform::{holds_blocked, is_exiting, processes, program};
 #[cfg(target_os = "linux")]
 pub use procfs::ChildrenOf;
 
@@ -135,40 +135,50 @@ pub fn signal_to_end(pids: &[Pid], signal: Signal) {
     }
 }
 
-/// How long [`signal_with_forks`] follows a process that held the signal
+/// How long [`signal_with_forks`] follows a process that holds the signal
 /// blocked: far beyond the microseconds bash blocks it around a fork, even
 /// on a loaded machine, and short enough for a program that blocks it for
 /// good.
 const DEFERRED_WAIT: Duration = Duration::from_millis(500);
 
 /// Sends `signal` to each of `pids` (the processes of a command at one
-/// moment, under `subreaper`), and to the children forked by those of
-/// them that held it blocked then, as bash does around each fork: such a
-/// process forks, and takes the signal only after, in the parent; its
-/// child starts with nothing pending and would go on running. A signal
-/// to a process group does not help: one that comes before the fork is
-/// pending in the parent alone. So a process that holds `signal` blocked
-/// is followed, for at most [`DEFERRED_WAIT`], until it takes it: its
-/// children that were not among `pids`, and new children of `subreaper`
-/// (where they go once their parent is gone), except those in `spared`,
-/// are sent `signal` too, with what they started.
+/// moment, under `subreaper`), and to the children those of them fork as
+/// the signal reaches them. bash blocks signals around each fork: one
+/// that comes then is taken after the fork, in the parent alone, and the
+/// child starts with nothing pending and would go on running. A signal to
+/// a process group does not help: one that comes before the fork is
+/// pending in the parent alone.
+///
+/// So each of `pids` is followed, at looks a millisecond apart, while it
+/// holds `signal` blocked (for at most [`DEFERRED_WAIT`]) or is exiting:
+/// one that dies of the signal hands its children to `subreaper` only
+/// once it is a zombie, which on a loaded machine comes well after it
+/// took the signal, perhaps after a fork made as it came. Its children
+/// that were not among `pids`, and new children of `subreaper`, except
+/// those in `spared`, are sent `signal` too, with what they started. One
+/// seen alive, neither holding the signal nor exiting, at two looks in a
+/// row is let go (it caught or ignored the signal, or has not run since
+/// it came; the second look covers the instant between taking a signal
+/// and starting to exit).
 pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: Signal) {
     signal_all(pids, signal);
-    let mut deferring: Vec<Pid> = pids
-        .iter()
-        .copied()
-        .filter(|&p| holds_blocked(p, signal))
-        .collect();
-    if deferring.is_empty() {
-        return;
-    }
+    // Each with the looks in a row that saw it settled.
+    let mut following: Vec<(Pid, u8)> = pids.iter().map(|&p| (p, 0)).collect();
     let mut known: Vec<Pid> = pids.iter().chain(spared).copied().collect();
     let deadline = Instant::now() + DEFERRED_WAIT;
     loop {
-        // Checked before the children are read: a child forked before its
-        // parent took the signal is among them.
-        deferring.retain(|&p| holds_blocked(p, signal));
-        for &parent in deferring.iter().chain(&[subreaper]) {
+        // Looked at before the children are read: a child forked before
+        // its parent became a zombie is among them, or the subreaper's.
+        following.retain_mut(|(p, settled)| {
+            if holds_blocked(*p, signal) || is_exiting(*p) {
+                *settled = 0;
+                true
+            } else {
+                *settled += 1;
+                *settled < 2 && is_alive(*p)
+            }
+        });
+        for &parent in following.iter().map(|(p, _)| p).chain(&[subreaper]) {
             for child in children(parent) {
                 if !known.contains(&child) {
                     let mut born = vec![child];
@@ -178,7 +188,7 @@ pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: S
                 }
             }
         }
-        if deferring.is_empty() || Instant::now() >= deadline {
+        if following.is_empty() || Instant::now() >= deadline {
             return;
         }
         std::thread::sleep(Duration::from_millis(1));

@@ -111,6 +111,28 @@ pub(super) fn holds_blocked(pid: Pid, signal: Signal) -> bool {
     (mask("SigPnd:") | mask("ShdPnd:")) & mask("SigBlk:") & bit != 0
 }
 
+/// Whether `pid` is exiting and not yet a zombie: its children go to
+/// its subreaper only once it is one (`PF_EXITING` among the flags of
+/// `/proc/<pid>/stat`, set as a process starts to exit).
+pub(super) fn is_exiting(pid: Pid) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Ok(text) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some((_, rest)) = text.rsplit_once(')') else {
+        return false;
+    };
+    let mut fields = rest.split_whitespace();
+    if matches!(fields.next(), Some("Z" | "X")) {
+        return false;
+    }
+    // After the state: ppid, pgrp, session, tty_nr, tpgid, flags.
+    fields
+        .nth(5)
+        .and_then(|flags| flags.parse::<u64>().ok())
+        .is_some_and(|flags| flags & PF_EXITING != 0)
+}
+
 /// The program `pid` runs now.
 pub(super) fn program(pid: Pid) -> Option<std::path::PathBuf> {
     fs::read_link(format!("/proc/{pid}/exe")).ok()
