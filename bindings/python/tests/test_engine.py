@@ -317,10 +317,11 @@ def test_nothing_outlives_a_python_host_that_dies(how):
         assert wait_until(lambda: all(pids_with(f"{stamp}{n}") for n in range(1, 5)))
         host.send_signal(how)
         host.wait(GUARD)
-        died = time.monotonic()
+        # Within the hang guard, not at the sleeps' end: how fast is a
+        # measurement (bench/README-performance.md), which a loaded machine
+        # stretches.
         assert wait_until(lambda: not any(pids_with(f"{stamp}{n}") for n in range(1, 5))), \
             "processes outlived the host"
-        assert time.monotonic() - died < 1.0
     finally:
         host.kill()
         host.wait()
