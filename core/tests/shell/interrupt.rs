@@ -30,12 +30,18 @@ fn timed_out(sh: &Shell, command: &str) -> BashResult {
 
 /// Runs `command` and aborts it once it printed `started`.
 fn aborted(sh: &Arc<Shell>, command: &str) -> BashResult {
+    aborted_after(sh, command, "started", Duration::ZERO)
+}
+
+/// Runs `command` and aborts it `delay` after its output showed `shown`.
+fn aborted_after(sh: &Arc<Shell>, command: &str, shown: &str, delay: Duration) -> BashResult {
     let seen = Seen::default();
     let runner = {
         let (sh, seen, command) = (sh.clone(), seen.clone(), command.to_string());
         std::thread::spawn(move || sh.run(RunOptions::new(command), |c| seen.push(c)).unwrap())
     };
-    seen.wait_for("started");
+    seen.wait_for(shown);
+    std::thread::sleep(delay);
     sh.abort();
     let r = runner.join().unwrap();
     assert!(r.cancelled && !r.timed_out, "{command}: {r:?}");
@@ -311,17 +317,8 @@ fn a_builtin_cut_short_mid_line_leaves_nothing_for_the_next_command() {
                    echo started; while :; do echo -e \"${a[@]}\"; done";
     timed_out(&sh, command);
     for i in 0..30 {
-        // Aborted once the loop prints.
-        let seen = Seen::default();
-        let runner = {
-            let (sh, seen) = (sh.clone(), seen.clone());
-            std::thread::spawn(move || sh.run(RunOptions::new(command), |c| seen.push(c)).unwrap())
-        };
-        seen.wait_for("started\n0000");
-        // At a different point of the loop each time.
-        std::thread::sleep(Duration::from_millis(7 * i));
-        sh.abort();
-        assert!(runner.join().unwrap().cancelled, "attempt {i}");
+        // Once the loop prints, at a different point of it each time.
+        aborted_after(&sh, command, "started\n0000", Duration::from_millis(7 * i));
         let next = run(&sh, "echo next");
         assert_eq!(next.output, "next\n", "attempt {i}");
     }

@@ -53,11 +53,15 @@ fn records(mib: &[c_int]) -> Vec<libc::kinfo_proc> {
 }
 
 fn process(k: &libc::kinfo_proc) -> Process {
+    // sys/proc.h: "Working on exiting".
+    const P_WEXIT: libc::c_long = 0x02000;
+    let zombie = k.ki_stat == libc::SZOMB;
     Process {
         pid: k.ki_pid,
         ppid: k.ki_ppid,
         sid: k.ki_sid,
-        zombie: k.ki_stat == libc::SZOMB,
+        zombie,
+        exiting: !zombie && k.ki_flag & P_WEXIT != 0,
     }
 }
 
@@ -78,11 +82,11 @@ pub fn children(pid: Pid) -> Vec<Pid> {
         .collect()
 }
 
-/// Whether `pid` exists and is not a zombie.
-pub fn is_alive(pid: Pid) -> bool {
+/// `pid` as the system shows it now.
+pub(super) fn look(pid: Pid) -> Option<Process> {
     records(&[libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid])
         .first()
-        .is_some_and(|k| k.ki_stat != libc::SZOMB)
+        .map(process)
 }
 
 /// Whether `pid` holds `signal` pending and blocked (its first thread's
@@ -99,16 +103,6 @@ pub(super) fn holds_blocked(pid: Pid, signal: Signal) -> bool {
     unsafe {
         libc::sigismember(&k.ki_siglist, raw) == 1 && libc::sigismember(&k.ki_sigmask, raw) == 1
     }
-}
-
-/// Whether `pid` is exiting and not yet a zombie: its children go to
-/// its reaper only once it is one (`P_WEXIT` among its flags).
-pub(super) fn is_exiting(pid: Pid) -> bool {
-    // sys/proc.h: "Working on exiting".
-    const P_WEXIT: libc::c_long = 0x02000;
-    records(&[libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid])
-        .first()
-        .is_some_and(|k| k.ki_stat != libc::SZOMB && k.ki_flag & P_WEXIT != 0)
 }
 
 /// The program `pid` runs now.

@@ -48,21 +48,10 @@ pub fn children(pid: Pid) -> Vec<Pid> {
     listing(|buffer, bytes| unsafe { libc::proc_listchildpids(pid, buffer, bytes) })
 }
 
-/// Whether `pid` exists and is not a zombie.
-pub fn is_alive(pid: Pid) -> bool {
-    info(pid).is_some_and(|i| i.pbi_status != libc::SZOMB)
-}
-
 /// Whether `pid` holds `signal` pending and blocked: macOS does not tell a
 /// process's blocked mask, so never (a signal bash takes after a fork is
 /// not followed into the fork's child there).
 pub(super) fn holds_blocked(_pid: Pid, _signal: Signal) -> bool {
-    false
-}
-
-/// Whether `pid` is exiting: never asked here, as no process is seen
-/// holding a signal ([`holds_blocked`]).
-pub(super) fn is_exiting(_pid: Pid) -> bool {
     false
 }
 
@@ -82,15 +71,20 @@ pub(super) fn program(pid: Pid) -> Option<std::path::PathBuf> {
 pub(super) fn processes() -> impl Iterator<Item = Process> {
     // SAFETY: libproc writes at most `bytes` into the buffer.
     let pids = listing(|buffer, bytes| unsafe { libc::proc_listallpids(buffer, bytes) });
-    pids.into_iter().filter_map(|pid| {
-        let info = info(pid)?;
-        // SAFETY: a plain system call.
-        let sid = unsafe { libc::getsid(pid) };
-        Some(Process {
-            pid,
-            ppid: info.pbi_ppid as Pid,
-            sid,
-            zombie: info.pbi_status == libc::SZOMB,
-        })
+    pids.into_iter().filter_map(look)
+}
+
+/// `pid` as the system shows it now (never seen exiting: no process is
+/// seen holding a signal either, see [`holds_blocked`]).
+pub(super) fn look(pid: Pid) -> Option<Process> {
+    let info = info(pid)?;
+    // SAFETY: a plain system call.
+    let sid = unsafe { libc::getsid(pid) };
+    Some(Process {
+        pid,
+        ppid: info.pbi_ppid as Pid,
+        sid,
+        zombie: info.pbi_status == libc::SZOMB,
+        exiting: false,
     })
 }

@@ -31,8 +31,8 @@ use libproc as platform;
 #[cfg(target_os = "linux")]
 use procfs as platform;
 
-pub use platform::{children, is_alive};
-use platform::{holds_blocked, is_exiting, processes, program};
+pub use platform::children;
+use platform::{holds_blocked, look, processes, program};
 #[cfg(target_os = "linux")]
 pub use procfs::ChildrenOf;
 
@@ -46,6 +46,9 @@ struct Process {
     ppid: Pid,
     sid: Pid,
     zombie: bool,
+    /// Exiting and not yet a zombie: its children go to its (sub)reaper
+    /// only once it is one.
+    exiting: bool,
 }
 
 /// The direct children of a process with a single thread (bash), read as
@@ -97,6 +100,11 @@ pub fn descendants_except(root: Pid, spared: &[Pid]) -> Vec<Pid> {
     }
     out.retain(|&p| is_alive(p));
     out
+}
+
+/// Whether `pid` exists and is not a zombie.
+pub fn is_alive(pid: Pid) -> bool {
+    look(pid).is_some_and(|p| !p.zombie)
 }
 
 /// Every process whose session id is `sid` (including a leader still alive).
@@ -170,12 +178,13 @@ pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: S
         // Looked at before the children are read: a child forked before
         // its parent became a zombie is among them, or the subreaper's.
         following.retain_mut(|(p, settled)| {
-            if holds_blocked(*p, signal) || is_exiting(*p) {
+            let now = look(*p);
+            if holds_blocked(*p, signal) || now.as_ref().is_some_and(|n| n.exiting) {
                 *settled = 0;
                 true
             } else {
                 *settled += 1;
-                *settled < 2 && is_alive(*p)
+                *settled < 2 && now.is_some_and(|n| !n.zombie)
             }
         });
         for &parent in following.iter().map(|(p, _)| p).chain(&[subreaper]) {

@@ -85,12 +85,9 @@ fn pids(text: &str) -> impl Iterator<Item = Pid> + '_ {
     text.split_whitespace().filter_map(|s| s.parse().ok())
 }
 
-/// Whether `pid` exists and is not a zombie.
-pub fn is_alive(pid: Pid) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| parse_stat(&s))
-        .is_some_and(|p| !p.zombie)
+/// `pid` as `/proc/<pid>/stat` shows it now.
+pub(super) fn look(pid: Pid) -> Option<Process> {
+    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// Whether `pid` has `signal` pending and blocked (from the `SigPnd`,
@@ -109,28 +106,6 @@ pub(super) fn holds_blocked(pid: Pid, signal: Signal) -> bool {
     };
     let bit = 1u64 << (signal.as_raw() - 1);
     (mask("SigPnd:") | mask("ShdPnd:")) & mask("SigBlk:") & bit != 0
-}
-
-/// Whether `pid` is exiting and not yet a zombie: its children go to
-/// its subreaper only once it is one (`PF_EXITING` among the flags of
-/// `/proc/<pid>/stat`, set as a process starts to exit).
-pub(super) fn is_exiting(pid: Pid) -> bool {
-    const PF_EXITING: u64 = 0x4;
-    let Ok(text) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let Some((_, rest)) = text.rsplit_once(')') else {
-        return false;
-    };
-    let mut fields = rest.split_whitespace();
-    if matches!(fields.next(), Some("Z" | "X")) {
-        return false;
-    }
-    // After the state: ppid, pgrp, session, tty_nr, tpgid, flags.
-    fields
-        .nth(5)
-        .and_then(|flags| flags.parse::<u64>().ok())
-        .is_some_and(|flags| flags & PF_EXITING != 0)
 }
 
 /// The program `pid` runs now.
@@ -153,9 +128,12 @@ pub(super) fn processes() -> impl Iterator<Item = Process> {
         .filter_map(|s| parse_stat(&s))
 }
 
-/// `/proc/<pid>/stat`: `pid (comm) state ppid pgrp session …`; comm may hold
-/// spaces and parens, so fields are read after the last `)`.
+/// `/proc/<pid>/stat`: `pid (comm) state ppid pgrp session tty_nr tpgid
+/// flags …`; comm may hold spaces and parens, so fields are read after the
+/// last `)`. Exiting: `PF_EXITING` among the flags, set as a process
+/// starts to exit.
 fn parse_stat(text: &str) -> Option<Process> {
+    const PF_EXITING: u64 = 0x4;
     let (head, rest) = text.rsplit_once(')')?;
     let pid = head.split_whitespace().next()?.parse().ok()?;
     let mut f = rest.split_whitespace();
@@ -163,11 +141,13 @@ fn parse_stat(text: &str) -> Option<Process> {
     let ppid = f.next()?.parse().ok()?;
     let _pgrp = f.next()?;
     let sid = f.next()?.parse().ok()?;
+    let flags = f.nth(2).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     Some(Process {
         pid,
         ppid,
         sid,
         zombie: state == 'Z',
+        exiting: !matches!(state, 'Z' | 'X') && flags & PF_EXITING != 0,
     })
 }
 
@@ -180,5 +160,13 @@ mod tests {
         let p = parse_stat("42 (a) b (c)) S 7 42 42 0 -1").unwrap();
         assert_eq!((p.pid, p.ppid, p.sid, p.zombie), (42, 7, 42, false));
         assert!(parse_stat("9 (z) Z 1 9 9").unwrap().zombie);
+    }
+
+    #[test]
+    fn reads_exiting_from_the_flags() {
+        // 0x400004: PF_EXITING among others; a zombie keeps its flags.
+        assert!(parse_stat("9 (x) R 1 9 9 0 -1 4194308 0").unwrap().exiting);
+        assert!(!parse_stat("9 (x) R 1 9 9 0 -1 4194304 0").unwrap().exiting);
+        assert!(!parse_stat("9 (x) Z 1 9 9 0 -1 4194308 0").unwrap().exiting);
     }
 }
