@@ -164,6 +164,24 @@ fn a_reset_starts_afresh_and_later_ones_take_the_spare() {
     assert_eq!(run(&sh, "echo a; exit 3"), "a\n");
     assert_eq!(run(&sh, "echo b"), "b\n");
 
+    // A reset right after another, nothing run between: the bash the
+    // first made (a spare) forks its own spare as it reports ready, and
+    // the second takes that one. A spare has read no start-up text; a
+    // bash started afresh reads several KiB of it.
+    sh.reset().unwrap();
+    sh.reset().unwrap();
+    let read: u64 = run(
+        &sh,
+        "while read -r k v; do [[ $k == rchar: ]] && echo $v; done < /proc/$$/io",
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    assert!(
+        read < 4096,
+        "a spare took over, not a new bash: it read {read} bytes"
+    );
+
     // The spare's own spare, then nothing once the session closes.
     let third = bash_pid(&sh);
     assert!(wait_until(HANG, || bash_children(&[third]).len() == 1));

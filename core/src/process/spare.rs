@@ -88,6 +88,16 @@ impl SpareChannel {
         Some(Pid::from_ne_bytes(got))
     }
 
+    /// Waits, at most until `until`, for the word of the bash that forks
+    /// the spare: its pid, or end-of-file when it forks none. A bash
+    /// forks its spare right after its ready report, so a reset that
+    /// comes before it has run anything finds the spare this way, rather
+    /// than a channel its kill left empty (and a bash to start).
+    pub(crate) fn wait_forked(&self, until: Instant) {
+        let mut fds = [pollin(self.fd.as_raw_fd())];
+        let _ = poll(&mut fds, Some(until));
+    }
+
     /// Makes the spare the session's bash, in its directory (again: it may
     /// have been removed and made since), its pipes FIFOs in `fifos` if
     /// given, `next` its own spare's channel end. Returns the bash and the

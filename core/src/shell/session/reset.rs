@@ -19,6 +19,11 @@ use crate::sync::lock;
 /// source), so this only bounds one that a command stopped.
 const SPARE_ANSWER: Duration = Duration::from_secs(2);
 
+/// How long a reset waits for a bash that has run nothing since it was
+/// ready to fork its spare (a fork: well under a millisecond); past it
+/// (a bash something stopped), the reset starts a bash instead.
+const SPARE_FORK: Duration = Duration::from_millis(250);
+
 impl Shell {
     /// Starts the session afresh, as a new `Shell` with the same options
     /// would start: everything it runs is ended as [`Shell::close`] ends it
@@ -45,6 +50,12 @@ impl Shell {
         let mut state = self.state.take();
         // A close that came first has ended everything already.
         self.check_open()?;
+        if let Some(bash) = state.bash.as_ref().filter(|b| b.ready && b.seq == 0) {
+            // Ready and sent nothing since: about to fork its spare.
+            if let Some(spare) = &bash.spare {
+                spare.wait_forked(Instant::now() + SPARE_FORK);
+            }
+        }
         let spare = self.end_runs(&mut state);
         self.jobs.forget_all();
         *lock(&self.cwd) = self.config.start.clone();
