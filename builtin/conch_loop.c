@@ -424,12 +424,17 @@ static int receive(char *dir, size_t cap, int fds[4]) {
 }
 
 /* The spare, from its fork: it holds none of the session's descriptors,
-   and waits (the bash that forked it told the host its pid). The host's
-   first message makes it
+   and waits (it and the bash that forked it told the host its pid). The
+   host's first message makes it
    the session's bash (returns); end-of-file, or the host's death, ends
    it. Until then it dies with the host; from then on it is frozen, as a
    bash the host starts is (the host's guard takes its tree down). */
 static void wait_as_spare(pid_t host) {
+  /* Its pid, which the bash that forked it writes too: whichever write
+     comes tells the host (that bash may be killed between the fork and
+     its write, this spare before this one; the host reads one). */
+  pid_t me = getpid();
+  (void)write_full(spare, (const char *)&me, sizeof me);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != host) _exit(0);
   setsid();
@@ -487,7 +492,7 @@ static int fork_spare(void) {
     wait_as_spare(host);
     return 1;
   }
-  /* Its pid goes to the host from here, not from the spare: a spare that
+  /* Its pid goes to the host from here, as from the spare: a spare that
      dies before it runs (a command killed it at once) is the host's child
      all the same, which the host must know to collect. */
   if (child > 0) {

@@ -10,7 +10,7 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{
     HANG, TempDir, alive, gone, open_fds, procs_with, threads, unique_sleep, wait_until,
@@ -70,6 +70,7 @@ fn bash_children(but: &[i32]) -> Vec<i32> {
 fn resets_take_spares_leak_nothing_and_die_with_their_host() {
     a_reset_starts_afresh_and_later_ones_take_the_spare();
     many_resets_leak_no_descriptor_process_or_thread();
+    a_close_right_after_a_reset_neither_waits_nor_leaves_the_spare();
     a_killed_host_leaves_neither_its_bash_its_spare_nor_what_they_run();
 }
 
@@ -237,6 +238,26 @@ fn many_resets_leak_no_descriptor_process_or_thread() {
     assert!(wait_until(HANG, || zombie_children() == 0));
     sh.close();
     assert!(wait_until(HANG, || bash_children(&[]).is_empty()));
+}
+
+/// A close just after a reset finds the bash that took over forking its
+/// own spare: killed between that fork and its write of the spare's pid,
+/// the bash leaves the spare to tell the host, which the close then ends
+/// at once (without it, the close waited 5 s for a pid that never came).
+fn a_close_right_after_a_reset_neither_waits_nor_leaves_the_spare() {
+    let dir = TempDir::new("spare-close");
+    for _ in 0..20 {
+        let sh = shell(&dir);
+        sh.reset().unwrap();
+        run(&sh, "true");
+        sh.reset().unwrap();
+        let start = Instant::now();
+        sh.close();
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(2), "the close took {took:?}");
+    }
+    assert!(wait_until(HANG, || bash_children(&[]).is_empty()));
+    assert!(wait_until(HANG, || zombie_children() == 0));
 }
 
 /// In the copy of this binary that plays the host (`HOST` set): resets a

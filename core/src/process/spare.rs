@@ -10,9 +10,12 @@
 //! (`CLONE_PARENT`) rather than of that bash, so the reset that kills the
 //! bash's tree leaves it. It has a session of its own, none of the
 //! session's descriptors, dies with the host, and waits on the spare
-//! channel (a socket pair whose other end the host keeps), where the bash
-//! that forked it wrote its pid (so a spare killed before it ran is still
-//! known, and collected).
+//! channel (a socket pair whose other end the host keeps), where both the
+//! bash that forked it and the spare itself write its pid as they go on
+//! from the fork: a spare killed before it ran is still known, and
+//! collected, and so is one whose bash was killed before its write (a
+//! reset or close right after that bash was ready), which would otherwise
+//! hold the channel open with nothing on it. The host reads one copy.
 //! [`SpareChannel::take_over`] sends it the start directory and, as
 //! `SCM_RIGHTS`, a new protocol socket, status pipe and output pipe, and the
 //! channel of the spare it forks in turn: it becomes the session's bash,
@@ -39,7 +42,8 @@ use super::tree::Pid;
 use crate::Result;
 
 /// How long the pid of a spare may take to come once the bash that forked
-/// it is gone (that bash writes it right after the fork).
+/// it is gone (that bash writes it right after the fork, the spare as it
+/// starts).
 const PID_WAIT: Duration = Duration::from_secs(5);
 
 /// The longest start directory a spare takes (its buffer in the builtin
