@@ -432,9 +432,12 @@ static int receive(char *dir, size_t cap, int fds[4]) {
 static void wait_as_spare(pid_t host) {
   /* Its pid, which the bash that forked it writes too: whichever write
      comes tells the host (that bash may be killed between the fork and
-     its write, this spare before this one; the host reads one). */
+     its write, this spare before this one; the host reads one). Without
+     SIGPIPE: the host may have taken this spare over from the bash's
+     copy, and closed its end, before this spare first ran; what it sent
+     is still there to read. */
   pid_t me = getpid();
-  (void)write_full(spare, (const char *)&me, sizeof me);
+  (void)send(spare, &me, sizeof me, MSG_NOSIGNAL);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != host) _exit(0);
   setsid();
