@@ -423,6 +423,20 @@ static int receive(char *dir, size_t cap, int fds[4]) {
   return count;
 }
 
+/* Tells the host the spare's pid on the spare channel. Both the bash that
+   forks the spare and the spare itself do, each as it goes on from the
+   fork, and the host reads one copy: a spare that dies before it runs (a
+   command killed it at once) is the host's child all the same, which the
+   host must know to collect, and a bash killed between the fork and its
+   write (a reset or close right after it was ready) leaves a live spare
+   that would hold the channel open with nothing on it. Without SIGPIPE:
+   the host may have taken the spare over from the bash's copy, and closed
+   its end, before the spare first ran; what it sent is still there for
+   the spare to read. */
+static void tell_spare_pid(pid_t pid) {
+  (void)send(spare, &pid, sizeof pid, MSG_NOSIGNAL);
+}
+
 /* The spare, from its fork: it holds none of the session's descriptors,
    and waits (it and the bash that forked it told the host its pid). The
    host's first message makes it
@@ -430,14 +444,7 @@ static int receive(char *dir, size_t cap, int fds[4]) {
    it. Until then it dies with the host; from then on it is frozen, as a
    bash the host starts is (the host's guard takes its tree down). */
 static void wait_as_spare(pid_t host) {
-  /* Its pid, which the bash that forked it writes too: whichever write
-     comes tells the host (that bash may be killed between the fork and
-     its write, this spare before this one; the host reads one). Without
-     SIGPIPE: the host may have taken this spare over from the bash's
-     copy, and closed its end, before this spare first ran; what it sent
-     is still there to read. */
-  pid_t me = getpid();
-  (void)send(spare, &me, sizeof me, MSG_NOSIGNAL);
+  tell_spare_pid(getpid());
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != host) _exit(0);
   setsid();
@@ -495,13 +502,7 @@ static int fork_spare(void) {
     wait_as_spare(host);
     return 1;
   }
-  /* Its pid goes to the host from here, as from the spare: a spare that
-     dies before it runs (a command killed it at once) is the host's child
-     all the same, which the host must know to collect. */
-  if (child > 0) {
-    pid_t pid = (pid_t)child;
-    (void)write_full(spare, (const char *)&pid, sizeof pid);
-  }
+  if (child > 0) tell_spare_pid((pid_t)child);
 #endif
   close(spare);
   spare = -1;

@@ -92,8 +92,9 @@ impl SpareChannel {
         Some(Pid::from_ne_bytes(got))
     }
 
-    /// Waits, at most until `until`, for the word of the bash that forks
-    /// the spare: its pid, or end-of-file when it forks none. A bash
+    /// Waits, at most until `until`, for the first word on the channel:
+    /// the spare's pid (from its bash or itself), or end-of-file when the
+    /// bash forks none. A bash
     /// forks its spare right after its ready report, so a reset that
     /// comes before it has run anything finds the spare this way, rather
     /// than a channel its kill left empty (and a bash to start).
