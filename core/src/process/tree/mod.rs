@@ -178,14 +178,19 @@ pub fn signal_with_forks(pids: &[Pid], subreaper: Pid, spared: &[Pid], signal: S
         // Looked at before the children are read: a child forked before
         // its parent became a zombie is among them, or the subreaper's.
         following.retain_mut(|(p, settled)| {
-            let now = look(*p);
-            if holds_blocked(*p, signal) || now.as_ref().is_some_and(|n| n.exiting) {
+            // The status first: a process that holds the signal is
+            // followed without a look at its state.
+            if holds_blocked(*p, signal) {
                 *settled = 0;
-                true
-            } else {
-                *settled += 1;
-                *settled < 2 && now.is_some_and(|n| !n.zombie)
+                return true;
             }
+            let now = look(*p);
+            if now.as_ref().is_some_and(|n| n.exiting) {
+                *settled = 0;
+                return true;
+            }
+            *settled += 1;
+            *settled < 2 && now.is_some_and(|n| !n.zombie)
         });
         for &parent in following.iter().map(|(p, _)| p).chain(&[subreaper]) {
             for child in children(parent) {
