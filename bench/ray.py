@@ -79,7 +79,11 @@ class MarkerBash:
     MARKER = "__bench_marker_7f3a__"
 
     def __init__(self) -> None:
-        self.bash = subprocess.Popen(
+        self.bash = self._start()
+
+    @staticmethod
+    def _start() -> subprocess.Popen:
+        return subprocess.Popen(
             ["bash", "--noprofile", "--norc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, bufsize=1,
         )
@@ -93,7 +97,7 @@ class MarkerBash:
         another started."""
         self.bash.kill()
         self.bash.wait()
-        self.__init__()
+        self.bash = self._start()
 
     def run(self, command: str) -> tuple[str, int]:
         self.bash.stdin.write(f"{command}\necho {self.MARKER} $?\n")
