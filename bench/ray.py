@@ -10,7 +10,8 @@ do (docs/ray.md): Ray binds every interface otherwise.
   what a pool session's ``sh.run`` is) and through the
   baseline, a Ray actor holding a ``subprocess`` bash driven by a marker
   protocol (the command, then ``echo MARKER $?``; read up to the marker):
-  wall time from the caller, medians of interleaved rounds. A local
+  wall time from the caller, medians of interleaved rounds spread over
+  4 sessions of each kind (one bash's fork differs from another's). A local
   ``conch.Shell`` is the floor; ``conch.Shell.run`` and the marker round
   trip timed inside a Ray worker are each side's own share. Goal: conch
   <= 1.0x the baseline.
@@ -47,6 +48,8 @@ RUNS = int(os.environ.get("BENCH_RAY_RUNS", "50"))
 # Many short rounds, each in another order: the machine's drift (it moves
 # a row by 5-20% over a minute) then hits every row alike.
 ROUNDS = 24
+# Sessions of each kind the per-command rows spread their rounds over.
+SESSIONS = 4
 WARMUP = 30
 CREATE = 16
 EPISODES, EPISODE_COMMANDS, POOL = 16, 20, 4
@@ -142,28 +145,33 @@ def timed(call, runs: int) -> list[float]:
 
 
 def latency() -> list[str]:
-    actor = ShellActor.remote(snapshot=None)
-    base = BashActor.remote()
-    ray.get([actor.info.remote(), base.pid.remote()])
-    session = ActorShell(actor)
+    # Several sessions of each kind, each round on the next: the speed of
+    # one bash's fork and exec differs from one process to another by up
+    # to 5% here (the same binary, the same environment), which one
+    # session per kind would put into the ratio.
+    actors = [ShellActor.remote(snapshot=None) for _ in range(SESSIONS)]
+    bases = [BashActor.remote() for _ in range(SESSIONS)]
+    ray.get([a.info.remote() for a in actors] + [b.pid.remote() for b in bases])
+    sessions = [ActorShell(a) for a in actors]
     local = conch.Shell(snapshot=None)
     rows = []
     for command in ("true", "/bin/true"):
         calls = {
-            "local `conch.Shell` (floor)": lambda: local.run(command),
-            "`ShellActor`: `ray.get(a.run.remote(cmd))`": lambda: ray.get(actor.run.remote(command)),
-            "`ActorShell(a).run(cmd)` (a pool session's `sh.run`)": lambda: session.run(command),
-            "baseline: Ray actor + `subprocess` bash + marker": lambda: ray.get(base.run.remote(command)),
-            "a Ray call and nothing else (`ray.get(a.cwd.remote())`)": lambda: ray.get(actor.cwd.remote()),
+            "local `conch.Shell` (floor)": lambda i: local.run(command),
+            "`ShellActor`: `ray.get(a.run.remote(cmd))`": lambda i: ray.get(actors[i].run.remote(command)),
+            "`ActorShell(a).run(cmd)` (a pool session's `sh.run`)": lambda i: sessions[i].run(command),
+            "baseline: Ray actor + `subprocess` bash + marker": lambda i: ray.get(bases[i].run.remote(command)),
+            "a Ray call and nothing else (`ray.get(a.cwd.remote())`)": lambda i: ray.get(actors[i].cwd.remote()),
         }
         times: dict[str, list[float]] = {name: [] for name in calls}
         for name, call in calls.items():
-            timed(call, WARMUP)
+            for i in range(SESSIONS):
+                timed(lambda: call(i), WARMUP)
         order = list(calls.items())
-        for _ in range(ROUNDS):  # interleaved, so drift hits every row alike
+        for r in range(ROUNDS):  # interleaved, so drift hits every row alike
             order = order[1:] + order[:1]
             for name, call in order:
-                times[name] += timed(call, RUNS)
+                times[name] += timed(lambda: call(r % SESSIONS), RUNS)
         base_median = statistics.median(times["baseline: Ray actor + `subprocess` bash + marker"])
         for name, t in times.items():
             q = statistics.quantiles(t, n=10)
@@ -174,8 +182,8 @@ def latency() -> list[str]:
         rows.append(f"| `{command}` | `conch.Shell.run` timed inside a Ray worker, no caller waiting | {inside:,.0f} | | |")
         rows.append(f"| `{command}` | the baseline's marker round trip timed inside a Ray worker | {marker:,.0f} | | |")
     local.close()
-    ray.kill(actor)
-    ray.kill(base)
+    for a in actors + bases:
+        ray.kill(a)
     return rows
 
 
@@ -334,11 +342,18 @@ READING = (
     "cancel and the other calls have theirs): from a pool of 32, each call reached another "
     "thread, 2-3% of a call here. For the builtin, conch's run inside the worker is as quick "
     "as the marker's round trip or quicker. For `/bin/true` it costs more, locally too "
-    "(40-70 µs a run on this machine), and the difference is in bash's fork and exec of the "
-    "command: timed inside bash (`$EPOCHREALTIME` around one `/bin/true` per run, every bash "
-    "on one CPU), conch's bash takes 3-5% longer than a plain one; a plain bash given the "
-    "environment conch gives commands (docs/behaviour.md's non-interactive defaults, 36 "
-    "more here) takes about 17 µs of that, one that loaded the loop builtin 4-13 µs. On this machine "
+    "(40-70 µs a run on this machine), in two places. In bash's fork and exec of the command: "
+    "timed inside bash (`$EPOCHREALTIME` around 100 `/bin/true`, 8 bashes of each kind on a "
+    "quiet machine: one bash's fork differs from another's by up to 5% on a busy one), a "
+    "plain bash takes 690 µs, conch's 718 (4.1% longer). The environment conch gives "
+    "commands (docs/behaviour.md's non-interactive defaults, 36 more variables here) is 20 µs "
+    "of it (a plain bash given it: 710; every exec copies the variables and the new program's "
+    "start-up reads them), the loop builtin's library loaded in bash 11 µs (701; the same "
+    "library linked into two mappings instead of five: 698); a session of its own and "
+    "descriptors above 200 changed nothing measurable. And in the host: a run of "
+    "`/bin/true` costs conch's host about 50 µs of CPU against 16 for the builtin `true` "
+    "(its path is longer than a marker's read, and slower by as much after a fork and exec "
+    "ran between two of its steps), the marker's loop 25 against 17. On this machine "
     "the worker (Ray runs workers at nice 15) shares 2 CPUs with the caller, the raylet and "
     "the GCS, which stretches every step; a ratio differs by 5-10% from one run of this file "
     "to the next."
@@ -386,7 +401,8 @@ def main() -> None:
         "",
         f"Python {platform.python_version()}, Ray {ray.__version__}, {cpus} CPUs, a local Ray "
         "in a network namespace with only `lo`; "
-        f"{RUNS * ROUNDS} runs per row ({ROUNDS} interleaved rounds), wall time from the caller, µs.",
+        f"{RUNS * ROUNDS} runs per row ({ROUNDS} interleaved rounds, each on the next of {SESSIONS} sessions "
+        "of its kind), wall time from the caller, µs.",
         "",
         "| Command | Session | median | p10–p90 | / baseline |",
         "|---|---|---|---|---|",
