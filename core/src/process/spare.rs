@@ -94,10 +94,10 @@ impl SpareChannel {
 
     /// Waits, at most until `until`, for the first word on the channel:
     /// the spare's pid (from its bash or itself), or end-of-file when the
-    /// bash forks none. A bash
-    /// forks its spare right after its ready report, so a reset that
-    /// comes before it has run anything finds the spare this way, rather
-    /// than a channel its kill left empty (and a bash to start).
+    /// bash forks none. A bash forks its spare right after its ready
+    /// report, so a reset that comes before it has run anything finds the
+    /// spare this way, rather than a channel its kill left empty (and a
+    /// bash to start).
     pub(crate) fn wait_forked(&self, until: Instant) {
         let mut fds = [pollin(self.fd.as_raw_fd())];
         let _ = poll(&mut fds, Some(until));
