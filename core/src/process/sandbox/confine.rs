@@ -48,8 +48,91 @@ impl std::fmt::Debug for Confinement {
     }
 }
 
-/// `CAP_SYS_RESOURCE`: lets a process raise a hard limit.
-const CAP_SYS_RESOURCE: libc::c_ulong = 24;
+/// The capabilities a sandboxed root keeps: what root needs for the files
+/// and processes of its own session (owners, modes, signals, user ids,
+/// low ports, `chroot`): the set container runtimes give a container, but
+/// `CAP_MKNOD` and `CAP_NET_RAW`. Every other is dropped from the bounding
+/// set, so no program the session runs has it: `CAP_DAC_READ_SEARCH` opens
+/// any file of a mounted filesystem by its handle (`open_by_handle_at`),
+/// past the namespaces' mounts and Landlock; `CAP_SYS_ADMIN`,
+/// `CAP_SYS_TIME`, `CAP_SYS_MODULE`, `CAP_SYS_PTRACE`, `CAP_BPF`,
+/// `CAP_PERFMON`, `CAP_NET_ADMIN`… act on the whole machine; and
+/// `CAP_SYS_RESOURCE` would raise a hard limit back.
+const KEPT_CAPABILITIES: [libc::c_ulong; 12] = [
+    0,  // CAP_CHOWN
+    1,  // CAP_DAC_OVERRIDE
+    3,  // CAP_FOWNER
+    4,  // CAP_FSETID
+    5,  // CAP_KILL
+    6,  // CAP_SETGID
+    7,  // CAP_SETUID
+    8,  // CAP_SETPCAP
+    10, // CAP_NET_BIND_SERVICE
+    18, // CAP_SYS_CHROOT
+    29, // CAP_AUDIT_WRITE
+    31, // CAP_SETFCAP
+];
+
+/// Past the highest capability any kernel has (63 fits the 64-bit sets).
+const CAPABILITY_LIMIT: libc::c_ulong = 64;
+
+/// `capget`'s and `capset`'s header (`_LINUX_CAPABILITY_VERSION_3`).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: c_int,
+}
+
+/// One half (32 capabilities) of `capget`'s and `capset`'s sets.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Leaves the calling process's capabilities such that what it execs has
+/// [`KEPT_CAPABILITIES`] at most: drops the rest from the bounding set,
+/// and empties the inheritable and ambient sets, which `execve` would
+/// otherwise add past the bounding set. Failures are ignored: a process
+/// without `CAP_SETPCAP` (not root, or a sandbox within a sandbox) has
+/// none of these capabilities to give its programs.
+///
+/// # Safety
+/// Plain system calls on the stack; in the cloned child before `execve`.
+unsafe fn drop_capabilities() {
+    // SAFETY: prctl and capget/capset on memory of this frame.
+    unsafe {
+        for cap in 0..CAPABILITY_LIMIT {
+            if !KEPT_CAPABILITIES.contains(&cap) {
+                libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let mut header = CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let mut data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) == 0 {
+            for half in &mut data {
+                half.inheritable = 0;
+            }
+            libc::syscall(libc::SYS_capset, &header, data.as_ptr());
+        }
+    }
+}
 
 /// What one child needs of its own, made by the host before the clone: a
 /// fresh ruleset, room for the trees its namespaces copy, and room for the
@@ -155,8 +238,9 @@ impl Confinement {
     }
 
     /// Applies the sandbox to the calling process, for good: joins the
-    /// cgroups, sets the limits, drops `CAP_SYS_RESOURCE` from the bounding
-    /// set (so a root bash cannot raise a hard limit back), sets
+    /// cgroups, sets the limits, drops every capability its programs do
+    /// not need ([`KEPT_CAPABILITIES`]: a root bash can neither raise a
+    /// hard limit back nor reach past the sandbox), sets
     /// `no_new_privs`, restricts itself with its Landlock ruleset (given
     /// first the rule of the `/proc` its namespaces mounted) and loads the
     /// seccomp filter. Returns the errno of what failed.
@@ -182,9 +266,7 @@ impl Confinement {
                     return Err(errno());
                 }
             }
-            // Fails without CAP_SETPCAP, where the capability cannot be
-            // had anyway (not root, or already dropped).
-            libc::prctl(libc::PR_CAPBSET_DROP, CAP_SYS_RESOURCE, 0, 0, 0);
+            drop_capabilities();
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
                 return Err(errno());
             }

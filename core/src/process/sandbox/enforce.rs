@@ -47,7 +47,7 @@ pub(super) fn enforce(
     let mut writable = vec![extra.cwd.to_path_buf(), dir.clone()];
     writable.extend(policy.writable.iter().cloned());
 
-    // What Landlock cannot see: the mount and PID namespaces.
+    // What Landlock cannot see: the mount, PID, UTS and IPC namespaces.
     match namespaces::available(extra.shell) {
         Ok(()) => {
             let canonical = |paths: &[PathBuf]| -> Vec<PathBuf> {
@@ -68,8 +68,8 @@ pub(super) fn enforce(
             applied.namespaces = true;
         }
         Err(why) => missing.push(format!(
-            "the mount and PID namespaces (read-only outside the writable paths, \
-             secrets hidden, the host's processes hidden): {why}"
+            "the mount, PID, UTS and IPC namespaces (read-only outside the writable \
+             paths, secrets hidden, the host's processes hidden): {why}"
         )),
     }
 
@@ -183,7 +183,9 @@ pub(super) fn enforce(
 /// `AF_INET6`, `SOCK_STREAM`, protocol 0 or TCP) through for Landlock's
 /// port rules to restrict. With `mounts`: every call that mounts,
 /// unmounts or changes a mount fails with `EPERM`, so a root bash cannot
-/// undo its namespaces' read-only mounts or uncover what they hide.
+/// undo its namespaces' read-only mounts or uncover what they hide, and so
+/// does `open_by_handle_at`, which would open a file of the host's
+/// filesystem by its handle past the mounts.
 fn system_call_filter(
     network: Option<bool>,
     mounts: bool,
@@ -212,6 +214,9 @@ fn system_call_filter(
             libc::SYS_fsmount,
             libc::SYS_fspick,
             libc::SYS_pivot_root,
+            // A file handle opened through a writable bind mount reaches
+            // past every mount (its capability is dropped too).
+            libc::SYS_open_by_handle_at,
         ] {
             rules.insert(call, Vec::new());
         }

@@ -280,11 +280,13 @@ impl Limits {
 pub struct SandboxApplied {
     /// The kernel's Landlock ABI (0: none).
     pub landlock_abi: u32,
-    /// The session's own mount and PID namespaces: every mount but the
-    /// writable paths read-only (so `chmod`, `chown`, `touch -d` and links
-    /// outside them fail too), the secrets covered (password hashes, SSH
-    /// host keys, `/root`, other users' homes, credential stores), and a
-    /// `/proc` that shows only the session's own processes.
+    /// The session's own mount, PID, UTS and IPC namespaces: every mount
+    /// but the writable paths read-only (so `chmod`, `chown`, `touch -d`
+    /// and links outside them fail too), the secrets covered (password
+    /// hashes, SSH host keys, `/root`, other users' homes, credential
+    /// stores, the daemons' control sockets), a `/proc` that shows only
+    /// the session's own processes, and a host name and IPC objects of
+    /// its own.
     pub namespaces: bool,
     /// The filesystem rules (Landlock).
     pub filesystem: bool,

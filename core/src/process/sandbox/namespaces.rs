@@ -1,4 +1,4 @@
-//! A sandboxed bash's own mount and PID namespaces: what Landlock cannot
+//! A sandboxed bash's own mount, PID, UTS and IPC namespaces: what Landlock cannot
 //! see. Landlock decides who may open, make, remove or rename a file, but
 //! not who may change its mode, owner or times (`chmod`, `chown`, `touch
 //! -d`), and a sandboxed process still sees the host's processes in
@@ -14,7 +14,10 @@
 //!   file, with what the policy names inside them put back;
 //! - a fresh, read-only `/proc` shows only the session's processes (bash
 //!   is the namespace's first process: the host and everything else is
-//!   outside it).
+//!   outside it);
+//! - the host name and the System V and POSIX IPC objects are the
+//!   session's own (UTS and IPC namespaces): a command neither renames
+//!   the machine nor reads or writes the host's shared memory.
 //!
 //! The host plans it all ([`Namespaces::new`]); the child runs the plan
 //! between the clone and `execve` ([`Namespaces::enter`]) with plain
@@ -169,7 +172,11 @@ impl Namespaces {
         }
         // SAFETY: getters with no argument.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+        // UTS and IPC namespaces of its own too: a command's `hostname`
+        // and its System V shared memory, semaphores and message queues
+        // (and POSIX message queues) stay inside the session.
+        let mut flags =
+            libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC;
         let mut id_maps = Vec::new();
         if uid != 0 {
             flags |= libc::CLONE_NEWUSER;

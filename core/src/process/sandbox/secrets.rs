@@ -4,6 +4,12 @@
 //! host's own home. A model that reads `/` must not read these: it would
 //! print them into a transcript.
 //!
+//! And the control sockets of the machine's daemons: a command that talks
+//! to Docker, containerd or systemd has them start whatever it asks,
+//! outside the sandbox. Landlock does not restrict `connect` to a pathname
+//! socket, so these are covered like the secrets (an empty file, which
+//! refuses the connection).
+//!
 //! A path the policy names itself (in `readable` or `writable`) is not
 //! hidden; one it names inside a hidden directory is put back in it (see
 //! [`super::namespaces`], which covers what is hidden).
@@ -16,6 +22,32 @@ const SYSTEM_FILES: &[&str] = &[
     "/etc/shadow-",
     "/etc/gshadow",
     "/etc/gshadow-",
+];
+
+/// The control sockets of the daemons that start processes on request:
+/// container engines, systemd and the system bus (`/var/run` is `/run` on
+/// most systems; both are named for the others).
+const DAEMON_SOCKETS: &[&str] = &[
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/k3s/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/crio/crio.sock",
+    "/run/buildkit/buildkitd.sock",
+    "/run/snapd.socket",
+    "/run/libvirt/libvirt-sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+    "/run/systemd/private",
+];
+
+/// The same, of the host user's own daemons (under `/run/user/<uid>`).
+const USER_DAEMON_SOCKETS: &[&str] = &[
+    "bus",
+    "systemd/private",
+    "docker.sock",
+    "podman/podman.sock",
 ];
 
 /// Where the machine's SSH private keys are (`ssh_host_*_key`).
@@ -47,6 +79,10 @@ impl Hidden {
     /// hidden whole, another user's keeps all but its credential stores.
     pub fn of_system(home: Option<&Path>, named: &[PathBuf]) -> Hidden {
         let mut candidates: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
+        candidates.extend(DAEMON_SOCKETS.iter().map(PathBuf::from));
+        // SAFETY: a getter with no argument.
+        let runtime = PathBuf::from(format!("/run/user/{}", unsafe { libc::geteuid() }));
+        candidates.extend(USER_DAEMON_SOCKETS.iter().map(|s| runtime.join(s)));
         if let Ok(entries) = std::fs::read_dir(SSH_DIR) {
             candidates.extend(entries.flatten().map(|e| e.path()).filter(|p| {
                 p.file_name()
@@ -63,6 +99,12 @@ impl Hidden {
             candidates.retain(|p| p.canonicalize().ok().as_deref() != Some(home));
             candidates.extend(HOME_SECRETS.iter().map(|s| home.join(s)));
         }
+        Hidden::of_paths(candidates, named)
+    }
+
+    /// What of `candidates` exists, canonical, but those `named`:
+    /// directories, and files of every other kind (a socket too).
+    fn of_paths(candidates: Vec<PathBuf>, named: &[PathBuf]) -> Hidden {
         let named: Vec<PathBuf> = named.iter().filter_map(|p| p.canonicalize().ok()).collect();
         let mut hidden = Hidden::default();
         for path in candidates {
@@ -108,6 +150,22 @@ mod tests {
         let named = Hidden::of_system(None, &["/root".into(), "/etc/shadow".into()]);
         assert!(!named.dirs.contains(&PathBuf::from("/root")));
         assert!(!named.files.contains(&PathBuf::from("/etc/shadow")));
+    }
+
+    #[test]
+    fn a_socket_is_hidden_as_a_file() {
+        let dir = std::env::temp_dir().join(format!("conch-sockets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("docker.sock");
+        let _ = std::fs::remove_file(&path);
+        let _listening = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        // A socket is covered as a file is (an empty file refuses the
+        // connection); one that is not there is left out.
+        let gone = dir.join("podman.sock");
+        let hidden = Hidden::of_paths(vec![path.clone(), gone], &[]);
+        assert_eq!(hidden.files, vec![path.canonicalize().unwrap()]);
+        assert!(hidden.dirs.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
