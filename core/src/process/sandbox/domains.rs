@@ -122,9 +122,15 @@ impl DomainPolicy {
     /// `port` may be made before anything is resolved. An address literal
     /// passes only where an address block allows it.
     pub fn check_target(&self, host: &Host, port: u16) -> Result<(), Refusal> {
-        let matches = |p: &Pattern| p.matches(host, port);
-        if self.deny.iter().any(matches) || !self.allow.iter().any(matches) {
-            return Err(Refusal::NotAllowed);
+        let reached = match host {
+            Host::Ip(ip) => reached(*ip).map(Host::Ip).to_vec(),
+            Host::Name(_) => vec![host.clone()],
+        };
+        for host in &reached {
+            let matches = |p: &Pattern| p.matches(host, port);
+            if self.deny.iter().any(matches) || !self.allow.iter().any(matches) {
+                return Err(Refusal::NotAllowed);
+            }
         }
         Ok(())
     }
@@ -133,19 +139,39 @@ impl DomainPolicy {
     /// a denied block, and not a loopback, private or link-local address
     /// unless a block allows it or the host's own override named it.
     pub fn check_address(&self, host: &Host, ip: IpAddr, port: u16) -> Result<(), Refusal> {
-        let addr = Host::Ip(ip);
-        if self.deny.iter().any(|p| p.matches(&addr, port)) {
+        let reached = reached(ip).map(Host::Ip);
+        let denied = |addr: &Host| self.deny.iter().any(|p| p.matches(addr, port));
+        if reached.iter().any(denied) {
             return Err(Refusal::NotAllowed);
         }
+        let allowed = |addr: &Host| self.allow.iter().any(|p| p.matches(addr, port));
         let overridden = matches!(host, Host::Name(n) if self.resolve.contains_key(n));
         if matches!(host, Host::Name(_))
             && !overridden
             && is_private(ip)
-            && !self.allow.iter().any(|p| p.matches(&addr, port))
+            && !reached.iter().all(allowed)
         {
             return Err(Refusal::Private(ip));
         }
         Ok(())
+    }
+}
+
+/// The addresses a connection to `ip` reaches: itself, and for an
+/// unspecified address (`0.0.0.0`, `::`, `::ffff:0.0.0.0`), which Linux
+/// connects to the machine itself, the loopback address as well. A policy
+/// judges both: a block that denies `127.0.0.0/8` denies `0.0.0.0` too.
+fn reached(ip: IpAddr) -> [IpAddr; 2] {
+    let unspecified_v4 = match ip {
+        IpAddr::V4(v4) => v4.is_unspecified(),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some_and(|v4| v4.is_unspecified()),
+    };
+    if unspecified_v4 {
+        [ip, IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)]
+    } else if ip.is_unspecified() {
+        [ip, IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)]
+    } else {
+        [ip, ip]
     }
 }
 

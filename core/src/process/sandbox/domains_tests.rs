@@ -67,6 +67,27 @@ fn address_literals_pass_only_through_a_block() {
 }
 
 #[test]
+fn an_unspecified_address_is_judged_as_the_loopback_it_reaches() {
+    let p = policy(&["0.0.0.0/0", "::/0"], &["127.0.0.0/8", "::1"]);
+    assert!(allowed(&p, "93.184.216.34", 443));
+    for target in ["0.0.0.0", "[::]", "[::ffff:0.0.0.0]"] {
+        assert!(!allowed(&p, target, 80), "{target} reaches the loopback");
+    }
+    let name = Host::parse("example.com").unwrap();
+    let q = policy(&["example.com", "0.0.0.0/0"], &["127.0.0.0/8"]);
+    assert_eq!(
+        q.check_address(&name, "0.0.0.0".parse().unwrap(), 443),
+        Err(Refusal::NotAllowed),
+        "a name resolving to 0.0.0.0"
+    );
+    let open = policy(&["0.0.0.0/0"], &[]);
+    assert!(
+        allowed(&open, "0.0.0.0", 80),
+        "allowed where the loopback is"
+    );
+}
+
+#[test]
 fn a_name_resolving_to_a_private_address_is_refused_unless_allowed() {
     let name = Host::parse("example.com").unwrap();
     let p = policy(&["example.com"], &[]);
