@@ -545,10 +545,13 @@ fn snapshot_brings_aliases_functions_and_options_but_not_core_tool_names() {
 mod queue {
     use std::sync::Arc;
     use std::sync::mpsc::channel;
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
 
-    use super::{shell, tempdir};
+    use super::{run, shell, tempdir};
     use crate::common::{self, HANG, Seen, wait_until};
-    use conch_core::shell::RunOptions;
+    use conch_core::CancelToken;
+    use conch_core::shell::{BashResult, RunOptions, Shell};
 
     /// Whether thread `tid` waits for its turn in a shell's queue: asleep in a
     /// futex wait with a timeout (the queue wakes every 20 ms to check the
@@ -596,6 +599,103 @@ mod queue {
             assert_eq!(caller.join().unwrap().output, format!("ran {i}\n"));
         }
         assert_eq!(std::fs::read_to_string(&order).unwrap(), "1\n2\n3\n4\n");
+    }
+
+    /// Well under the 3 s the run ahead holds the session: a cancelled
+    /// caller that waited for that run's end is caught, a slow machine is not.
+    const PROMPTLY: Duration = Duration::from_secs(1);
+
+    /// A run of `sh` holding the session for 3 s, once it has started.
+    fn hold_for_3s(sh: &Arc<Shell>) -> JoinHandle<BashResult> {
+        let holding = Seen::default();
+        let holder = {
+            let (sh, holding) = (sh.clone(), holding.clone());
+            let cmd = "echo holding; /bin/sleep 3";
+            std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
+        };
+        holding.wait_for("holding");
+        holder
+    }
+
+    /// The result of a run cancelled before it started: the cancel notice
+    /// and the session's cwd (`dir`), nothing run.
+    fn assert_cancelled_before_start(r: &BashResult, dir: &str) {
+        assert!(r.cancelled, "{r:?}");
+        assert_eq!(r.output, "[Command cancelled]\n");
+        assert_eq!(r.exit_code, None);
+        assert_eq!(r.working_dir.as_deref(), Some(dir));
+    }
+
+    /// After the run ahead, the session goes on as if the cancelled call
+    /// had never been made: its place was given up, its command never ran.
+    fn assert_session_goes_on(sh: &Shell, holder: JoinHandle<BashResult>, dir: &str) {
+        assert_eq!(holder.join().unwrap().output, "holding\n");
+        let next = run(sh, "echo next; ls");
+        assert_eq!(next.output, "next\n");
+        assert_eq!(next.working_dir.as_deref(), Some(dir));
+    }
+
+    /// The cancelled caller leaves with its result while the run ahead
+    /// still holds the session's state: leaving needs the queue, not the
+    /// state.
+    #[test]
+    fn a_token_cancelled_before_the_call_returns_without_waiting_for_the_run_ahead() {
+        let sh = Arc::new(shell());
+        let dir = tempdir();
+        run(&sh, &format!("cd {dir}"));
+        let holder = hold_for_3s(&sh);
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let mut opts = RunOptions::new("touch never");
+        opts.cancel = Some(cancel);
+        let called = Instant::now();
+        let r = sh.run(opts, |_| {}).unwrap();
+        let took = called.elapsed();
+        assert!(
+            took < PROMPTLY,
+            "returned after {took:?}, with the run ahead"
+        );
+        assert_cancelled_before_start(&r, &dir);
+        assert_session_goes_on(&sh, holder, &dir);
+    }
+
+    /// The token fires once the caller waits in the queue: it leaves
+    /// within the queue's 20 ms check, its result as above.
+    #[test]
+    fn a_token_cancelled_while_waiting_returns_without_waiting_for_the_run_ahead() {
+        let sh = Arc::new(shell());
+        let dir = tempdir();
+        run(&sh, &format!("cd {dir}"));
+        let holder = hold_for_3s(&sh);
+        let cancel = CancelToken::new();
+        let (tid_tx, tid) = channel();
+        let (done_tx, done) = channel();
+        let waiter = {
+            let (sh, cancel) = (sh.clone(), cancel.clone());
+            std::thread::spawn(move || {
+                tid_tx.send(common::thread_id()).unwrap();
+                let mut opts = RunOptions::new("touch never");
+                opts.cancel = Some(cancel);
+                let r = sh.run(opts, |_| {}).unwrap();
+                done_tx.send(Instant::now()).unwrap();
+                r
+            })
+        };
+        let tid = tid.recv().unwrap();
+        assert!(
+            wait_until(HANG, || waits_for_its_turn(tid)),
+            "the run never waited for its turn"
+        );
+        let cancelled = Instant::now();
+        cancel.cancel();
+        let returned = done.recv_timeout(HANG).expect("the cancelled run hung");
+        let took = returned - cancelled;
+        assert!(
+            took < PROMPTLY,
+            "returned after {took:?}, with the run ahead"
+        );
+        assert_cancelled_before_start(&waiter.join().unwrap(), &dir);
+        assert_session_goes_on(&sh, holder, &dir);
     }
 }
 

@@ -6,7 +6,8 @@ use std::sync::mpsc::channel;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use crate::common::HANG;
+use crate::common::{HANG, Seen};
+use conch_core::CancelToken;
 use conch_core::shell::{Run, RunOptions, Shell};
 
 fn shell() -> Arc<Shell> {
@@ -91,6 +92,40 @@ fn a_run_waiting_for_its_turn_keeps_its_place() {
     assert_eq!(result.unwrap().output, "second\n");
 }
 
+/// How a face cancels a run between steps (Ctrl-C in Python, a cancelled
+/// task): the token fires while the run waits for its turn, and the next
+/// step ends it at once, well within the 3 s the run ahead holds the
+/// session.
+#[test]
+fn a_run_cancelled_while_waiting_for_its_turn_ends_at_its_next_step() {
+    let sh = shell();
+    let holding = Seen::default();
+    let holder = {
+        let (sh, holding) = (sh.clone(), holding.clone());
+        let cmd = "echo holding; /bin/sleep 3";
+        std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
+    };
+    holding.wait_for("holding");
+    let cancel = CancelToken::new();
+    let mut opts = RunOptions::new("echo never");
+    opts.cancel = Some(cancel.clone());
+    let mut run = Run::new(&*sh, sh.reserve().unwrap(), opts);
+    assert!(run.drive(soon(30), &mut |_| {}).is_pending());
+    cancel.cancel();
+    let cancelled = Instant::now();
+    let Poll::Ready(result) = run.drive(soon(HANG.as_millis() as u64), &mut |_| {}) else {
+        panic!("a cancelled run still waits")
+    };
+    let took = cancelled.elapsed();
+    assert!(took < Duration::from_secs(1), "ended after {took:?}");
+    let result = result.unwrap();
+    assert!(result.cancelled, "{result:?}");
+    assert_eq!(result.output, "[Command cancelled]\n");
+    assert_eq!(holder.join().unwrap().output, "holding\n");
+    let next = sh.run(RunOptions::new("echo next"), |_| {}).unwrap();
+    assert_eq!(next.output, "next\n");
+}
+
 #[test]
 fn dropping_an_unfinished_run_stops_its_command_and_keeps_the_session() {
     let sh = shell();
@@ -109,7 +144,7 @@ fn dropping_an_unfinished_run_stops_its_command_and_keeps_the_session() {
 fn a_cancel_from_the_callback_of_a_quick_command_leaves_the_session_working() {
     let sh = shell();
     for _ in 0..20 {
-        let token = conch_core::CancelToken::new();
+        let token = CancelToken::new();
         let mut opts = RunOptions::new("echo hi");
         opts.cancel = Some(token.clone());
         sh.run(opts, |_| token.cancel()).unwrap();

@@ -128,7 +128,8 @@ impl Shell {
         }
     }
 
-    /// Waits for the turn (up to `until`) and takes the session.
+    /// Waits for the turn (up to `until`) and takes the session; a run
+    /// cancelled first ends without it.
     fn start_run(
         &self,
         place: Place,
@@ -146,11 +147,6 @@ impl Shell {
         };
         let started = (SystemTime::now(), Instant::now());
         self.check_open()?;
-        let mut state = self.state.take();
-        let run_cwd = match &opts.cwd {
-            Some(dir) => Some(resolve_dir(&self.cwd(), dir)?),
-            None => None,
-        };
         let artifact = opts.artifact.clone().or_else(|| {
             self.config
                 .artifacts
@@ -165,12 +161,24 @@ impl Shell {
             carriage_return: self.config.carriage_return,
             ..SinkOptions::default()
         });
-        let session_cwd = Some(self.cwd().to_string_lossy().into_owned());
         let Some(turn) = turn.filter(|_| !cancel.is_cancelled()) else {
+            // Cancelled while it waited, or as its turn came: it ends without
+            // taking the session's state, which the run ahead may hold for as
+            // long as its command lasts. It ran nothing, in no directory (its
+            // `cwd` is not resolved); its result reports the session's cwd,
+            // readable apart from the state.
+            let session_cwd = Some(self.cwd().to_string_lossy().into_owned());
             return Ok(StartOutcome::Ended(BashResult::cancelled_before_start(
                 sink.dump(None),
                 session_cwd,
             )));
+        };
+        let mut state = self.state.take();
+        // Resolved once the state is held: a reset (which holds it without a
+        // turn) has then moved the session's cwd, if one was under way.
+        let run_cwd = match &opts.cwd {
+            Some(dir) => Some(resolve_dir(&self.cwd(), dir)?),
+            None => None,
         };
         self.prepare_bash(&mut state)?;
         Ok(StartOutcome::Started(Box::new(Started {
