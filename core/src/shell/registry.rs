@@ -1,7 +1,7 @@
 //! The process-wide cache of persistent sessions behind [`execute_bash`]
 //! (and the bash tool): calls with the same shell, prefix, snapshot,
-//! session env and session key share one [`Shell`], so state carries over
-//! between them.
+//! session env, artifact store and session key share one [`Shell`], so
+//! state carries over between them.
 //!
 //! The cache is bounded, so a long-lived host does not collect shells
 //! without end: past [`MAX_SESSIONS`] the least recently used idle session
@@ -52,7 +52,10 @@ pub struct ExecuteBashOptions {
     pub cancel: Option<CancelToken>,
     /// Where full outputs are spilled; `None`: no artifacts. The default
     /// is the process's private directory
-    /// ([`ArtifactStore::process_default`]).
+    /// ([`ArtifactStore::process_default`]). It also picks the session,
+    /// whose own store it is: the session's jobs spill there (see
+    /// [`ShellOptions::artifacts`]), so the `artifact://<id>` they name is
+    /// read from this store, as a run's is.
     pub artifacts: Option<ArtifactStore>,
     /// See [`RunOptions::artifact`](crate::RunOptions::artifact).
     pub artifact: Option<ArtifactSlot>,
@@ -95,6 +98,8 @@ struct Key {
     mask: Mask,
     session_key: Option<String>,
     sandbox: Option<Sandbox>,
+    /// The directory of the session's store.
+    artifacts: Option<PathBuf>,
 }
 
 impl std::hash::Hash for Snapshot {
@@ -183,6 +188,10 @@ pub fn with_session_in<T>(
         mask: opts.mask.clone(),
         session_key: opts.session_key.clone(),
         sandbox: sandbox.cloned(),
+        artifacts: opts
+            .artifacts
+            .as_ref()
+            .map(|store| store.dir().to_path_buf()),
     };
     let entry = checkout(&key, opts)?;
     let result = f(&entry.shell);
@@ -236,6 +245,7 @@ fn checkout(key: &Key, opts: &ExecuteBashOptions) -> Result<Arc<Entry>> {
         engine: opts.engine,
         prefix: opts.prefix.clone(),
         sandbox: key.sandbox.clone(),
+        artifacts: opts.artifacts.clone(),
         ..ShellOptions::default()
     })?;
     let entry = Arc::new(Entry {

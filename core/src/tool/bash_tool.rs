@@ -469,8 +469,6 @@ impl BashTool {
         crate::cwd::resolve_dir(&self.config.cwd, &dir)
     }
 
-    /// The options that pick this tool's persistent session in the
-    /// registry (the same for the [`super::JobTool`] of this tool).
     /// The configured sandbox with the project directory writable.
     pub(crate) fn sandbox(&self) -> Option<Sandbox> {
         self.config.sandbox.clone().map(|mut sandbox| {
@@ -481,6 +479,12 @@ impl BashTool {
         })
     }
 
+    /// The options that pick this tool's persistent session in the
+    /// registry (the same for the [`super::JobTool`] of this tool). They
+    /// carry the tool's store: the session spills its jobs' output there,
+    /// so the `artifact://<id>` a job poll names is read, as a run's is,
+    /// through [`BashTool::artifacts`], and the ids of the two never meet
+    /// in different stores.
     pub(crate) fn session_options(&self) -> ExecuteBashOptions {
         ExecuteBashOptions {
             session_key: self.config.session_key.clone(),
@@ -490,6 +494,7 @@ impl BashTool {
             engine: self.config.engine,
             session_env: self.config.session_env.clone(),
             mask: self.config.mask.clone(),
+            artifacts: self.artifacts.clone(),
             ..ExecuteBashOptions::default()
         }
     }

@@ -1,7 +1,7 @@
 //! `BashTool`'s output end to end: a truncated output spills its whole
 //! stream to an artifact with the notice (also when the command failed or
-//! timed out), where the artifacts go, and the head and tail of the
-//! complete stream (`| head`, `| tail`, explicit limits).
+//! timed out), where the artifacts go (a job's too), and the head and tail
+//! of the complete stream (`| head`, `| tail`, explicit limits).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -11,7 +11,7 @@ use crate::bash::{config, exec, failed, tool};
 use crate::common::{CUT, HANG};
 use conch_core::ArtifactStore;
 use conch_core::output::notice::{Direction, TruncatedBy};
-use conch_core::tool::{BashTool, BashToolArgs, ToolContext, expand_output};
+use conch_core::tool::{BashTool, BashToolArgs, JobTool, JobToolArgs, ToolContext, expand_output};
 
 fn tool_with_artifacts(name: &str) -> (Fixture, PathBuf) {
     let mut c = config(name);
@@ -121,6 +121,58 @@ fn without_an_artifacts_directory_the_full_output_is_in_the_process_one() {
         store.resolve(&format!("artifact://{id}")).unwrap(),
         (1..=100000).map(|n| format!("{n}\n")).collect::<String>()
     );
+}
+
+/// The id of the artifact `text` names last (`artifact://<id>`).
+fn linked_id(text: &str) -> &str {
+    let after = text.rsplit("artifact://").next().unwrap();
+    let end = after
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(after.len());
+    &after[..end]
+}
+
+#[test]
+fn a_job_spills_to_the_tools_store_with_ids_apart_from_its_runs() {
+    let (t, dir) = tool_with_artifacts("job-artifacts");
+    let jobs = JobTool::new(&t);
+    let store = t.artifacts().unwrap();
+    let poll = |job: u32| {
+        let args = JobToolArgs {
+            op: "poll".into(),
+            job: Some(job),
+            wait: Some(HANG.as_secs_f64()),
+            ..JobToolArgs::default()
+        };
+        jobs.execute(args, None).unwrap().text
+    };
+    let start = |command: &str| {
+        let mut args = BashToolArgs::new(command);
+        args.run_async = true;
+        t.execute(args, ToolContext::default()).unwrap()
+    };
+    start("seq 1 100000 | sed s/^/JOB/");
+    let text = poll(1);
+    assert!(
+        text.contains(" skipped: the whole output is in artifact://"),
+        "{text}"
+    );
+    let job_id = linked_id(&text).to_string();
+    assert!(dir.join(format!("{job_id}.job.log")).is_file());
+    assert_eq!(store.read(&job_id, 0, Some(2)).unwrap(), "JOB1\nJOB2\n");
+    // A run spilling after it gets an id of its own in the same store.
+    let run = exec(&t, "seq 1 100000").unwrap();
+    let run_id = linked_id(&run.text);
+    assert_ne!(run_id, job_id);
+    assert_eq!(store.read(run_id, 0, Some(1)).unwrap(), "1\n");
+    assert_eq!(store.read(&job_id, 0, Some(1)).unwrap(), "JOB1\n");
+    // The session's bash ended and started again: its jobs still spill there.
+    assert!(exec(&t, "kill -9 $$").is_err());
+    start("seq 1 100000 | sed s/^/AGAIN/");
+    let text = poll(2);
+    let again = linked_id(&text);
+    assert!(dir.join(format!("{again}.job.log")).is_file(), "{text}");
+    assert_eq!(store.read(again, 0, Some(1)).unwrap(), "AGAIN1\n");
 }
 
 // ---- head and tail of the complete stream -----------------------------
