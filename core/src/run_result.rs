@@ -205,8 +205,8 @@ impl BashResult {
 
 /// Closes the output stream of a run and builds its result, applying the
 /// head/tail limits (`lines`: the first N, the last N) to the complete
-/// stream (the sink kept the head itself) before the stop notice is put
-/// in front.
+/// stream (see [`OutputSink::dump_lines`](crate::output::OutputSink::dump_lines))
+/// before the stop notice is put in front.
 pub(crate) fn conclude(
     mut pump: crate::process::pump::Pump<'_>,
     outcome: Outcome,
@@ -214,8 +214,7 @@ pub(crate) fn conclude(
     (head, tail): (Option<usize>, Option<usize>),
 ) -> BashResult {
     pump.finish();
-    let mut summary = pump.sink.dump(None);
-    summary.keep_lines(head, tail);
+    let summary = pump.sink.dump_lines(head, tail);
     BashResult::new(summary, outcome, timeout)
 }
 

@@ -9,6 +9,7 @@
 
 pub mod carriage;
 pub(crate) mod fullscreen;
+pub(crate) mod lines;
 pub mod mask;
 pub mod notice;
 mod ring;

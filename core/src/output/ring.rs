@@ -85,6 +85,39 @@ impl Ring {
         let (a, b) = self.as_slices();
         [a, b].concat()
     }
+
+    /// The text of a ring kept one byte larger than the window it shows:
+    /// that byte, the one before the window, tells whether the window
+    /// starts a line. All of it when nothing was pushed out; else the
+    /// window from its first line start when it holds a line break with
+    /// text after it, otherwise (the end of one long line) from its first
+    /// character boundary, so a single huge line is still shown, cut. With
+    /// it, whether the text starts a line (what went before ended one).
+    pub(crate) fn tail_text(&self) -> (String, bool) {
+        let bytes = self.to_vec();
+        if self.seen < self.capacity as u64 {
+            return (String::from_utf8_lossy(&bytes).into_owned(), true);
+        }
+        let (context, window) = bytes.split_first().unwrap_or((&b'\n', &[]));
+        let start = if *context == b'\n' {
+            0
+        } else {
+            let boundary = window
+                .iter()
+                .position(|&b| (b & 0xC0) != 0x80)
+                .unwrap_or(window.len());
+            match window[boundary..].iter().position(|&b| b == b'\n') {
+                Some(i) if boundary + i + 1 < window.len() => boundary + i + 1,
+                _ => boundary,
+            }
+        };
+        let starts_line = match start {
+            0 => *context == b'\n',
+            _ => window[start - 1] == b'\n',
+        };
+        let text = String::from_utf8_lossy(&window[start..]).into_owned();
+        (text, starts_line)
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,9 @@
 //!   first `n` lines, at most `max_bytes` (cut back to a line break when cut).
 //!   The caller asked for the head of the complete stream, so that is the
 //!   output; [`OutputSink::head_satisfied`] tells the engine when it can stop
-//!   the command.
+//!   the command. A tail of that head is taken when the run ends
+//!   ([`OutputSink::dump_lines`]): from the artifact when the head outgrew
+//!   `max_bytes`.
 //!
 //! # Masking
 //! With a [`Masker`] (`SinkOptions::mask`), the sanitized text goes through
@@ -73,6 +75,7 @@ use std::io::{BufWriter, Write};
 use serde::{Deserialize, Serialize};
 
 use super::carriage::{CarriageReturn, Frames, Overwrite};
+use super::lines::read_lines;
 use super::ring::Ring;
 use super::scan::count_newlines;
 use super::shown::Shown;
@@ -519,6 +522,43 @@ impl OutputSink {
         summary
     }
 
+    /// [`OutputSink::dump`] of a run with line limits: the first `head`
+    /// lines of the complete stream, then the last `tail` of those, as
+    /// `cmd | head -n H | tail -n T` prints them, at most `max_bytes` of
+    /// them (see [`OutputSummary::keep_lines`]). The sink keeps only the
+    /// first `max_bytes` of the head, so the tail of a longer head is read
+    /// back from the artifact, which holds the whole stream: the last lines
+    /// of what was kept would be lines from the middle of the head. Without
+    /// the whole stream in an artifact, those last lines are all there is.
+    /// (The artifact keeps a line redrawn after the spill as its frames, a
+    /// line each: past such a line, its line numbers run ahead of the
+    /// stream's, and the lines read are earlier ones.)
+    pub(crate) fn dump_lines(self, head: Option<usize>, tail: Option<usize>) -> OutputSummary {
+        // Head and tail share the bound.
+        let max_bytes = self.head_limit + self.tail_limit;
+        let whole_stream = match &self.spill {
+            Spill::Open(artifact, _) if !self.artifact_capped => Some(artifact.path.clone()),
+            _ => None,
+        };
+        let mut summary = self.dump(None);
+        if let (Some(head), Some(tail), Some(path), Some(_)) =
+            (head, tail, whole_stream, &summary.artifact_id)
+        {
+            let end = (head as u64).min(summary.total_lines);
+            if summary.output_lines < end
+                && let Some(read) =
+                    read_lines(&path, end.saturating_sub(tail as u64), end, max_bytes)
+            {
+                summary.output_lines = read.lines;
+                summary.output_bytes = read.text.len() as u64;
+                summary.output = read.text;
+                return summary;
+            }
+        }
+        summary.keep_lines(head, tail);
+        summary
+    }
+
     /// Records the pieces of one push of sanitized text, in order.
     fn record(&mut self, pieces: &[&str]) {
         for (i, piece) in pieces.iter().enumerate() {
@@ -675,31 +715,11 @@ impl OutputSink {
         if self.head_lines.is_some() {
             return head;
         }
-        let window = self.tail.to_vec();
-        // The ring keeps one byte before the window: is the window at a line start?
-        let (context, window) = window.split_first().unwrap_or((&b'\n', &[]));
-        let tail_start = if *context == b'\n' {
-            0
-        } else {
-            let boundary = window
-                .iter()
-                .position(|&b| (b & 0xC0) != 0x80)
-                .unwrap_or(window.len());
-            match window[boundary..].iter().position(|&b| b == b'\n') {
-                Some(i) if boundary + i + 1 < window.len() => boundary + i + 1,
-                _ => boundary,
-            }
-        };
-        let tail = String::from_utf8_lossy(&window[tail_start..]).into_owned();
+        // The dropped middle ends at a line break when the tail starts a line.
+        let (tail, middle_ends_line) = self.tail.tail_text();
         if self.head_limit == 0 {
             return tail;
         }
-        // The dropped middle ends at a line break when the tail starts a line.
-        let middle_ends_line = if tail_start == 0 {
-            *context == b'\n'
-        } else {
-            window[tail_start - 1] == b'\n'
-        };
         let middle_newlines = self.total_newlines
             - count_newlines(head.as_bytes()) as u64
             - count_newlines(tail.as_bytes()) as u64;

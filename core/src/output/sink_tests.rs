@@ -180,6 +180,105 @@ fn head_lines_keeps_the_first_lines_and_reports_satisfaction() {
     assert!(!summary.truncated);
 }
 
+/// `head` and `tail` of a run are those of the complete stream, as
+/// `head -n H | tail -n T` prints them, within `max_bytes` (the last lines
+/// that fit): a head longer than the sink keeps has its tail read from the
+/// artifact. Every head and tail over a stream of 40 lines, in a sink of 16
+/// bytes.
+#[test]
+fn a_tail_of_the_head_is_that_of_the_complete_stream() {
+    let dir = std::env::temp_dir().join(format!("conch-sink-head-tail-{}", std::process::id()));
+    let store = crate::ArtifactStore::new(&dir);
+    let stream: String = (1..=40).map(|i| format!("{i}\n")).collect();
+    let max_bytes = 16;
+    for head in [0, 1, 5, 6, 7, 20, 39, 40, 41, 100] {
+        for tail in [0, 1, 2, 4, 5, 10, 50] {
+            let mut s = OutputSink::new(SinkOptions {
+                max_bytes,
+                head_lines: Some(head),
+                artifact: Some(store.slot("bash")),
+                ..SinkOptions::default()
+            });
+            s.push(stream.as_bytes());
+            let summary = s.dump_lines(Some(head), Some(tail));
+            let label = format!("head {head}, tail {tail}: {summary:?}");
+            // What `head -n {head} | tail -n {tail}` prints.
+            let lines: Vec<&str> = stream.split_inclusive('\n').take(head).collect();
+            let expected = lines[lines.len().saturating_sub(tail)..].concat();
+            if expected.len() <= max_bytes {
+                assert_eq!(summary.output, expected, "{label}");
+            } else {
+                // The last whole lines that fit.
+                assert!(expected.ends_with(&summary.output), "{label}");
+                assert!(summary.output.len() <= max_bytes, "{label}");
+                let before = &expected[..expected.len() - summary.output.len()];
+                assert!(before.ends_with('\n'), "{label}");
+                let line_before =
+                    before.len() - before[..before.len() - 1].rfind('\n').map_or(0, |i| i + 1);
+                assert!(summary.output.len() + line_before > max_bytes, "{label}");
+            }
+            assert_eq!(summary.truncated, summary.output != stream, "{label}");
+            assert_eq!(summary.output_lines, count_lines(&summary.output));
+            assert_eq!(summary.output_bytes, summary.output.len() as u64);
+            assert_eq!((summary.total_lines, summary.total_bytes), (40, 111));
+            if let Some(id) = summary.artifact_id {
+                let artifact = std::fs::read_to_string(store.path_of(&id, "bash")).unwrap();
+                assert_eq!(artifact, stream, "{label}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without the whole stream in an artifact, a tail of a long head is
+/// the tail of what the sink kept: still within `max_bytes`, truncated.
+#[test]
+fn a_tail_of_a_long_head_without_an_artifact_is_of_what_was_kept() {
+    let mut s = OutputSink::new(SinkOptions {
+        max_bytes: 16,
+        head_lines: Some(30),
+        ..SinkOptions::default()
+    });
+    s.push(
+        (1..=40)
+            .map(|i| format!("{i}\n"))
+            .collect::<String>()
+            .as_bytes(),
+    );
+    let summary = s.dump_lines(Some(30), Some(2));
+    assert_eq!(summary.output, "7\n8\n");
+    assert!(summary.truncated);
+    assert_eq!(summary.artifact_id, None);
+}
+
+/// The artifact opens when the stream outgrows the sink, never for a
+/// redrawn line alone: a progress bar that fits leaves no file (and a
+/// reservation made beforehand is given back), as the output that fits
+/// never does.
+#[test]
+fn a_redrawn_line_that_fits_opens_no_artifact() {
+    let dir = std::env::temp_dir().join(format!("conch-sink-cr-fits-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = crate::ArtifactStore::new(&dir);
+    let reserved = store.allocate("bash").unwrap();
+    for artifact in [store.slot("bash"), reserved.clone().into()] {
+        let mut s = OutputSink::new(SinkOptions {
+            artifact: Some(artifact),
+            ..SinkOptions::default()
+        });
+        for push in ["10%\r", "20%", "\r30%\n", "a\u{8}b\rc\n"] {
+            s.push(push.as_bytes());
+        }
+        let summary = s.dump(None);
+        assert_eq!(summary.output, "30%\nc\n");
+        assert!(!summary.truncated);
+        assert_eq!(summary.artifact_id, None);
+    }
+    assert!(!reserved.path.exists());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn memory_stays_bounded() {
     let mut s = sink(1000);

@@ -15,14 +15,13 @@
 //! memory cannot answer: a tail of a long head (`head -n 100000 | tail -n
 //! 10` of a big stream), of which the sink kept only the first 50 KiB.
 //! Those lines are read from the artifact, which holds the whole stream,
-//! keeping at most the byte bound of them.
+//! keeping at most the byte bound of them ([`crate::output::lines`], as an
+//! engine run's own head and tail limits do).
 
-use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::command::normalize::apply_head_tail;
+use crate::output::lines::read_lines;
 use crate::output::notice::{Direction, LineRange, TruncatedBy, Truncation};
 use crate::output::{DEFAULT_MAX_BYTES, count_lines};
 use crate::run_result::BashResult;
@@ -180,52 +179,6 @@ fn bytes_cut(
     }
 }
 
-/// Lines read back from an artifact.
-struct ReadLines {
-    /// The last lines of the range that fit in the byte bound.
-    text: String,
-    /// How many lines `text` holds.
-    lines: u64,
-    /// `text` is the whole range.
-    complete: bool,
-}
-
-/// Lines `first..end` (0-based) of the file at `path`, keeping only the
-/// last ones that fit in `max_bytes` (whole lines; a single line longer
-/// than that is kept whole, as the sink does with the line it cuts). Reads
-/// the file once, holding at most the bound plus one line. `None` when the
-/// file cannot be read.
-fn read_lines(path: &Path, first: u64, end: u64, max_bytes: usize) -> Option<ReadLines> {
-    let mut reader = BufReader::new(File::open(path).ok()?);
-    let mut kept: VecDeque<Vec<u8>> = VecDeque::new();
-    let mut kept_bytes = 0usize;
-    let mut dropped = false;
-    let mut index = 0u64;
-    let mut line = Vec::new();
-    while index < end {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).ok()? == 0 {
-            break;
-        }
-        if index >= first {
-            kept_bytes += line.len();
-            kept.push_back(std::mem::take(&mut line));
-            while kept_bytes > max_bytes && kept.len() > 1 {
-                kept_bytes -= kept.pop_front().map_or(0, |l| l.len());
-                dropped = true;
-            }
-        }
-        index += 1;
-    }
-    let lines = kept.len() as u64;
-    let bytes: Vec<u8> = kept.into_iter().flatten().collect();
-    Some(ReadLines {
-        text: String::from_utf8_lossy(&bytes).into_owned(),
-        lines,
-        complete: !dropped,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,24 +288,5 @@ mod tests {
         let t = shown.truncation.unwrap();
         assert_eq!(t.direction, Direction::Tail);
         assert_eq!(t.shown_range, Some(LineRange { start: 2, end: 2 }));
-    }
-
-    #[test]
-    fn reads_a_line_range_within_a_byte_bound() {
-        let path = std::env::temp_dir().join(format!("conch-select-{}", std::process::id()));
-        let text: String = (1..=100).map(|i| format!("{i}\n")).collect();
-        std::fs::write(&path, text).unwrap();
-        let r = read_lines(&path, 10, 20, 1000).unwrap();
-        assert_eq!(r.text, "11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n");
-        assert!(r.complete);
-        let r = read_lines(&path, 10, 20, 7).unwrap();
-        assert_eq!(
-            (r.text.as_str(), r.lines, r.complete),
-            ("19\n20\n", 2, false)
-        );
-        let r = read_lines(&path, 95, 200, 1000).unwrap();
-        assert_eq!(r.text, "96\n97\n98\n99\n100\n");
-        std::fs::remove_file(&path).unwrap();
-        assert!(read_lines(&path, 0, 1, 10).is_none());
     }
 }
