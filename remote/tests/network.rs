@@ -9,12 +9,13 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::mpsc;
 
 use conch_core::{BashResult, Error as CoreError, Network, RunOptions};
-use conch_remote::server::listen::serve_listener;
-use conch_remote::{ConnectOptions, Remote, RemoteError, RemoteShell, ServeOptions, Server};
+use conch_remote::{ConnectOptions, Remote, RemoteError, RemoteShell};
 use serde_json::{Value, json};
+
+mod common;
+use common::listen;
 
 #[path = "../../tests/net/servers.rs"]
 mod net;
@@ -23,24 +24,9 @@ use net::{Servers, blocked, landlock_ports};
 /// A conch server listening on 127.0.0.1 in this process (it serves until
 /// the test binary ends), and a client connected to it.
 fn serve() -> Remote {
-    let addr = listen();
+    let addr = listen(None);
     conch_remote::connect(format!("ws://{addr}").as_str(), ConnectOptions::default())
         .expect("the client connects")
-}
-
-/// Starts a server on 127.0.0.1; returns its address.
-fn listen() -> SocketAddr {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let server = Server::new(ServeOptions::default());
-            let _ = serve_listener(server, listener, None, None).await;
-        });
-    });
-    rx.recv().unwrap()
 }
 
 /// Sends `requests` to the server at `addr` as raw frames on one
@@ -205,7 +191,7 @@ fn set_network_is_refused_without_a_domain_policy_or_with_a_bad_one() {
 
 #[test]
 fn a_bad_set_network_request_is_refused_with_the_cores_text() {
-    let addr = listen();
+    let addr = listen(None);
     let sandbox = json!({"network": {"allow": ["registry.test"], "resolve": resolve()}});
     let open = json!({"id": 1, "op": "open", "options": {"snapshot": "none", "sandbox": sandbox}});
     let ask = |id: u32, network: Option<Value>| {

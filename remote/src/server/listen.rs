@@ -9,18 +9,13 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use futures_util::{SinkExt, StreamExt, future};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::Server;
-use super::conn::{Incoming, Outgoing, serve};
+use super::websocket::serve_websocket;
 use crate::auth::Token;
-use crate::protocol::{ErrorKind, Refusal, error_reply, too_large};
 use crate::tls::Io;
 use tokio_rustls::TlsAcceptor;
 
@@ -145,45 +140,7 @@ async fn connection(
     if stream.write_all(reply.as_bytes()).await.is_err() {
         return;
     }
-    let max = server.options().max_frame;
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(max))
-        .max_frame_size(Some(max));
-    let ws = WebSocketStream::from_partially_read(stream, rest, Role::Server, Some(config)).await;
-    websocket(server, ws).await;
-}
-
-/// Serves a WebSocket client: text messages are frames.
-pub(crate) async fn websocket<S>(server: Arc<Server>, ws: WebSocketStream<S>)
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let max = server.options().max_frame;
-    let (mut sink, stream) = ws.split();
-    let (out, mut frames) = Outgoing::new();
-    let writer = tokio::spawn(async move {
-        while let Some(frame) = frames.recv().await {
-            if sink.send(Message::text(frame.as_ref())).await.is_err() {
-                break;
-            }
-        }
-        let _ = sink.close().await;
-    });
-    let incoming = stream
-        .take_while(|m| future::ready(matches!(m, Ok(_) | Err(WsError::Capacity(_)))))
-        .filter_map(move |m| {
-            future::ready(match m {
-                Ok(Message::Text(text)) => Some(Incoming::Frame(text.to_string())),
-                Ok(Message::Binary(_)) => Some(Incoming::Refused(error_reply(
-                    &serde_json::Value::Null,
-                    &Refusal::new(ErrorKind::BadRequest, "frames are text messages"),
-                ))),
-                Ok(_) => None,
-                Err(_) => Some(Incoming::Refused(too_large(max))),
-            })
-        });
-    serve(server, Box::pin(incoming), out).await;
-    let _ = writer.await;
+    serve_websocket(server, stream, &rest).await;
 }
 
 /// Reads the request head (up to the blank line) and what came after it.

@@ -18,6 +18,7 @@ mod pty;
 mod session;
 pub mod stdio;
 mod tool;
+mod websocket;
 
 use conch_core::sync::lock;
 use std::collections::HashMap;
