@@ -6,16 +6,14 @@
 //! `mcp`'s `conch/set_network` change the domains for the next command.
 //! Bad flags and policies are refused with the core's words.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::Receiver;
+use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
 #[allow(dead_code)] // the helpers other test binaries use too
 mod common;
-use common::{HANG_GUARD, scratch_dir, wait_exit};
+use common::{Lines, mcp, mcp_bash, mcp_handshake, scratch_dir};
 #[path = "../../../tests/net/servers.rs"]
 mod net;
 use net::{Servers, blocked, landlock_ports};
@@ -34,59 +32,6 @@ const FLAGS: &[&str] = &[
     "--resolve",
     "denied.test=127.0.0.2",
 ];
-
-/// A `conch rpc` or `conch mcp` speaking JSON lines.
-struct Lines {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Value>,
-    /// The methods of the notifications a `reply` went past.
-    notified: std::cell::RefCell<Vec<String>>,
-}
-
-impl Lines {
-    fn start(dir: &Path, args: &[&str]) -> Lines {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_conch"))
-            .args(args)
-            .current_dir(dir)
-            .env("CONCH_ARTIFACTS_DIR", dir.join("artifacts"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let lines = common::json_lines(child.stdout.take().unwrap());
-        Lines {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            notified: Default::default(),
-        }
-    }
-
-    fn send(&mut self, value: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{value}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next line with this `id` (events and other replies skipped).
-    fn reply(&self, id: u64) -> Value {
-        loop {
-            let value = self.lines.recv_timeout(HANG_GUARD).expect("a reply");
-            if value["id"] == id && value["type"] != "bash_chunk" {
-                return value;
-            }
-            if let Some(method) = value["method"].as_str() {
-                self.notified.borrow_mut().push(method.to_string());
-            }
-        }
-    }
-
-    fn finish(mut self) {
-        drop(self.stdin.take());
-        assert!(wait_exit(&mut self.child).success());
-    }
-}
 
 /// An `rpc` request and its reply.
 fn rpc(server: &mut Lines, id: u64, mut request: Value) -> Value {
@@ -220,22 +165,6 @@ fn rpc_set_network_without_a_domain_policy_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// An MCP request and its reply.
-fn mcp(server: &mut Lines, id: u64, method: &str, params: Value) -> Value {
-    server.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-    server.reply(id)
-}
-
-/// The text of a `tools/call` of the bash tool.
-fn mcp_bash(server: &mut Lines, id: u64, command: &str) -> String {
-    let params = json!({"name": "bash", "arguments": {"command": command}});
-    let r = mcp(server, id, "tools/call", params);
-    r["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{r}"))
-        .to_string()
-}
-
 #[test]
 fn mcp_with_domain_flags_and_conch_set_network() {
     if !landlock_ports() {
@@ -246,15 +175,12 @@ fn mcp_with_domain_flags_and_conch_set_network() {
     let mut args = vec!["mcp"];
     args.extend(FLAGS);
     let mut server = Lines::start(&dir, &args);
-    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "domains-test", "version": "1"}});
-    let r = mcp(&mut server, 1, "initialize", init);
+    let r = mcp_handshake(&mut server);
     assert_eq!(
         r["result"]["capabilities"]["experimental"]["conch/set_network"],
         json!({}),
         "{r}"
     );
-    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     assert_eq!(
         mcp_bash(&mut server, 2, &servers.curl_https("registry.test")),
@@ -326,10 +252,7 @@ fn mcp_with_domain_flags_and_conch_set_network() {
 fn mcp_set_network_without_a_domain_policy_is_refused() {
     let dir = scratch_dir("domains-mcp-none");
     let mut server = Lines::start(&dir, &["mcp"]);
-    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "domains-test", "version": "1"}});
-    mcp(&mut server, 1, "initialize", init);
-    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    mcp_handshake(&mut server);
     let r = mcp(
         &mut server,
         2,

@@ -17,6 +17,7 @@
 
 mod server;
 mod transport;
+mod turns;
 
 use std::path::PathBuf;
 

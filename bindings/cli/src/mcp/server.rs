@@ -1,12 +1,15 @@
 //! The MCP handler: translates MCP requests into calls of the core's tools.
 //!
 //! - `tools/call` runs `execute` on a blocking thread (the core's calls
-//!   block); while it runs, each live update (the tail of the output so
-//!   far) becomes a `notifications/progress` carrying that tail as its
-//!   message, when the client sent a progress token.
+//!   block), in its turn: once the calls that came before it ended (see
+//!   [`super::turns`]); other requests are answered meanwhile. While it
+//!   runs, each live update (the tail of the output so far) becomes a
+//!   `notifications/progress` carrying that tail as its message, when the
+//!   client sent a progress token.
 //! - `notifications/cancelled` for a call cancels its token: the core kills
 //!   the command's process tree (the `job` tool's wait ends; the job lives
-//!   on). The client no longer waits for the answer.
+//!   on); a call still waiting for its turn never runs. The client no
+//!   longer waits for the answer.
 //! - `artifact://<id>` is a resource: `resources/read` gives its text, at
 //!   most [`READ_MAX_BYTES`] of it (the server's memory stays bounded
 //!   however large an output was); a longer one ends at a whole line with
@@ -43,6 +46,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::watch;
+
+use super::turns::Turn;
 
 /// The most text one `resources/read` answers with.
 pub const READ_MAX_BYTES: usize = 1 << 20;
@@ -284,6 +289,27 @@ impl ServerHandler for Conch {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // The transport gave the call its turn as it came: calls run in
+        // that order, one at a time. The turn passes on as this returns.
+        let Some(turn) = context.extensions.get::<Turn>().cloned() else {
+            return Err(McpError::internal_error(
+                "a tools/call without its turn",
+                None,
+            ));
+        };
+        tokio::select! {
+            biased;
+            // Cancelled while it waited: it never runs (nor is answered:
+            // rmcp drops the reply to a cancelled request).
+            () = context.ct.cancelled() => {
+                let aborted = ToolError::Aborted {
+                    message: "Cancelled before it ran".to_string(),
+                    details: None,
+                };
+                return Ok(call_result(Err(aborted)).into());
+            }
+            () = turn.come() => {}
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let name = request.name.as_ref();
         let result = if name == self.bash.config().name {

@@ -1,13 +1,17 @@
 //! Helpers shared by the tests of the `conch` binary: hang guards, the
 //! check that a process runs (then no longer runs) a given command,
-//! scratch directories, and the JSON lines a server writes.
+//! scratch directories, the JSON lines a server writes, and a server
+//! speaking them (`conch rpc`, `conch mcp`).
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdout, ExitStatus};
+use std::cell::RefCell;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
 
 /// A hang guard for every wait of these tests (a reply, a process appearing
 /// or disappearing, the binary exiting): far above what any of them takes,
@@ -117,4 +121,128 @@ pub fn json_lines(stdout: ChildStdout) -> Receiver<serde_json::Value> {
         }
     });
     lines
+}
+
+/// A `conch rpc` or `conch mcp` speaking JSON lines.
+#[allow(dead_code)] // for the binaries that talk to such a server
+pub struct Lines {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    /// The methods of the notifications a `reply` went past.
+    pub notified: RefCell<Vec<String>>,
+}
+
+#[allow(dead_code)] // as `Lines`
+impl Lines {
+    /// `conch <args>` started in `dir`, its artifacts in `dir/artifacts`.
+    pub fn start(dir: &Path, args: &[&str]) -> Lines {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_conch"))
+            .args(args)
+            .current_dir(dir)
+            .env("CONCH_ARTIFACTS_DIR", dir.join("artifacts"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = json_lines(child.stdout.take().unwrap());
+        Lines {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            notified: Default::default(),
+        }
+    }
+
+    pub fn send(&mut self, value: Value) {
+        self.send_text(&value.to_string());
+    }
+
+    /// `text` and a newline: a line that need not be JSON.
+    pub fn send_text(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The server's stdin, for a test that writes to it from a thread of
+    /// its own while it reads the replies.
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().unwrap()
+    }
+
+    /// The next line with this `id` (events and other replies skipped).
+    pub fn reply(&self, id: impl Into<Value>) -> Value {
+        self.reply_by(id, Instant::now() + HANG_GUARD)
+    }
+
+    /// As [`Lines::reply`], with the hang guard of a whole exchange: the
+    /// reply comes before `deadline`, however many lines came first.
+    pub fn reply_by(&self, id: impl Into<Value>, deadline: Instant) -> Value {
+        let id = id.into();
+        loop {
+            let value = self.next_by(deadline);
+            if value.get("id") == Some(&id) && value["type"] != "bash_chunk" {
+                return value;
+            }
+            if let Some(method) = value["method"].as_str() {
+                self.notified.borrow_mut().push(method.to_string());
+            }
+        }
+    }
+
+    /// The next line, before `deadline`.
+    pub fn next_by(&self, deadline: Instant) -> Value {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.lines
+            .recv_timeout(left)
+            .unwrap_or_else(|e| panic!("no reply before the hang guard ran out: {e}"))
+    }
+
+    /// Ends stdin; the server exits with 0.
+    pub fn finish(mut self) {
+        drop(self.stdin.take());
+        assert!(wait_exit(&mut self.child).success());
+    }
+}
+
+/// An MCP request and its reply.
+#[allow(dead_code)] // for the binaries that talk to `conch mcp`
+pub fn mcp(server: &mut Lines, id: u64, method: &str, params: Value) -> Value {
+    server.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    server.reply(id)
+}
+
+/// The MCP handshake, as request 0: the `initialize` reply.
+#[allow(dead_code)] // as `mcp`
+pub fn mcp_handshake(server: &mut Lines) -> Value {
+    let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "conch-test", "version": "1"}});
+    let r = mcp(server, 0, "initialize", init);
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    r
+}
+
+/// The `tools/call` of the bash tool that runs `command`.
+#[allow(dead_code)] // as `mcp`
+pub fn mcp_bash_request(id: u64, command: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}}})
+}
+
+/// The text of a `tools/call` of the bash tool.
+#[allow(dead_code)] // as `mcp`
+pub fn mcp_bash(server: &mut Lines, id: u64, command: &str) -> String {
+    server.send(mcp_bash_request(id, command));
+    mcp_text(&server.reply(id))
+}
+
+/// The text of a `tools/call` reply.
+#[allow(dead_code)] // as `mcp`
+pub fn mcp_text(reply: &Value) -> String {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply}"))
+        .to_string()
 }
