@@ -83,29 +83,38 @@ const CORE_VARS: &[&str] = &[
     "XDG_DATA_HOME",
 ];
 
+/// Variables that change how bash starts: `BASH_ENV` names a file every
+/// non-interactive bash sources, `SHELLOPTS` and `BASHOPTS` turn options
+/// on (`xtrace`, `noexec`, …) before conch's start-up text runs, so that
+/// it is traced into a command's output or never runs. They reach no
+/// bash's start-up, whoever gives them: [`build_env`] drops them from
+/// every layer, and the rc snapshot's capture runs without the host's.
+pub(crate) fn changes_bash_start(name: &str) -> bool {
+    matches!(name, "BASH_ENV" | "SHELLOPTS" | "BASHOPTS")
+}
+
 /// Variables bash owns or that would change how bash starts; never imported
 /// from the host (a leaked `BASH_ENV` would run a script in every shell).
 fn bash_internal(name: &str) -> bool {
-    matches!(
-        name,
-        "BASH_ENV"
-            | "ENV"
-            | "SHELLOPTS"
-            | "BASHOPTS"
-            | "PS0"
-            | "PS1"
-            | "PS2"
-            | "PS4"
-            | "PWD"
-            | "OLDPWD"
-            | "SHLVL"
-            | "HISTFILE"
-            | "PROMPT_COMMAND"
-            | "CDPATH"
-            | "GLOBIGNORE"
-            | "IFS"
-            | "BASH_XTRACEFD"
-    ) || name.starts_with("BASH_FUNC_")
+    changes_bash_start(name)
+        || matches!(
+            name,
+            "ENV"
+                | "PS0"
+                | "PS1"
+                | "PS2"
+                | "PS4"
+                | "PWD"
+                | "OLDPWD"
+                | "SHLVL"
+                | "HISTFILE"
+                | "PROMPT_COMMAND"
+                | "CDPATH"
+                | "GLOBIGNORE"
+                | "IFS"
+                | "BASH_XTRACEFD"
+        )
+        || name.starts_with("BASH_FUNC_")
 }
 
 /// Which host variables a shell inherits.
@@ -198,7 +207,9 @@ pub type Env = Vec<(OsString, OsString)>;
 /// Builds a process environment: the host's variables the policy lets
 /// through, then the non-interactive defaults (when `non_interactive`), then
 /// `overrides` in order (later wins). Names the policy excludes are dropped
-/// from every layer, so a secret cannot come back through the session env.
+/// from every layer, so a secret cannot come back through the session env,
+/// and so are the variables that change how bash starts
+/// ([`changes_bash_start`]): the environment is a bash's at its start.
 /// A host's value that is not UTF-8 goes through as it is, as the host's
 /// own children get it; a name that is not cannot be a shell variable's and
 /// is left out.
@@ -207,7 +218,7 @@ pub fn build_env(policy: &EnvPolicy, non_interactive: bool, overrides: &[(String
         .filter(|(k, _)| k.to_str().is_some_and(|k| policy.inherits(k)))
         .collect();
     let set = |env: &mut Env, k: &str, v: &str| {
-        if policy.excludes(k) {
+        if policy.excludes(k) || changes_bash_start(k) {
             return;
         }
         match env.iter_mut().find(|(name, _)| name == k) {

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{COMMAND_FDS, ansi_c_quote, quote_path, single_quote};
+use super::{COMMAND_FDS, OUTPUT_FD, ansi_c_quote, quote_path, single_quote};
 
 /// Where the command text comes from.
 pub enum CommandText<'a> {
@@ -72,25 +72,36 @@ impl Script<'_> {
         let builtin = matches!(self.exit_trap, Some(ExitCheck::Builtin));
         s.push_str(match builtin {
             true => "[[ -z ${__conch_ab-} ]] && ",
-            false => "for _ in 1; do [[ -z ${__conch_ab-} ]] && builtin unset -v __conch_n && ",
+            false => "for _ in 1; do [[ -z ${__conch_ab-} ]] && ",
         });
-        for (k, v) in self.env {
-            let _ = write!(s, "{k}={} ", single_quote(v));
+        let assign: String = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", single_quote(v)))
+            .collect();
+        if !assign.is_empty() {
+            s.push_str(&assign_check(&assign));
         }
-        // With variables, plain `eval`, not `builtin eval`: the run's variables are a temporary environment of this
-        // command, and `builtin eval` drops them after the first builtin
-        // the command runs. Without, `builtin eval`: a user's function
-        // named `eval` must not take the command.
-        if self.env.is_empty() {
-            s.push_str("builtin ");
+        if !builtin {
+            s.push_str("builtin unset -v __conch_n && ");
         }
-        // bash gives a builtin's temporary environment to the commands it
-        // runs only for `eval` and `source`: with variables, the loop
-        // builtin's run goes through an `eval`.
-        s.push_str(match (builtin, self.env.is_empty()) {
-            (true, true) => "conch_loop run ",
-            (true, false) => "eval 'builtin conch_loop run' ",
-            (false, _) => "eval \"$BASH_EXECUTION_STRING\" ",
+        // The run's variables are a temporary environment of the command's
+        // `eval`: bash gives a builtin's temporary environment to the
+        // commands it runs only for `eval` and `source` (so the loop
+        // builtin's run, too, goes through an `eval`; `builtin eval` would
+        // drop them after the first builtin the command runs, `builtin
+        // command eval` does not). `command` takes away what POSIX mode
+        // makes of `eval`, a special builtin: variables that outlive it (a
+        // secret left in the session, a `POSIXLY_CORRECT` that keeps POSIX
+        // mode on), and a shell that exits when one cannot be set.
+        // `builtin` in front: a user's function named `command` or `eval`
+        // must not take the command.
+        s.push_str(&assign);
+        s.push_str(match (builtin, assign.is_empty()) {
+            (true, true) => "builtin conch_loop run ",
+            (true, false) => "builtin command eval 'builtin conch_loop run' ",
+            (false, true) => "builtin eval \"$BASH_EXECUTION_STRING\" ",
+            (false, false) => "builtin command eval \"$BASH_EXECUTION_STRING\" ",
         });
         s.push_str(COMMAND_FDS);
         match self.exit_trap {
@@ -121,6 +132,29 @@ impl Script<'_> {
             CommandText::File(path) => path.len(),
         }
     }
+}
+
+/// The check in front of a run given variables (`assign`: `NAME='value'
+/// …`) that bash can set them all. When it cannot (a read-only one, as
+/// `UID` or `SHELLOPTS`), bash's own error (`UID: readonly variable`) is
+/// the run's output and 1 its status, the command not run and the session
+/// kept, in POSIX mode or not. In front of a command, bash fails such an
+/// assignment by abandoning the whole line it is on, and only in POSIX
+/// mode from bash 5.2 on (here the line is the `builtin eval`'s, not the
+/// script's, which goes back to the run's directory after it); otherwise
+/// it goes on without the variable. So the check sets the variables once
+/// more, with `declare`, inside the scope of their own assignment: that
+/// fails, in any mode and any bash, for a variable the assignment could
+/// not set, and what it sets goes with the scope. The error is bash's too:
+/// a subshell sets them again with its stderr on the output pipe, `set -x`
+/// off first, so that nothing of this is traced there.
+fn assign_check(assign: &str) -> String {
+    let declare = format!("builtin declare {assign}");
+    let check = format!("{assign}builtin command eval {}", single_quote(&declare));
+    format!(
+        "{{ builtin eval {} || {{ (builtin set +x; {{ {assign}builtin :; }} 2>&{OUTPUT_FD}); builtin false; }}; }} && ",
+        single_quote(&check)
+    )
 }
 
 /// The `EXIT` trap of a command, run when the command ends, as `bash -c`

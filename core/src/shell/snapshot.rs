@@ -21,6 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rustix::process::Signal;
 
 use crate::private_dir::private_dir;
+use crate::process::env::changes_bash_start;
 use crate::process::spawner::{Launch, dev_null, spawn};
 use crate::process::tree;
 use crate::protocol::single_quote;
@@ -75,8 +76,13 @@ fn capture(shell: &Path, rc: &Path, mtime: SystemTime) -> Option<PathBuf> {
         args: ["--noprofile", "--norc", "-c", &script]
             .map(OsString::from)
             .into(),
+        // Neither `ENV` nor what changes how bash starts: the rc alone
+        // makes the snapshot.
         env: std::env::vars_os()
-            .filter(|(k, _)| k != "BASH_ENV" && k != "ENV")
+            .filter(|(k, _)| {
+                !k.to_str()
+                    .is_some_and(|k| k == "ENV" || changes_bash_start(k))
+            })
             .collect(),
         fds: (0..3).map(|fd| (null.as_raw_fd(), fd)).collect(),
         ..Launch::default()

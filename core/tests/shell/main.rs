@@ -15,6 +15,9 @@
 //! - `no_terminal`: full-screen programs run without a terminal (stopped
 //!   with a notice), and jobs on a terminal that wait for input;
 //! - `mask`: secrets of the env given, masked in results, artifacts and jobs;
+//! - `env`: the variables given to a session, a run and a one-shot command:
+//!   a run's for that run only (POSIX mode too), and none that changes how
+//!   bash starts;
 //! - `plumbing`: what a command finds open (0, 1 and 2, none of the
 //!   session's descriptors), from the session, a job, a one-shot run and a
 //!   terminal;
@@ -36,6 +39,7 @@ mod common;
 
 mod artifacts;
 mod containment;
+mod env;
 mod fidelity;
 mod hangs;
 mod interrupt;
