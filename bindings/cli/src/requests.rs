@@ -32,6 +32,9 @@ pub struct Requests {
     stop: UnixStream,
     /// Read from stdin and not yet handed out as a line.
     pending: Vec<u8>,
+    /// How much of `pending` holds no newline: each read is searched alone,
+    /// so a long line costs its length, not its length squared.
+    searched: usize,
     ended: bool,
 }
 
@@ -46,6 +49,7 @@ impl Requests {
             stdin: io::stdin(),
             stop,
             pending: Vec::new(),
+            searched: 0,
             ended: false,
         })
     }
@@ -55,17 +59,22 @@ impl Requests {
     /// without a newline is a line first), or a stop signal.
     pub fn next(&mut self, line: &mut Vec<u8>) -> io::Result<Next> {
         loop {
-            if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let unsearched = &self.pending[self.searched..];
+            if let Some(at) = unsearched.iter().position(|&b| b == b'\n') {
+                let end = self.searched + at;
+                self.searched = 0;
                 line.clear();
                 line.extend(self.pending.drain(..=end).take(end));
                 return Ok(Next::Line);
             }
+            self.searched = self.pending.len();
             if self.ended {
                 if self.pending.is_empty() {
                     return Ok(Next::End);
                 }
                 line.clear();
                 line.append(&mut self.pending);
+                self.searched = 0;
                 return Ok(Next::Line);
             }
             if self.wait()? {

@@ -1,6 +1,7 @@
 //! Requests and their replies: an abort while a command runs (also one
-//! sent right behind it), pipelined requests answered in order, bad lines
-//! answered without stopping, and every option of the schema a field.
+//! sent right behind it), pipelined requests answered in order, a long
+//! line read whole, bad lines answered without stopping, and every option
+//! of the schema a field.
 
 use super::*;
 
@@ -98,6 +99,24 @@ fn a_hundred_pipelined_requests_are_answered_in_order() {
             .enumerate()
             .all(|(i, c)| *c == format!("n{}\n", i * 2))
     );
+    assert_eq!(server.finish(), 0);
+}
+
+/// A line that takes many reads (4 MiB, read 64 KiB at a time) comes
+/// whole, and so does the short one sent right behind it in the same
+/// write: each read is searched for the newline once.
+#[test]
+fn a_long_line_and_the_one_behind_it_come_whole() {
+    let mut server = Server::start("long-line");
+    let padding = "x".repeat(4 << 20);
+    let long = json!({"id": "long", "type": "bash", "command": format!(": {padding}; echo long")});
+    let short = json!({"id": "short", "type": "bash", "command": "echo short"});
+    server.send(&format!("{long}\n{short}"));
+    for (id, output) in [("long", "long\n"), ("short", "short\n")] {
+        let reply = server.response(HANG_GUARD);
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["data"]["output"], output, "{reply}");
+    }
     assert_eq!(server.finish(), 0);
 }
 
