@@ -171,9 +171,10 @@ export interface StartOptions {
   /** Variables exported for the job only. */
   env?: Record<string, string> | null
   /**
-   * Run it on a terminal of this size (columns, rows): its input and
-   * output are the terminal, keys can be sent, programs that want a
-   * terminal get one. On the wire: `{"cols": C, "rows": R}`.
+   * Run it on a terminal of this size (columns, rows), clamped as a
+   * PTY run's is (20–400 columns, 5–200 rows; zero is refused): its
+   * input and output are the terminal, keys can be sent, programs that
+   * want a terminal get one. On the wire: `{"cols": C, "rows": R}`.
    */
   pty?: { cols: number; rows: number } | null
   /**

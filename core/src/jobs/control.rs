@@ -13,13 +13,17 @@ use rustix::process::Signal;
 
 use crate::process::child::Process;
 use crate::process::input_wait::{self, Reading};
-use crate::process::io::poll;
+use crate::process::io::{poll, send_all};
+use crate::process::supervised::status_code;
 use crate::process::tree::{self, Pid};
 use crate::sync::lock;
 use crate::{Error, Result};
 
 /// The longest a write waits for a job that does not read its input.
 const WRITE_WAIT: Duration = Duration::from_secs(10);
+
+/// How often [`Control::interrupt`] looks whether a process died.
+const INTERRUPT_LOOK: Duration = Duration::from_millis(2);
 
 /// Which bash a job's root is.
 pub(crate) enum Role {
@@ -35,7 +39,13 @@ pub(crate) enum Role {
     /// (earlier runs' background work): they are not the job's, and the
     /// root stays their subreaper until they end or the session closes.
     /// `seq`: the run it was at (its unwind signal is that run's).
-    Session { spared: Vec<Pid>, seq: u64 },
+    /// `release`: the run that has its loop let go of the job's pipes
+    /// once the command has ended (`crate::protocol::RELEASE`).
+    Session {
+        spared: Vec<Pid>,
+        seq: u64,
+        release: Vec<u8>,
+    },
 }
 
 /// A job's root and its ends of the job's descriptors.
@@ -63,19 +73,27 @@ pub(crate) struct Control {
     /// The signal that has the session's bash abandon the command (see
     /// `crate::protocol`'s unwind trap); `None` for a bash started for the job.
     unwind: Option<Signal>,
+    /// For [`Role::Session`]: the run that lets the root go (see
+    /// [`Control::release`]).
+    release: Option<Vec<u8>>,
     grace: Duration,
 }
 
 impl Control {
     /// `hold`: the root waits until it closes.
     pub(crate) fn new(root: Process, hold: OwnedFd, role: Role, grace: Duration) -> Control {
-        let (input, terminal, session, unwind) = match role {
-            Role::Started { input, terminal } => (input, terminal, None, None),
-            Role::Session { spared, seq } => (
+        let (input, terminal, session, unwind, release) = match role {
+            Role::Started { input, terminal } => (input, terminal, None, None, None),
+            Role::Session {
+                spared,
+                seq,
+                release,
+            } => (
                 None,
                 None,
                 Some(spared),
                 Some(crate::protocol::unwind_signal(seq)),
+                Some(release),
             ),
         };
         Control {
@@ -87,8 +105,42 @@ impl Control {
             hold: Mutex::new(Some(hold)),
             session,
             unwind,
+            release,
             grace,
         }
+    }
+
+    /// The command of a session's bash has ended (its record came; by
+    /// `exit` when `exited`): tells the root to let go of the job's output
+    /// and status pipes and to wait until the job is over. Sent only now,
+    /// in answer to the record, as the host answers one in the
+    /// foreground: after `exit` a fresh bash has taken the old one's place
+    /// and reads a start-up text, where the loop reads a run. Nothing for
+    /// a bash started for the job, which lets go by itself.
+    pub(crate) fn release(&self, exited: bool) {
+        let Some(run) = &self.release else {
+            return;
+        };
+        let Some(hold) = &*lock(&self.hold) else {
+            return;
+        };
+        // A root gone already has nothing to let go of.
+        let _ = if exited {
+            send_all(hold, &crate::protocol::released_startup())
+        } else {
+            send_all(hold, run)
+        };
+    }
+
+    /// The command's exit code as its root's own end gives it (128 + N
+    /// for a signal N), once the root has ended, for a root that runs the
+    /// command itself (`None` otherwise): it was killed, or `exec`'d the
+    /// program that ended. The root is left for [`Control::reap`], its
+    /// pid its own until then.
+    pub(crate) fn root_exit_code(&self) -> Option<i32> {
+        self.session.as_ref()?;
+        let status = lock(&self.root).as_ref()?.ended()?;
+        status_code(status)
     }
 
     /// Whether the job has a terminal.
@@ -119,13 +171,17 @@ impl Control {
             })
     }
 
-    /// The processes of the command now (the root too when it runs the
-    /// command itself).
+    /// The processes of the command now, a root that runs the command
+    /// itself first: a signal sent in this order reaches bash before its
+    /// program. The other way round, the program could die of it and
+    /// bash go on with the line (`sleep 30; echo after`) before its own
+    /// signal came.
     pub(crate) fn processes(&self) -> Vec<Pid> {
-        let mut pids = self.below();
+        let mut pids = Vec::new();
         if self.session.is_some() {
             pids.push(self.pid);
         }
+        pids.extend(self.below());
         pids
     }
 
@@ -141,20 +197,52 @@ impl Control {
     /// it runs the command itself), and to what one of them that held it
     /// blocked forks before it takes it (as a subshell does when signalled
     /// right as it starts the command): see [`tree::signal_with_forks`].
-    pub(crate) fn signal(&self, signal: Signal) {
+    /// SIGINT to a root that runs the command itself is
+    /// [`Control::interrupt`], which calls `cut` to cut the line.
+    pub(crate) fn signal(&self, signal: Signal, cut: impl FnOnce() -> bool) {
         // Held throughout: the root is not reaped meanwhile, so its pid
         // stays its own.
         let root = lock(&self.root);
         if root.is_none() {
             return;
         }
-        let mut pids = self.below();
-        if self.session.is_some() {
-            pids.push(self.pid);
-        }
         let spared = self.session.as_deref().unwrap_or_default();
-        tree::signal_with_forks(&pids, self.pid, spared, signal);
+        match self.unwind {
+            Some(unwind) if signal == Signal::INT => self.interrupt(unwind, spared, cut),
+            _ => tree::signal_with_forks(&self.processes(), self.pid, spared, signal),
+        }
         drop(root);
+    }
+
+    /// SIGINT to a command that a session's bash runs itself. That bash
+    /// traps SIGINT for the session's sake (`crate::protocol`), where the
+    /// bash of `( command )` dies of it once the program it waits for has
+    /// died of it, and the rest of the line with it. So bash is frozen
+    /// (it must not go on with the line meanwhile) and only the command's
+    /// processes get it; when one of them is gone within the grace (at
+    /// once when there are none: bash runs builtins), `cut` is called,
+    /// and if it says the command still runs, bash is told to abandon the
+    /// rest of the line as an interrupt does (`crate::protocol`'s unwind
+    /// trap). Otherwise (they catch or ignore it) bash goes on, as after
+    /// a program that caught it.
+    fn interrupt(&self, unwind: Signal, spared: &[Pid], cut: impl FnOnce() -> bool) {
+        tree::signal_all(&[self.pid], Signal::STOP);
+        let pids = self.below();
+        tree::signal_with_forks(&pids, self.pid, spared, Signal::INT);
+        let deadline = Instant::now() + self.grace;
+        let died = loop {
+            if pids.is_empty() || pids.iter().any(|&p| !tree::is_alive(p)) {
+                break true;
+            }
+            if Instant::now() >= deadline {
+                break false;
+            }
+            std::thread::sleep(INTERRUPT_LOOK);
+        };
+        if died && cut() {
+            tree::signal_all(&[self.pid], unwind);
+        }
+        tree::signal_all(&[self.pid], Signal::CONT);
     }
 
     /// Writes all of `data` to the job's input, waiting (a bounded time)

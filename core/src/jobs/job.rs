@@ -16,7 +16,8 @@ use crate::output::fullscreen::Signs;
 use crate::output::sink::{OutputSink, SinkOptions, notice_line};
 use crate::process::no_terminal::{self, NoTerminal, Program};
 use crate::process::tree::{self, Pid};
-use crate::protocol::StatusParser;
+use crate::protocol::{self, StatusParser};
+use crate::pty::Screen;
 use crate::sync::{deadline_after, lock, passed, wait_until};
 
 /// How long [`Job::kill`] waits for the output to close once the tree is
@@ -86,6 +87,10 @@ struct State {
     /// What the output showed of a full-screen program, and the looks it
     /// calls for; `None` on a terminal, where such programs belong.
     signs: Option<(Signs, NoTerminal)>,
+    /// On a terminal: the input modes the output set, which keys follow
+    /// (an arrow is `ESC O A` once the program asked for application
+    /// cursor keys, as a full-screen program does).
+    modes: Option<Screen>,
     /// It is being stopped for want of a terminal: the program, whose
     /// notice ends the output.
     no_terminal: Option<Program>,
@@ -128,6 +133,7 @@ impl Job {
                 last_output: None,
                 ends_line: true,
                 signs: (!terminal).then(Default::default),
+                modes: terminal.then(Screen::modes_only),
                 no_terminal: None,
             }),
             changed: Condvar::new(),
@@ -142,6 +148,12 @@ impl Job {
         if let Some((signs, _)) = &mut state.signs {
             signs.push(bytes);
         }
+        if let Some(modes) = &mut state.modes {
+            modes.process(bytes);
+            // What the program asked of the terminal goes unanswered, as
+            // it always has on a job's.
+            modes.take_replies();
+        }
         if let Some(&last) = bytes.last() {
             state.ends_line = last == b'\n';
             state.last_output = Some(Instant::now());
@@ -153,17 +165,47 @@ impl Job {
     }
 
     /// Takes what the root wrote on its status pipe (the reader thread).
+    /// The record of the command's run, or of its `exit` (which a
+    /// session's bash moved to the background writes as in the
+    /// foreground), carries its exit status, and the root is then told to
+    /// let go ([`Control::release`]).
     pub(crate) fn push_status(&self, bytes: &[u8]) {
-        let Processes::Root { seq, .. } = &self.processes else {
+        let Processes::Root { control, seq } = &self.processes else {
             return;
         };
         let mut state = lock(&self.state);
         state.records.push(bytes);
+        let mut ended = None;
         while let Some(record) = state.records.next_record() {
             if record.seq == *seq {
-                state.exit_code = Some(record.status);
+                ended = Some((record.status, false));
+            } else if record.seq == protocol::exit_record_seq(*seq) {
+                ended = Some((record.status, true));
             }
         }
+        if let Some((status, exited)) = ended {
+            state.exit_code.get_or_insert(status);
+            drop(state);
+            control.release(exited);
+        }
+    }
+
+    /// The root ended with no record of the command's end: it ran the
+    /// command itself, and was killed or `exec`'d the program that ended
+    /// (the reader thread, once the root's status pipe closed and the root
+    /// exited). Its own status is the command's.
+    pub(crate) fn root_ended(&self) {
+        let code = self.control().and_then(Control::root_exit_code);
+        let mut state = lock(&self.state);
+        if state.exit_code.is_none() {
+            state.exit_code = code;
+        }
+    }
+
+    /// Whether the command's exit status is known: its record came (or
+    /// SIGINT cut its line, see [`Job::signal`]).
+    pub(crate) fn reported(&self) -> bool {
+        lock(&self.state).exit_code.is_some()
     }
 
     /// The output reached its end (and the root's status pipe too): the
@@ -217,6 +259,15 @@ impl Job {
         if let Some(hook) = &self.on_exit {
             hook.call(self.info());
         }
+    }
+
+    /// Whether the program on the job's terminal asked for application
+    /// cursor keys (false without a terminal).
+    pub(crate) fn application_cursor(&self) -> bool {
+        lock(&self.state)
+            .modes
+            .as_ref()
+            .is_some_and(Screen::application_cursor)
     }
 
     /// Whether the job still runs.
@@ -279,7 +330,15 @@ impl Job {
     /// Sends `signal` to the job's processes.
     pub(crate) fn signal(&self, signal: Signal) {
         match &self.processes {
-            Processes::Root { control, .. } => control.signal(signal),
+            // A command whose line SIGINT cuts ends as `( command )` does,
+            // its bash dead of it: 128 + N, whatever bash then reports. Not
+            // one that has ended already (its record came).
+            Processes::Root { control, .. } => control.signal(signal, || {
+                let exit_code = &mut lock(&self.state).exit_code;
+                let runs = exit_code.is_none();
+                exit_code.get_or_insert(128 + signal.as_raw());
+                runs
+            }),
             Processes::Left { pids, .. } => tree::signal_all(&tree_of(pids), signal),
         }
     }

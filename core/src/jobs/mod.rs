@@ -32,7 +32,7 @@ mod table;
 pub(crate) use control::{Control, Role};
 pub(crate) use job::{Job, JobSpec, Processes};
 pub(crate) use launch::{Launched, ROOT_SEQ, Spec, launch};
-pub(crate) use table::{JobTable, NewJob};
+pub(crate) use table::{JobTable, NewJob, Slot};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -106,9 +106,10 @@ pub struct JobOptions {
     /// [`crate::Shell::close_stdin`] (otherwise its stdin is `/dev/null`).
     #[serde(default)]
     pub stdin: bool,
-    /// Run it on a terminal of this size (columns, rows): its input and
-    /// output are the terminal, keys can be sent, programs that want a
-    /// terminal get one. On the wire: `{"cols": C, "rows": R}`.
+    /// Run it on a terminal of this size (columns, rows), clamped as a
+    /// PTY run's is (20–400 columns, 5–200 rows; zero is refused): its
+    /// input and output are the terminal, keys can be sent, programs that
+    /// want a terminal get one. On the wire: `{"cols": C, "rows": R}`.
     #[serde(
         default,
         deserialize_with = "read::terminal",

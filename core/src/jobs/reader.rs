@@ -24,17 +24,30 @@ struct Reader {
 }
 
 /// One job being read: its output until the end, its status pipe (if
-/// any) likewise, and whether its deadline was acted on.
+/// any) likewise, the end of a root that runs the command itself, and
+/// whether its deadline was acted on.
 struct Watched {
     output: Option<OwnedFd>,
     status: Option<OwnedFd>,
+    /// Readable once the root has exited (a pidfd), for a root that runs
+    /// the command itself: when its status pipe closes with no record of
+    /// the command's end (the root was killed, or `exec`'d a program),
+    /// the command ends with the root. Watched from then on; dropped
+    /// when a record came.
+    root_exit: Option<OwnedFd>,
     job: Arc<Job>,
     deadline: Option<Instant>,
 }
 
 impl Watched {
     fn done(&self) -> bool {
-        self.output.is_none() && self.status.is_none()
+        self.output.is_none() && self.status.is_none() && self.root_exit.is_none()
+    }
+
+    /// Whether the root's exit is watched (not before its status pipe
+    /// closed: a pidfd stays readable, and the record may still come).
+    fn awaits_root(&self) -> bool {
+        self.status.is_none() && self.root_exit.is_some()
     }
 }
 
@@ -58,10 +71,17 @@ fn reader() -> Option<&'static Reader> {
 }
 
 /// Reads `output` (non-blocking) into `job` until every writer has closed
-/// it, and `status` likewise; the job ends when both have. Returns false
-/// when the thread cannot be had (no eventfd, no thread): the caller then
-/// drops the descriptors, and the job's writers get `EPIPE`.
-pub(crate) fn watch(output: OwnedFd, status: Option<OwnedFd>, job: Arc<Job>) -> bool {
+/// it, and `status` likewise; the job ends when both have, and, with a
+/// `root_exit` (see [`Watched`]) and no record on `status`, when the root
+/// has exited. Returns false when the thread cannot be had (no eventfd,
+/// no thread): the caller then drops the descriptors, and the job's
+/// writers get `EPIPE`.
+pub(crate) fn watch(
+    output: OwnedFd,
+    status: Option<OwnedFd>,
+    root_exit: Option<OwnedFd>,
+    job: Arc<Job>,
+) -> bool {
     let Some(reader) = reader() else {
         return false;
     };
@@ -78,6 +98,7 @@ pub(crate) fn watch(output: OwnedFd, status: Option<OwnedFd>, job: Arc<Job>) -> 
     state.watched.push(Watched {
         output: Some(output),
         status,
+        root_exit,
         deadline: job.deadline,
         job,
     });
@@ -105,7 +126,11 @@ fn run(reader: &'static Reader) {
                 return;
             }
             for w in &state.watched {
-                for fd in [&w.output, &w.status].into_iter().flatten() {
+                let root_exit = w.root_exit.as_ref().filter(|_| w.awaits_root());
+                for fd in [w.output.as_ref(), w.status.as_ref(), root_exit]
+                    .into_iter()
+                    .flatten()
+                {
                     fds.push(pollin(fd.as_raw_fd()));
                 }
             }
@@ -127,6 +152,8 @@ fn run(reader: &'static Reader) {
         // polled descriptors are those of the first entries, in order.
         let mut slots = fds[1..].iter();
         for w in state.watched.iter_mut() {
+            // As polled: the status pipe may close below.
+            let awaited_root = w.awaits_root();
             if let Some(fd) = &w.output {
                 let slot = slots.next();
                 if slot.is_some_and(ready) && drain(fd.as_raw_fd(), &w.job, &mut buf, Job::push) {
@@ -139,7 +166,14 @@ fn run(reader: &'static Reader) {
                     && drain(fd.as_raw_fd(), &w.job, &mut buf, Job::push_status)
                 {
                     w.status = None;
+                    if w.job.reported() {
+                        w.root_exit = None;
+                    }
                 }
+            }
+            if awaited_root && slots.next().is_some_and(ready) {
+                w.job.root_ended();
+                w.root_exit = None;
             }
             if !w.done()
                 && let Some(due) = w.job.terminal_look_due()

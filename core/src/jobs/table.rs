@@ -1,6 +1,6 @@
 //! A session's jobs: ids handed out once, running jobs and the finished
-//! ones not yet forgotten, the limit on running ones, and the wait for
-//! any of them to end.
+//! ones not yet forgotten, the limit on running ones (with the room taken
+//! for jobs being started), and the wait for any of them to end.
 
 use std::os::fd::OwnedFd;
 use std::sync::{Arc, Condvar, Mutex};
@@ -12,7 +12,8 @@ use crate::sync::{deadline_after, lock, passed, wait_until};
 use crate::{CancelToken, Error, Result};
 
 pub(crate) struct JobTable {
-    inner: Mutex<Inner>,
+    /// Shared with the [`Slot`]s it hands out.
+    inner: Arc<Mutex<Inner>>,
     job_ends: Arc<JobEnds>,
     max_jobs: usize,
     on_exit: Option<JobExitHook>,
@@ -23,6 +24,37 @@ struct Inner {
     /// In the order they started.
     jobs: Vec<Arc<Job>>,
     last_id: JobId,
+    /// [`Slot`]s held: jobs being started, which count as running.
+    reserved: usize,
+}
+
+impl Inner {
+    fn running(&self) -> usize {
+        self.jobs.iter().filter(|j| j.is_running()).count()
+    }
+}
+
+/// Room for one more running job, taken by [`JobTable::reserve`] under
+/// the same lock as the count it checks, and held until the job is added
+/// ([`NewJob::slot`]); dropped unused (its launch failed, or a run kept
+/// it and ended in the foreground) it is given back. So no two starts
+/// can both take the last room, each having seen it free.
+pub(crate) struct Slot(Option<Arc<Mutex<Inner>>>);
+
+impl Slot {
+    /// The room becomes the job's: `inner` is the table's, locked.
+    fn settle(mut self, inner: &mut Inner) {
+        self.0 = None;
+        inner.reserved -= 1;
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(inner) = self.0.take() {
+            lock(&inner).reserved -= 1;
+        }
+    }
 }
 
 /// Where ends are announced, for [`JobTable::wait_any`]: a count of ends
@@ -49,38 +81,59 @@ pub(crate) struct NewJob {
     pub status: Option<OwnedFd>,
     /// What was read from it already.
     pub initial_status: Vec<u8>,
+    /// The room reserved for it: a job conch starts. None for what a
+    /// command left running, which is there already and is counted from
+    /// now on.
+    pub slot: Option<Slot>,
+    /// A pidfd of a root that runs the command itself (a session's bash
+    /// moved to the background): its end is the command's when no record
+    /// tells it (see `reader::watch`).
+    pub root_exit: Option<OwnedFd>,
 }
 
 impl JobTable {
     pub(crate) fn new(max_jobs: usize, on_exit: Option<JobExitHook>) -> JobTable {
         JobTable {
-            inner: Mutex::default(),
+            inner: Arc::default(),
             job_ends: Arc::default(),
             max_jobs,
             on_exit,
         }
     }
 
-    /// Fails when the session runs as many jobs as it may.
+    /// Fails when the session runs as many jobs as it may already: a
+    /// quick refusal, before a `start` waits for its turn; only
+    /// [`JobTable::reserve`] holds the room it finds.
     pub(crate) fn check_room(&self) -> Result<()> {
-        let running = self.running();
+        let running = lock(&self.inner).running();
         if running >= self.max_jobs {
             return Err(Error::TooManyJobs(running));
         }
         Ok(())
     }
 
-    fn running(&self) -> usize {
-        let inner = lock(&self.inner);
-        inner.jobs.iter().filter(|j| j.is_running()).count()
+    /// Takes room for one more running job (see [`Slot`]); fails when the
+    /// jobs running and being started fill the session's limit.
+    pub(crate) fn reserve(&self) -> Result<Slot> {
+        let mut inner = lock(&self.inner);
+        let taken = inner.running() + inner.reserved;
+        if taken >= self.max_jobs {
+            return Err(Error::TooManyJobs(taken));
+        }
+        inner.reserved += 1;
+        Ok(Slot(Some(self.inner.clone())))
     }
 
-    /// Makes a job of `new`, its output read from now on. Without a reader
-    /// thread (or once every id was used) nothing is added and the
-    /// descriptors are closed (what writes them gets `EPIPE`); the job's
-    /// processes, if conch runs them, are killed.
+    /// Makes a job of `new`, its output read from now on, in the room its
+    /// slot kept. Without a reader thread (or once every id was used)
+    /// nothing is added, the room is given back and the descriptors are
+    /// closed (what writes them gets `EPIPE`); the job's processes, if
+    /// conch runs them, are killed.
     pub(crate) fn add(&self, new: NewJob) -> Option<JobId> {
         let mut inner = lock(&self.inner);
+        if let Some(slot) = new.slot {
+            slot.settle(&mut inner);
+        }
         let id = inner.last_id.checked_add(1)?;
         let job = Arc::new(Job::new(
             id,
@@ -89,7 +142,7 @@ impl JobTable {
             self.on_exit.clone(),
         ));
         job.push_status(&new.initial_status);
-        if !reader::watch(new.output, new.status, job.clone()) {
+        if !reader::watch(new.output, new.status, new.root_exit, job.clone()) {
             return None;
         }
         inner.last_id = id;
@@ -150,14 +203,19 @@ impl JobTable {
     }
 
     /// The first of `ids` that has ended, waiting up to `timeout` for one
-    /// to; `None` when none did in time. Every id must be the session's.
-    /// `cancel` ends the wait early (`None`).
+    /// to; `None` when none did in time, and at once for no ids (none can
+    /// end: whatever the timeout, up to days, the wait would be for
+    /// nothing). Every id must be the session's. `cancel` ends the wait
+    /// early (`None`).
     pub(crate) fn wait_any(
         &self,
         ids: &[JobId],
         timeout: Duration,
         cancel: &CancelToken,
     ) -> Result<Option<JobId>> {
+        if ids.is_empty() {
+            return Ok(None);
+        }
         let jobs = ids
             .iter()
             .map(|&id| self.get(id))

@@ -92,12 +92,33 @@ impl Process {
 
     /// Whether the child has exited, leaving it to be reaped.
     fn has_exited(&self) -> bool {
+        self.ended().is_some()
+    }
+
+    /// How the child ended, once it has, without reaping it: until
+    /// [`Process::wait`] its pid stays its own (a zombie), so that what
+    /// is sent to that pid meanwhile reaches no other process.
+    pub fn ended(&self) -> Option<ExitStatus> {
+        if self.status.is_some() {
+            return self.status;
+        }
         // SAFETY: an all-zero siginfo_t is valid; `waitid` fills it in.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
         // SAFETY: plain syscall on a valid out-pointer.
         let r = unsafe { libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, flags) };
-        // SAFETY: `si_pid` is set (to 0 when nothing has exited) by waitid.
-        r == 0 && unsafe { info.si_pid() } != 0
+        // SAFETY: `si_pid` is set (to 0 when nothing has exited) by waitid,
+        // and `si_status` with it.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if r != 0 || pid == 0 {
+            return None;
+        }
+        // The wait status `waitpid` would give: the code, or the signal.
+        let raw = match info.si_code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => status | 0x80,
+            _ => status,
+        };
+        Some(ExitStatus::from_raw(raw))
     }
 }

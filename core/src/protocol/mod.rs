@@ -181,7 +181,28 @@ pub fn switch_output(pipes: &str, fd: i32) -> String {
 /// and leaves the loop, which, finding no output pipe, sends its own
 /// stdout and stderr to `/dev/null`, reads this run's trailer and waits
 /// (`LOOP_TEMPLATE`).
+///
+/// The host sends it as the next run once the command's record came,
+/// never while the command runs: what follows a record must be the
+/// host's answer to it, as in the foreground. A command that ends with
+/// `exit` leaves a fresh bash in its place, which reads a start-up text
+/// and not a run (see [`released_startup`]).
 pub const RELEASE: &str = "exec 60>&- 62>&-; builtin break";
+
+/// The start-up text that answers the `exit` record of a command moved
+/// to the background: the fresh bash the `EXIT` trap (or the loop
+/// builtin) started in its place lets go of the output and status pipes
+/// and waits until the host closes the protocol's descriptor, as
+/// [`RELEASE`] has the loop do (the process stays the subreaper of what
+/// the command left, until the job is over).
+pub fn released_startup() -> Vec<u8> {
+    let mut out = String::new();
+    push_chunk(
+        &mut out,
+        "exec >/dev/null 2>&1 60>&- 62>&-; builtin read -r -N 1 -u 63 _; builtin exit 0",
+    );
+    out.into_bytes()
+}
 
 /// The descriptor where bash keeps the output pipe for its commands: the
 /// loop's stdout and stderr are `/dev/null` (so that nothing the session

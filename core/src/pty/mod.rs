@@ -14,6 +14,7 @@ mod utf8;
 pub use keys::{Key, KeyCode, Modifiers, normalize_input};
 pub use result::PtyResult;
 pub use screen::Screen;
+pub(crate) use session::clamp_size;
 pub use session::{
     DEFAULT_COLS, DEFAULT_ROWS, MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS, PtyOptions, PtySession,
 };

@@ -62,11 +62,23 @@ impl vt100::Callbacks for Replies {
 impl Screen {
     /// A blank screen of `cols` x `rows` (each at least 1).
     pub fn new(cols: u16, rows: u16) -> Self {
+        Self::with_scrollback(cols, rows, SCROLLBACK_ROWS)
+    }
+
+    /// A screen kept only for the input modes the program sets
+    /// ([`Screen::application_cursor`]), on a terminal whose picture no
+    /// one reads (a job's): they do not depend on its size, so it is the
+    /// smallest there is, without scrollback.
+    pub(crate) fn modes_only() -> Self {
+        Self::with_scrollback(1, 1, 0)
+    }
+
+    fn with_scrollback(cols: u16, rows: u16, scrollback: usize) -> Self {
         Screen {
             parser: vt100::Parser::new_with_callbacks(
                 nonzero(rows),
                 nonzero(cols),
-                SCROLLBACK_ROWS,
+                scrollback,
                 Replies::default(),
             ),
         }
@@ -156,6 +168,17 @@ mod tests {
         s.process(b"\x1b[?1h");
         assert!(s.application_cursor());
         s.process(b"\x1b[?1l");
+        assert!(!s.application_cursor());
+    }
+
+    #[test]
+    fn a_screen_for_modes_only_tracks_them_whatever_it_draws() {
+        let mut s = Screen::modes_only();
+        s.process(b"a long line that wraps\r\n\x1b[2J\x1b[?1049h\x1b[?1");
+        s.process(b"h\x1b[10;40Hmore");
+        assert!(s.application_cursor());
+        assert_eq!((s.size(), s.scrollback_rows()), ((1, 1), 0));
+        s.process(b"\x1bc");
         assert!(!s.application_cursor());
     }
 

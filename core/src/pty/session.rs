@@ -75,6 +75,15 @@ pub const DEFAULT_ROWS: u16 = crate::defaults::PTY_ROWS;
 pub const MIN_ROWS: u16 = 5;
 pub const MAX_ROWS: u16 = 200;
 
+/// `(cols, rows)` within the bounds above: the size of every terminal
+/// conch opens (a PTY run's, its resizes, a job's).
+pub(crate) fn clamp_size(cols: u16, rows: u16) -> (u16, u16) {
+    (
+        cols.clamp(MIN_COLS, MAX_COLS),
+        rows.clamp(MIN_ROWS, MAX_ROWS),
+    )
+}
+
 /// After the child exits, the drain stops once no output came for this long
 /// (output the child wrote before exiting is already readable by then)…
 const DRAIN_QUIET: Duration = Duration::from_millis(50);
@@ -228,8 +237,7 @@ impl PtySession {
             mask: masker.clone(),
             ..opts.sink.clone()
         });
-        let cols = opts.cols.clamp(MIN_COLS, MAX_COLS);
-        let rows = opts.rows.clamp(MIN_ROWS, MAX_ROWS);
+        let (cols, rows) = clamp_size(opts.cols, opts.rows);
         let sandbox;
         let (spawn, ctl) = {
             let mut slot = lock(&self.run);
@@ -322,8 +330,7 @@ impl PtySession {
     /// SIGWINCH.
     pub fn resize(&self, cols: u16, rows: u16) -> Result<()> {
         let ctl = self.control()?;
-        let cols = cols.clamp(MIN_COLS, MAX_COLS);
-        let rows = rows.clamp(MIN_ROWS, MAX_ROWS);
+        let (cols, rows) = clamp_size(cols, rows);
         lock(&self.screen).resize(cols, rows);
         let size = PtySize {
             rows,

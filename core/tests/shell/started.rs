@@ -6,7 +6,9 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{CUT, ESCALATION, HANG, alive, gone, procs_with, unique_sleep, wait_until};
+use crate::common::{
+    CUT, ESCALATION, HANG, TempDir, alive, gone, procs_with, unique_sleep, wait_until,
+};
 use crate::poll;
 use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
 use conch_core::{Error, JobExitHook, JobId, JobOptions, JobPoll, JobStatus, PollOptions};
@@ -128,6 +130,57 @@ fn ctrl_c_on_a_terminal_job_interrupts_its_command() {
         Err(Error::NoInput(_))
     ));
     sh.kill(piped).unwrap();
+}
+
+#[test]
+fn cursor_keys_to_a_terminal_job_follow_its_application_cursor_mode() {
+    let sh = crate::clean_shell();
+    // Each of the two reads takes the three bytes of one key, as a curses
+    // program with `keypad(stdscr, TRUE)` would, and shows them.
+    let read = "dd bs=1 count=3 2>/dev/null | od -An -tx1";
+    let job = sh
+        .start(JobOptions {
+            pty: Some((80, 24)),
+            ..JobOptions::new(format!(
+                "stty -icanon -echo; printf '\\033[?1happ\\n'; {read}; \
+                 printf '\\033[?1lnormal\\n'; {read}"
+            ))
+        })
+        .unwrap();
+    until(&sh, job, "app");
+    sh.write_key(job, "up").unwrap();
+    until(&sh, job, "normal");
+    sh.write_key(job, "up").unwrap();
+    let p = poll(&sh, job, HANG);
+    assert_eq!((p.status, p.exit_code), (JobStatus::Exited, Some(0)));
+    let all = sh
+        .poll(
+            job,
+            &PollOptions {
+                cursor: Some(0),
+                ..PollOptions::default()
+            },
+            None,
+        )
+        .unwrap()
+        .output;
+    let keys: Vec<&str> = all.lines().filter(|l| l.starts_with(' ')).collect();
+    assert_eq!(keys, [" 1b 4f 41", " 1b 5b 41"], "{all:?}");
+}
+
+#[test]
+fn a_job_terminal_is_clamped_as_a_pty_run_is() {
+    let sh = crate::clean_shell();
+    for (asked, got) in [((1, 1), "5 20"), ((u16::MAX, u16::MAX), "200 400")] {
+        let job = sh
+            .start(JobOptions {
+                pty: Some(asked),
+                ..JobOptions::new("stty size")
+            })
+            .unwrap();
+        let p = poll(&sh, job, HANG);
+        assert_eq!(p.output.trim_end(), got, "{asked:?}");
+    }
 }
 
 #[test]
@@ -304,6 +357,76 @@ fn a_backgrounded_run_spares_what_earlier_runs_left() {
     assert!(gone(earlier[0]));
 }
 
+/// `command` run with a `yield_after` it outlives: its job.
+fn backgrounded(sh: &Shell, command: &str) -> JobId {
+    let r = sh
+        .run(
+            RunOptions {
+                yield_after: Some(Duration::from_millis(100)),
+                ..RunOptions::new(command)
+            },
+            |_| {},
+        )
+        .unwrap();
+    r.backgrounded.unwrap_or_else(|| panic!("{command}: {r:?}"))
+}
+
+#[test]
+fn a_backgrounded_run_that_ends_its_bash_keeps_its_exit_code() {
+    let sh = crate::clean_shell();
+    let dir = TempDir::new("bg-exit");
+    // Each waits for its gate until the test removes it: it is still
+    // running at its `yield_after`, however loaded the machine.
+    let gate = format!("{dir}/gate");
+    let gated = |body: &str| format!("while [ -e {gate} ]; do /bin/sleep 0.02; done; {body}");
+    for (body, code, output) in [
+        // The fresh bash that `exit` starts in its place reads no protocol
+        // text as commands; what the command left keeps the job going.
+        ("echo a; exit 7", 7, "a\n"),
+        ("(/bin/sleep 0.3; echo late) & exit 3", 3, "late\n"),
+        // `exec`: the program's own status.
+        ("exec /bin/true", 0, ""),
+        ("exec /bin/sh -c 'exit 5'", 5, ""),
+    ] {
+        std::fs::write(&gate, "").unwrap();
+        let job = backgrounded(&sh, &gated(body));
+        std::fs::remove_file(&gate).unwrap();
+        let p = poll(&sh, job, HANG);
+        assert_eq!(
+            (p.status, p.exit_code, p.output.as_str()),
+            (JobStatus::Exited, Some(code), output),
+            "{body}"
+        );
+    }
+    assert_eq!(run(&sh, "echo on").output, "on\n");
+}
+
+#[test]
+fn a_signal_ends_a_backgrounded_run_as_it_ends_a_started_job() {
+    let sh = crate::clean_shell();
+    for sig in ["TERM", "KILL", "HUP", "INT"] {
+        let mut seen = Vec::new();
+        for moved in [true, false] {
+            let marker = unique_sleep(30);
+            let command = format!("/bin/sleep {marker}; echo after");
+            let job = if moved {
+                backgrounded(&sh, &command)
+            } else {
+                start(&sh, &command)
+            };
+            assert!(wait_until(CUT, || procs_with(&marker).len() == 1));
+            sh.signal(job, sig).unwrap();
+            let p = poll(&sh, job, HANG);
+            seen.push((p.status, p.exit_code, p.output));
+        }
+        // A started job runs `( command )`: its bash dies of the signal
+        // too, and the line with it (SIGINT: as `sleep` died of it).
+        assert_eq!(seen[0], seen[1], "{sig}");
+        assert!(seen[0].1.is_some_and(|c| c > 128), "{sig}: {seen:?}");
+    }
+    assert_eq!(run(&sh, "echo on").output, "on\n");
+}
+
 #[test]
 fn the_job_limit_refuses_a_start_and_keeps_a_run_in_the_foreground() {
     let sh = Shell::new(ShellOptions {
@@ -333,6 +456,86 @@ fn the_job_limit_refuses_a_start_and_keeps_a_run_in_the_foreground() {
     sh.kill(a).unwrap();
     sh.kill(b).unwrap();
     assert!(sh.start(JobOptions::new("true")).is_ok());
+}
+
+#[test]
+fn starts_at_once_never_run_more_jobs_than_the_limit() {
+    let sh = Shell::new(ShellOptions {
+        snapshot: Snapshot::None,
+        max_jobs: 4,
+        ..ShellOptions::default()
+    })
+    .unwrap();
+    let marker = unique_sleep(30);
+    let barrier = std::sync::Barrier::new(8);
+    let started: Vec<_> = std::thread::scope(|s| {
+        let starts: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    sh.start(JobOptions::new(format!("/bin/sleep {marker}")))
+                })
+            })
+            .collect();
+        starts.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let refused = started
+        .iter()
+        .filter(|r| matches!(r, Err(Error::TooManyJobs(4))))
+        .count();
+    assert_eq!(refused, 4, "{started:?}");
+    assert!(wait_until(CUT, || procs_with(&marker).len() == 4));
+    let running = |sh: &Shell| {
+        sh.jobs()
+            .iter()
+            .filter(|j| j.status == JobStatus::Running)
+            .count()
+    };
+    assert_eq!(running(&sh), 4);
+    // A start that fails after taking its room gives it back.
+    for r in started.iter().flatten().take(2) {
+        sh.kill(*r).unwrap();
+    }
+    let nowhere = JobOptions {
+        cwd: Some("/nonexistent/conch-test".into()),
+        ..JobOptions::new("true")
+    };
+    assert!(sh.start(nowhere).is_err());
+    start(&sh, &format!("/bin/sleep {marker}"));
+    start(&sh, &format!("/bin/sleep {marker}"));
+    assert_eq!(running(&sh), 4);
+}
+
+#[test]
+fn a_start_waiting_behind_a_run_finds_its_room_taken_by_that_run() {
+    let sh = Shell::new(ShellOptions {
+        snapshot: Snapshot::None,
+        max_jobs: 1,
+        ..ShellOptions::default()
+    })
+    .unwrap();
+    let marker = unique_sleep(30);
+    std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            let opts = RunOptions {
+                yield_after: Some(Duration::from_secs(1)),
+                ..RunOptions::new(format!("/bin/sleep {marker}"))
+            };
+            sh.run(opts, |_| {}).unwrap().backgrounded.unwrap()
+        });
+        // Called while the run is in the foreground (as a rule: its
+        // `yield_after` is far off), the start waits for its turn, when the
+        // run has become the one job the session may run.
+        assert!(wait_until(CUT, || procs_with(&marker).len() == 1));
+        assert!(matches!(
+            sh.start(JobOptions::new("/bin/sleep 30")),
+            Err(Error::TooManyJobs(1))
+        ));
+        let job = run.join().unwrap();
+        let jobs = sh.jobs();
+        assert_eq!(jobs.len(), 1, "{jobs:?}");
+        assert_eq!((jobs[0].job, jobs[0].status), (job, JobStatus::Running));
+    });
 }
 
 #[test]
@@ -591,6 +794,23 @@ fn wait_any_and_the_exit_hook_report_ends() {
     });
     assert!(t.elapsed() < CUT, "{:?}", t.elapsed());
     assert_eq!(poll(&sh, other, Duration::ZERO).status, JobStatus::Running);
+}
+
+#[test]
+fn a_wait_for_no_job_returns_at_once_whatever_the_timeout() {
+    let sh = Arc::new(crate::clean_shell());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn({
+        let sh = sh.clone();
+        move || tx.send(sh.wait_any(&[], Duration::MAX, None))
+    });
+    let found = rx.recv_timeout(HANG).expect("a wait for no job returns");
+    assert_eq!(found.unwrap(), None);
+    sh.close();
+    assert!(matches!(
+        sh.wait_any(&[], Duration::ZERO, None),
+        Err(Error::Closed(_))
+    ));
 }
 
 #[test]

@@ -13,14 +13,13 @@ use crate::cwd::{resolve_dir, utf8_path};
 use crate::jobs::{
     self, Control, JobId, JobInfo, JobOptions, JobPoll, JobStatus, PollOptions, Processes, Role,
 };
-use crate::jobs::{JobSpec, NewJob};
+use crate::jobs::{JobSpec, NewJob, Slot};
 use crate::output::sink::SinkOptions;
 use crate::private_dir;
 use crate::process::env::check_command;
-use crate::process::io::send_all;
 use crate::process::tree::Pid;
 use crate::protocol::{self, Kind, SEQ_MODULUS};
-use crate::pty::Key;
+use crate::pty::{Key, clamp_size};
 use crate::shell::options::RunOptions;
 use crate::shell::queue::Place;
 use crate::shell::state::{self, StateAdditions};
@@ -49,6 +48,8 @@ impl Shell {
             output: out,
             status: None,
             initial_status: Vec::new(),
+            root_exit: None,
+            slot: None,
         });
     }
 
@@ -103,7 +104,10 @@ impl Shell {
     /// The command of a run still going at its `yield_after`: its bash
     /// becomes the job (its output, its status, its whole tree), and a new
     /// bash, given the state `dump` from before the command, becomes the
-    /// session's. Returns the job.
+    /// session's. Returns the job, which takes the room `slot` kept for
+    /// it. Nothing is sent to the old bash while its command runs: its
+    /// loop, or the fresh bash its `exit` starts, reads the host's answer
+    /// to the command's record, sent by the job.
     pub(super) fn background(
         &self,
         state: &mut State,
@@ -111,28 +115,34 @@ impl Shell {
         started: (SystemTime, Instant),
         dump: &[u8],
         spared: Vec<Pid>,
+        slot: Slot,
     ) -> Result<JobId> {
         let mut old = state.bash.take().expect("bash present");
         self.bash_pid.store(0, Ordering::SeqCst);
-        // Read after the command: bash lets go of the output (so the job
+        // The command's record carries its exit status; the job answers it
+        // with this run, which has bash let go of the output (so the job
         // ends when what the command left closes it) and of the status
-        // pipe, then waits until the job is over.
-        // The command's record carries its exit status.
+        // pipe, then wait until the job is over.
         let seq = old.seq;
         old.seq = (old.seq + 1) % SEQ_MODULUS;
-        let _ = send_all(&old.input, &old.message(Kind::Script, protocol::RELEASE));
+        let release = old.message(Kind::Script, protocol::RELEASE);
         let Bash {
             child,
             input,
             out,
             status,
+            pidfd,
             parser,
             ..
         } = old;
         let control = Control::new(
             child,
             input,
-            Role::Session { spared, seq },
+            Role::Session {
+                spared,
+                seq,
+                release,
+            },
             self.config.escalation.grace,
         );
         let timeout = opts.timeout;
@@ -147,6 +157,8 @@ impl Shell {
             output: out,
             status: Some(status),
             initial_status: parser.into_pending(),
+            root_exit: Some(pidfd),
+            slot: Some(slot),
         });
         let restore = state::restore_text(dump, &StateAdditions::default());
         let bash = self.spawn_bash(&self.start_cwd(), Some(&restore))?;
@@ -206,6 +218,10 @@ impl Shell {
         self.jobs.check_room()?;
         let _turn = place.wait(&CancelToken::new());
         self.check_open()?;
+        // Taken once it is this start's turn (the runs before it may have
+        // moved to the background meanwhile), given back if the launch
+        // fails.
+        let slot = self.jobs.reserve()?;
         let started = (SystemTime::now(), Instant::now());
         let mut state = self.state.take();
         let cwd = match &opts.cwd {
@@ -240,7 +256,8 @@ impl Shell {
             state: text,
             cwd: &cwd,
             stdin: opts.stdin,
-            pty: opts.pty,
+            // Clamped as a PTY run's is.
+            pty: opts.pty.map(|(cols, rows)| clamp_size(cols, rows)),
             grace: self.config.escalation.grace,
             sandbox: self.config.confinement.clone(),
         })?;
@@ -254,6 +271,8 @@ impl Shell {
                 output,
                 status: Some(status),
                 initial_status,
+                root_exit: None,
+                slot: Some(slot),
             })
             .ok_or_else(|| Error::Spawn("cannot read the output of a job".into()))
     }
@@ -288,7 +307,9 @@ impl Shell {
     }
 
     /// Sends a key to a job on a terminal, by name as the PTY engine
-    /// takes them (`"ctrl+c"`, `"enter"`, `"up"`).
+    /// takes them (`"ctrl+c"`, `"enter"`, `"up"`), encoded as the PTY
+    /// engine encodes it: cursor keys follow the application-cursor mode
+    /// the program set on the job's terminal.
     pub fn write_key(&self, job: JobId, key: &str) -> Result<()> {
         let key = Key::parse(key)?;
         self.check_open()?;
@@ -298,7 +319,7 @@ impl Shell {
                 "job {job} has no terminal: keys need a job started with a PTY"
             )));
         }
-        self.write(job, &key.encode(false))
+        self.write(job, &key.encode(found.application_cursor()))
     }
 
     /// Sends a signal (`"TERM"`, `"SIGINT"`, `"9"`…) to every process of a
@@ -328,9 +349,10 @@ impl Shell {
     }
 
     /// The first of `jobs` that has ended, waiting up to `timeout` for one
-    /// to; `None` when none did, or when `cancel` ended the wait. Fails for
-    /// an id the session does not have. Closing the shell meanwhile kills
-    /// the jobs, which ends the wait.
+    /// to; `None` when none did, or when `cancel` ended the wait, and at
+    /// once for an empty `jobs` (none of it can end). Fails for an id the
+    /// session does not have. Closing the shell meanwhile kills the jobs,
+    /// which ends the wait.
     pub fn wait_any(
         &self,
         jobs: &[JobId],

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::cancel::CancelGuard;
 use crate::command::follow;
 use crate::cwd::resolve_dir;
+use crate::jobs::Slot;
 use crate::output::sink::{OutputSink, SinkOptions};
 use crate::process::env::check_command;
 use crate::process::io::{named_pipe, output_pipe};
@@ -221,13 +222,15 @@ impl Shell {
         let opts = &run.opts;
         let reset = std::mem::take(&mut state.reset_pending);
         // The state to go on with if the command is moved to the
-        // background: taken before it runs.
-        let standby = match opts.yield_after {
-            Some(after) if self.jobs.check_room().is_ok() => {
+        // background, taken before it runs, and the room for its job, kept
+        // until the run ends (see `Slot`).
+        let standby = match opts.yield_after.map(|after| (after, self.jobs.reserve())) {
+            Some((after, Ok(slot))) => {
                 let bash = state.bash.as_mut().expect("bash started above");
-                Some((after, self.dump_state(bash)?))
+                Some((after, self.dump_state(bash)?, slot))
             }
-            _ => None,
+            // Without room it stays in the foreground.
+            Some((_, Err(_))) | None => None,
         };
 
         let run_token = CancelToken::new();
@@ -259,7 +262,7 @@ impl Shell {
                 command: &command,
                 cwd: cwd_text,
                 env: &opts.env,
-                yield_at: standby.as_ref().map(|(after, _)| run.started.1 + *after),
+                yield_at: standby.as_ref().map(|(after, ..)| run.started.1 + *after),
                 pids: self.config.pids.clone(),
             },
             Stopper::new(opts.timeout, run_token.clone(), self.config.escalation),
@@ -300,9 +303,9 @@ impl Shell {
         } = sent.expect("a command that ended was sent");
         let mut pump = Pump::from_parts(pump.expect("the run's sink"), on_chunk);
         if ending.yielded
-            && let Some((after, dump)) = standby
+            && let Some((after, dump, slot)) = standby
         {
-            let job = self.background(&mut state, &opts, started, &dump, ending.baseline)?;
+            let job = self.background(&mut state, &opts, started, &dump, ending.baseline, slot)?;
             if let Ok(job) = self.jobs.get(job) {
                 // What the run saw of a full-screen program goes on with it.
                 job.carry_signs(loop_state.signs());
@@ -447,7 +450,7 @@ struct Started {
 /// A run whose command bash has.
 struct Sent {
     reset: bool,
-    standby: Option<(Duration, Vec<u8>)>,
+    standby: Option<(Duration, Vec<u8>, Slot)>,
     run_token: CancelToken,
     /// The caller's cancel to the run's token, the run's token to the waker.
     _links: [CancelGuard; 2],
