@@ -171,9 +171,10 @@ export interface StartOptions {
   /** Variables exported for the job only. */
   env?: Record<string, string> | null
   /**
-   * Run it on a terminal of this size (columns, rows): its input and
-   * output are the terminal, keys can be sent, programs that want a
-   * terminal get one. On the wire: `{"cols": C, "rows": R}`.
+   * Run it on a terminal of this size (columns, rows), clamped as a
+   * PTY run's is (20–400 columns, 5–200 rows; zero is refused): its
+   * input and output are the terminal, keys can be sent, programs that
+   * want a terminal get one. On the wire: `{"cols": C, "rows": R}`.
    */
   pty?: { cols: number; rows: number } | null
   /**
@@ -508,11 +509,13 @@ export interface SandboxApplied {
   /** The kernel's Landlock ABI (0: none). */
   landlockAbi: number
   /**
-   * The session's own mount and PID namespaces: every mount but the
-   * writable paths read-only (so `chmod`, `chown`, `touch -d` and links
-   * outside them fail too), the secrets covered (password hashes, SSH
-   * host keys, `/root`, other users' homes, credential stores), and a
-   * `/proc` that shows only the session's own processes.
+   * The session's own mount, PID, UTS and IPC namespaces: every mount
+   * but the writable paths read-only (so `chmod`, `chown`, `touch -d`
+   * and links outside them fail too), the secrets covered (password
+   * hashes, SSH host keys, `/root`, other users' homes, credential
+   * stores, the daemons' control sockets), a `/proc` that shows only
+   * the session's own processes, and a host name and IPC objects of
+   * its own.
    */
   namespaces: boolean
   /** The filesystem rules (Landlock). */
