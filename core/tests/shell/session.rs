@@ -2,8 +2,22 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{HANG, TempDir};
-use conch_core::shell::{RunOptions, Shell, ShellOptions, Snapshot};
+use crate::common::{HANG, Seen, TempDir};
+use conch_core::shell::{BashResult, RunOptions, Shell, ShellOptions, Snapshot};
+
+/// A run of `sh` holding the session for 3 s, once it has started (the
+/// run ahead of the queued ones whose cancel is tested here and in
+/// `stepped`).
+pub fn hold_for_3s(sh: &std::sync::Arc<Shell>) -> std::thread::JoinHandle<BashResult> {
+    let holding = Seen::default();
+    let holder = {
+        let (sh, holding) = (sh.clone(), holding.clone());
+        let cmd = "echo holding; /bin/sleep 3";
+        std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
+    };
+    holding.wait_for("holding");
+    holder
+}
 
 fn shell() -> Shell {
     crate::clean_shell()
@@ -548,7 +562,7 @@ mod queue {
     use std::thread::JoinHandle;
     use std::time::{Duration, Instant};
 
-    use super::{run, shell, tempdir};
+    use super::{hold_for_3s, run, shell, tempdir};
     use crate::common::{self, HANG, Seen, wait_until};
     use conch_core::CancelToken;
     use conch_core::shell::{BashResult, RunOptions, Shell};
@@ -604,18 +618,6 @@ mod queue {
     /// Well under the 3 s the run ahead holds the session: a cancelled
     /// caller that waited for that run's end is caught, a slow machine is not.
     const PROMPTLY: Duration = Duration::from_secs(1);
-
-    /// A run of `sh` holding the session for 3 s, once it has started.
-    fn hold_for_3s(sh: &Arc<Shell>) -> JoinHandle<BashResult> {
-        let holding = Seen::default();
-        let holder = {
-            let (sh, holding) = (sh.clone(), holding.clone());
-            let cmd = "echo holding; /bin/sleep 3";
-            std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
-        };
-        holding.wait_for("holding");
-        holder
-    }
 
     /// The result of a run cancelled before it started: the cancel notice
     /// and the session's cwd (`dir`), nothing run.

@@ -6,7 +6,7 @@ use std::sync::mpsc::channel;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use crate::common::{HANG, Seen};
+use crate::common::HANG;
 use conch_core::CancelToken;
 use conch_core::shell::{Run, RunOptions, Shell};
 
@@ -99,13 +99,7 @@ fn a_run_waiting_for_its_turn_keeps_its_place() {
 #[test]
 fn a_run_cancelled_while_waiting_for_its_turn_ends_at_its_next_step() {
     let sh = shell();
-    let holding = Seen::default();
-    let holder = {
-        let (sh, holding) = (sh.clone(), holding.clone());
-        let cmd = "echo holding; /bin/sleep 3";
-        std::thread::spawn(move || sh.run(RunOptions::new(cmd), |c| holding.push(c)).unwrap())
-    };
-    holding.wait_for("holding");
+    let holder = crate::session::hold_for_3s(&sh);
     let cancel = CancelToken::new();
     let mut opts = RunOptions::new("echo never");
     opts.cancel = Some(cancel.clone());
