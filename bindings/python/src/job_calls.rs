@@ -345,7 +345,8 @@ macro_rules! job_methods {
 
             #[doc = text_signature!("wait_any($self, jobs, timeout=None, *, cancel=None)")]
             /// The first of ``jobs`` (ids) that has ended, waiting, GIL released,
-            /// up to ``timeout`` seconds for one to; ``None`` when none did.
+            /// up to ``timeout`` seconds for one to; ``None`` when none did, and
+            /// at once for an empty ``jobs``.
             /// ``timeout``: a number >= 0 (``0``: look without waiting); ``None``:
             /// up to the longest timeout conch takes (2147483.647 s, about 24.8
             /// days). ``cancel``: a ``conch.CancelToken`` that ends the wait early
