@@ -67,23 +67,29 @@ pub(crate) struct Control {
     /// The root waits until this closes (after the command, so that what
     /// the command left still has its subreaper).
     hold: Mutex<Option<OwnedFd>>,
-    /// For [`Role::Session`]: the root runs the command itself, and its
-    /// earlier children are spared.
-    session: Option<Vec<Pid>>,
-    /// The signal that has the session's bash abandon the command (see
-    /// `crate::protocol`'s unwind trap); `None` for a bash started for the job.
-    unwind: Option<Signal>,
-    /// For [`Role::Session`]: the run that lets the root go (see
-    /// [`Control::release`]).
-    release: Option<Vec<u8>>,
+    /// For [`Role::Session`]: the root runs the command itself; `None`
+    /// for a bash started for the job.
+    session: Option<SessionRoot>,
     grace: Duration,
+}
+
+/// What a root that is the session's bash, running the command itself,
+/// is given besides the job's descriptors.
+struct SessionRoot {
+    /// Its earlier children, spared.
+    spared: Vec<Pid>,
+    /// The signal that has it abandon the command (see `crate::protocol`'s
+    /// unwind trap).
+    unwind: Signal,
+    /// The run that lets it go (see [`Control::release`]).
+    release: Vec<u8>,
 }
 
 impl Control {
     /// `hold`: the root waits until it closes.
     pub(crate) fn new(root: Process, hold: OwnedFd, role: Role, grace: Duration) -> Control {
-        let (input, terminal, session, unwind, release) = match role {
-            Role::Started { input, terminal } => (input, terminal, None, None, None),
+        let (input, terminal, session) = match role {
+            Role::Started { input, terminal } => (input, terminal, None),
             Role::Session {
                 spared,
                 seq,
@@ -91,9 +97,11 @@ impl Control {
             } => (
                 None,
                 None,
-                Some(spared),
-                Some(crate::protocol::unwind_signal(seq)),
-                Some(release),
+                Some(SessionRoot {
+                    spared,
+                    unwind: crate::protocol::unwind_signal(seq),
+                    release,
+                }),
             ),
         };
         Control {
@@ -104,8 +112,6 @@ impl Control {
             terminal,
             hold: Mutex::new(Some(hold)),
             session,
-            unwind,
-            release,
             grace,
         }
     }
@@ -118,7 +124,7 @@ impl Control {
     /// and reads a start-up text, where the loop reads a run. Nothing for
     /// a bash started for the job, which lets go by itself.
     pub(crate) fn release(&self, exited: bool) {
-        let Some(run) = &self.release else {
+        let Some(session) = &self.session else {
             return;
         };
         let Some(hold) = &*lock(&self.hold) else {
@@ -128,7 +134,7 @@ impl Control {
         let _ = if exited {
             send_all(hold, &crate::protocol::released_startup())
         } else {
-            send_all(hold, run)
+            send_all(hold, &session.release)
         };
     }
 
@@ -188,7 +194,7 @@ impl Control {
     /// The processes below the root that are the job's.
     fn below(&self) -> Vec<Pid> {
         match &self.session {
-            Some(spared) => tree::descendants_except(self.pid, spared),
+            Some(session) => tree::descendants_except(self.pid, &session.spared),
             None => tree::descendants(self.pid),
         }
     }
@@ -206,10 +212,14 @@ impl Control {
         if root.is_none() {
             return;
         }
-        let spared = self.session.as_deref().unwrap_or_default();
-        match self.unwind {
-            Some(unwind) if signal == Signal::INT => self.interrupt(unwind, spared, cut),
-            _ => tree::signal_with_forks(&self.processes(), self.pid, spared, signal),
+        match &self.session {
+            Some(session) if signal == Signal::INT => {
+                self.interrupt(session.unwind, &session.spared, cut);
+            }
+            session => {
+                let spared = session.as_ref().map_or(&[][..], |s| &s.spared);
+                tree::signal_with_forks(&self.processes(), self.pid, spared, signal);
+            }
         }
         drop(root);
     }
@@ -314,8 +324,8 @@ impl Control {
             return;
         }
         tree::signal_all(&[self.pid], Signal::STOP);
-        if let Some(unwind) = self.unwind {
-            tree::signal_all(&[self.pid], unwind);
+        if let Some(session) = &self.session {
+            tree::signal_all(&[self.pid], session.unwind);
         }
         tree::escalate_blocking(|| self.below(), self.grace);
         match self.session {
@@ -335,7 +345,7 @@ impl Control {
         let spared_live = self
             .session
             .as_ref()
-            .is_some_and(|spared| spared.iter().any(|&p| tree::is_alive(p)));
+            .is_some_and(|session| session.spared.iter().any(|&p| tree::is_alive(p)));
         if !spared_live {
             self.reap();
         }
