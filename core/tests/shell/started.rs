@@ -427,14 +427,19 @@ fn a_signal_ends_a_backgrounded_run_as_it_ends_a_started_job() {
     assert_eq!(run(&sh, "echo on").output, "on\n");
 }
 
-#[test]
-fn the_job_limit_refuses_a_start_and_keeps_a_run_in_the_foreground() {
-    let sh = Shell::new(ShellOptions {
+/// A session that runs at most `max_jobs` jobs at once.
+fn limited_to(max_jobs: usize) -> Shell {
+    Shell::new(ShellOptions {
         snapshot: Snapshot::None,
-        max_jobs: 2,
+        max_jobs,
         ..ShellOptions::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn the_job_limit_refuses_a_start_and_keeps_a_run_in_the_foreground() {
+    let sh = limited_to(2);
     let a = start(&sh, "/bin/sleep 30");
     let b = start(&sh, "/bin/sleep 30");
     let before = sh.jobs().len();
@@ -460,12 +465,7 @@ fn the_job_limit_refuses_a_start_and_keeps_a_run_in_the_foreground() {
 
 #[test]
 fn starts_at_once_never_run_more_jobs_than_the_limit() {
-    let sh = Shell::new(ShellOptions {
-        snapshot: Snapshot::None,
-        max_jobs: 4,
-        ..ShellOptions::default()
-    })
-    .unwrap();
+    let sh = limited_to(4);
     let marker = unique_sleep(30);
     let barrier = std::sync::Barrier::new(8);
     let started: Vec<_> = std::thread::scope(|s| {
@@ -508,12 +508,7 @@ fn starts_at_once_never_run_more_jobs_than_the_limit() {
 
 #[test]
 fn a_start_waiting_behind_a_run_finds_its_room_taken_by_that_run() {
-    let sh = Shell::new(ShellOptions {
-        snapshot: Snapshot::None,
-        max_jobs: 1,
-        ..ShellOptions::default()
-    })
-    .unwrap();
+    let sh = limited_to(1);
     let marker = unique_sleep(30);
     std::thread::scope(|s| {
         let run = s.spawn(|| {
