@@ -122,11 +122,11 @@ impl DomainPolicy {
     /// `port` may be made before anything is resolved. An address literal
     /// passes only where an address block allows it.
     pub fn check_target(&self, host: &Host, port: u16) -> Result<(), Refusal> {
-        let reached = match host {
-            Host::Ip(ip) => reached(*ip).map(Host::Ip).to_vec(),
-            Host::Name(_) => vec![host.clone()],
+        let also = match host {
+            Host::Ip(ip) => loopback_of(*ip).map(Host::Ip),
+            Host::Name(_) => None,
         };
-        for host in &reached {
+        for host in std::iter::once(host).chain(&also) {
             let matches = |p: &Pattern| p.matches(host, port);
             if self.deny.iter().any(matches) || !self.allow.iter().any(matches) {
                 return Err(Refusal::NotAllowed);
@@ -139,7 +139,10 @@ impl DomainPolicy {
     /// a denied block, and not a loopback, private or link-local address
     /// unless a block allows it or the host's own override named it.
     pub fn check_address(&self, host: &Host, ip: IpAddr, port: u16) -> Result<(), Refusal> {
-        let reached = reached(ip).map(Host::Ip);
+        let reached: Vec<Host> = std::iter::once(ip)
+            .chain(loopback_of(ip))
+            .map(Host::Ip)
+            .collect();
         let denied = |addr: &Host| self.deny.iter().any(|p| p.matches(addr, port));
         if reached.iter().any(denied) {
             return Err(Refusal::NotAllowed);
@@ -157,21 +160,21 @@ impl DomainPolicy {
     }
 }
 
-/// The addresses a connection to `ip` reaches: itself, and for an
-/// unspecified address (`0.0.0.0`, `::`, `::ffff:0.0.0.0`), which Linux
-/// connects to the machine itself, the loopback address as well. A policy
-/// judges both: a block that denies `127.0.0.0/8` denies `0.0.0.0` too.
-fn reached(ip: IpAddr) -> [IpAddr; 2] {
+/// The loopback address a connection to `ip` reaches besides `ip` itself:
+/// for an unspecified address (`0.0.0.0`, `::`, `::ffff:0.0.0.0`), which
+/// Linux connects to the machine itself. A policy judges both: a block that
+/// denies `127.0.0.0/8` denies `0.0.0.0` too.
+fn loopback_of(ip: IpAddr) -> Option<IpAddr> {
     let unspecified_v4 = match ip {
         IpAddr::V4(v4) => v4.is_unspecified(),
         IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some_and(|v4| v4.is_unspecified()),
     };
     if unspecified_v4 {
-        [ip, IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)]
+        Some(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
     } else if ip.is_unspecified() {
-        [ip, IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)]
+        Some(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST))
     } else {
-        [ip, ip]
+        None
     }
 }
 
